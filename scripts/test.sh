@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs every check a change must pass: formatting, vet, staticcheck and the
+# whole test suite under the race detector (conformance tests against Kafka's
+# schemas and sample directories, property tests, fuzz seed corpora,
+# scripted scenarios and simulations included).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change:"; echo "$unformatted"; exit 1
+fi
+
+echo "== go vet"
+go vet ./...
+
+echo "== staticcheck"
+go tool staticcheck ./...
+
+echo "== go test -race"
+go test -race -timeout 25m ./...
