@@ -33,11 +33,11 @@ var errTooLarge = errors.New("decompressed size over limit")
 
 // decompressors holds reusable decoders, created on first use.
 type decompressors struct {
-	br        bytes.Reader
-	gz        *gzip.Reader
-	lz        *lz4.Reader
-	zs        *zstd.Decoder
-	zsLimit   int
+	br      bytes.Reader
+	gz      *gzip.Reader
+	lz      *lz4.Reader
+	zs      *zstd.Decoder
+	zsLimit int
 }
 
 // decompress appends the decompressed form of src to dst[:0], returning
