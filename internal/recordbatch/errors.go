@@ -95,7 +95,7 @@ type Error struct {
 
 // Error formats the problem with its position.
 func (e *Error) Error() string {
-	s := fmt.Sprintf("recordbatch: %s at byte %d (batch at byte %d, base offset %d)", e.Reason, e.Pos, e.BatchPos, e.BaseOffset)
+	s := fmt.Sprintf("recordbatch: %s at byte %d (batch at byte %d, base offset %d)", e.Reason.String(), e.Pos, e.BatchPos, e.BaseOffset)
 	if e.Detail != "" {
 		s += ": " + e.Detail
 	}

@@ -187,7 +187,7 @@ func TestGoldenKafkaBootstrapSnapshotHeaderBatch(t *testing.T) {
 	got, err := AppendControlBatch(nil, DefaultParams(), ts,
 		KeyValue{Key: hx(t, "0000 0003"), Value: hx(t, "0000 0000 0199 d795 5bfc 00")}, // SnapshotHeader
 		KeyValue{Key: hx(t, "0000 0005"), Value: hx(t, "0000 0001 00")},                // KRaftVersion 1
-		KeyValue{Key: hx(t, "0000 0006"), Value: votersValue(t)},                        // Voters
+		KeyValue{Key: hx(t, "0000 0006"), Value: votersValue(t)},                       // Voters
 	)
 	if err != nil {
 		t.Fatal(err)

@@ -134,6 +134,7 @@ func (r *recordReader) varlong(what string) int64 {
 // bytes reads a length-prefixed field; nullable says whether -1 (null) is
 // allowed. The result aliases the record with its capacity capped.
 func (r *recordReader) bytes(what string, nullable bool) []byte {
+	start := r.off
 	n := r.varint(what + " length")
 	if r.err != nil {
 		return nil
@@ -142,12 +143,13 @@ func (r *recordReader) bytes(what string, nullable bool) []byte {
 		if n == -1 && nullable {
 			return nil
 		}
-		r.off -= varintSize(int64(n))
+		r.off = start
 		r.fail(ReasonBadRecord, fmt.Sprintf("%s length %d", what, n))
 		return nil
 	}
-	if int(n) > len(r.b)-r.off {
-		r.fail(ReasonBadRecord, fmt.Sprintf("%s length %d runs past the record (%d bytes left)", what, n, len(r.b)-r.off))
+	if left := len(r.b) - r.off; int(n) > left {
+		r.off = start
+		r.fail(ReasonBadRecord, fmt.Sprintf("%s length %d runs past the record (%d bytes left)", what, n, left))
 		return nil
 	}
 	v := r.b[r.off : r.off+int(n) : r.off+int(n)]

@@ -17,7 +17,7 @@ var segmentCounts = map[string]struct {
 	batches, records int
 	first, last      int64
 }{
-	"kafka37-single-static/__cluster_metadata-0/00000000000000000000.log":        {4814, 4929, 0, 4928},
+	"kafka37-single-static/__cluster_metadata-0/00000000000000000000.log":       {4814, 4929, 0, 4928},
 	"kafka35-3node-static/kafka1/__cluster_metadata-0/00000000000000000000.log": {26880, 30638, 0, 30637},
 	"kafka35-3node-static/kafka2/__cluster_metadata-0/00000000000000000000.log": {26879, 30637, 0, 30636},
 	"kafka35-3node-static/kafka3/__cluster_metadata-0/00000000000000000000.log": {26879, 30637, 0, 30636},
