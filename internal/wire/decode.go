@@ -1,0 +1,106 @@
+package wire
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Request is a decoded request frame.
+type Request struct {
+	// Header is the parsed request header.
+	Header RequestHeader
+	// Body is the typed request at Header.APIVersion: a kmsg request for
+	// Kafka's APIs (for example *kmsg.VoteRequest), *SubmitChangeRequest or
+	// *MetadataFetchRequest for the private RPCs. Its byte fields may alias
+	// the frame (see [ReadFrame]).
+	Body kmsg.Request
+}
+
+// DecodeRequest decodes one request frame (as returned by [ReadFrame],
+// without the size prefix) against the version table. It is pure and safe
+// for concurrent use.
+//
+// The checks follow Kafka's order (RequestHeader.parse, then
+// SocketServer.parseRequestHeader, then RequestContext.parseRequest):
+//
+//  1. The API key must be in the version table; otherwise the error's Kind
+//     is ErrUnknownAPIKey. Keys Kafka knows but a controller does not
+//     serve here (Produce, Metadata, ...) are refused the same way.
+//  2. The header must parse (ErrMalformedHeader).
+//  3. The version must be in the table's range (ErrUnsupportedVersion),
+//     except that an ApiVersions request at any version outside the range
+//     is answered, not refused: the returned *RequestError has Close false
+//     and Answer set to the version-0 UNSUPPORTED_VERSION response carrying
+//     our ApiVersions range (KIP-511). Its body is not read.
+//  4. The body must decode at the version (ErrMalformedBody). Bytes after
+//     a complete body are ignored, as Kafka ignores them.
+//
+// Every error is a *RequestError; all but the ApiVersions case have Close
+// set: the caller closes the connection without answering, as Kafka does.
+func DecodeRequest(frame []byte) (*Request, error) {
+	if len(frame) < 4 {
+		return nil, &RequestError{
+			Kind:  ErrMalformedHeader,
+			Close: true,
+			Err:   fmt.Errorf("frame of %d bytes has no api key and version", len(frame)),
+		}
+	}
+	var h RequestHeader
+	h.APIKey = int16(binary.BigEndian.Uint16(frame))
+	h.APIVersion = int16(binary.BigEndian.Uint16(frame[2:]))
+	if len(frame) >= 8 {
+		h.CorrelationID = int32(binary.BigEndian.Uint32(frame[4:]))
+	}
+	api, ok := LookupAPI(h.APIKey)
+	if !ok {
+		return nil, &RequestError{Kind: ErrUnknownAPIKey, Header: h, Close: true}
+	}
+	h, off, err := parseRequestHeader(frame)
+	if err != nil {
+		return nil, &RequestError{Kind: ErrMalformedHeader, Header: h, Close: true, Err: err}
+	}
+	if !api.Supports(h.APIVersion) {
+		if h.APIKey == KeyAPIVersions {
+			return nil, &RequestError{
+				Kind:   ErrUnsupportedVersion,
+				Header: h,
+				Answer: UnsupportedAPIVersionsResponse(),
+				Err:    fmt.Errorf("ApiVersions v%d is outside %d-%d; answered at v0", h.APIVersion, api.Min, api.Max),
+			}
+		}
+		return nil, &RequestError{
+			Kind:   ErrUnsupportedVersion,
+			Header: h,
+			Close:  true,
+			Err:    fmt.Errorf("%s v%d is outside %d-%d", api.Name, h.APIVersion, api.Min, api.Max),
+		}
+	}
+	body := newRequest(h.APIKey)
+	body.SetVersion(h.APIVersion)
+	if err := body.ReadFrom(frame[off:]); err != nil {
+		return nil, &RequestError{
+			Kind:   ErrMalformedBody,
+			Header: h,
+			Close:  true,
+			Err:    fmt.Errorf("%s v%d: %w", api.Name, h.APIVersion, err),
+		}
+	}
+	return &Request{Header: h, Body: body}, nil
+}
+
+// newRequest returns an empty request for a key of the version table.
+func newRequest(key int16) kmsg.Request {
+	switch key {
+	case KeySubmitChange:
+		return NewSubmitChangeRequest()
+	case KeyMetadataFetch:
+		return NewMetadataFetchRequest()
+	}
+	r := kmsg.RequestForKey(key)
+	if r == nil {
+		panic(fmt.Sprintf("wire: invariant: version table key %d is unknown to kmsg", key))
+	}
+	return r
+}

@@ -1,0 +1,138 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Sentinel errors for the conditions callers branch on. The typed errors
+// below wrap them, so errors.Is works on every error this package returns.
+var (
+	// ErrFrameSize reports a frame size prefix that is negative or above the
+	// configured maximum (socket.request.max.bytes).
+	ErrFrameSize = errors.New("wire: invalid frame size")
+	// ErrUnknownAPIKey reports a request whose API key a Krabka controller
+	// does not serve (W9, W10 of the bad-input catalogue).
+	ErrUnknownAPIKey = errors.New("wire: unknown api key")
+	// ErrUnsupportedVersion reports a request whose version is outside the
+	// version table (W11, W12).
+	ErrUnsupportedVersion = errors.New("wire: unsupported api version")
+	// ErrMalformedHeader reports a request or response header that cannot
+	// be parsed: too short, a bad client id, a bad tagged-field section.
+	ErrMalformedHeader = errors.New("wire: malformed header")
+	// ErrMalformedBody reports a message body that does not decode at its
+	// version.
+	ErrMalformedBody = errors.New("wire: malformed body")
+)
+
+// FrameSizeError is returned when a frame's size prefix is negative or
+// larger than the maximum. It is detected before any buffer is allocated
+// for the frame.
+type FrameSizeError struct {
+	// Size is the size prefix as read.
+	Size int32
+	// Max is the maximum that was in force.
+	Max int32
+}
+
+func (e *FrameSizeError) Error() string {
+	if e.Size < 0 {
+		return fmt.Sprintf("wire: invalid frame size %d (negative)", e.Size)
+	}
+	return fmt.Sprintf("wire: invalid frame size %d (larger than the maximum %d)", e.Size, e.Max)
+}
+
+// Is makes errors.Is(err, ErrFrameSize) true.
+func (e *FrameSizeError) Is(target error) bool { return target == ErrFrameSize }
+
+// RequestError is returned by [DecodeRequest] for a frame that cannot be
+// served. Kafka closes the connection in every such case without
+// answering (SocketServer.parseRequestHeader, RequestContext.parseRequest),
+// except for an ApiVersions request at a version it does not support,
+// which it answers (KIP-511); Close and Answer tell the caller which.
+type RequestError struct {
+	// Kind is one of ErrUnknownAPIKey, ErrUnsupportedVersion,
+	// ErrMalformedHeader or ErrMalformedBody.
+	Kind error
+	// Header holds what was read of the request header. APIKey and
+	// APIVersion are valid whenever the frame had 4 bytes; CorrelationID
+	// whenever it had 8.
+	Header RequestHeader
+	// Close reports that the caller must close the connection without
+	// answering. It is false only when Answer is set.
+	Close bool
+	// Answer, when non-nil, is the response to send (with
+	// Header.CorrelationID) instead of closing: the version-0
+	// UNSUPPORTED_VERSION answer to an ApiVersions request at an
+	// unsupported version.
+	Answer kmsg.Response
+	// Err is the underlying cause, or nil.
+	Err error
+}
+
+func (e *RequestError) Error() string {
+	msg := fmt.Sprintf("%v (api key %d, version %d, correlation id %d)",
+		e.Kind, e.Header.APIKey, e.Header.APIVersion, e.Header.CorrelationID)
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Unwrap returns the kind and the cause, so that errors.Is matches both.
+func (e *RequestError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{e.Kind}
+	}
+	return []error{e.Kind, e.Err}
+}
+
+// ErrorForCode returns the error for a Kafka error code received from a
+// peer: nil for 0 (NONE), the *kerr.Error for a known code, and for a code
+// kerr does not know a *kerr.Error that keeps the code (Message
+// "UNKNOWN_ERROR_CODE", not retriable), so that [CodeForError] gives the
+// code back.
+func ErrorForCode(code int16) error {
+	if code == 0 {
+		return nil
+	}
+	if e := kerr.TypedErrorForCode(code); e != nil && e.Code == code {
+		return e
+	}
+	return &kerr.Error{
+		Message:     "UNKNOWN_ERROR_CODE",
+		Code:        code,
+		Description: fmt.Sprintf("error code %d is not known to this node", code),
+	}
+}
+
+// CodeForError returns the Kafka error code to put on the wire for err: 0
+// for nil, the code of a *kerr.Error found with errors.As, and -1
+// (UNKNOWN_SERVER_ERROR) for anything else. Mapping the runtime's own error
+// types (not leader, fenced epoch, ...) to codes is the job of the caller
+// until those types exist; this function only handles what is well defined
+// at the wire edge.
+func CodeForError(err error) int16 {
+	if err == nil {
+		return 0
+	}
+	if ke, ok := errors.AsType[*kerr.Error](err); ok {
+		return ke.Code
+	}
+	return kerr.UnknownServerError.Code
+}
+
+// Retriable reports whether Kafka classifies the error code as retriable
+// (its exception extends RetriableException): a requester may send the
+// same request again, normally after controller.quorum.retry.backoff.ms.
+// Codes unknown to this node are not retriable.
+func Retriable(code int16) bool {
+	if code == 0 {
+		return false
+	}
+	e := kerr.TypedErrorForCode(code)
+	return e != nil && e.Code == code && e.Retriable
+}

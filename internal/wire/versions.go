@@ -1,0 +1,102 @@
+package wire
+
+// API keys of the requests a Krabka controller serves. The Kafka keys are
+// Kafka's (apache/kafka ApiKeys.java); KeySubmitChange and KeyMetadataFetch
+// are Krabka's private RPCs, documented in docs/wire.md.
+const (
+	KeyFetch            int16 = 1
+	KeyAPIVersions      int16 = 18
+	KeyVote             int16 = 52
+	KeyBeginQuorumEpoch int16 = 53
+	KeyEndQuorumEpoch   int16 = 54
+	KeyDescribeQuorum   int16 = 55
+	KeyFetchSnapshot    int16 = 59
+	KeyDescribeCluster  int16 = 60
+	KeyAddRaftVoter     int16 = 80
+	KeyRemoveRaftVoter  int16 = 81
+	KeyUpdateRaftVoter  int16 = 82
+
+	// KeySubmitChange is the private RPC a follower or tool uses to hand
+	// metadata records to the leader and wait for their commit.
+	KeySubmitChange int16 = 1003
+	// KeyMetadataFetch is the private RPC an observer uses to read
+	// committed records.
+	KeyMetadataFetch int16 = 1004
+)
+
+// APIVersion is one row of the version table: the range of versions of one
+// API that a Krabka controller accepts and advertises in ApiVersions, and
+// the first flexible version (KIP-482), which decides the header versions.
+type APIVersion struct {
+	// Key is the API key.
+	Key int16
+	// Name is Kafka's name of the API (ApiKeys.java), or ours for the
+	// private RPCs.
+	Name string
+	// Min and Max bound the versions we serve, inclusive.
+	Min, Max int16
+	// FlexibleFrom is the first flexible version: from it on the request
+	// header is v2 and the response header v1 (except ApiVersions, whose
+	// response header is always v0).
+	FlexibleFrom int16
+}
+
+// Supports reports whether version v is within [a.Min, a.Max].
+func (a APIVersion) Supports(v int16) bool { return v >= a.Min && v <= a.Max }
+
+// Flexible reports whether version v of the API uses the flexible encoding
+// (compact strings and arrays, tagged fields).
+func (a APIVersion) Flexible(v int16) bool { return v >= a.FlexibleFrom }
+
+// versionTable is THE version table: the single source for the ApiVersions
+// response ([SupportedAPIs]) and for the decode checks ([LookupAPI] in
+// [DecodeRequest]). It is a function returning an array value so that no
+// caller can change it.
+//
+// The ranges are Kafka 4.3.1's (clients/src/main/resources/common/message,
+// KRAFT.md §6.1), with one deliberate departure: Fetch starts at 13, not 4.
+// KafkaRaftClient accepts only a Fetch naming the metadata partition by
+// topic id (RaftUtil.hasValidTopicPartition), and topic ids exist from
+// Fetch v13 on; Kafka answers v4–v12 with INVALID_REQUEST, so advertising
+// them would only invite requests we must refuse. A peer that negotiates
+// from our ApiVersions answer always picks 13 or later.
+//
+// A test (versions_test.go) checks every row against Kafka's JSON schemas:
+// each range lies within Kafka's validVersions and each FlexibleFrom equals
+// Kafka's flexibleVersions.
+func versionTable() [13]APIVersion {
+	return [13]APIVersion{
+		{Key: KeyFetch, Name: "Fetch", Min: 13, Max: 18, FlexibleFrom: 12},
+		{Key: KeyAPIVersions, Name: "ApiVersions", Min: 0, Max: 4, FlexibleFrom: 3},
+		{Key: KeyVote, Name: "Vote", Min: 0, Max: 2, FlexibleFrom: 0},
+		{Key: KeyBeginQuorumEpoch, Name: "BeginQuorumEpoch", Min: 0, Max: 1, FlexibleFrom: 1},
+		{Key: KeyEndQuorumEpoch, Name: "EndQuorumEpoch", Min: 0, Max: 1, FlexibleFrom: 1},
+		{Key: KeyDescribeQuorum, Name: "DescribeQuorum", Min: 0, Max: 2, FlexibleFrom: 0},
+		{Key: KeyFetchSnapshot, Name: "FetchSnapshot", Min: 0, Max: 1, FlexibleFrom: 0},
+		{Key: KeyDescribeCluster, Name: "DescribeCluster", Min: 0, Max: 2, FlexibleFrom: 0},
+		{Key: KeyAddRaftVoter, Name: "AddRaftVoter", Min: 0, Max: 1, FlexibleFrom: 0},
+		{Key: KeyRemoveRaftVoter, Name: "RemoveRaftVoter", Min: 0, Max: 0, FlexibleFrom: 0},
+		{Key: KeyUpdateRaftVoter, Name: "UpdateRaftVoter", Min: 0, Max: 0, FlexibleFrom: 0},
+		{Key: KeySubmitChange, Name: "SubmitChange", Min: 0, Max: 0, FlexibleFrom: 0},
+		{Key: KeyMetadataFetch, Name: "MetadataFetch", Min: 0, Max: 0, FlexibleFrom: 0},
+	}
+}
+
+// SupportedAPIs returns the version table sorted by API key. The slice is
+// freshly allocated; the caller owns it.
+func SupportedAPIs() []APIVersion {
+	t := versionTable()
+	return t[:]
+}
+
+// LookupAPI returns the table row for key, or false when a Krabka
+// controller does not serve that API.
+func LookupAPI(key int16) (APIVersion, bool) {
+	t := versionTable()
+	for _, a := range t {
+		if a.Key == key {
+			return a, true
+		}
+	}
+	return APIVersion{}, false
+}
