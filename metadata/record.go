@@ -1,0 +1,111 @@
+package metadata
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/krabka-go/krabka/internal/kbin"
+)
+
+//go:generate go run github.com/krabka-go/krabka/internal/codegen/cmd/krabkagen -pkg metadata -defs definitions -out .
+
+// FrameVersion is the only frame version of metadata record values that
+// Kafka writes and accepts.
+const FrameVersion = 1
+
+// APIKey identifies a metadata record type; it is the second varint of
+// a record's frame. The APIKey... constants list the known types.
+type APIKey int16
+
+// Record is a metadata record: one of the generated record types
+// (*TopicRecord, *PartitionRecord, ...).
+type Record interface {
+	// APIKey returns the record type.
+	APIKey() APIKey
+	// GetVersion returns the version the record is encoded at.
+	GetVersion() int16
+	// SetVersion sets the version the record is encoded at.
+	SetVersion(version int16)
+	// MinVersion and MaxVersion bound the record's valid versions.
+	MinVersion() int16
+	MaxVersion() int16
+	// AppendTo appends the record body (without the frame) encoded at
+	// version to dst.
+	AppendTo(dst []byte, version int16) ([]byte, error)
+	// DecodeFrom sets the record from a body (without the frame)
+	// encoded at version.
+	DecodeFrom(b []byte, version int16) error
+	// Default sets every field to its default.
+	Default()
+}
+
+// ErrUnsupportedFrame is the cause of an error for a record value whose
+// frame version is not 1.
+var ErrUnsupportedFrame = errors.New("metadata: unsupported frame version")
+
+// UnknownAPIKeyError reports a record value with an API key that names no
+// known record type.
+type UnknownAPIKeyError struct {
+	// APIKey is the key read from the frame.
+	APIKey uint32
+}
+
+// Error implements error.
+func (e *UnknownAPIKeyError) Error() string {
+	return fmt.Sprintf("metadata: unknown record api key %d", e.APIKey)
+}
+
+// Encode returns the framed encoding of r at r.GetVersion(): uvarint frame
+// version 1, uvarint API key, uvarint version, then the body.
+func Encode(r Record) ([]byte, error) {
+	return AppendRecord(nil, r)
+}
+
+// AppendRecord appends the framed encoding of r at r.GetVersion() to dst.
+// On error dst is returned unchanged.
+func AppendRecord(dst []byte, r Record) ([]byte, error) {
+	v := r.GetVersion()
+	if v < r.MinVersion() || v > r.MaxVersion() {
+		return dst, &UnsupportedVersionError{Message: r.APIKey().String(), Version: v, Min: r.MinVersion(), Max: r.MaxVersion()}
+	}
+	out := kbin.AppendUvarint(dst, FrameVersion)
+	out = kbin.AppendUvarint(out, uint32(r.APIKey()))
+	out = kbin.AppendUvarint(out, uint32(v))
+	out, err := r.AppendTo(out, v)
+	if err != nil {
+		return dst, err
+	}
+	return out, nil
+}
+
+// Decode decodes one framed metadata record value. The whole of b must be
+// the record: trailing bytes are an error. Errors are an
+// *UnknownAPIKeyError, an *UnsupportedVersionError, a *DecodeError, or wrap
+// ErrUnsupportedFrame or kbin's errors for a malformed frame.
+func Decode(b []byte) (Record, error) {
+	r := kbin.NewReader(b)
+	frame := r.Uvarint()
+	key := r.Uvarint()
+	version := r.Uvarint()
+	if err := r.Err(); err != nil {
+		return nil, fmt.Errorf("metadata: decode record frame: %w", err)
+	}
+	if frame != FrameVersion {
+		return nil, fmt.Errorf("metadata: decode record: frame version %d: %w", frame, ErrUnsupportedFrame)
+	}
+	var rec Record
+	if key <= math.MaxInt16 {
+		rec = NewRecord(APIKey(key))
+	}
+	if rec == nil {
+		return nil, &UnknownAPIKeyError{APIKey: key}
+	}
+	if version > math.MaxInt16 {
+		return nil, fmt.Errorf("metadata: decode %s: version %d is outside %d-%d", rec.APIKey(), version, rec.MinVersion(), rec.MaxVersion())
+	}
+	if err := rec.DecodeFrom(b[r.Offset():], int16(version)); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
