@@ -58,9 +58,10 @@ type faultRule struct {
 // InjectFault makes the next f.Count calls of f.Ops on paths matching
 // f.Match fail with f.Err. Faults are checked in the order they were
 // injected; the first that matches a call fires and uses up one of its
-// count. A fault fires after the call's arguments were checked (a missing
-// file still reports ENOENT) and before it changes anything, except for
-// ShortWrite. InjectFault panics if f is malformed, a bug in the test.
+// count. A fault is checked once the call's file handle or parent
+// directory proved valid, and before the call changes anything (apart from
+// the ShortWrite prefix). InjectFault panics if f is malformed, which is a
+// bug in the test.
 func (m *MemFS) InjectFault(f Fault) {
 	switch {
 	case f.Ops == 0:

@@ -158,6 +158,11 @@ func applyFileOp(b []byte, op fileOp) []byte {
 	if op.truncate {
 		return resize(b, op.off)
 	}
+	if len(op.data) == 0 {
+		// Like write(2) of nothing, a write torn down to no bytes does
+		// not extend the file.
+		return b
+	}
 	if end := op.off + int64(len(op.data)); end > int64(len(b)) {
 		b = resize(b, end)
 	}
@@ -262,7 +267,7 @@ func (m *MemFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) 
 		if writable || flag&os.O_CREATE != 0 {
 			return nil, pathErr("open", name, syscall.EISDIR)
 		}
-	case flag&os.O_TRUNC != 0 && writable && len(n.data) > 0:
+	case flag&os.O_TRUNC != 0 && writable:
 		n.apply(fileOp{truncate: true, off: 0})
 	}
 	return &memFile{m: m, node: n, name: name, clean: clean, flag: flag, gen: m.gen}, nil
