@@ -1,0 +1,96 @@
+package logstore
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/krabka-go/krabka/internal/recordbatch"
+	"github.com/krabka-go/krabka/internal/vfs"
+)
+
+const testDir = "/data/__cluster_metadata-0"
+
+// testOptions returns options with tiny segments and index intervals, so
+// that a few batches exercise rolls and index entries, and a fixed clock.
+func testOptions() Options {
+	o := DefaultOptions()
+	o.InternalSegmentBytes = 2048
+	o.IndexIntervalBytes = 256
+	o.Now = func() time.Time { return time.UnixMilli(1_000_000) }
+	return o
+}
+
+// makeBatch encodes one data batch of n records with values of valueSize
+// bytes derived from seed, at timestamp ts, offset 0 and epoch 0 (the
+// leader's append stamps both).
+func makeBatch(t testing.TB, n, valueSize int, seed int, ts int64) []byte {
+	t.Helper()
+	var b recordbatch.Builder
+	b.Reset(nil, recordbatch.DefaultParams())
+	for i := range n {
+		v := bytes.Repeat([]byte{byte(seed + i)}, valueSize)
+		copy(v, fmt.Sprintf("%d/%d", seed, i))
+		b.Append(ts, nil, v, nil)
+	}
+	out, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// batchAt returns a copy of the batch bytes at offset from l.
+func batchAt(t testing.TB, l *Log, offset int64) []byte {
+	t.Helper()
+	r, err := l.Read(offset, 1)
+	if err != nil {
+		t.Fatalf("Read(%d): %v", offset, err)
+	}
+	n, err := recordbatch.TotalSize(r.Batches)
+	if err != nil {
+		t.Fatalf("Read(%d): %v", offset, err)
+	}
+	return r.Batches[:n]
+}
+
+// allBatches reads the whole log batch by batch and returns each batch's
+// bytes keyed by base offset.
+func allBatches(t testing.TB, l *Log) map[int64][]byte {
+	t.Helper()
+	out := map[int64][]byte{}
+	for off := l.LogStartOffset(); off < l.LogEndOffset(); {
+		r, err := l.Read(off, 1<<20)
+		if err != nil {
+			t.Fatalf("Read(%d): %v", off, err)
+		}
+		b := r.Batches
+		for len(b) > 0 {
+			h, err := recordbatch.Validate(b)
+			if err != nil {
+				t.Fatalf("batch read at %d invalid: %v", off, err)
+			}
+			out[h.BaseOffset] = bytes.Clone(b[:h.Size()])
+			b = b[h.Size():]
+		}
+		if r.NextOffset <= off {
+			t.Fatalf("Read(%d) made no progress: %+v", off, r)
+		}
+		off = r.NextOffset
+	}
+	return out
+}
+
+func openLog(t testing.TB, fsys vfs.FS, opts Options) (*Log, *RecoveryReport) {
+	t.Helper()
+	l, rep, err := Open(fsys, testDir, opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	return l, rep
+}
+
+// discardLogger returns a logger that drops everything.
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }

@@ -1,0 +1,121 @@
+package logstore
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"time"
+)
+
+// Defaults of the Kafka properties Options mirrors (Kafka 4.3.1,
+// MetadataLogConfig and KafkaRaftClient).
+const (
+	// DefaultSegmentBytes is metadata.log.segment.bytes' default, 1 GiB.
+	DefaultSegmentBytes = 1 << 30
+	// MinSegmentBytes is the smallest metadata.log.segment.bytes Kafka
+	// accepts, 8 MiB.
+	MinSegmentBytes = 8 << 20
+	// DefaultSegmentMs is metadata.log.segment.ms' default, 7 days.
+	DefaultSegmentMs = 7 * 24 * time.Hour
+	// DefaultIndexIntervalBytes is index.interval.bytes' default, 4096.
+	DefaultIndexIntervalBytes = 4096
+	// DefaultMaxBatchBytes is internal.metadata.max.batch.size.in.bytes'
+	// default, 8 MiB (KafkaRaftClient.MAX_BATCH_SIZE_BYTES), which is
+	// also the metadata log's max.message.bytes.
+	DefaultMaxBatchBytes = 8 << 20
+	// DefaultRetentionBytes is metadata.max.retention.bytes' default,
+	// 100 MiB.
+	DefaultRetentionBytes = 100 << 20
+	// DefaultRetentionMs is metadata.max.retention.ms' default, 7 days.
+	DefaultRetentionMs = 7 * 24 * time.Hour
+)
+
+// Options configure a [Log]. Start from [DefaultOptions]; [Options.Validate]
+// reports every problem and never changes the value.
+type Options struct {
+	// SegmentBytes mirrors metadata.log.segment.bytes: the active segment
+	// is rolled before an append would make it larger. Kafka requires at
+	// least 8 MiB ([MinSegmentBytes]); at most math.MaxInt32, because
+	// index entries hold 32-bit positions.
+	SegmentBytes int64
+	// InternalSegmentBytes mirrors internal.metadata.log.segment.bytes, the
+	// test-only override: when positive it replaces SegmentBytes and may be
+	// smaller than 8 MiB, so tests can produce many segments.
+	InternalSegmentBytes int64
+	// SegmentMs mirrors metadata.log.segment.ms: the active segment is
+	// rolled when the batch being appended is this much newer than the
+	// segment's first batch (by batch MaxTimestamp, as Kafka's
+	// LogSegment.shouldRoll does).
+	SegmentMs time.Duration
+	// IndexIntervalBytes mirrors index.interval.bytes: an offset and time
+	// index entry is added once more than this many bytes were appended
+	// since the previous entry.
+	IndexIntervalBytes int
+	// MaxBatchBytes mirrors internal.metadata.max.batch.size.in.bytes (the
+	// metadata log's max.message.bytes): the largest encoded batch,
+	// including its 12-byte offset and length prefix, that appends accept
+	// and that recovery reads. It bounds every allocation recovery makes
+	// from a length found on disk.
+	MaxBatchBytes int
+	// RetentionBytes mirrors metadata.max.retention.bytes; negative
+	// disables the size rule of [Log.EnforceRetention].
+	RetentionBytes int64
+	// RetentionMs mirrors metadata.max.retention.ms; negative disables the
+	// time rule of [Log.EnforceRetention].
+	RetentionMs time.Duration
+	// Now is the clock of the time rule of retention. Nothing else in the
+	// store reads a clock (segments roll by batch timestamps). Required.
+	Now func() time.Time
+	// Logger receives recovery warnings (a cut tail, rebuilt files); nil
+	// discards them.
+	Logger *slog.Logger
+}
+
+// DefaultOptions returns Kafka's defaults with time.Now as the clock.
+func DefaultOptions() Options {
+	return Options{
+		SegmentBytes:       DefaultSegmentBytes,
+		SegmentMs:          DefaultSegmentMs,
+		IndexIntervalBytes: DefaultIndexIntervalBytes,
+		MaxBatchBytes:      DefaultMaxBatchBytes,
+		RetentionBytes:     DefaultRetentionBytes,
+		RetentionMs:        DefaultRetentionMs,
+		Now:                time.Now,
+	}
+}
+
+// Validate reports every invalid field, joined with errors.Join.
+func (o Options) Validate() error {
+	var errs []error
+	if o.InternalSegmentBytes == 0 && o.SegmentBytes < MinSegmentBytes {
+		errs = append(errs, fmt.Errorf("SegmentBytes (%d) must be at least %d (metadata.log.segment.bytes)", o.SegmentBytes, MinSegmentBytes))
+	}
+	if o.SegmentBytes > math.MaxInt32 {
+		errs = append(errs, fmt.Errorf("SegmentBytes (%d) must be at most %d: index positions are 32-bit", o.SegmentBytes, math.MaxInt32))
+	}
+	if o.InternalSegmentBytes < 0 || o.InternalSegmentBytes > math.MaxInt32 {
+		errs = append(errs, fmt.Errorf("InternalSegmentBytes (%d) must be 0 (unset) or in [1, %d]", o.InternalSegmentBytes, math.MaxInt32))
+	}
+	if o.SegmentMs <= 0 {
+		errs = append(errs, fmt.Errorf("SegmentMs (%v) must be positive (metadata.log.segment.ms)", o.SegmentMs))
+	}
+	if o.IndexIntervalBytes < 0 {
+		errs = append(errs, fmt.Errorf("IndexIntervalBytes (%d) must not be negative (index.interval.bytes)", o.IndexIntervalBytes))
+	}
+	if o.MaxBatchBytes < 61 || o.MaxBatchBytes > math.MaxInt32/2 {
+		errs = append(errs, fmt.Errorf("MaxBatchBytes (%d) must be in [61, %d]", o.MaxBatchBytes, math.MaxInt32/2))
+	}
+	if o.Now == nil {
+		errs = append(errs, errors.New("Now must be set: retention needs a clock"))
+	}
+	return errors.Join(errs...)
+}
+
+// segmentBytes returns the effective roll size.
+func (o Options) segmentBytes() int64 {
+	if o.InternalSegmentBytes > 0 {
+		return o.InternalSegmentBytes
+	}
+	return o.SegmentBytes
+}
