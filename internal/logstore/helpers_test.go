@@ -3,7 +3,6 @@ package logstore
 import (
 	"bytes"
 	"fmt"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -92,5 +91,3 @@ func openLog(t testing.TB, fsys vfs.FS, opts Options) (*Log, *RecoveryReport) {
 	return l, rep
 }
 
-// discardLogger returns a logger that drops everything.
-func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }

@@ -398,7 +398,7 @@ func (l *Log) appendLocked(batches []byte) (AppendResult, error) {
 
 // shouldRoll reports whether h must go to a new segment rather than s,
 // which already holds size bytes (LogSegment.shouldRoll): the segment would
-// outgrow Options.SegmentBytes, h is more than SegmentMs newer than the
+// outgrow Options.SegmentBytes, h is more than SegmentTime newer than the
 // segment's first batch, or h's offsets or position would not fit a 32-bit
 // index entry.
 func (l *Log) shouldRoll(s *segment, size int64, h *recordbatch.Header, segBytes int64) bool {
@@ -409,7 +409,7 @@ func (l *Log) shouldRoll(s *segment, size int64, h *recordbatch.Header, segBytes
 		return true
 	case h.LastOffset()-s.base > math.MaxInt32:
 		return true
-	case s.firstTimestamp != noTimestamp && h.MaxTimestamp-s.firstTimestamp > l.opts.SegmentMs.Milliseconds():
+	case s.firstTimestamp != noTimestamp && h.MaxTimestamp-s.firstTimestamp > l.opts.SegmentTime.Milliseconds():
 		return true
 	}
 	return false
@@ -848,7 +848,7 @@ func (l *Log) deleteSegmentsBelow(del func(s *segment) bool) error {
 //     (the caller's snapshot files) exceed Options.RetentionBytes
 //     (metadata.max.retention.bytes), or
 //   - the time rule holds: its newest batch timestamp is more than
-//     Options.RetentionMs (metadata.max.retention.ms) before Options.Now.
+//     Options.RetentionTime (metadata.max.retention.ms) before Options.Now.
 //
 // It stops at the first segment that must stay. Kafka applies the same
 // limits to snapshots (KafkaRaftLog.maybeClean) and then advances the log
@@ -873,7 +873,7 @@ func (l *Log) EnforceRetention(snapshotEndOffset, snapshotBytes int64) (int, err
 			return false
 		}
 		sizeRule := l.opts.RetentionBytes >= 0 && total > l.opts.RetentionBytes
-		timeRule := l.opts.RetentionMs >= 0 && s.maxTimestamp != noTimestamp && now-s.maxTimestamp > l.opts.RetentionMs.Milliseconds()
+		timeRule := l.opts.RetentionTime >= 0 && s.maxTimestamp != noTimestamp && now-s.maxTimestamp > l.opts.RetentionTime.Milliseconds()
 		if !sizeRule && !timeRule {
 			return false
 		}

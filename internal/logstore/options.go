@@ -16,8 +16,8 @@ const (
 	// MinSegmentBytes is the smallest metadata.log.segment.bytes Kafka
 	// accepts, 8 MiB.
 	MinSegmentBytes = 8 << 20
-	// DefaultSegmentMs is metadata.log.segment.ms' default, 7 days.
-	DefaultSegmentMs = 7 * 24 * time.Hour
+	// DefaultSegmentTime is metadata.log.segment.ms' default, 7 days.
+	DefaultSegmentTime = 7 * 24 * time.Hour
 	// DefaultIndexIntervalBytes is index.interval.bytes' default, 4096.
 	DefaultIndexIntervalBytes = 4096
 	// DefaultMaxBatchBytes is internal.metadata.max.batch.size.in.bytes'
@@ -27,8 +27,8 @@ const (
 	// DefaultRetentionBytes is metadata.max.retention.bytes' default,
 	// 100 MiB.
 	DefaultRetentionBytes = 100 << 20
-	// DefaultRetentionMs is metadata.max.retention.ms' default, 7 days.
-	DefaultRetentionMs = 7 * 24 * time.Hour
+	// DefaultRetentionTime is metadata.max.retention.ms' default, 7 days.
+	DefaultRetentionTime = 7 * 24 * time.Hour
 )
 
 // Options configure a [Log]. Start from [DefaultOptions]; [Options.Validate]
@@ -43,11 +43,11 @@ type Options struct {
 	// test-only override: when positive it replaces SegmentBytes and may be
 	// smaller than 8 MiB, so tests can produce many segments.
 	InternalSegmentBytes int64
-	// SegmentMs mirrors metadata.log.segment.ms: the active segment is
+	// SegmentTime mirrors metadata.log.segment.ms: the active segment is
 	// rolled when the batch being appended is this much newer than the
 	// segment's first batch (by batch MaxTimestamp, as Kafka's
 	// LogSegment.shouldRoll does).
-	SegmentMs time.Duration
+	SegmentTime time.Duration
 	// IndexIntervalBytes mirrors index.interval.bytes: an offset and time
 	// index entry is added once more than this many bytes were appended
 	// since the previous entry.
@@ -61,9 +61,9 @@ type Options struct {
 	// RetentionBytes mirrors metadata.max.retention.bytes; negative
 	// disables the size rule of [Log.EnforceRetention].
 	RetentionBytes int64
-	// RetentionMs mirrors metadata.max.retention.ms; negative disables the
+	// RetentionTime mirrors metadata.max.retention.ms; negative disables the
 	// time rule of [Log.EnforceRetention].
-	RetentionMs time.Duration
+	RetentionTime time.Duration
 	// Now is the clock of the time rule of retention. Nothing else in the
 	// store reads a clock (segments roll by batch timestamps). Required.
 	Now func() time.Time
@@ -76,11 +76,11 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		SegmentBytes:       DefaultSegmentBytes,
-		SegmentMs:          DefaultSegmentMs,
+		SegmentTime:          DefaultSegmentTime,
 		IndexIntervalBytes: DefaultIndexIntervalBytes,
 		MaxBatchBytes:      DefaultMaxBatchBytes,
 		RetentionBytes:     DefaultRetentionBytes,
-		RetentionMs:        DefaultRetentionMs,
+		RetentionTime:        DefaultRetentionTime,
 		Now:                time.Now,
 	}
 }
@@ -97,8 +97,8 @@ func (o Options) Validate() error {
 	if o.InternalSegmentBytes < 0 || o.InternalSegmentBytes > math.MaxInt32 {
 		errs = append(errs, fmt.Errorf("InternalSegmentBytes (%d) must be 0 (unset) or in [1, %d]", o.InternalSegmentBytes, math.MaxInt32))
 	}
-	if o.SegmentMs <= 0 {
-		errs = append(errs, fmt.Errorf("SegmentMs (%v) must be positive (metadata.log.segment.ms)", o.SegmentMs))
+	if o.SegmentTime <= 0 {
+		errs = append(errs, fmt.Errorf("SegmentTime (%v) must be positive (metadata.log.segment.ms)", o.SegmentTime))
 	}
 	if o.IndexIntervalBytes < 0 {
 		errs = append(errs, fmt.Errorf("IndexIntervalBytes (%d) must not be negative (index.interval.bytes)", o.IndexIntervalBytes))
@@ -107,7 +107,7 @@ func (o Options) Validate() error {
 		errs = append(errs, fmt.Errorf("MaxBatchBytes (%d) must be in [61, %d]", o.MaxBatchBytes, math.MaxInt32/2))
 	}
 	if o.Now == nil {
-		errs = append(errs, errors.New("Now must be set: retention needs a clock"))
+		errs = append(errs, errors.New("clock Now must be set: retention needs it"))
 	}
 	return errors.Join(errs...)
 }
