@@ -24,7 +24,9 @@ const (
 	CrashKeepPrefix
 	// CrashTearPrefix is CrashKeepPrefix where, in addition, the last kept
 	// write of a file may be torn: only a random prefix of its bytes
-	// (possibly none) survives.
+	// (possibly none) lands. When the write extended the file, the size
+	// may have landed without the data: the rest of the write's range then
+	// reads as zeros, the zero-filled tail that ext4 and XFS can leave.
 	CrashTearPrefix
 )
 
@@ -95,7 +97,14 @@ func (n *inode) crashFile(rng *rand.Rand, mode CrashMode) {
 	content := slices.Clone(n.durable)
 	for i, op := range n.pending[:k] {
 		if i == k-1 && mode == CrashTearPrefix && !op.truncate && len(op.data) > 0 && rng.IntN(2) == 0 {
+			end := op.off + int64(len(op.data))
 			op.data = op.data[:rng.IntN(len(op.data))]
+			content = applyFileOp(content, op)
+			if rng.IntN(2) == 0 {
+				// Only extends: bytes that existed keep their old value.
+				content = resize(content, max(end, int64(len(content))))
+			}
+			break
 		}
 		content = applyFileOp(content, op)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -192,10 +193,15 @@ func TestCrashKeepPrefixOutcomes(t *testing.T) {
 }
 
 func TestCrashTearPrefixOutcomes(t *testing.T) {
-	// One unsynced 4-byte write: the file keeps "s", or "s" plus a prefix
-	// of "abcd". Over enough seeds every cut point shows up.
+	// One unsynced 4-byte append: the file keeps "s", or "s" plus a prefix
+	// of "abcd", possibly zero-filled to the append's end. Over enough
+	// seeds every outcome shows up.
+	want := []string{
+		"s", "sa", "sab", "sabc", "sabcd",
+		"s\x00\x00\x00\x00", "sa\x00\x00\x00", "sab\x00\x00", "sabc\x00",
+	}
 	seen := map[string]bool{}
-	for seed := range uint64(200) {
+	for seed := range uint64(400) {
 		m := newDir(t)
 		appendFile(t, m, "/d/f", "s")
 		syncFile(t, m, "/d/f")
@@ -203,13 +209,38 @@ func TestCrashTearPrefixOutcomes(t *testing.T) {
 		appendFile(t, m, "/d/f", "abcd")
 		m.Crash(rand.New(rand.NewPCG(seed, 0)), vfs.CrashTearPrefix)
 		got := readFile(t, m, "/d/f")
-		if !slices.Contains([]string{"s", "sa", "sab", "sabc", "sabcd"}, got) {
-			t.Fatalf("seed %d: content %q, want s plus a prefix of abcd", seed, got)
+		if !slices.Contains(want, got) {
+			t.Fatalf("seed %d: content %q, want one of %q", seed, got, want)
 		}
 		seen[got] = true
 	}
-	if len(seen) != 5 {
-		t.Errorf("outcomes %v, want all five cuts over 200 seeds", seen)
+	if len(seen) != len(want) {
+		t.Errorf("outcomes %q, want all of %q over 400 seeds", slices.Sorted(maps.Keys(seen)), want)
+	}
+}
+
+func TestCrashTearKeepsOverwrittenBytes(t *testing.T) {
+	// A torn overwrite inside the file never zeroes old bytes: each byte
+	// is old or new.
+	for seed := range uint64(100) {
+		m := newDir(t)
+		writeFile(t, m, "/d/f", "0123456789")
+		syncFile(t, m, "/d/f")
+		syncDir(t, m, "/d")
+		f := mustOpen(t, m, "/d/f", os.O_RDWR)
+		if _, err := f.WriteAt([]byte("abcd"), 3); err != nil {
+			t.Fatal(err)
+		}
+		mustClose(t, f)
+		m.Crash(rand.New(rand.NewPCG(seed, 0)), vfs.CrashTearPrefix)
+		got := readFile(t, m, "/d/f")
+		ok := len(got) == 10
+		for i := 0; ok && i < 10; i++ {
+			ok = got[i] == "0123456789"[i] || got[i] == "012abcd789"[i]
+		}
+		if !ok {
+			t.Fatalf("seed %d: content %q, want each byte old or new", seed, got)
+		}
 	}
 }
 

@@ -59,7 +59,11 @@
 //   - [CrashTearPrefix]: as CrashKeepPrefix, and with probability 1/2 the
 //     last kept write of a file is torn: only a random prefix of its bytes,
 //     possibly empty, lands. Tears are at any byte, not only at sector
-//     boundaries, which is harsher than real disks and so finds more.
+//     boundaries, which is harsher than real disks and so finds more. With
+//     probability 1/2 a torn write that extended the file also leaves the
+//     file extended to the write's end, the missing bytes reading as zeros:
+//     the size reached the disk, the data did not (a zero-filled tail).
+//     Bytes that existed before the write keep their old value.
 //
 // Rename within one directory is one entry operation: a crash keeps the old
 // name or the new one, never both or neither. Between two directories a

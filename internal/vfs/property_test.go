@@ -102,7 +102,15 @@ func contentLegal(f *oFile, got []byte, mode vfs.CrashMode) (ok, kept, torn bool
 	for _, ch := range f.pending {
 		if mode == vfs.CrashTearPrefix && !ch.trunc {
 			for cut := range len(ch.data) {
-				if bytes.Equal(applyChange(c, oChange{off: ch.off, data: ch.data[:cut]}), got) {
+				torn := applyChange(c, oChange{off: ch.off, data: ch.data[:cut]})
+				if bytes.Equal(torn, got) {
+					return true, true, true
+				}
+				// The zero-filled variant: the size landed, the data not.
+				if end := ch.off + len(ch.data); end > len(torn) {
+					torn = append(torn, make([]byte, end-len(torn))...)
+				}
+				if bytes.Equal(torn, got) {
 					return true, true, true
 				}
 			}
