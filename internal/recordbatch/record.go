@@ -101,16 +101,18 @@ func (r *recordReader) fail(reason Reason, detail string) {
 	}
 }
 
-func (r *recordReader) varint(what string) int32 {
+// varint reads a varint field; what and suffix name it in errors (two
+// parts so that the hot path does not concatenate strings).
+func (r *recordReader) varint(what, suffix string) int32 {
 	if r.err != nil {
 		return 0
 	}
 	v, n, e := readVarint(r.b[r.off:])
 	switch e {
 	case varintShort:
-		r.fail(ReasonBadRecord, what+" runs past the record")
+		r.fail(ReasonBadRecord, what+suffix+" runs past the record")
 	case varintBad:
-		r.fail(ReasonBadVarint, what)
+		r.fail(ReasonBadVarint, what+suffix)
 	}
 	r.off += n
 	return v
@@ -135,7 +137,7 @@ func (r *recordReader) varlong(what string) int64 {
 // allowed. The result aliases the record with its capacity capped.
 func (r *recordReader) bytes(what string, nullable bool) []byte {
 	start := r.off
-	n := r.varint(what + " length")
+	n := r.varint(what, " length")
 	if r.err != nil {
 		return nil
 	}
@@ -177,10 +179,10 @@ func decodeRecord(b []byte, rec *Record, hdrs *[]RecordHeader) (int, *recordErr)
 	rec.Attributes = int8(r.b[0])
 	r.off = 1
 	rec.TimestampDelta = r.varlong("timestamp delta")
-	rec.OffsetDelta = r.varint("offset delta")
+	rec.OffsetDelta = r.varint("offset delta", "")
 	rec.Key = r.bytes("key", true)
 	rec.Value = r.bytes("value", true)
-	nh := r.varint("header count")
+	nh := r.varint("header count", "")
 	rec.Headers = nil
 	if r.err == nil {
 		switch {
