@@ -83,7 +83,9 @@
 // [MemFS.InjectFault] fails the next N (or all) calls of chosen operations
 // on chosen paths with a chosen error, wrapped in *fs.PathError so that
 // errors.Is(err, syscall.EIO) holds. A failing Write may still write a
-// prefix ([Fault.ShortWrite]), as a disk filling up does with ENOSPC.
+// prefix ([Fault.ShortWrite]), as a disk filling up does with ENOSPC, and a
+// read fault may be narrowed to a byte range ([Fault.Off], [Fault.Len]),
+// as a latent sector error is.
 // [MemFS.CorruptReads] flips bits in what reads of a byte range return
 // without touching the stored bytes (a transient read fault);
 // [MemFS.CorruptStored] flips the stored bytes themselves (latent sector

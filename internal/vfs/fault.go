@@ -42,6 +42,11 @@ type Fault struct {
 	// Count is how many matching calls fail: a positive number, or
 	// [Forever].
 	Count int
+	// Off and Len, when Len is positive, narrow the fault to Read, ReadAt,
+	// Write and WriteAt calls whose byte range [off, off+len(p)) overlaps
+	// [Off, Off+Len): a latent sector error that fails only the reads of
+	// the bad sectors. Other operations never match a fault with a range.
+	Off, Len int64
 	// ShortWrite is how many bytes of a failing Write or WriteAt are still
 	// written (capped at the write's length) before it returns Err, as a
 	// disk that fills up mid-write does with ENOSPC. The written prefix is
@@ -89,10 +94,14 @@ func (m *MemFS) ClearFaults() {
 }
 
 // firing returns the first injected fault for op on any of paths, using up
-// one of its count, or nil. The caller holds m.mu.
-func (m *MemFS) firing(op Op, paths ...string) *faultRule {
+// one of its count, or nil. For reads and writes, [off, off+n) is the byte
+// range of the call; other operations pass n < 0. The caller holds m.mu.
+func (m *MemFS) firing(op Op, off, n int64, paths ...string) *faultRule {
 	for i, r := range m.faults {
 		if r.Ops&op == 0 || !r.matches(paths) {
+			continue
+		}
+		if r.Len > 0 && (n < 0 || off >= r.Off+r.Len || off+n <= r.Off) {
 			continue
 		}
 		if r.left != Forever {
@@ -108,7 +117,7 @@ func (m *MemFS) firing(op Op, paths ...string) *faultRule {
 
 // fault returns the error of the fault firing for op on paths, or nil.
 func (m *MemFS) fault(op Op, paths ...string) error {
-	if r := m.firing(op, paths...); r != nil {
+	if r := m.firing(op, 0, -1, paths...); r != nil {
 		return r.Err
 	}
 	return nil

@@ -191,3 +191,24 @@ func TestCorruptionRejectsNoOps(t *testing.T) {
 	}()
 	_ = m.CorruptReads("/d/f", 0, 1, 0)
 }
+
+func TestReadFaultOnByteRange(t *testing.T) {
+	// A latent sector error: only reads touching bytes [4, 6) fail.
+	m := newDir(t)
+	writeFile(t, m, "/d/f", "0123456789")
+	m.InjectFault(vfs.Fault{Ops: vfs.OpRead | vfs.OpRemove, Err: syscall.EIO, Count: vfs.Forever, Off: 4, Len: 2})
+	f := mustOpen(t, m, "/d/f", os.O_RDONLY)
+	defer f.Close()
+	for _, c := range []struct {
+		off, n int64
+		fail   bool
+	}{{0, 4, false}, {6, 4, false}, {3, 2, true}, {5, 1, true}, {0, 10, true}} {
+		_, err := f.ReadAt(make([]byte, c.n), c.off)
+		if failed := errors.Is(err, syscall.EIO); failed != c.fail {
+			t.Errorf("ReadAt(off %d, %d bytes) = %v, want failure %v", c.off, c.n, err, c.fail)
+		}
+	}
+	if err := m.Remove("/d/f"); err != nil {
+		t.Errorf("a ranged fault matched Remove: %v", err)
+	}
+}

@@ -80,8 +80,8 @@ func (f *memFile) readAt(op string, p []byte, off int64) (int, error) {
 	case f.node.isDir():
 		return 0, pathErr(op, f.name, syscall.EISDIR)
 	}
-	if err := f.m.fault(OpRead, f.clean); err != nil {
-		return 0, pathErr(op, f.name, err)
+	if r := f.m.firing(OpRead, off, int64(len(p)), f.clean); r != nil {
+		return 0, pathErr(op, f.name, r.Err)
 	}
 	if len(p) == 0 {
 		return 0, nil
@@ -140,7 +140,7 @@ func (f *memFile) writeAt(op string, p []byte, off int64) (int, error) {
 		return 0, pathErr(op, f.name, syscall.EFBIG)
 	}
 	n := len(p)
-	rule := f.m.firing(OpWrite, f.clean)
+	rule := f.m.firing(OpWrite, off, int64(len(p)), f.clean)
 	if rule != nil {
 		n = min(max(rule.ShortWrite, 0), len(p))
 	}
