@@ -1,0 +1,357 @@
+package kraft
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+
+	"github.com/krabka-go/krabka/internal/kraft/quorum"
+)
+
+// handleVoteRequest decides a Vote or PreVote request (KRAFT.md §2.7, §4.1).
+func (n *Node) handleVoteRequest(m *VoteRequest) {
+	answer := func(code ErrorCode, granted bool) {
+		r := &VoteResponse{Error: code, Leader: n.leaderAndEpoch(), VoteGranted: granted}
+		n.reply(m.Header, r, &r.Header)
+	}
+	// KIP-595 validity: offsets and epochs must be sane, and a standard
+	// vote's last epoch must be below the epoch it campaigns in (a pre-vote
+	// campaigns in its current epoch, so equality is allowed).
+	if m.Replica.ID < 0 || m.LastOffset < 0 || m.LastOffsetEpoch < 0 ||
+		(!m.PreVote && m.LastOffsetEpoch >= m.ReplicaEpoch) || (m.PreVote && m.LastOffsetEpoch > m.ReplicaEpoch) {
+		answer(CodeInvalidRequest, false)
+		return
+	}
+	if m.ReplicaEpoch < n.s.epoch {
+		answer(CodeFencedLeaderEpoch, false)
+		return
+	}
+	if m.ReplicaEpoch > n.s.epoch {
+		// A higher epoch moves us to Unattached before deciding, even for a
+		// pre-vote (KRAFT.md §2.6): the epoch is durable, the vote is not.
+		n.transitionToUnattached(m.ReplicaEpoch, true)
+	}
+	if m.Voter.ID >= 0 && (m.Voter.ID != n.me.ID || (!m.Voter.DirectoryID.IsZero() && m.Voter.DirectoryID != n.me.DirectoryID)) {
+		answer(CodeInvalidVoterKey, false)
+		return
+	}
+	granted := n.canGrantVote(m)
+	if granted && !m.PreVote && (n.s.role == Unattached || n.s.role == Prospective) && !n.s.votedKey.IsSet() {
+		// KIP-595: one vote per epoch, durable before the response leaves
+		// (markPersist puts it in the same Ready, ahead of the messages).
+		n.s.votedKey = m.Replica
+		n.s.electionDeadline = n.s.now + n.randomElectionTimeout()
+		n.markPersist()
+		n.logger.LogAttrs(context.Background(), slog.LevelInfo, "voted",
+			slog.Int(keyEpoch, int(n.s.epoch)), slog.String(keyVoted, m.Replica.String()))
+	}
+	n.logger.LogAttrs(context.Background(), slog.LevelDebug, "vote request",
+		slog.Int(keyPeer, int(m.From)), slog.Bool("pre_vote", m.PreVote), slog.Bool("granted", granted))
+	answer(CodeNone, granted)
+}
+
+// canGrantVote is the grant matrix of KRAFT.md §2.7 (canGrantVote of each
+// state class).
+func (n *Node) canGrantVote(m *VoteRequest) bool {
+	theirs := OffsetAndEpoch{Offset: m.LastOffset, Epoch: m.LastOffsetEpoch}
+	ours := OffsetAndEpoch{Offset: n.s.leo, Epoch: n.s.lastEpoch}
+	upToDate := theirs.Compare(ours) >= 0
+	switch n.s.role {
+	case Unattached, Prospective:
+		if m.PreVote {
+			return upToDate
+		}
+		if n.s.votedKey.IsSet() {
+			return n.s.votedKey.Matches(m.Replica)
+		}
+		if n.s.leaderID != NoNode {
+			return false
+		}
+		return upToDate
+	case Follower:
+		// KIP-996: a follower that has heard from its leader in this epoch
+		// refuses pre-votes, so a partitioned replica cannot disrupt it.
+		return m.PreVote && !n.s.follower.HasFetched && upToDate
+	case Candidate, Resigned:
+		return m.PreVote && upToDate
+	}
+	return false
+}
+
+// handleVoteResponse records a grant or rejection in the current round.
+func (n *Node) handleVoteResponse(m *VoteResponse) {
+	if !n.acceptResponse(m.Header) {
+		return
+	}
+	if m.Error == CodeUnsupportedVersion && n.s.role == Prospective {
+		// The peer cannot carry PreVote (Vote < v2): skip the pre-vote
+		// round (KRAFT.md §2.7, pre-vote interoperability).
+		n.transitionToCandidate()
+		return
+	}
+	if n.handleCommonResponse(m.From, m.Error, m.Leader) || m.Error != CodeNone {
+		return
+	}
+	if (n.s.role != Prospective && n.s.role != Candidate) || m.Leader.Epoch != n.s.epoch {
+		return
+	}
+	if !n.voters().ContainsID(m.From) || m.From == n.me.ID {
+		return
+	}
+	i, found := slices.BinarySearchFunc(n.s.election.Votes, m.From, func(v voteRecord, id NodeID) int { return int(v.ID) - int(id) })
+	if found {
+		return
+	}
+	n.s.election.Votes = slices.Insert(n.s.election.Votes, i, voteRecord{ID: m.From, Granted: m.VoteGranted})
+	n.checkElection()
+}
+
+// tally counts the current round; the nominee grants itself.
+func (n *Node) tally() quorum.ElectionResult {
+	granted, rejected := 1, 0
+	for _, v := range n.s.election.Votes {
+		if v.Granted {
+			granted++
+		} else {
+			rejected++
+		}
+	}
+	return quorum.Tally(n.voters().Len(), granted, rejected)
+}
+
+// checkElection moves on when the round is decided: a won pre-vote makes
+// a Candidate, a won vote a Leader; a lost pre-vote ends the round at once,
+// a lost vote waits for the election timer (KRAFT.md §2.8, last point).
+func (n *Node) checkElection() {
+	switch r := n.tally(); {
+	case n.s.role == Prospective && r == quorum.Won:
+		n.transitionToCandidate()
+	case n.s.role == Prospective && r == quorum.Lost:
+		n.prospectiveLost(false)
+	case n.s.role == Candidate && r == quorum.Won:
+		n.transitionToLeader()
+	}
+}
+
+// prospectiveLost ends a pre-vote round that was rejected or timed out:
+// back to following the known leader of the epoch, else Unattached in the
+// same epoch with the vote kept. A timed-out round carries its (expired)
+// timer over, so a new round starts at once; a rejected one waits a fresh
+// election timeout.
+func (n *Node) prospectiveLost(timedOut bool) {
+	if n.s.leaderID != NoNode && n.s.leaderID != n.me.ID {
+		n.transitionToFollower(n.s.epoch, n.s.leaderID)
+		return
+	}
+	n.transitionToUnattached(n.s.epoch, timedOut)
+}
+
+// pollElection drives Prospective and Candidate: timers, then vote
+// requests to every voter not yet heard from.
+func (n *Node) pollElection() {
+	if n.s.now >= n.s.electionDeadline {
+		if n.s.role == Prospective {
+			n.prospectiveLost(true)
+		} else {
+			n.transitionToProspective()
+		}
+		return
+	}
+	if n.s.tailStale || n.tally() == quorum.Lost {
+		return
+	}
+	for _, k := range n.voters().Keys() {
+		if k.ID == n.me.ID {
+			continue
+		}
+		if _, heard := slices.BinarySearchFunc(n.s.election.Votes, k.ID, func(v voteRecord, id NodeID) int { return int(v.ID) - int(id) }); heard {
+			continue
+		}
+		if !n.canSend(k.ID) {
+			continue
+		}
+		r := &VoteRequest{
+			ReplicaEpoch:    n.s.epoch,
+			Replica:         n.me,
+			Voter:           k,
+			LastOffsetEpoch: n.s.lastEpoch,
+			LastOffset:      n.s.leo,
+			PreVote:         n.s.role == Prospective,
+		}
+		n.send(k.ID, r, &r.Header)
+	}
+}
+
+// pollUnattached: a voter waits for its election timer; an observer looks
+// for the leader by fetching from a bootstrap server.
+func (n *Node) pollUnattached() {
+	if n.isVoter() {
+		if !n.s.shuttingDown && n.s.now >= n.s.electionDeadline {
+			n.transitionToProspective()
+		}
+		return
+	}
+	if n.s.tailStale || n.s.shuttingDown {
+		return
+	}
+	servers := n.cfg.BootstrapServers
+	if len(servers) == 0 {
+		for _, k := range n.voters().Keys() {
+			servers = append(servers, k.ID)
+		}
+	}
+	var ready []NodeID
+	for _, id := range servers {
+		if id == n.me.ID {
+			continue
+		}
+		if n.s.peers[n.peerIndex(id)].InFlight != 0 {
+			return // one bootstrap fetch at a time
+		}
+		if n.canSend(id) {
+			ready = append(ready, id)
+		}
+	}
+	if len(ready) == 0 {
+		return
+	}
+	n.sendFetch(ready[n.s.rng.Uint64()%uint64(len(ready))])
+}
+
+// handleCommonResponse applies the epoch and leader carried by any
+// response (Kafka's maybeHandleCommonResponse, KRAFT.md §2.6). It returns
+// true when the response is fully handled.
+func (n *Node) handleCommonResponse(from NodeID, code ErrorCode, leader LeaderAndEpoch) bool {
+	if leader.Epoch < n.s.epoch || code == CodeUnknownLeaderEpoch {
+		return true
+	}
+	if leader.Epoch > n.s.epoch || code == CodeFencedLeaderEpoch || code == CodeNotLeaderOrFollower {
+		n.maybeTransition(leader.LeaderID, leader.Epoch)
+		if code != CodeNone {
+			n.backoff(from)
+		}
+		return true
+	}
+	if leader.LeaderID >= 0 && leader.LeaderID != n.me.ID && n.s.leaderID == NoNode {
+		n.maybeTransition(leader.LeaderID, leader.Epoch)
+		if code != CodeNone {
+			return true
+		}
+	}
+	switch code {
+	case CodeNone:
+		return false
+	case CodeBrokerNotAvailable:
+		n.backoff(from)
+	case CodeInvalidRequest:
+		n.logger.LogAttrs(context.Background(), slog.LevelError, "peer rejected our request as invalid",
+			slog.Int(keyPeer, int(from)), slog.String(keyError, code.String()))
+		n.backoff(from)
+	default:
+		n.logger.LogAttrs(context.Background(), slog.LevelWarn, "error response",
+			slog.Int(keyPeer, int(from)), slog.String(keyError, code.String()))
+		n.backoff(from)
+	}
+	return true
+}
+
+// handleBeginQuorumEpochRequest follows a new leader (KRAFT.md §4.2).
+func (n *Node) handleBeginQuorumEpochRequest(m *BeginQuorumEpochRequest) {
+	answer := func(code ErrorCode) {
+		r := &BeginQuorumEpochResponse{Error: code, Leader: n.leaderAndEpoch()}
+		n.reply(m.Header, r, &r.Header)
+	}
+	if m.LeaderEpoch < n.s.epoch {
+		answer(CodeFencedLeaderEpoch)
+		return
+	}
+	if m.LeaderID < 0 {
+		answer(CodeInvalidRequest)
+		return
+	}
+	n.maybeTransition(m.LeaderID, m.LeaderEpoch)
+	if m.Voter.ID >= 0 && (m.Voter.ID != n.me.ID || (!m.Voter.DirectoryID.IsZero() && m.Voter.DirectoryID != n.me.DirectoryID)) {
+		answer(CodeInvalidVoterKey)
+		return
+	}
+	answer(CodeNone)
+}
+
+func (n *Node) handleBeginQuorumEpochResponse(m *BeginQuorumEpochResponse) {
+	if !n.acceptResponse(m.Header) || n.handleCommonResponse(m.From, m.Error, m.Leader) {
+		return
+	}
+	if n.s.role == Leader {
+		if r := n.leaderVoter(m.From); r != nil {
+			r.BeginAcked = true
+		}
+	}
+}
+
+// handleEndQuorumEpochRequest learns that the leader resigned and applies
+// the successor backoff (KRAFT.md §2.8, §4.3).
+func (n *Node) handleEndQuorumEpochRequest(m *EndQuorumEpochRequest) {
+	answer := func(code ErrorCode) {
+		r := &EndQuorumEpochResponse{Error: code, Leader: n.leaderAndEpoch()}
+		n.reply(m.Header, r, &r.Header)
+	}
+	if m.LeaderEpoch < n.s.epoch {
+		answer(CodeFencedLeaderEpoch)
+		return
+	}
+	if m.LeaderID < 0 {
+		answer(CodeInvalidRequest)
+		return
+	}
+	n.maybeTransition(m.LeaderID, m.LeaderEpoch)
+	if n.s.role == Follower && n.s.leaderID == m.LeaderID {
+		pos := slices.IndexFunc(m.PreferredCandidates, func(k ReplicaKey) bool { return k.Matches(n.me) })
+		d := electionBackoff(pos, len(m.PreferredCandidates), Instant(n.cfg.ElectionBackoffMax.Milliseconds()))
+		n.s.follower.FetchDeadline = n.s.now + d
+		n.logger.LogAttrs(context.Background(), slog.LevelInfo, "leader resigned",
+			slog.Int(keyLeaderID, int(m.LeaderID)), slog.Int(keyEpoch, int(m.LeaderEpoch)),
+			slog.Int("position", pos), slog.Int64("backoff_ms", int64(d)))
+	}
+	answer(CodeNone)
+}
+
+// electionBackoff is Kafka's strictExponentialElectionBackoffMs: the first
+// preferred successor starts at once, the others wait exponentially longer,
+// capped at max; an unlisted voter waits max.
+func electionBackoff(pos, n int, maxMs Instant) Instant {
+	switch {
+	case pos == 0:
+		return 0
+	case pos < 0 || pos >= n:
+		return maxMs
+	}
+	return min(maxMs, (maxMs>>(n-1))<<(pos-1))
+}
+
+func (n *Node) handleEndQuorumEpochResponse(m *EndQuorumEpochResponse) {
+	if !n.acceptResponse(m.Header) || n.handleCommonResponse(m.From, m.Error, m.Leader) {
+		return
+	}
+	if n.s.role == Resigned {
+		if i, ok := slices.BinarySearch(n.s.resigned.Unacked, m.From); ok {
+			n.s.resigned.Unacked = slices.Delete(slices.Clone(n.s.resigned.Unacked), i, i+1)
+		}
+	}
+}
+
+// pollResigned re-sends EndQuorumEpoch to voters that have not answered
+// and, unless shutting down, gives up the epoch when the election timer
+// expires.
+func (n *Node) pollResigned() {
+	if !n.s.shuttingDown && n.s.now >= n.s.electionDeadline {
+		n.transitionToUnattached(n.s.epoch+1, true)
+		return
+	}
+	for _, id := range n.s.resigned.Unacked {
+		if !n.canSend(id) {
+			continue
+		}
+		r := &EndQuorumEpochRequest{LeaderID: n.me.ID, LeaderEpoch: n.s.epoch, PreferredCandidates: n.s.resigned.Preferred}
+		n.send(id, r, &r.Header)
+	}
+}

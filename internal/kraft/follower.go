@@ -1,0 +1,200 @@
+package kraft
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+)
+
+// followerState is the per-role state of Follower (FollowerState).
+type followerState struct {
+	// FetchDeadline: a voter that has not had a successful Fetch or
+	// FetchSnapshot answer by then starts a pre-vote (Tf, §2.4).
+	FetchDeadline Instant
+	// HasFetched: a successful answer came from the leader in this epoch;
+	// from then on pre-votes are refused (KIP-996).
+	HasFetched bool
+	Snapshot   snapshotDownload
+}
+
+// snapshotDownload tracks a FetchSnapshot download (KIP-630): while
+// Active, the follower sends FetchSnapshot instead of Fetch.
+type snapshotDownload struct {
+	Active   bool
+	ID       OffsetAndEpoch
+	Position int64
+}
+
+// pollFollower: a voter whose fetch timer expired starts a pre-vote;
+// otherwise fetch from the leader when the slot is free.
+func (n *Node) pollFollower() {
+	if n.s.shuttingDown {
+		return
+	}
+	if n.isVoter() && n.s.now >= n.s.follower.FetchDeadline {
+		n.transitionToProspective()
+		return
+	}
+	if n.s.tailStale || !n.canSend(n.s.leaderID) {
+		return
+	}
+	if d := n.s.follower.Snapshot; d.Active {
+		r := &FetchSnapshotRequest{
+			Replica: n.me, CurrentLeaderEpoch: n.s.epoch, SnapshotID: d.ID,
+			Position: d.Position, MaxBytes: n.cfg.FetchSnapshotMaxBytes,
+		}
+		n.send(n.s.leaderID, r, &r.Header)
+		return
+	}
+	n.sendFetch(n.s.leaderID)
+}
+
+// sendFetch sends a Fetch built from the log tail (KRAFT.md §3.1). The
+// offset it reports is durable by the time the request leaves: the Ready
+// contract puts appends before messages.
+func (n *Node) sendFetch(to NodeID) {
+	r := &FetchRequest{
+		Replica: n.me, CurrentLeaderEpoch: n.s.epoch, FetchOffset: n.s.leo, LastFetchedEpoch: n.s.lastEpoch,
+		MaxWait: n.cfg.FetchMaxWait, MaxBytes: n.cfg.FetchMaxBytes, HighWatermark: n.s.hw,
+	}
+	n.send(to, r, &r.Header)
+}
+
+// handleFetchResponse applies the leader's answer (KRAFT.md §3.4).
+func (n *Node) handleFetchResponse(m *FetchResponse) {
+	if !n.acceptResponse(m.Header) || n.handleCommonResponse(m.From, m.Error, m.Leader) {
+		return
+	}
+	if m.Error != CodeNone {
+		n.backoff(m.From)
+		return
+	}
+	if n.s.role != Follower || n.s.leaderID != m.From {
+		return
+	}
+	f := &n.s.follower
+	f.HasFetched = true
+	f.FetchDeadline = n.s.now.Add(n.cfg.FetchTimeout)
+	switch {
+	case m.DivergingEpoch.Epoch >= 0:
+		n.truncateDiverging(m.DivergingEpoch)
+	case m.SnapshotID.Epoch >= 0 && m.SnapshotID.Offset >= 0:
+		n.startSnapshotDownload(m.SnapshotID)
+	case m.SnapshotID.Epoch >= 0 || m.SnapshotID.Offset >= 0:
+		n.logger.LogAttrs(context.Background(), slog.LevelWarn, "ignoring half-valid snapshot id", slog.String("snapshot_id", m.SnapshotID.String()))
+	default:
+		n.appendFetched(m)
+		if m.HighWatermark >= 0 {
+			if hw := min(m.HighWatermark, n.s.leo); hw > n.s.hw {
+				n.setHighWatermark(hw)
+			}
+		}
+	}
+}
+
+// appendFetched appends the whole batches of a response that continue the
+// log exactly. A batch from an epoch above ours is never appended
+// (KAFKA-18723: a slow response must not write a later leader's data under
+// our epoch's view).
+func (n *Node) appendFetched(m *FetchResponse) {
+	next := n.s.leo
+	for _, b := range m.Batches {
+		if b.BaseOffset < next && b.LastOffset < next {
+			continue // already held
+		}
+		if b.BaseOffset != next || b.LastOffset < b.BaseOffset || b.Epoch > n.s.epoch || b.Epoch < n.s.lastEpoch {
+			n.logger.LogAttrs(context.Background(), slog.LevelWarn, "dropping fetched batches that do not continue the log",
+				slog.Int64(keyOffset, int64(b.BaseOffset)), slog.Int(keyEpoch, int(b.Epoch)))
+			return
+		}
+		n.appendLocal(b, m.Records)
+		next = b.LastOffset + 1
+	}
+}
+
+// truncateDiverging truncates the log to the divergence point the leader
+// reported (KRAFT.md §3.4, truncateToEndOffset).
+func (n *Node) truncateDiverging(div OffsetAndEpoch) {
+	var t Offset
+	if div.Epoch == 0 {
+		t = min(div.Offset, n.s.leo)
+	} else if local := n.endOffsetForEpoch(div.Epoch); local.Epoch == div.Epoch {
+		t = min(local.Offset, div.Offset)
+	} else {
+		t = local.Offset
+	}
+	if t < n.s.hw || t < 0 {
+		// KAFKA-12460: committed entries are never truncated. A correct
+		// leader never asks for this; refuse and keep fetching.
+		n.logger.LogAttrs(context.Background(), slog.LevelError, "refusing to truncate below the high watermark",
+			slog.Int64(keyOffset, int64(t)), slog.Int64(keyHW, int64(n.s.hw)))
+		return
+	}
+	if len(n.s.out.appends) > 0 {
+		panic("kraft: invariant: truncation queued after appends in one Ready")
+	}
+	n.logger.LogAttrs(context.Background(), slog.LevelInfo, "truncating diverging log",
+		slog.Int64(keyOffset, int64(t)), slog.String("diverging", div.String()))
+	if n.s.out.truncateTo < 0 || t < n.s.out.truncateTo {
+		n.s.out.truncateTo = t
+	}
+	n.s.leo = t
+	n.s.tailStale = true
+	n.truncateVoters(t)
+}
+
+func (n *Node) startSnapshotDownload(id OffsetAndEpoch) {
+	if latest, ok := n.log.LatestSnapshot(); ok && latest == id {
+		n.s.out.install = id
+		n.s.tailStale = true
+		return
+	}
+	n.logger.LogAttrs(context.Background(), slog.LevelInfo, "fetching snapshot", slog.String("snapshot_id", id.String()))
+	n.s.follower.Snapshot = snapshotDownload{Active: true, ID: id}
+}
+
+// handleFetchSnapshotResponse writes a snapshot chunk and installs the
+// snapshot once complete (KRAFT.md §3.5).
+func (n *Node) handleFetchSnapshotResponse(m *FetchSnapshotResponse) {
+	if !n.acceptResponse(m.Header) || n.handleCommonResponse(m.From, m.Error, m.Leader) && m.Error != CodeSnapshotNotFound {
+		return
+	}
+	f := &n.s.follower
+	if n.s.role != Follower || !f.Snapshot.Active || m.From != n.s.leaderID {
+		return
+	}
+	if m.Error == CodeSnapshotNotFound || m.SnapshotID.Offset < 0 || m.SnapshotID.Epoch < 0 {
+		n.logger.LogAttrs(context.Background(), slog.LevelWarn, "abandoning snapshot download", slog.String("snapshot_id", f.Snapshot.ID.String()))
+		f.Snapshot = snapshotDownload{}
+		return
+	}
+	if m.Error != CodeNone {
+		n.backoff(m.From)
+		return
+	}
+	if m.SnapshotID != f.Snapshot.ID || m.Position != f.Snapshot.Position || m.Length < 0 || m.Position+m.Length > m.Size {
+		n.logger.LogAttrs(context.Background(), slog.LevelError, "snapshot chunk does not continue the download",
+			slog.String("snapshot_id", m.SnapshotID.String()), slog.Int64("position", m.Position))
+		n.backoff(m.From)
+		return
+	}
+	f.HasFetched = true
+	f.FetchDeadline = n.s.now.Add(n.cfg.FetchTimeout)
+	n.s.out.snapWrites = append(n.s.out.snapWrites, SnapshotWrite{SnapshotID: m.SnapshotID, Position: m.Position, Length: m.Length, Handle: m.Chunk})
+	f.Snapshot.Position += m.Length
+	if f.Snapshot.Position == m.Size {
+		n.logger.LogAttrs(context.Background(), slog.LevelInfo, "snapshot downloaded", slog.String("snapshot_id", m.SnapshotID.String()))
+		n.s.out.install = m.SnapshotID
+		n.s.tailStale = true
+		f.Snapshot = snapshotDownload{}
+	}
+}
+
+// onSnapshotInstalled runs at Advance after the runtime reset the log to
+// start at the snapshot: everything below its end offset is committed.
+func (n *Node) onSnapshotInstalled(id OffsetAndEpoch) {
+	n.s.voterSets = slices.DeleteFunc(slices.Clone(n.s.voterSets), func(e voterSetEntry) bool { return e.Offset >= id.Offset })
+	if id.Offset > n.s.hw {
+		n.setHighWatermark(id.Offset)
+	}
+}

@@ -1,0 +1,485 @@
+package krafttest
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/datadriven"
+
+	"github.com/krabka-go/krabka/internal/kraft"
+)
+
+// InteractionEnv drives several [kraft.Node]s over an in-memory network
+// from datadriven scripts (etcd-io/raft's interaction tests, in KRaft's
+// words). Each node has its own clock, its own [MemLog] and its durable
+// quorum state; the network is one ordered queue of messages that are
+// delivered, dropped or held on command. Everything is deterministic.
+//
+// Commands (arguments in brackets are optional):
+//
+//	add-nodes N voters=(1,2,3) [seed=S]  add N nodes with the next ids
+//	tick [ids...] ms=N                   advance the nodes' clocks (all by default) and Tick
+//	campaign ID                          advance ID's clock to its next deadline and Tick
+//	deliver-msgs [ids...] [type=T] [drop=(ids)]  deliver queued messages to ids (all by default)
+//	process-ready [ids...]               carry out each node's Ready and Advance
+//	stabilize [ids...]                   process-ready and deliver-msgs until quiet
+//	partition ids...                     cut ids off from the other nodes
+//	heal                                 remove the partition
+//	crash ID / restart ID                stop a node (losing its unprocessed work) / start it from disk
+//	propose ID [n=1] [records=1]         propose n batches on ID
+//	propose-voters ID voters=(...)       propose a Voters control batch (KIP-853)
+//	resign ID                            graceful shutdown of ID
+//	compact ID offset=N [size=S]         snapshot ID's log at N and drop the prefix
+//	fetch-limit ID batches=N             cap the batches per Fetch response ID sends
+//	log [ids...] / status [ids...]       print logs / states
+//	log-level debug|info                 the core's log level in the transcript
+type InteractionEnv struct {
+	Nodes   []*Node
+	Network []kraft.Message
+	// isolated nodes can only talk among themselves.
+	isolated   []kraft.NodeID
+	out        strings.Builder
+	level      slog.LevelVar
+	logger     *slog.Logger
+	nextHandle kraft.RecordsHandle
+}
+
+// Node is one harness node: the core plus what its disk holds.
+type Node struct {
+	*kraft.Node
+	ID     kraft.NodeID
+	Config kraft.Config
+	Log    *MemLog
+	// State is the durable quorum state (what the last Ready persisted).
+	State kraft.PersistentState
+	Now   kraft.Instant
+	Down  bool
+	// FetchLimit caps the batches this node's runtime puts in one Fetch
+	// response (0: no cap).
+	FetchLimit int
+}
+
+// NewInteractionEnv returns an empty environment.
+func NewInteractionEnv() *InteractionEnv {
+	env := &InteractionEnv{}
+	env.level.Set(slog.LevelInfo)
+	env.logger = slog.New(slog.NewTextHandler(&env.out, &slog.HandlerOptions{
+		Level: &env.level,
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+	return env
+}
+
+// Handle runs one datadriven command and returns its transcript.
+func (env *InteractionEnv) Handle(t testing.TB, td *datadriven.TestData) string {
+	env.out.Reset()
+	if err := env.handle(t, td); err != nil {
+		fmt.Fprintf(&env.out, "error: %v\n", err)
+	}
+	s := env.out.String()
+	if s == "" {
+		return "ok\n"
+	}
+	return s
+}
+
+func (env *InteractionEnv) printf(format string, args ...any) { fmt.Fprintf(&env.out, format, args...) }
+
+func (env *InteractionEnv) handle(t testing.TB, td *datadriven.TestData) error {
+	ids, err := env.idArgs(td)
+	if err != nil {
+		return err
+	}
+	switch td.Cmd {
+	case "add-nodes":
+		return env.addNodes(t, td)
+	case "tick":
+		var ms int64
+		td.ScanArgs(t, "ms", &ms)
+		for _, n := range env.select_(ids) {
+			n.Now += kraft.Instant(ms)
+			n.Tick(n.Now)
+		}
+	case "campaign":
+		for _, n := range env.select_(ids) {
+			n.Now = max(n.Now, n.NextDeadline())
+			n.Tick(n.Now)
+		}
+	case "deliver-msgs":
+		var typ string
+		if td.HasArg("type") {
+			td.ScanArgs(t, "type", &typ)
+		}
+		var drop []kraft.NodeID
+		if arg, ok := td.Arg("drop"); ok {
+			for _, v := range arg.Vals {
+				id, err := strconv.Atoi(v)
+				if err != nil {
+					return err
+				}
+				drop = append(drop, kraft.NodeID(id))
+			}
+		}
+		if env.deliver(ids, typ, drop) == 0 {
+			env.printf("no messages\n")
+		}
+	case "process-ready":
+		if env.processReady(ids) == 0 {
+			env.printf("no ready\n")
+		}
+	case "stabilize":
+		for i := 0; ; i++ {
+			if i == 1000 {
+				return errors.New("not stable after 1000 rounds")
+			}
+			if env.processReady(ids)+env.deliver(ids, "", nil) == 0 {
+				break
+			}
+		}
+	case "partition":
+		env.isolated = ids
+		env.printf("isolated %v\n", ids)
+	case "heal":
+		env.isolated = nil
+	case "crash":
+		for _, n := range env.select_(ids) {
+			n.Down = true
+			n.Node = nil
+			env.printf("crashed %d\n", n.ID)
+		}
+	case "restart":
+		for _, n := range env.select_(ids) {
+			if err := env.start(n); err != nil {
+				return err
+			}
+		}
+	case "propose":
+		count, records := 1, 1
+		td.MaybeScanArgs(t, "n", &count)
+		td.MaybeScanArgs(t, "records", &records)
+		for _, n := range env.select_(ids) {
+			for range count {
+				env.nextHandle++
+				b, err := n.Propose(n.Now, kraft.Proposal{Records: records, Handle: env.nextHandle})
+				if err != nil {
+					env.printf("%d: propose: %v\n", n.ID, err)
+					break
+				}
+				env.printf("%d: proposed %s\n", n.ID, b)
+			}
+		}
+	case "propose-voters":
+		keys, err := keysArg(td, "voters")
+		if err != nil {
+			return err
+		}
+		for _, n := range env.select_(ids) {
+			env.nextHandle++
+			b, err := n.Propose(n.Now, kraft.Proposal{Records: 1, Handle: env.nextHandle, Voters: keys})
+			if err != nil {
+				env.printf("%d: propose: %v\n", n.ID, err)
+				continue
+			}
+			env.printf("%d: proposed %s\n", n.ID, b)
+		}
+	case "resign":
+		for _, n := range env.select_(ids) {
+			n.Resign(n.Now)
+		}
+	case "compact":
+		var offset int64
+		var size int64 = 100
+		td.ScanArgs(t, "offset", &offset)
+		td.MaybeScanArgs(t, "size", &size)
+		for _, n := range env.select_(ids) {
+			id, err := n.Log.CreateSnapshot(kraft.Offset(offset), size)
+			if err != nil {
+				return err
+			}
+			env.printf("%d: snapshot %s\n", n.ID, id)
+		}
+	case "fetch-limit":
+		var b int
+		td.ScanArgs(t, "batches", &b)
+		for _, n := range env.select_(ids) {
+			n.FetchLimit = b
+		}
+	case "log":
+		for _, n := range env.select_(ids) {
+			env.printf("%d:\n%s", n.ID, indent(n.Log.String()))
+		}
+	case "status":
+		for _, n := range env.select_(ids) {
+			env.printStatus(n)
+		}
+	case "log-level":
+		if len(td.CmdArgs) != 1 {
+			return errors.New("log-level takes one level")
+		}
+		return env.level.UnmarshalText([]byte(td.CmdArgs[0].Key))
+	default:
+		return fmt.Errorf("unknown command %q", td.Cmd)
+	}
+	return nil
+}
+
+// idArgs returns the bare numeric arguments (node ids).
+func (env *InteractionEnv) idArgs(td *datadriven.TestData) ([]kraft.NodeID, error) {
+	var ids []kraft.NodeID
+	for _, a := range td.CmdArgs {
+		if len(a.Vals) != 0 {
+			continue
+		}
+		id, err := strconv.Atoi(a.Key)
+		if err != nil {
+			if td.Cmd == "add-nodes" || td.Cmd == "log-level" {
+				continue
+			}
+			return nil, fmt.Errorf("argument %q is not a node id", a.Key)
+		}
+		ids = append(ids, kraft.NodeID(id))
+	}
+	return ids, nil
+}
+
+// select_ returns the nodes named by ids (all nodes if none), skipping
+// crashed ones except for restart.
+func (env *InteractionEnv) select_(ids []kraft.NodeID) []*Node {
+	var out []*Node
+	for _, n := range env.Nodes {
+		if len(ids) > 0 && !slices.Contains(ids, n.ID) {
+			continue
+		}
+		if n.Down && len(ids) == 0 {
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+func keysArg(td *datadriven.TestData, key string) ([]kraft.ReplicaKey, error) {
+	arg, ok := td.Arg(key)
+	if !ok {
+		return nil, fmt.Errorf("missing %s=(...)", key)
+	}
+	var keys []kraft.ReplicaKey
+	for _, v := range arg.Vals {
+		id, err := strconv.Atoi(v)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, kraft.ReplicaKey{ID: kraft.NodeID(id)})
+	}
+	return keys, nil
+}
+
+func (env *InteractionEnv) addNodes(t testing.TB, td *datadriven.TestData) error {
+	count, err := strconv.Atoi(td.CmdArgs[0].Key)
+	if err != nil {
+		return fmt.Errorf("add-nodes: count: %w", err)
+	}
+	voters, err := keysArg(td, "voters")
+	if err != nil {
+		return err
+	}
+	var seed uint64
+	td.MaybeScanArgs(t, "seed", &seed)
+	for range count {
+		id := kraft.NodeID(len(env.Nodes) + 1)
+		cfg := kraft.DefaultConfig()
+		cfg.ID = id
+		cfg.Voters = voters
+		cfg.Seed = seed
+		cfg.Logger = env.logger
+		n := &Node{ID: id, Config: cfg, Log: &MemLog{}, State: kraft.PersistentState{LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}}
+		env.Nodes = append(env.Nodes, n)
+		if err := env.start(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (env *InteractionEnv) start(n *Node) error {
+	core, err := kraft.NewNode(n.Now, n.Config, n.State, n.Log, n.Log.VoterHistory())
+	if err != nil {
+		return err
+	}
+	n.Node, n.Down = core, false
+	return nil
+}
+
+func (env *InteractionEnv) node(id kraft.NodeID) *Node {
+	for _, n := range env.Nodes {
+		if n.ID == id {
+			return n
+		}
+	}
+	return nil
+}
+
+func (env *InteractionEnv) cut(a, b kraft.NodeID) bool {
+	return slices.Contains(env.isolated, a) != slices.Contains(env.isolated, b)
+}
+
+// deliver hands queued messages to their targets and returns how many it
+// took off the network.
+func (env *InteractionEnv) deliver(ids []kraft.NodeID, typ string, drop []kraft.NodeID) int {
+	var keep []kraft.Message
+	todo := env.Network
+	env.Network = nil
+	count := 0
+	for _, m := range todo {
+		h := kraft.HeaderOf(m)
+		if (len(ids) > 0 && !slices.Contains(ids, h.To)) || (typ != "" && kraft.TypeName(m) != typ) {
+			keep = append(keep, m)
+			continue
+		}
+		count++
+		to := env.node(h.To)
+		switch {
+		case slices.Contains(drop, h.To):
+			env.printf("dropped: %s\n", m)
+		case to == nil || to.Down:
+			env.printf("dropped (down): %s\n", m)
+		case env.cut(h.From, h.To):
+			env.printf("dropped (partition): %s\n", m)
+		default:
+			env.printf("%s\n", m)
+			if err := to.Step(to.Now, m); err != nil {
+				env.printf("error: %d: step: %v\n", to.ID, err)
+			}
+		}
+	}
+	env.Network = append(keep, env.Network...)
+	return count
+}
+
+// processReady runs the Ready loop once on each selected node and returns
+// how many Readys it handled.
+func (env *InteractionEnv) processReady(ids []kraft.NodeID) int {
+	count := 0
+	for _, n := range env.select_(ids) {
+		if n.Down || !n.HasReady() {
+			continue
+		}
+		count++
+		rd := n.Ready()
+		env.printf("> %d handling Ready\n", n.ID)
+		if err := env.apply(n, rd); err != nil {
+			env.printf("  error: %v\n", err)
+		}
+		n.Advance(rd)
+	}
+	return count
+}
+
+// apply carries out rd in the order of the Ready contract.
+func (env *InteractionEnv) apply(n *Node, rd kraft.Ready) error {
+	if rd.State != nil {
+		n.State = *rd.State
+		env.printf("  persist %s\n", n.State)
+	}
+	if rd.TruncateTo >= 0 {
+		env.printf("  truncate %d\n", rd.TruncateTo)
+		if err := n.Log.Truncate(rd.TruncateTo); err != nil {
+			return err
+		}
+	}
+	for _, a := range rd.Appends {
+		env.printf("  append %s\n", a.Batch)
+		if err := n.Log.Append(a.Batch); err != nil {
+			return err
+		}
+	}
+	for _, w := range rd.SnapshotWrites {
+		env.printf("  snapshot-write %s position=%d length=%d\n", w.SnapshotID, w.Position, w.Length)
+		if n.Log.Partial.ID != w.SnapshotID {
+			n.Log.Partial = Snapshot{ID: w.SnapshotID}
+		}
+		if w.Position != n.Log.Partial.Size {
+			return fmt.Errorf("snapshot write at %d, partial file has %d bytes", w.Position, n.Log.Partial.Size)
+		}
+		n.Log.Partial.Size += w.Length
+	}
+	if rd.InstallSnapshot.Valid() {
+		env.printf("  install-snapshot %s\n", rd.InstallSnapshot)
+		if err := n.Log.Install(rd.InstallSnapshot); err != nil {
+			return err
+		}
+	}
+	for _, m := range rd.Messages {
+		env.fill(n, m)
+		env.printf("  send %s\n", m)
+		env.Network = append(env.Network, m)
+	}
+	if rd.HighWatermark >= 0 {
+		env.printf("  high-watermark %d\n", rd.HighWatermark)
+	}
+	return nil
+}
+
+// fill plays the runtime's part in sending: read the bytes the core's
+// decision names (here, batch summaries) from the sender's log.
+func (env *InteractionEnv) fill(n *Node, m kraft.Message) {
+	switch m := m.(type) {
+	case *kraft.FetchResponse:
+		if !m.Read.Empty() {
+			m.Batches = n.Log.Read(m.Read.From, m.Read.Until, n.FetchLimit)
+			env.nextHandle++
+			m.Records = env.nextHandle
+		}
+	case *kraft.FetchSnapshotResponse:
+		if m.Length > 0 {
+			env.nextHandle++
+			m.Chunk = env.nextHandle
+		}
+	}
+}
+
+func (env *InteractionEnv) printStatus(n *Node) {
+	if n.Down {
+		env.printf("%d: down\n", n.ID)
+		return
+	}
+	st := n.Status()
+	voted := "none"
+	if st.VotedKey.IsSet() {
+		voted = st.VotedKey.String()
+	}
+	kind := "voter"
+	if !st.IsVoter {
+		kind = "observer"
+	}
+	env.printf("%d: %s %s epoch=%d leader=%d voted=%s hw=%d leo=%d last_epoch=%d voters=%s\n",
+		n.ID, st.Role, kind, st.Epoch, st.Leader.LeaderID, voted, st.HighWatermark, st.LogEndOffset, st.LastEpoch, st.Voters)
+	for _, r := range st.Replicas {
+		k := "observer"
+		if r.Voter {
+			k = "voter"
+		}
+		env.printf("  %s %s leo=%d last_fetch=%d caught_up=%d\n", k, r.Key, r.LogEndOffset, r.LastFetch, r.LastCaughtUp)
+	}
+}
+
+func indent(s string) string {
+	lines := strings.SplitAfter(s, "\n")
+	var b strings.Builder
+	for _, l := range lines {
+		if l != "" {
+			b.WriteString("  " + l)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,218 @@
+package krafttest
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/krabka-go/krabka/internal/kraft"
+)
+
+// MemLog is an in-memory log of batch summaries: the krafttest stand-in
+// for the log store. Every write is durable at once (the harness runs the
+// Ready contract synchronously), so a crash loses only what a node had not
+// yet handed out. It implements [kraft.LogView].
+type MemLog struct {
+	// Start is the log start offset.
+	Start kraft.Offset
+	// Batches are contiguous from Start.
+	Batches []kraft.BatchInfo
+	// Snapshots are the frozen snapshots, oldest first.
+	Snapshots []Snapshot
+	// Partial is a snapshot being downloaded (Size = bytes written so far).
+	Partial Snapshot
+}
+
+// Snapshot is a snapshot file: its id and size in bytes.
+type Snapshot struct {
+	ID   kraft.OffsetAndEpoch
+	Size int64
+}
+
+var _ kraft.LogView = (*MemLog)(nil)
+
+// Clone returns a deep copy.
+func (l *MemLog) Clone() *MemLog {
+	c := *l
+	c.Batches = slices.Clone(l.Batches)
+	c.Snapshots = slices.Clone(l.Snapshots)
+	return &c
+}
+
+// StartOffset implements [kraft.LogView].
+func (l *MemLog) StartOffset() kraft.Offset { return l.Start }
+
+// EndOffset implements [kraft.LogView].
+func (l *MemLog) EndOffset() kraft.Offset {
+	if len(l.Batches) == 0 {
+		return l.Start
+	}
+	return l.Batches[len(l.Batches)-1].LastOffset + 1
+}
+
+// LastFetchedEpoch implements [kraft.LogView].
+func (l *MemLog) LastFetchedEpoch() kraft.Epoch {
+	if len(l.Batches) > 0 {
+		return l.Batches[len(l.Batches)-1].Epoch
+	}
+	if s, ok := l.LatestSnapshot(); ok {
+		return s.Epoch
+	}
+	return 0
+}
+
+// EndOffsetForEpoch implements [kraft.LogView] with the leader-epoch-cache
+// semantics of Kafka's LeaderEpochFileCache.endOffsetFor.
+func (l *MemLog) EndOffsetForEpoch(e kraft.Epoch) kraft.OffsetAndEpoch {
+	type entry struct {
+		epoch kraft.Epoch
+		start kraft.Offset
+	}
+	var cache []entry
+	for _, b := range l.Batches {
+		if len(cache) == 0 || cache[len(cache)-1].epoch != b.Epoch {
+			cache = append(cache, entry{b.Epoch, b.BaseOffset})
+		}
+	}
+	if len(cache) == 0 {
+		return kraft.OffsetAndEpoch{Offset: l.EndOffset(), Epoch: l.LastFetchedEpoch()}
+	}
+	if cache[len(cache)-1].epoch == e {
+		return kraft.OffsetAndEpoch{Offset: l.EndOffset(), Epoch: e}
+	}
+	hi := slices.IndexFunc(cache, func(c entry) bool { return c.epoch > e })
+	if hi < 0 {
+		return kraft.NoOffsetAndEpoch
+	}
+	if hi == 0 {
+		return kraft.OffsetAndEpoch{Offset: cache[0].start, Epoch: e}
+	}
+	return kraft.OffsetAndEpoch{Offset: cache[hi].start, Epoch: cache[hi-1].epoch}
+}
+
+// LatestSnapshot implements [kraft.LogView].
+func (l *MemLog) LatestSnapshot() (kraft.OffsetAndEpoch, bool) {
+	if len(l.Snapshots) == 0 {
+		return kraft.OffsetAndEpoch{}, false
+	}
+	return l.Snapshots[len(l.Snapshots)-1].ID, true
+}
+
+// EarliestSnapshot implements [kraft.LogView].
+func (l *MemLog) EarliestSnapshot() (kraft.OffsetAndEpoch, bool) {
+	if len(l.Snapshots) == 0 {
+		return kraft.OffsetAndEpoch{}, false
+	}
+	return l.Snapshots[0].ID, true
+}
+
+// SnapshotSize implements [kraft.LogView].
+func (l *MemLog) SnapshotSize(id kraft.OffsetAndEpoch) (int64, bool) {
+	for _, s := range l.Snapshots {
+		if s.ID == id {
+			return s.Size, true
+		}
+	}
+	return 0, false
+}
+
+// VoterHistory returns the Voters records in the log, for [kraft.NewNode].
+func (l *MemLog) VoterHistory() []kraft.VoterSetAt {
+	var h []kraft.VoterSetAt
+	for _, b := range l.Batches {
+		if b.Voters != nil {
+			h = append(h, kraft.VoterSetAt{Offset: b.BaseOffset, Voters: b.Voters})
+		}
+	}
+	return h
+}
+
+// Truncate drops every batch at or after offset t.
+func (l *MemLog) Truncate(t kraft.Offset) error {
+	if t < l.Start {
+		return fmt.Errorf("krafttest: truncate to %d below log start %d", t, l.Start)
+	}
+	i := slices.IndexFunc(l.Batches, func(b kraft.BatchInfo) bool { return b.LastOffset >= t })
+	if i < 0 {
+		return nil
+	}
+	if l.Batches[i].BaseOffset != t {
+		return fmt.Errorf("krafttest: truncate to %d inside batch %s", t, l.Batches[i])
+	}
+	l.Batches = l.Batches[:i]
+	return nil
+}
+
+// Append adds a batch at the end.
+func (l *MemLog) Append(b kraft.BatchInfo) error {
+	if b.BaseOffset != l.EndOffset() {
+		return fmt.Errorf("krafttest: append %s at log end %d", b, l.EndOffset())
+	}
+	l.Batches = append(l.Batches, b)
+	return nil
+}
+
+// Read returns whole batches covering [from, until), at most maxBatches
+// (0 = no limit).
+func (l *MemLog) Read(from, until kraft.Offset, maxBatches int) []kraft.BatchInfo {
+	var out []kraft.BatchInfo
+	for _, b := range l.Batches {
+		if b.LastOffset < from || b.BaseOffset >= until {
+			continue
+		}
+		out = append(out, b)
+		if maxBatches > 0 && len(out) == maxBatches {
+			break
+		}
+	}
+	return out
+}
+
+// CreateSnapshot freezes a snapshot ending at offset (at a batch boundary,
+// within the log) and drops the batches below it.
+func (l *MemLog) CreateSnapshot(offset kraft.Offset, size int64) (kraft.OffsetAndEpoch, error) {
+	if offset <= l.Start || offset > l.EndOffset() {
+		return kraft.OffsetAndEpoch{}, fmt.Errorf("krafttest: snapshot at %d outside (%d, %d]", offset, l.Start, l.EndOffset())
+	}
+	i := slices.IndexFunc(l.Batches, func(b kraft.BatchInfo) bool { return b.LastOffset == offset-1 })
+	if i < 0 {
+		return kraft.OffsetAndEpoch{}, fmt.Errorf("krafttest: snapshot at %d is not at a batch boundary", offset)
+	}
+	id := kraft.OffsetAndEpoch{Offset: offset, Epoch: l.Batches[i].Epoch}
+	l.Snapshots = append(l.Snapshots, Snapshot{ID: id, Size: size})
+	l.Batches = slices.Clone(l.Batches[i+1:])
+	l.Start = offset
+	return id, nil
+}
+
+// Install freezes the downloaded snapshot id and resets the log to start
+// at its end offset.
+func (l *MemLog) Install(id kraft.OffsetAndEpoch) error {
+	if l.Partial.ID != id {
+		if _, ok := l.SnapshotSize(id); !ok {
+			return fmt.Errorf("krafttest: install %s: not downloaded", id)
+		}
+	} else {
+		l.Snapshots = append(l.Snapshots, l.Partial)
+		l.Partial = Snapshot{}
+	}
+	l.Snapshots = slices.DeleteFunc(l.Snapshots, func(s Snapshot) bool { return s.ID.Offset < id.Offset })
+	l.Batches = nil
+	l.Start = id.Offset
+	return nil
+}
+
+// String prints the log one batch per line.
+func (l *MemLog) String() string {
+	var b strings.Builder
+	for _, s := range l.Snapshots {
+		fmt.Fprintf(&b, "snapshot %s size=%d\n", s.ID, s.Size)
+	}
+	if len(l.Batches) == 0 {
+		fmt.Fprintf(&b, "empty log, start=%d\n", l.Start)
+	}
+	for _, bi := range l.Batches {
+		fmt.Fprintf(&b, "%s\n", bi)
+	}
+	return b.String()
+}

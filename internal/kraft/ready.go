@@ -1,0 +1,111 @@
+package kraft
+
+import "slices"
+
+// Ready is a batch of work the core hands to the runtime. The runtime
+// carries it out in the order of the fields below, then calls
+// [Node.Advance] with the same value. Between [Node.Ready] and
+// [Node.Advance] the runtime must not call Step or Propose (they return
+// [ErrReadyOutstanding]); Tick and the read-only methods are allowed.
+//
+// The slices belong to the runtime once returned.
+type Ready struct {
+	// State, if non-nil, is the quorum state to persist (epoch, leader,
+	// vote) as one atomic, fsynced write. It must be durable BEFORE any of
+	// Messages leaves the node: a vote granted in Messages is only valid
+	// once the vote is on disk (KIP-595; RELIABILITY.md E2).
+	State *PersistentState
+
+	// TruncateTo, if ≥ 0, is the offset to truncate the log to (the new
+	// log end offset), done BEFORE Appends. A follower truncates after a
+	// diverging-epoch answer; the core never truncates below its high
+	// watermark.
+	TruncateTo Offset
+
+	// Appends are the batches to append, in offset order, each starting at
+	// the log end offset left by the previous one. For a follower they are
+	// the batches of a Fetch response (Handle = the response's Records
+	// handle; the runtime writes those batches' bytes). For the leader they
+	// are its proposals (Handle = the proposal's handle) and its control
+	// batches (Handle 0: the runtime encodes the batch from its
+	// [BatchInfo], e.g. the LeaderChange record at the start of an epoch).
+	// Appends must be written AND fsynced before Messages are sent: a
+	// follower's next Fetch reports the new end offset as durable, and the
+	// leader only counts its own end offset toward the high watermark after
+	// Advance.
+	Appends []Append
+
+	// SnapshotWrites are chunks of a snapshot being downloaded with
+	// FetchSnapshot (KIP-630), to be written to the snapshot's partial file
+	// at Position, in order, before Messages are sent.
+	SnapshotWrites []SnapshotWrite
+
+	// InstallSnapshot, if valid, names a completely downloaded snapshot:
+	// the runtime fsyncs and freezes it (atomic rename), then resets the log
+	// so that it starts at the snapshot's end offset (dropping older
+	// snapshots and entries), loads the snapshot into its state machine,
+	// and does all this BEFORE Messages are sent.
+	InstallSnapshot OffsetAndEpoch
+
+	// Messages are the requests and responses to send, after everything
+	// above is durable. Order between different destinations is free; per
+	// destination it must be kept.
+	Messages []Message
+
+	// HighWatermark, if ≥ 0, is the new high watermark: the state machine
+	// may apply entries below it. It never moves backwards. It is set only
+	// when it advanced since the previous Ready; apply only entries that
+	// are also durable in the local log.
+	HighWatermark Offset
+}
+
+// Append is one batch to write to the log; see [Ready.Appends].
+type Append struct {
+	Batch  BatchInfo
+	Handle RecordsHandle
+}
+
+// SnapshotWrite is one chunk of a snapshot download; see
+// [Ready.SnapshotWrites]. The bytes are those of the FetchSnapshot
+// response named by Handle.
+type SnapshotWrite struct {
+	SnapshotID OffsetAndEpoch
+	Position   int64
+	Length     int64
+	Handle     RecordsHandle
+}
+
+// IsEmpty reports whether rd asks for nothing.
+func (rd Ready) IsEmpty() bool {
+	return rd.State == nil && rd.TruncateTo < 0 && len(rd.Appends) == 0 && len(rd.SnapshotWrites) == 0 &&
+		!rd.InstallSnapshot.Valid() && len(rd.Messages) == 0 && rd.HighWatermark < 0
+}
+
+// readyBuf accumulates work until the runtime asks for it. Only plain
+// values: it is part of the node state that Clone copies.
+type readyBuf struct {
+	persist    bool
+	truncateTo Offset
+	appends    []Append
+	snapWrites []SnapshotWrite
+	install    OffsetAndEpoch
+	msgs       []Message
+	hw         Offset
+}
+
+func emptyBuf() readyBuf {
+	return readyBuf{truncateTo: -1, install: NoOffsetAndEpoch, hw: -1}
+}
+
+func (b *readyBuf) empty() bool {
+	return !b.persist && b.truncateTo < 0 && len(b.appends) == 0 && len(b.snapWrites) == 0 &&
+		!b.install.Valid() && len(b.msgs) == 0 && b.hw < 0
+}
+
+// clone returns a copy whose slices share no writable backing array with b.
+func (b readyBuf) clone() readyBuf {
+	b.appends = slices.Clip(b.appends)
+	b.snapWrites = slices.Clip(b.snapWrites)
+	b.msgs = slices.Clip(b.msgs)
+	return b
+}

@@ -1,0 +1,70 @@
+package kraft
+
+import "slices"
+
+// Status is a snapshot of a node's state for DescribeQuorum, metrics and
+// tests. It shares nothing with the node.
+type Status struct {
+	ID            NodeID
+	Role          Role
+	Epoch         Epoch
+	Leader        LeaderAndEpoch
+	VotedKey      ReplicaKey // ID NoNode if none
+	IsVoter       bool
+	HighWatermark Offset // -1 if unknown
+	LogEndOffset  Offset
+	LastEpoch     Epoch // epoch of the last log entry
+	Voters        VoterSet
+	ShuttingDown  bool
+	// Replicas is filled on the leader only: the voters of the latest set
+	// (this node included) and then the observers, each with its fetch
+	// progress (KRAFT.md §11).
+	Replicas []ReplicaStatus
+}
+
+// ReplicaStatus is the leader's view of one replica, as DescribeQuorum
+// reports it.
+type ReplicaStatus struct {
+	Key          ReplicaKey
+	Voter        bool
+	LogEndOffset Offset  // last fetch position; -1 if it never fetched
+	LastFetch    Instant // -1 if never
+	LastCaughtUp Instant // -1 if never
+}
+
+// Status returns the node's current state.
+func (n *Node) Status() Status {
+	s := &n.s
+	st := Status{
+		ID: n.me.ID, Role: s.role, Epoch: s.epoch, Leader: n.leaderAndEpoch(), VotedKey: s.votedKey,
+		IsVoter: n.isVoter(), HighWatermark: s.hw, LogEndOffset: s.leo, LastEpoch: s.lastEpoch,
+		Voters: n.voters(), ShuttingDown: s.shuttingDown,
+	}
+	if s.role == Leader {
+		for _, r := range s.leader.Voters {
+			st.Replicas = append(st.Replicas, replicaStatus(r, true))
+		}
+		for _, r := range s.leader.Observers {
+			st.Replicas = append(st.Replicas, replicaStatus(r, false))
+		}
+	}
+	return st
+}
+
+func replicaStatus(r replicaState, voter bool) ReplicaStatus {
+	return ReplicaStatus{Key: r.Key, Voter: voter, LogEndOffset: r.EndOffset, LastFetch: r.LastFetch, LastCaughtUp: r.LastCaughtUp}
+}
+
+// ExpireObservers drops observers that have not fetched for the observer
+// session timeout (5 minutes, OBSERVER_SESSION_TIMEOUT_MS); call it before
+// reporting DescribeQuorum, as Kafka does when it reads the list.
+func (n *Node) ExpireObservers(now Instant) {
+	n.advanceClock(now)
+	if n.s.role != Leader {
+		return
+	}
+	const sessionTimeoutMs = 300_000
+	n.s.leader.Observers = slices.DeleteFunc(slices.Clone(n.s.leader.Observers), func(r replicaState) bool {
+		return r.LastFetch < 0 || n.s.now-r.LastFetch >= sessionTimeoutMs
+	})
+}
