@@ -216,7 +216,7 @@ type BatchInfo struct {
 	// and a Voters record.
 	Control      bool
 	LeaderChange LeaderChange
-	KRaftVersion int16       // -1 if the batch has no KRaftVersion record
+	KRaftVersion int16        // -1 if the batch has no KRaftVersion record
 	Voters       []ReplicaKey // nil if the batch has no Voters record
 }
 

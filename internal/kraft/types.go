@@ -88,7 +88,9 @@ type LeaderAndEpoch struct {
 }
 
 // String formats the pair as "leader=1 epoch=3".
-func (l LeaderAndEpoch) String() string { return fmt.Sprintf("leader=%d epoch=%d", l.LeaderID, l.Epoch) }
+func (l LeaderAndEpoch) String() string {
+	return fmt.Sprintf("leader=%d epoch=%d", l.LeaderID, l.Epoch)
+}
 
 // Role is the state of a replica in the KRaft state machine (KRAFT.md §2.1).
 type Role uint8
