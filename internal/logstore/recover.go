@@ -97,8 +97,8 @@ func Open(fsys vfs.FS, dir string, opts Options) (*Log, *RecoveryReport, error) 
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	if err := fsys.MkdirAll(dir, 0o755); err != nil {
-		return nil, nil, fmt.Errorf("logstore: create directory %s: %w", dir, err)
+	if err := makeDirDurable(fsys, dir); err != nil {
+		return nil, nil, err
 	}
 	lock, err := LockDir(fsys, dir)
 	if err != nil {
@@ -122,6 +122,37 @@ func Open(fsys vfs.FS, dir string, opts Options) (*Log, *RecoveryReport, error) 
 		slog.Int64("log_end_offset", rep.LogEndOffset),
 		slog.Int("segments", rep.Segments))
 	return l, rep, nil
+}
+
+// makeDirDurable creates dir and its missing parents, and fsyncs the parent
+// of every directory it created, so that the new directories survive a
+// crash: a file's fsync does not make its directory's own entry durable.
+func makeDirDurable(fsys vfs.FS, dir string) error {
+	var created []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := fsys.Stat(d); err == nil {
+			break
+		} else if !isNotExist(err) {
+			return fmt.Errorf("logstore: stat %s: %w", d, err)
+		}
+		created = append(created, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if len(created) == 0 {
+		return nil
+	}
+	if err := fsys.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("logstore: create directory %s: %w", dir, err)
+	}
+	for i := len(created) - 1; i >= 0; i-- {
+		parent := filepath.Dir(created[i])
+		if err := fsys.SyncDir(parent); err != nil {
+			return fmt.Errorf("logstore: sync directory %s: %w", parent, err)
+		}
+	}
+	return nil
 }
 
 // ourTmpFiles are the files Krabka rewrites atomically in the partition
