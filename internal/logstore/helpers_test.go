@@ -90,4 +90,3 @@ func openLog(t testing.TB, fsys vfs.FS, opts Options) (*Log, *RecoveryReport) {
 	}
 	return l, rep
 }
-

@@ -76,11 +76,11 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		SegmentBytes:       DefaultSegmentBytes,
-		SegmentTime:          DefaultSegmentTime,
+		SegmentTime:        DefaultSegmentTime,
 		IndexIntervalBytes: DefaultIndexIntervalBytes,
 		MaxBatchBytes:      DefaultMaxBatchBytes,
 		RetentionBytes:     DefaultRetentionBytes,
-		RetentionTime:        DefaultRetentionTime,
+		RetentionTime:      DefaultRetentionTime,
 		Now:                time.Now,
 	}
 }
