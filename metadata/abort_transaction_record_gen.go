@@ -56,7 +56,7 @@ func (s *AbortTransactionRecord) SetVersion(v int16) { s.Version = v }
 // error it returns dst unchanged and an *EncodeError or
 // *UnsupportedVersionError.
 func (s *AbortTransactionRecord) AppendTo(dst []byte, version int16) ([]byte, error) {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return dst, &UnsupportedVersionError{Message: "AbortTransactionRecord", Version: version, Min: 0, Max: 0}
 	}
 	out, err := s.appendTo(dst, version)
@@ -70,7 +70,7 @@ func (s *AbortTransactionRecord) AppendTo(dst []byte, version int16) ([]byte, er
 // hold exactly one AbortTransactionRecord. On error it returns a *DecodeError or
 // *UnsupportedVersionError and s holds a partial value.
 func (s *AbortTransactionRecord) DecodeFrom(b []byte, version int16) error {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return &UnsupportedVersionError{Message: "AbortTransactionRecord", Version: version, Min: 0, Max: 0}
 	}
 	r := kbin.NewReader(b)

@@ -90,7 +90,7 @@ func (s *AccessControlEntryRecord) SetVersion(v int16) { s.Version = v }
 // error it returns dst unchanged and an *EncodeError or
 // *UnsupportedVersionError.
 func (s *AccessControlEntryRecord) AppendTo(dst []byte, version int16) ([]byte, error) {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return dst, &UnsupportedVersionError{Message: "AccessControlEntryRecord", Version: version, Min: 0, Max: 0}
 	}
 	out, err := s.appendTo(dst, version)
@@ -104,7 +104,7 @@ func (s *AccessControlEntryRecord) AppendTo(dst []byte, version int16) ([]byte, 
 // hold exactly one AccessControlEntryRecord. On error it returns a *DecodeError or
 // *UnsupportedVersionError and s holds a partial value.
 func (s *AccessControlEntryRecord) DecodeFrom(b []byte, version int16) error {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return &UnsupportedVersionError{Message: "AccessControlEntryRecord", Version: version, Min: 0, Max: 0}
 	}
 	r := kbin.NewReader(b)

@@ -55,7 +55,7 @@ func (s *BeginTransactionRecord) SetVersion(v int16) { s.Version = v }
 // error it returns dst unchanged and an *EncodeError or
 // *UnsupportedVersionError.
 func (s *BeginTransactionRecord) AppendTo(dst []byte, version int16) ([]byte, error) {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return dst, &UnsupportedVersionError{Message: "BeginTransactionRecord", Version: version, Min: 0, Max: 0}
 	}
 	out, err := s.appendTo(dst, version)
@@ -69,7 +69,7 @@ func (s *BeginTransactionRecord) AppendTo(dst []byte, version int16) ([]byte, er
 // hold exactly one BeginTransactionRecord. On error it returns a *DecodeError or
 // *UnsupportedVersionError and s holds a partial value.
 func (s *BeginTransactionRecord) DecodeFrom(b []byte, version int16) error {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return &UnsupportedVersionError{Message: "BeginTransactionRecord", Version: version, Min: 0, Max: 0}
 	}
 	r := kbin.NewReader(b)

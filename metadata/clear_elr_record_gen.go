@@ -57,7 +57,7 @@ func (s *ClearElrRecord) SetVersion(v int16) { s.Version = v }
 // error it returns dst unchanged and an *EncodeError or
 // *UnsupportedVersionError.
 func (s *ClearElrRecord) AppendTo(dst []byte, version int16) ([]byte, error) {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return dst, &UnsupportedVersionError{Message: "ClearElrRecord", Version: version, Min: 0, Max: 0}
 	}
 	out, err := s.appendTo(dst, version)
@@ -71,7 +71,7 @@ func (s *ClearElrRecord) AppendTo(dst []byte, version int16) ([]byte, error) {
 // hold exactly one ClearElrRecord. On error it returns a *DecodeError or
 // *UnsupportedVersionError and s holds a partial value.
 func (s *ClearElrRecord) DecodeFrom(b []byte, version int16) error {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return &UnsupportedVersionError{Message: "ClearElrRecord", Version: version, Min: 0, Max: 0}
 	}
 	r := kbin.NewReader(b)

@@ -72,7 +72,7 @@ func (s *ClientQuotaRecord) SetVersion(v int16) { s.Version = v }
 // error it returns dst unchanged and an *EncodeError or
 // *UnsupportedVersionError.
 func (s *ClientQuotaRecord) AppendTo(dst []byte, version int16) ([]byte, error) {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return dst, &UnsupportedVersionError{Message: "ClientQuotaRecord", Version: version, Min: 0, Max: 0}
 	}
 	out, err := s.appendTo(dst, version)
@@ -86,7 +86,7 @@ func (s *ClientQuotaRecord) AppendTo(dst []byte, version int16) ([]byte, error) 
 // hold exactly one ClientQuotaRecord. On error it returns a *DecodeError or
 // *UnsupportedVersionError and s holds a partial value.
 func (s *ClientQuotaRecord) DecodeFrom(b []byte, version int16) error {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return &UnsupportedVersionError{Message: "ClientQuotaRecord", Version: version, Min: 0, Max: 0}
 	}
 	r := kbin.NewReader(b)

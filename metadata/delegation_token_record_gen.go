@@ -85,7 +85,7 @@ func (s *DelegationTokenRecord) SetVersion(v int16) { s.Version = v }
 // error it returns dst unchanged and an *EncodeError or
 // *UnsupportedVersionError.
 func (s *DelegationTokenRecord) AppendTo(dst []byte, version int16) ([]byte, error) {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return dst, &UnsupportedVersionError{Message: "DelegationTokenRecord", Version: version, Min: 0, Max: 0}
 	}
 	out, err := s.appendTo(dst, version)
@@ -99,7 +99,7 @@ func (s *DelegationTokenRecord) AppendTo(dst []byte, version int16) ([]byte, err
 // hold exactly one DelegationTokenRecord. On error it returns a *DecodeError or
 // *UnsupportedVersionError and s holds a partial value.
 func (s *DelegationTokenRecord) DecodeFrom(b []byte, version int16) error {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return &UnsupportedVersionError{Message: "DelegationTokenRecord", Version: version, Min: 0, Max: 0}
 	}
 	r := kbin.NewReader(b)

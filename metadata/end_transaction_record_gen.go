@@ -48,7 +48,7 @@ func (s *EndTransactionRecord) SetVersion(v int16) { s.Version = v }
 // error it returns dst unchanged and an *EncodeError or
 // *UnsupportedVersionError.
 func (s *EndTransactionRecord) AppendTo(dst []byte, version int16) ([]byte, error) {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return dst, &UnsupportedVersionError{Message: "EndTransactionRecord", Version: version, Min: 0, Max: 0}
 	}
 	out, err := s.appendTo(dst, version)
@@ -62,7 +62,7 @@ func (s *EndTransactionRecord) AppendTo(dst []byte, version int16) ([]byte, erro
 // hold exactly one EndTransactionRecord. On error it returns a *DecodeError or
 // *UnsupportedVersionError and s holds a partial value.
 func (s *EndTransactionRecord) DecodeFrom(b []byte, version int16) error {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return &UnsupportedVersionError{Message: "EndTransactionRecord", Version: version, Min: 0, Max: 0}
 	}
 	r := kbin.NewReader(b)

@@ -62,7 +62,7 @@ func (s *FeatureLevelRecord) SetVersion(v int16) { s.Version = v }
 // error it returns dst unchanged and an *EncodeError or
 // *UnsupportedVersionError.
 func (s *FeatureLevelRecord) AppendTo(dst []byte, version int16) ([]byte, error) {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return dst, &UnsupportedVersionError{Message: "FeatureLevelRecord", Version: version, Min: 0, Max: 0}
 	}
 	out, err := s.appendTo(dst, version)
@@ -76,7 +76,7 @@ func (s *FeatureLevelRecord) AppendTo(dst []byte, version int16) ([]byte, error)
 // hold exactly one FeatureLevelRecord. On error it returns a *DecodeError or
 // *UnsupportedVersionError and s holds a partial value.
 func (s *FeatureLevelRecord) DecodeFrom(b []byte, version int16) error {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return &UnsupportedVersionError{Message: "FeatureLevelRecord", Version: version, Min: 0, Max: 0}
 	}
 	r := kbin.NewReader(b)

@@ -59,7 +59,7 @@ func (s *FenceBrokerRecord) SetVersion(v int16) { s.Version = v }
 // error it returns dst unchanged and an *EncodeError or
 // *UnsupportedVersionError.
 func (s *FenceBrokerRecord) AppendTo(dst []byte, version int16) ([]byte, error) {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return dst, &UnsupportedVersionError{Message: "FenceBrokerRecord", Version: version, Min: 0, Max: 0}
 	}
 	out, err := s.appendTo(dst, version)
@@ -73,7 +73,7 @@ func (s *FenceBrokerRecord) AppendTo(dst []byte, version int16) ([]byte, error) 
 // hold exactly one FenceBrokerRecord. On error it returns a *DecodeError or
 // *UnsupportedVersionError and s holds a partial value.
 func (s *FenceBrokerRecord) DecodeFrom(b []byte, version int16) error {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return &UnsupportedVersionError{Message: "FenceBrokerRecord", Version: version, Min: 0, Max: 0}
 	}
 	r := kbin.NewReader(b)

@@ -49,7 +49,7 @@ func (s *NoOpRecord) SetVersion(v int16) { s.Version = v }
 // error it returns dst unchanged and an *EncodeError or
 // *UnsupportedVersionError.
 func (s *NoOpRecord) AppendTo(dst []byte, version int16) ([]byte, error) {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return dst, &UnsupportedVersionError{Message: "NoOpRecord", Version: version, Min: 0, Max: 0}
 	}
 	out, err := s.appendTo(dst, version)
@@ -63,7 +63,7 @@ func (s *NoOpRecord) AppendTo(dst []byte, version int16) ([]byte, error) {
 // hold exactly one NoOpRecord. On error it returns a *DecodeError or
 // *UnsupportedVersionError and s holds a partial value.
 func (s *NoOpRecord) DecodeFrom(b []byte, version int16) error {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return &UnsupportedVersionError{Message: "NoOpRecord", Version: version, Min: 0, Max: 0}
 	}
 	r := kbin.NewReader(b)

@@ -65,7 +65,7 @@ func (s *ProducerIdsRecord) SetVersion(v int16) { s.Version = v }
 // error it returns dst unchanged and an *EncodeError or
 // *UnsupportedVersionError.
 func (s *ProducerIdsRecord) AppendTo(dst []byte, version int16) ([]byte, error) {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return dst, &UnsupportedVersionError{Message: "ProducerIdsRecord", Version: version, Min: 0, Max: 0}
 	}
 	out, err := s.appendTo(dst, version)
@@ -79,7 +79,7 @@ func (s *ProducerIdsRecord) AppendTo(dst []byte, version int16) ([]byte, error) 
 // hold exactly one ProducerIdsRecord. On error it returns a *DecodeError or
 // *UnsupportedVersionError and s holds a partial value.
 func (s *ProducerIdsRecord) DecodeFrom(b []byte, version int16) error {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return &UnsupportedVersionError{Message: "ProducerIdsRecord", Version: version, Min: 0, Max: 0}
 	}
 	r := kbin.NewReader(b)

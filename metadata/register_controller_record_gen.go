@@ -78,7 +78,7 @@ func (s *RegisterControllerRecord) SetVersion(v int16) { s.Version = v }
 // error it returns dst unchanged and an *EncodeError or
 // *UnsupportedVersionError.
 func (s *RegisterControllerRecord) AppendTo(dst []byte, version int16) ([]byte, error) {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return dst, &UnsupportedVersionError{Message: "RegisterControllerRecord", Version: version, Min: 0, Max: 0}
 	}
 	out, err := s.appendTo(dst, version)
@@ -92,7 +92,7 @@ func (s *RegisterControllerRecord) AppendTo(dst []byte, version int16) ([]byte, 
 // hold exactly one RegisterControllerRecord. On error it returns a *DecodeError or
 // *UnsupportedVersionError and s holds a partial value.
 func (s *RegisterControllerRecord) DecodeFrom(b []byte, version int16) error {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return &UnsupportedVersionError{Message: "RegisterControllerRecord", Version: version, Min: 0, Max: 0}
 	}
 	r := kbin.NewReader(b)

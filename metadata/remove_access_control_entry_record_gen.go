@@ -53,7 +53,7 @@ func (s *RemoveAccessControlEntryRecord) SetVersion(v int16) { s.Version = v }
 // error it returns dst unchanged and an *EncodeError or
 // *UnsupportedVersionError.
 func (s *RemoveAccessControlEntryRecord) AppendTo(dst []byte, version int16) ([]byte, error) {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return dst, &UnsupportedVersionError{Message: "RemoveAccessControlEntryRecord", Version: version, Min: 0, Max: 0}
 	}
 	out, err := s.appendTo(dst, version)
@@ -67,7 +67,7 @@ func (s *RemoveAccessControlEntryRecord) AppendTo(dst []byte, version int16) ([]
 // hold exactly one RemoveAccessControlEntryRecord. On error it returns a *DecodeError or
 // *UnsupportedVersionError and s holds a partial value.
 func (s *RemoveAccessControlEntryRecord) DecodeFrom(b []byte, version int16) error {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return &UnsupportedVersionError{Message: "RemoveAccessControlEntryRecord", Version: version, Min: 0, Max: 0}
 	}
 	r := kbin.NewReader(b)

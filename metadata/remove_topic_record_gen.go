@@ -54,7 +54,7 @@ func (s *RemoveTopicRecord) SetVersion(v int16) { s.Version = v }
 // error it returns dst unchanged and an *EncodeError or
 // *UnsupportedVersionError.
 func (s *RemoveTopicRecord) AppendTo(dst []byte, version int16) ([]byte, error) {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return dst, &UnsupportedVersionError{Message: "RemoveTopicRecord", Version: version, Min: 0, Max: 0}
 	}
 	out, err := s.appendTo(dst, version)
@@ -68,7 +68,7 @@ func (s *RemoveTopicRecord) AppendTo(dst []byte, version int16) ([]byte, error) 
 // hold exactly one RemoveTopicRecord. On error it returns a *DecodeError or
 // *UnsupportedVersionError and s holds a partial value.
 func (s *RemoveTopicRecord) DecodeFrom(b []byte, version int16) error {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return &UnsupportedVersionError{Message: "RemoveTopicRecord", Version: version, Min: 0, Max: 0}
 	}
 	r := kbin.NewReader(b)

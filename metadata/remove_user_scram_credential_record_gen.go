@@ -61,7 +61,7 @@ func (s *RemoveUserScramCredentialRecord) SetVersion(v int16) { s.Version = v }
 // error it returns dst unchanged and an *EncodeError or
 // *UnsupportedVersionError.
 func (s *RemoveUserScramCredentialRecord) AppendTo(dst []byte, version int16) ([]byte, error) {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return dst, &UnsupportedVersionError{Message: "RemoveUserScramCredentialRecord", Version: version, Min: 0, Max: 0}
 	}
 	out, err := s.appendTo(dst, version)
@@ -75,7 +75,7 @@ func (s *RemoveUserScramCredentialRecord) AppendTo(dst []byte, version int16) ([
 // hold exactly one RemoveUserScramCredentialRecord. On error it returns a *DecodeError or
 // *UnsupportedVersionError and s holds a partial value.
 func (s *RemoveUserScramCredentialRecord) DecodeFrom(b []byte, version int16) error {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return &UnsupportedVersionError{Message: "RemoveUserScramCredentialRecord", Version: version, Min: 0, Max: 0}
 	}
 	r := kbin.NewReader(b)

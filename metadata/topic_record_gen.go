@@ -60,7 +60,7 @@ func (s *TopicRecord) SetVersion(v int16) { s.Version = v }
 // error it returns dst unchanged and an *EncodeError or
 // *UnsupportedVersionError.
 func (s *TopicRecord) AppendTo(dst []byte, version int16) ([]byte, error) {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return dst, &UnsupportedVersionError{Message: "TopicRecord", Version: version, Min: 0, Max: 0}
 	}
 	out, err := s.appendTo(dst, version)
@@ -74,7 +74,7 @@ func (s *TopicRecord) AppendTo(dst []byte, version int16) ([]byte, error) {
 // hold exactly one TopicRecord. On error it returns a *DecodeError or
 // *UnsupportedVersionError and s holds a partial value.
 func (s *TopicRecord) DecodeFrom(b []byte, version int16) error {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return &UnsupportedVersionError{Message: "TopicRecord", Version: version, Min: 0, Max: 0}
 	}
 	r := kbin.NewReader(b)

@@ -58,7 +58,7 @@ func (s *UnregisterBrokerRecord) SetVersion(v int16) { s.Version = v }
 // error it returns dst unchanged and an *EncodeError or
 // *UnsupportedVersionError.
 func (s *UnregisterBrokerRecord) AppendTo(dst []byte, version int16) ([]byte, error) {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return dst, &UnsupportedVersionError{Message: "UnregisterBrokerRecord", Version: version, Min: 0, Max: 0}
 	}
 	out, err := s.appendTo(dst, version)
@@ -72,7 +72,7 @@ func (s *UnregisterBrokerRecord) AppendTo(dst []byte, version int16) ([]byte, er
 // hold exactly one UnregisterBrokerRecord. On error it returns a *DecodeError or
 // *UnsupportedVersionError and s holds a partial value.
 func (s *UnregisterBrokerRecord) DecodeFrom(b []byte, version int16) error {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return &UnsupportedVersionError{Message: "UnregisterBrokerRecord", Version: version, Min: 0, Max: 0}
 	}
 	r := kbin.NewReader(b)

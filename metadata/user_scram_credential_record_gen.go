@@ -81,7 +81,7 @@ func (s *UserScramCredentialRecord) SetVersion(v int16) { s.Version = v }
 // error it returns dst unchanged and an *EncodeError or
 // *UnsupportedVersionError.
 func (s *UserScramCredentialRecord) AppendTo(dst []byte, version int16) ([]byte, error) {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return dst, &UnsupportedVersionError{Message: "UserScramCredentialRecord", Version: version, Min: 0, Max: 0}
 	}
 	out, err := s.appendTo(dst, version)
@@ -95,7 +95,7 @@ func (s *UserScramCredentialRecord) AppendTo(dst []byte, version int16) ([]byte,
 // hold exactly one UserScramCredentialRecord. On error it returns a *DecodeError or
 // *UnsupportedVersionError and s holds a partial value.
 func (s *UserScramCredentialRecord) DecodeFrom(b []byte, version int16) error {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return &UnsupportedVersionError{Message: "UserScramCredentialRecord", Version: version, Min: 0, Max: 0}
 	}
 	r := kbin.NewReader(b)

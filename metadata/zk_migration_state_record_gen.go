@@ -54,7 +54,7 @@ func (s *ZkMigrationStateRecord) SetVersion(v int16) { s.Version = v }
 // error it returns dst unchanged and an *EncodeError or
 // *UnsupportedVersionError.
 func (s *ZkMigrationStateRecord) AppendTo(dst []byte, version int16) ([]byte, error) {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return dst, &UnsupportedVersionError{Message: "ZkMigrationStateRecord", Version: version, Min: 0, Max: 0}
 	}
 	out, err := s.appendTo(dst, version)
@@ -68,7 +68,7 @@ func (s *ZkMigrationStateRecord) AppendTo(dst []byte, version int16) ([]byte, er
 // hold exactly one ZkMigrationStateRecord. On error it returns a *DecodeError or
 // *UnsupportedVersionError and s holds a partial value.
 func (s *ZkMigrationStateRecord) DecodeFrom(b []byte, version int16) error {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return &UnsupportedVersionError{Message: "ZkMigrationStateRecord", Version: version, Min: 0, Max: 0}
 	}
 	r := kbin.NewReader(b)

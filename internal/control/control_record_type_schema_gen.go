@@ -13,10 +13,6 @@ type ControlRecordTypeSchema struct {
 	//
 	// Versions 0+.
 	Type int16
-
-	// UnknownTags holds the tagged fields this version does not know, in
-	// ascending tag order; encoding writes them back unchanged.
-	UnknownTags []RawTaggedField
 }
 
 // Default sets every field of s to its default value.
@@ -41,7 +37,7 @@ func (*ControlRecordTypeSchema) MaxVersion() int16 { return 0 }
 // error it returns dst unchanged and an *EncodeError or
 // *UnsupportedVersionError.
 func (s *ControlRecordTypeSchema) AppendTo(dst []byte, version int16) ([]byte, error) {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return dst, &UnsupportedVersionError{Message: "ControlRecordTypeSchema", Version: version, Min: 0, Max: 0}
 	}
 	out, err := s.appendTo(dst, version)
@@ -55,7 +51,7 @@ func (s *ControlRecordTypeSchema) AppendTo(dst []byte, version int16) ([]byte, e
 // hold exactly one ControlRecordTypeSchema. On error it returns a *DecodeError or
 // *UnsupportedVersionError and s holds a partial value.
 func (s *ControlRecordTypeSchema) DecodeFrom(b []byte, version int16) error {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return &UnsupportedVersionError{Message: "ControlRecordTypeSchema", Version: version, Min: 0, Max: 0}
 	}
 	r := kbin.NewReader(b)
@@ -74,7 +70,6 @@ func (s *ControlRecordTypeSchema) appendTo(dst []byte, version int16) ([]byte, e
 }
 
 func (s *ControlRecordTypeSchema) readFrom(r *kbin.Reader, version int16) error {
-	s.UnknownTags = nil
 	s.Type = r.Int16()
 	if err := r.Err(); err != nil {
 		return fieldError("Type", err)

@@ -46,7 +46,7 @@ func (*KRaftVersionRecord) MaxVersion() int16 { return 0 }
 // error it returns dst unchanged and an *EncodeError or
 // *UnsupportedVersionError.
 func (s *KRaftVersionRecord) AppendTo(dst []byte, version int16) ([]byte, error) {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return dst, &UnsupportedVersionError{Message: "KRaftVersionRecord", Version: version, Min: 0, Max: 0}
 	}
 	out, err := s.appendTo(dst, version)
@@ -60,7 +60,7 @@ func (s *KRaftVersionRecord) AppendTo(dst []byte, version int16) ([]byte, error)
 // hold exactly one KRaftVersionRecord. On error it returns a *DecodeError or
 // *UnsupportedVersionError and s holds a partial value.
 func (s *KRaftVersionRecord) DecodeFrom(b []byte, version int16) error {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return &UnsupportedVersionError{Message: "KRaftVersionRecord", Version: version, Min: 0, Max: 0}
 	}
 	r := kbin.NewReader(b)

@@ -41,7 +41,7 @@ func (*SnapshotFooterRecord) MaxVersion() int16 { return 0 }
 // error it returns dst unchanged and an *EncodeError or
 // *UnsupportedVersionError.
 func (s *SnapshotFooterRecord) AppendTo(dst []byte, version int16) ([]byte, error) {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return dst, &UnsupportedVersionError{Message: "SnapshotFooterRecord", Version: version, Min: 0, Max: 0}
 	}
 	out, err := s.appendTo(dst, version)
@@ -55,7 +55,7 @@ func (s *SnapshotFooterRecord) AppendTo(dst []byte, version int16) ([]byte, erro
 // hold exactly one SnapshotFooterRecord. On error it returns a *DecodeError or
 // *UnsupportedVersionError and s holds a partial value.
 func (s *SnapshotFooterRecord) DecodeFrom(b []byte, version int16) error {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return &UnsupportedVersionError{Message: "SnapshotFooterRecord", Version: version, Min: 0, Max: 0}
 	}
 	r := kbin.NewReader(b)

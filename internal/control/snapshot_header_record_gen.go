@@ -47,7 +47,7 @@ func (*SnapshotHeaderRecord) MaxVersion() int16 { return 0 }
 // error it returns dst unchanged and an *EncodeError or
 // *UnsupportedVersionError.
 func (s *SnapshotHeaderRecord) AppendTo(dst []byte, version int16) ([]byte, error) {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return dst, &UnsupportedVersionError{Message: "SnapshotHeaderRecord", Version: version, Min: 0, Max: 0}
 	}
 	out, err := s.appendTo(dst, version)
@@ -61,7 +61,7 @@ func (s *SnapshotHeaderRecord) AppendTo(dst []byte, version int16) ([]byte, erro
 // hold exactly one SnapshotHeaderRecord. On error it returns a *DecodeError or
 // *UnsupportedVersionError and s holds a partial value.
 func (s *SnapshotHeaderRecord) DecodeFrom(b []byte, version int16) error {
-	if version < 0 || version > 0 {
+	if version != 0 {
 		return &UnsupportedVersionError{Message: "SnapshotHeaderRecord", Version: version, Min: 0, Max: 0}
 	}
 	r := kbin.NewReader(b)

@@ -374,7 +374,9 @@ func (g *gen) emitDecode(si *structInfo) error {
 	if mode == flexMixed {
 		g.p("flex := %s", fc)
 	}
-	g.p("s.UnknownTags = nil")
+	if mode != flexNever {
+		g.p("s.UnknownTags = nil")
+	}
 	for _, f := range si.fields {
 		read := condSet(func(v int16) bool { return f.Versions.Contains(v) && !f.Tagged.Contains(v) }, scope)
 		e := "s." + f.Name

@@ -362,11 +362,12 @@ func (g *gen) emitStruct(si *structInfo) error {
 		g.p("%s %s", f.Name, g.goType(f))
 		g.p("")
 	}
-	g.p("// UnknownTags holds the tagged fields this version does not know, in")
-	g.p("// ascending tag order; encoding writes them back unchanged.")
-	g.p("UnknownTags []RawTaggedField")
+	if mode, _ := g.flex(si.scope); mode != flexNever {
+		g.p("// UnknownTags holds the tagged fields this version does not know, in")
+		g.p("// ascending tag order; encoding writes them back unchanged.")
+		g.p("UnknownTags []RawTaggedField")
+	}
 	g.p("}")
-	g.used["RawTaggedField"] = true
 
 	// Default.
 	g.p("")
@@ -411,7 +412,7 @@ func (g *gen) emitStruct(si *structInfo) error {
 		g.p("// error it returns dst unchanged and an *EncodeError or")
 		g.p("// *UnsupportedVersionError.")
 		g.p("func (s *%s) AppendTo(dst []byte, version int16) ([]byte, error) {", name)
-		g.p("if version < %d || version > %d {", m.Valid.Lo, m.Valid.Hi)
+		g.p("if %s {", versionCheck(m.Valid))
 		g.p("return dst, &UnsupportedVersionError{Message: %q, Version: version, Min: %d, Max: %d}", name, m.Valid.Lo, m.Valid.Hi)
 		g.p("}")
 		g.p("out, err := s.appendTo(dst, version)")
@@ -425,7 +426,7 @@ func (g *gen) emitStruct(si *structInfo) error {
 		g.p("// hold exactly one %s. On error it returns a *DecodeError or", name)
 		g.p("// *UnsupportedVersionError and s holds a partial value.")
 		g.p("func (s *%s) DecodeFrom(b []byte, version int16) error {", name)
-		g.p("if version < %d || version > %d {", m.Valid.Lo, m.Valid.Hi)
+		g.p("if %s {", versionCheck(m.Valid))
 		g.p("return &UnsupportedVersionError{Message: %q, Version: version, Min: %d, Max: %d}", name, m.Valid.Lo, m.Valid.Hi)
 		g.p("}")
 		g.p("r := kbin.NewReader(b)")
@@ -451,7 +452,9 @@ func (g *gen) emitStruct(si *structInfo) error {
 		for _, f := range si.fields {
 			parts = append(parts, "("+g.isDefault(f, "s."+f.Name)+")")
 		}
-		parts = append(parts, "len(s.UnknownTags) == 0")
+		if mode, _ := g.flex(si.scope); mode != flexNever {
+			parts = append(parts, "len(s.UnknownTags) == 0")
+		}
 		g.p("return %s", strings.Join(parts, " &&\n"))
 		g.p("}")
 	}
@@ -583,4 +586,12 @@ func (g *gen) notDefault(f *codegen.Field, e string) string {
 		return c[1:]
 	}
 	return "!" + c
+}
+
+// versionCheck returns a condition that is true for versions outside r.
+func versionCheck(r codegen.Versions) string {
+	if r.Lo == r.Hi {
+		return fmt.Sprintf("version != %d", r.Lo)
+	}
+	return fmt.Sprintf("version < %d || version > %d", r.Lo, r.Hi)
 }
