@@ -105,8 +105,8 @@ func (d *Decoder) decode(b []byte, pos int64) (Batch, error) {
 			return Batch{}, errAt(b, pos, HeaderSize+recPos(compressed, off), ReasonRecordCountMismatch,
 				fmt.Sprintf("records end after %d of %d records", i, h.NumRecords), nil)
 		}
-		var rec Record
-		n, rerr := decodeRecord(area[off:], &rec, &d.headers)
+		recs = recs[:i+1]
+		n, rerr := decodeRecord(area[off:], &recs[i], &d.headers)
 		if rerr != nil {
 			detail := fmt.Sprintf("record %d: %s", i, rerr.detail)
 			if compressed {
@@ -114,7 +114,6 @@ func (d *Decoder) decode(b []byte, pos int64) (Batch, error) {
 			}
 			return Batch{}, errAt(b, pos, HeaderSize+recPos(compressed, off+rerr.rel), rerr.reason, detail, nil)
 		}
-		recs = append(recs, rec)
 		off += n
 	}
 	if off != len(area) {

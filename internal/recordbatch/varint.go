@@ -24,6 +24,10 @@ const (
 
 // readVarint reads a zig-zag varint of at most 5 bytes that fits in int32.
 func readVarint(b []byte) (int32, int, varintErr) {
+	if len(b) > 0 && b[0] < 0x80 { // one byte: the common case
+		u := uint32(b[0])
+		return int32(u>>1) ^ -int32(u&1), 1, varintOK
+	}
 	var u uint32
 	for i := 0; i < 5; i++ {
 		if i >= len(b) {
@@ -47,6 +51,10 @@ func readVarint(b []byte) (int32, int, varintErr) {
 // readVarlong reads a zig-zag varint of at most 10 bytes that fits in
 // int64.
 func readVarlong(b []byte) (int64, int, varintErr) {
+	if len(b) > 0 && b[0] < 0x80 {
+		u := uint64(b[0])
+		return int64(u>>1) ^ -int64(u&1), 1, varintOK
+	}
 	var u uint64
 	for i := 0; i < 10; i++ {
 		if i >= len(b) {
