@@ -28,6 +28,13 @@ const (
 	// may have landed without the data: the rest of the write's range then
 	// reads as zeros, the zero-filled tail that ext4 and XFS can leave.
 	CrashTearPrefix
+	// CrashReorder keeps, for each file, a random subset of its unsynced
+	// writes and truncates (each survives with probability 1/2), applied
+	// in their original order: writeback does not follow write order, so
+	// a later write can reach the disk while an earlier one does not,
+	// leaving a hole of old bytes or zeros before valid data. Directories
+	// keep an in-order prefix, as with CrashKeepPrefix.
+	CrashReorder
 )
 
 // String returns the mode's name.
@@ -39,6 +46,8 @@ func (c CrashMode) String() string {
 		return "CrashKeepPrefix"
 	case CrashTearPrefix:
 		return "CrashTearPrefix"
+	case CrashReorder:
+		return "CrashReorder"
 	}
 	return fmt.Sprintf("CrashMode(%d)", int(c))
 }
@@ -56,7 +65,7 @@ func (c CrashMode) String() string {
 func (m *MemFS) Crash(rng *rand.Rand, mode CrashMode) {
 	switch mode {
 	case CrashDropUnsynced:
-	case CrashKeepPrefix, CrashTearPrefix:
+	case CrashKeepPrefix, CrashTearPrefix, CrashReorder:
 		if rng == nil {
 			panic("vfs: Crash with " + mode.String() + " needs a rand.Rand")
 		}
@@ -93,8 +102,17 @@ func (d *inode) crashDir(rng *rand.Rand, mode CrashMode) {
 }
 
 func (n *inode) crashFile(rng *rand.Rand, mode CrashMode) {
-	k := keep(rng, mode, len(n.pending))
 	content := slices.Clone(n.durable)
+	k := 0
+	if mode == CrashReorder {
+		for _, op := range n.pending {
+			if rng.IntN(2) == 0 {
+				content = applyFileOp(content, op)
+			}
+		}
+	} else {
+		k = keep(rng, mode, len(n.pending))
+	}
 	for i, op := range n.pending[:k] {
 		if i == k-1 && mode == CrashTearPrefix && !op.truncate && len(op.data) > 0 && rng.IntN(2) == 0 {
 			end := op.off + int64(len(op.data))

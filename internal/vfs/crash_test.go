@@ -219,6 +219,34 @@ func TestCrashTearPrefixOutcomes(t *testing.T) {
 	}
 }
 
+func TestCrashReorderOutcomes(t *testing.T) {
+	// Three unsynced appends after a synced "0": any subset may land, in
+	// place, with zeros where a lost append extended the file under a
+	// surviving later one. Over enough seeds all eight subsets show up.
+	want := []string{
+		"0", "01", "0\x002", "0\x00\x003", "012", "01\x003", "0\x0023", "0123",
+	}
+	seen := map[string]bool{}
+	for seed := range uint64(200) {
+		m := newDir(t)
+		appendFile(t, m, "/d/f", "0")
+		syncFile(t, m, "/d/f")
+		syncDir(t, m, "/d")
+		for _, s := range []string{"1", "2", "3"} {
+			appendFile(t, m, "/d/f", s)
+		}
+		m.Crash(rand.New(rand.NewPCG(seed, 0)), vfs.CrashReorder)
+		got := readFile(t, m, "/d/f")
+		if !slices.Contains(want, got) {
+			t.Fatalf("seed %d: content %q, want one of %q", seed, got, want)
+		}
+		seen[got] = true
+	}
+	if len(seen) != len(want) {
+		t.Errorf("outcomes %q, want all of %q over 200 seeds", slices.Sorted(maps.Keys(seen)), want)
+	}
+}
+
 func TestCrashTearKeepsOverwrittenBytes(t *testing.T) {
 	// A torn overwrite inside the file never zeroes old bytes: each byte
 	// is old or new.

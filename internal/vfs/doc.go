@@ -54,8 +54,8 @@
 //   - [CrashKeepPrefix]: each file keeps a uniformly chosen in-order prefix
 //     of its pending writes and truncates, applied to its durable content;
 //     each directory likewise keeps an in-order prefix of its pending entry
-//     operations. Writes are never reordered, and a later write never
-//     survives without every earlier one of the same file.
+//     operations. In this mode a later write never survives without every
+//     earlier one of the same file.
 //   - [CrashTearPrefix]: as CrashKeepPrefix, and with probability 1/2 the
 //     last kept write of a file is torn: only a random prefix of its bytes,
 //     possibly empty, lands. Tears are at any byte, not only at sector
@@ -64,6 +64,13 @@
 //     file extended to the write's end, the missing bytes reading as zeros:
 //     the size reached the disk, the data did not (a zero-filled tail).
 //     Bytes that existed before the write keep their old value.
+//   - [CrashReorder]: each pending write or truncate of a file survives
+//     independently with probability 1/2, and the survivors are applied in
+//     their original order, because writeback does not follow write order
+//     (ALICE, OSDI 2014). A later append can land while an earlier one did
+//     not, leaving a hole of zeros before valid data: recovery must not
+//     mistake such a tail for corruption of durable data. Directories keep
+//     an in-order prefix, as in CrashKeepPrefix.
 //
 // Rename within one directory is one entry operation: a crash keeps the old
 // name or the new one, never both or neither. Between two directories a
