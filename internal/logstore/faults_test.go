@@ -1,0 +1,436 @@
+package logstore
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/krabka-go/krabka/internal/vfs"
+)
+
+// abandon drops l as a killed process would: files and lock are released,
+// nothing is synced or recorded. Unsynced data stays in the MemFS's current
+// state (no crash is simulated).
+func abandon(l *Log) {
+	for _, s := range l.segs {
+		_ = s.closeFiles()
+	}
+	_ = l.rp.close()
+	_ = l.lock.Close()
+	l.closed = true
+}
+
+// flipByte XORs one byte of a file in place.
+func flipByte(t *testing.T, fsys vfs.FS, path string, pos int64) {
+	t.Helper()
+	f, err := fsys.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := make([]byte, 1)
+	if _, err := f.ReadAt(b, pos); err != nil {
+		t.Fatal(err)
+	}
+	b[0] ^= 0x10
+	if _, err := f.WriteAt(b, pos); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// corruptionSetup writes 12 batches in one segment and syncs after the
+// first 8; it returns the MemFS, the base offsets and byte positions of the
+// batches, and the synced offset.
+func corruptionSetup(t *testing.T) (*vfs.MemFS, []int64, []int64, int64) {
+	t.Helper()
+	mem := vfs.NewMem()
+	opts := testOptions()
+	opts.InternalSegmentBytes = 1 << 20
+	l, _ := openLog(t, mem, opts)
+	var offs, poss []int64
+	var synced int64
+	pos := int64(0)
+	for i := range 12 {
+		b := makeBatch(t, 2, 50, i, 10)
+		res, err := l.AppendAsLeader(b, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		offs = append(offs, res.FirstOffset)
+		poss = append(poss, pos)
+		pos += int64(len(b))
+		if i == 7 {
+			if synced, err = l.Sync(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	abandon(l)
+	return mem, offs, poss, synced
+}
+
+var seg0 = filepath.Join(testDir, "00000000000000000000.log")
+
+func TestBitFlipBelowRecoveryPoint(t *testing.T) {
+	mem, offs, poss, synced := corruptionSetup(t)
+	if synced != offs[8] {
+		t.Fatalf("synced %d, want %d", synced, offs[8])
+	}
+	flipByte(t, mem, seg0, poss[3]+70) // inside the records of batch 3
+	_, _, err := Open(mem, testDir, testOptions())
+	var ce *CorruptionError
+	if !errors.As(err, &ce) {
+		t.Fatalf("Open error = %v, want *CorruptionError", err)
+	}
+	if ce.Segment != seg0 || ce.Offset != offs[3] || ce.Position != poss[3] || !strings.Contains(ce.Reason, "crc") {
+		t.Errorf("CorruptionError = %+v, want segment %s offset %d position %d with a CRC reason", ce, seg0, offs[3], poss[3])
+	}
+	// Opening failed without touching the data: the bytes are all there.
+	data, _ := mem.ReadDurable(seg0)
+	if st, _ := mem.Inspect(seg0); st.Size < poss[11] {
+		t.Errorf("segment shrank to %d bytes (durable %d) after a refused open", st.Size, len(data))
+	}
+	// A header field (epoch going backwards is also caught, outside the CRC).
+	mem2, offs2, poss2, _ := corruptionSetup(t)
+	flipByte(t, mem2, seg0, poss2[5]+15) // low byte of PartitionLeaderEpoch: 1 -> 0x11
+	flipByte(t, mem2, seg0, poss2[6]+15)
+	if _, _, err := Open(mem2, testDir, testOptions()); !errors.As(err, &ce) || ce.Offset != offs2[7] || !strings.Contains(ce.Reason, "epoch") {
+		t.Fatalf("Open after epoch damage = %v, want a CorruptionError at offset %d about the epoch", err, offs2[7])
+	}
+}
+
+func TestBitFlipAboveRecoveryPoint(t *testing.T) {
+	mem, offs, poss, synced := corruptionSetup(t)
+	flipByte(t, mem, seg0, poss[10]+70)
+	var logBuf bytes.Buffer
+	opts := testOptions()
+	opts.Logger = slog.New(slog.NewTextHandler(&logBuf, nil))
+	l, rep, err := Open(mem, testDir, opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer l.Close()
+	tr := rep.Truncation
+	if tr == nil || tr.Offset != offs[10] || tr.Position != poss[10] || tr.Segment != seg0 {
+		t.Fatalf("truncation = %+v, want a cut at offset %d position %d", tr, offs[10], poss[10])
+	}
+	if l.LogEndOffset() != offs[10] || rep.RecoveryPoint != synced {
+		t.Fatalf("LEO %d, recovery point %d; want %d, %d", l.LogEndOffset(), rep.RecoveryPoint, offs[10], synced)
+	}
+	out := logBuf.String()
+	for _, want := range []string{"level=WARN", "file=" + seg0, "offset=" + itoa(offs[10]), "reason="} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log output lacks %q:\n%s", want, out)
+		}
+	}
+	if st, _ := mem.Inspect(seg0); st.Size != poss[10] {
+		t.Errorf("segment is %d bytes after the cut, want %d", st.Size, poss[10])
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func TestTornTail(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cut  func(size, lastPos int64) int64 // new size of the segment
+	}{
+		{"fewer than 12 header bytes", func(size, last int64) int64 { return last + 5 }},
+		{"batch shorter than its length", func(size, last int64) int64 { return size - 3 }},
+		{"zero-filled tail", func(size, last int64) int64 { return -4096 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem, offs, poss, _ := corruptionSetup(t)
+			st, _ := mem.Inspect(seg0)
+			f, err := mem.OpenFile(seg0, os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := tc.cut(st.Size, poss[11])
+			if n < 0 {
+				if _, err := f.WriteAt(make([]byte, -n), st.Size); err != nil {
+					t.Fatal(err)
+				}
+			} else if err := f.Truncate(n); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			l, rep, err := Open(mem, testDir, testOptions())
+			if err != nil {
+				t.Fatalf("Open: %v", err)
+			}
+			defer l.Close()
+			wantEnd := offs[11]
+			if n < 0 {
+				wantEnd = offs[11] + 2
+			}
+			if rep.Truncation == nil || rep.Truncation.Offset != wantEnd || l.LogEndOffset() != wantEnd {
+				t.Fatalf("truncation %+v, LEO %d; want a cut at offset %d", rep.Truncation, l.LogEndOffset(), wantEnd)
+			}
+		})
+	}
+}
+
+// TestKafkaDirectoryWithoutRecoveryPoint: with no recovery-point file, only
+// the last segment's tail may be cut; damage in an earlier segment is
+// corruption.
+func TestKafkaDirectoryWithoutRecoveryPoint(t *testing.T) {
+	build := func() (*vfs.MemFS, []SegmentInfo) {
+		mem := vfs.NewMem()
+		opts := testOptions()
+		l, _ := openLog(t, mem, opts)
+		for i := range 30 {
+			if _, err := l.AppendAsLeader(makeBatch(t, 1, 120, i, 10), 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		segs := l.Segments()
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := mem.Remove(filepath.Join(testDir, RecoveryPointFileName)); err != nil {
+			t.Fatal(err)
+		}
+		if len(segs) < 3 {
+			t.Fatalf("%d segments", len(segs))
+		}
+		return mem, segs
+	}
+	mem, segs := build()
+	flipByte(t, mem, segs[1].Path, 80)
+	_, _, err := Open(mem, testDir, testOptions())
+	var ce *CorruptionError
+	if !errors.As(err, &ce) || ce.Segment != segs[1].Path || ce.Offset != segs[1].BaseOffset {
+		t.Fatalf("damage in segment 1 of %d: Open = %v, want *CorruptionError in %s", len(segs), err, segs[1].Path)
+	}
+	mem, segs = build()
+	last := segs[len(segs)-1]
+	flipByte(t, mem, last.Path, 80)
+	l, rep, err := Open(mem, testDir, testOptions())
+	if err != nil {
+		t.Fatalf("damage in the last segment: Open = %v", err)
+	}
+	defer l.Close()
+	if rep.Truncation == nil || rep.Truncation.Offset != last.BaseOffset || l.LogEndOffset() != last.BaseOffset {
+		t.Fatalf("truncation %+v, LEO %d; want a cut at %d", rep.Truncation, l.LogEndOffset(), last.BaseOffset)
+	}
+}
+
+func TestMissingSyncedDataIsCorruption(t *testing.T) {
+	mem := vfs.NewMem()
+	opts := testOptions()
+	l, _ := openLog(t, mem, opts)
+	for i := range 30 {
+		if _, err := l.AppendAsLeader(makeBatch(t, 1, 120, i, 10), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	segs := l.Segments()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// An operator deletes the last segment by mistake.
+	last := segs[len(segs)-1]
+	if err := mem.Remove(last.Path); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := Open(mem, testDir, opts)
+	var ce *CorruptionError
+	if !errors.As(err, &ce) || !strings.Contains(ce.Reason, "below the recovery point") {
+		t.Fatalf("Open = %v, want *CorruptionError about missing synced data", err)
+	}
+	// A gap between segments is corruption too.
+	mem2 := vfs.NewMem()
+	l, _ = openLog(t, mem2, opts)
+	for i := range 30 {
+		if _, err := l.AppendAsLeader(makeBatch(t, 1, 120, i, 10), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	segs = l.Segments()
+	l.Close()
+	if err := mem2.Remove(segs[1].Path); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Open(mem2, testDir, opts); !errors.As(err, &ce) || !strings.Contains(ce.Reason, "does not continue") {
+		t.Fatalf("Open with a missing middle segment = %v, want *CorruptionError about the gap", err)
+	}
+}
+
+func TestWriteFaultsPoison(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		fault vfs.Fault
+		// during says which call hits the fault.
+		during string
+		errno  syscall.Errno
+	}{
+		{"ENOSPC on segment write, short", vfs.Fault{Ops: vfs.OpWrite, Match: isSegment, Err: syscall.ENOSPC, Count: 1, ShortWrite: 30}, "append", syscall.ENOSPC},
+		{"EIO on segment write", vfs.Fault{Ops: vfs.OpWrite, Match: isSegment, Err: syscall.EIO, Count: 1}, "append", syscall.EIO},
+		{"EIO on segment fsync", vfs.Fault{Ops: vfs.OpSync, Match: isSegment, Err: syscall.EIO, Count: 1}, "sync", syscall.EIO},
+		{"EIO on recovery point fsync", vfs.Fault{Ops: vfs.OpSync, Match: func(p string) bool { return strings.HasSuffix(p, RecoveryPointFileName) }, Err: syscall.EIO, Count: 1}, "sync", syscall.EIO},
+		{"ENOSPC on recovery point write", vfs.Fault{Ops: vfs.OpWrite, Match: func(p string) bool { return strings.HasSuffix(p, RecoveryPointFileName) }, Err: syscall.ENOSPC, Count: 1}, "sync", syscall.ENOSPC},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := vfs.NewMem()
+			opts := testOptions()
+			opts.InternalSegmentBytes = 1 << 20
+			l, _ := openLog(t, mem, opts)
+			want := map[int64][]byte{}
+			for i := range 5 {
+				b := makeBatch(t, 1, 100, i, 10)
+				res, _ := l.AppendAsLeader(b, 1)
+				want[res.FirstOffset] = b
+			}
+			synced, err := l.Sync()
+			if err != nil || synced != 5 {
+				t.Fatalf("Sync = %d, %v", synced, err)
+			}
+			mem.InjectFault(tc.fault)
+			b := makeBatch(t, 1, 100, 9, 10)
+			_, err = l.AppendAsLeader(b, 1)
+			if tc.during == "sync" {
+				if err != nil {
+					t.Fatalf("append: %v", err)
+				}
+				_, err = l.Sync()
+			}
+			if !errors.Is(err, tc.errno) {
+				t.Fatalf("%s error = %v, want %v", tc.during, err, tc.errno)
+			}
+			// Poisoned: every write and sync fails, even with the fault gone.
+			mem.ClearFaults()
+			if _, err := l.AppendAsLeader(makeBatch(t, 1, 10, 10, 10), 1); !errors.Is(err, ErrPoisoned) {
+				t.Errorf("append after failure = %v, want ErrPoisoned", err)
+			}
+			if _, err := l.Sync(); !errors.Is(err, ErrPoisoned) || !errors.Is(err, tc.errno) {
+				t.Errorf("sync after failure = %v, want ErrPoisoned wrapping %v", err, tc.errno)
+			}
+			if err := l.Truncate(0); !errors.Is(err, ErrPoisoned) {
+				t.Errorf("truncate after failure = %v, want ErrPoisoned", err)
+			}
+			if l.SyncedOffset() != synced {
+				t.Errorf("synced offset moved to %d", l.SyncedOffset())
+			}
+			// Reads of what is there still work.
+			if got := batchAt(t, l, 2); !bytes.Equal(got, want[2]) {
+				t.Errorf("read after failure differs")
+			}
+			if err := l.Close(); err != nil {
+				t.Logf("close of a poisoned log: %v", err)
+			}
+			// A crash and reopen recover a prefix holding every synced batch.
+			mem.Crash(rand.New(rand.NewPCG(1, 2)), vfs.CrashTearPrefix)
+			l2, _ := openLog(t, mem, opts)
+			defer l2.Close()
+			if l2.LogEndOffset() < synced {
+				t.Fatalf("reopened LEO %d below synced %d", l2.LogEndOffset(), synced)
+			}
+			for off := range synced {
+				if got := batchAt(t, l2, off); !bytes.Equal(got, want[off]) {
+					t.Fatalf("batch %d differs after reopen", off)
+				}
+			}
+			if _, err := l2.AppendAsLeader(makeBatch(t, 1, 10, 11, 10), 1); err != nil {
+				t.Fatalf("append after reopen: %v", err)
+			}
+		})
+	}
+}
+
+func isSegment(p string) bool { return strings.HasSuffix(p, logSuffix) }
+
+// TestQuorumStateCrash kills the process at every step of rewriting
+// quorum-state (create tmp, write, fsync, rename, fsync dir) and crashes
+// the MemFS in every mode: the file afterwards holds the old state or the
+// new one, never a mix or nothing; once WriteQuorumState returned, the new
+// one.
+func TestQuorumStateCrash(t *testing.T) {
+	old := QuorumState{DataVersion: 1, LeaderID: -1, LeaderEpoch: 4, VotedID: 2, VotedDirectoryID: UUID{1, 2, 3}}
+	next := QuorumState{DataVersion: 1, LeaderID: 3, LeaderEpoch: 5, VotedID: -1}
+	modes := []vfs.CrashMode{vfs.CrashDropUnsynced, vfs.CrashKeepPrefix, vfs.CrashTearPrefix}
+	sawOld, sawNew := false, false
+	for budget := 0; budget <= 6; budget++ {
+		for _, mode := range modes {
+			for seed := range uint64(8) {
+				mem := vfs.NewMem()
+				if err := makeDirDurable(mem, testDir); err != nil {
+					t.Fatal(err)
+				}
+				if err := WriteQuorumState(mem, testDir, old); err != nil {
+					t.Fatal(err)
+				}
+				k := &killFS{FS: mem, budget: budget}
+				werr := WriteQuorumState(k, testDir, next)
+				mem.Crash(rand.New(rand.NewPCG(seed, uint64(budget))), mode)
+				got, err := ReadQuorumState(mem, testDir)
+				if err != nil {
+					t.Fatalf("budget %d %v seed %d: read: %v", budget, mode, seed, err)
+				}
+				switch {
+				case cmp.Equal(got, next):
+					sawNew = true
+				case cmp.Equal(got, old) && werr != nil:
+					sawOld = true
+				default:
+					t.Fatalf("budget %d %v seed %d: state %+v (write error %v), want old %+v or new %+v", budget, mode, seed, got, werr, old, next)
+				}
+			}
+		}
+	}
+	if !sawOld || !sawNew {
+		t.Fatalf("saw old %v, new %v: the crash points did not cover both outcomes", sawOld, sawNew)
+	}
+	// A leftover quorum-state.tmp is deleted by Open and never read.
+	mem := vfs.NewMem()
+	l, _ := openLog(t, mem, testOptions())
+	if err := WriteQuorumState(mem, testDir, old); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	f, _ := mem.OpenFile(filepath.Join(testDir, QuorumStateFileName+tmpSuffix), os.O_CREATE|os.O_WRONLY, 0o644)
+	f.Write([]byte(`{"leaderId":`))
+	f.Close()
+	l, rep := openLog(t, mem, testOptions())
+	defer l.Close()
+	if !slices.Contains(rep.RemovedFiles, QuorumStateFileName+tmpSuffix) {
+		t.Errorf("removed files %v lack the leftover tmp", rep.RemovedFiles)
+	}
+	if _, err := mem.Stat(filepath.Join(testDir, QuorumStateFileName+tmpSuffix)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("leftover tmp still there: %v", err)
+	}
+	if got, err := ReadQuorumState(mem, testDir); err != nil || !cmp.Equal(got, old) {
+		t.Errorf("quorum state after open = %+v, %v", got, err)
+	}
+}
+
+func TestLockExcludesSecondOpen(t *testing.T) {
+	mem := vfs.NewMem()
+	l, _ := openLog(t, mem, testOptions())
+	if _, _, err := Open(mem, testDir, testOptions()); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second Open = %v, want ErrLocked", err)
+	}
+	l.Close()
+	l2, _ := openLog(t, mem, testOptions())
+	l2.Close()
+	// The OS lock (flock) excludes a second open file description too.
+	dir := filepath.Join(t.TempDir(), "__cluster_metadata-0")
+	l3, _, err := Open(vfs.OS(), dir, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l3.Close()
+	if _, _, err := Open(vfs.OS(), dir, testOptions()); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second OS Open = %v, want ErrLocked", err)
+	}
+}
