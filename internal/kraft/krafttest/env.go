@@ -25,7 +25,7 @@ import (
 //	add-nodes N voters=(1,2,3) [seed=S]  add N nodes with the next ids
 //	tick [ids...] ms=N                   advance the nodes' clocks (all by default) and Tick
 //	campaign ID                          advance ID's clock to its next deadline and Tick
-//	deliver-msgs [ids...] [type=T] [drop=(ids)]  deliver queued messages to ids (all by default)
+//	deliver-msgs [ids...] [type=T] [from=ID] [drop=(ids)]  deliver queued messages to ids (all by default)
 //	process-ready [ids...]               carry out each node's Ready and Advance
 //	stabilize [ids...]                   process-ready and deliver-msgs until quiet
 //	partition ids...                     cut ids off from the other nodes
@@ -130,7 +130,13 @@ func (env *InteractionEnv) handle(t testing.TB, td *datadriven.TestData) error {
 				drop = append(drop, kraft.NodeID(id))
 			}
 		}
-		if env.deliver(ids, typ, drop) == 0 {
+		from := kraft.NoNode
+		if td.HasArg("from") {
+			var f int
+			td.ScanArgs(t, "from", &f)
+			from = kraft.NodeID(f)
+		}
+		if env.deliver(ids, typ, from, drop) == 0 {
 			env.printf("no messages\n")
 		}
 	case "process-ready":
@@ -142,7 +148,7 @@ func (env *InteractionEnv) handle(t testing.TB, td *datadriven.TestData) error {
 			if i == 1000 {
 				return errors.New("not stable after 1000 rounds")
 			}
-			if env.processReady(ids)+env.deliver(ids, "", nil) == 0 {
+			if env.processReady(ids)+env.deliver(ids, "", kraft.NoNode, nil) == 0 {
 				break
 			}
 		}
@@ -335,14 +341,14 @@ func (env *InteractionEnv) cut(a, b kraft.NodeID) bool {
 
 // deliver hands queued messages to their targets and returns how many it
 // took off the network.
-func (env *InteractionEnv) deliver(ids []kraft.NodeID, typ string, drop []kraft.NodeID) int {
+func (env *InteractionEnv) deliver(ids []kraft.NodeID, typ string, from kraft.NodeID, drop []kraft.NodeID) int {
 	var keep []kraft.Message
 	todo := env.Network
 	env.Network = nil
 	count := 0
 	for _, m := range todo {
 		h := kraft.HeaderOf(m)
-		if (len(ids) > 0 && !slices.Contains(ids, h.To)) || (typ != "" && kraft.TypeName(m) != typ) {
+		if (len(ids) > 0 && !slices.Contains(ids, h.To)) || (typ != "" && kraft.TypeName(m) != typ) || (from != kraft.NoNode && h.From != from) {
 			keep = append(keep, m)
 			continue
 		}
