@@ -196,3 +196,26 @@ func TestGoldenKafkaBootstrapSnapshotHeaderBatch(t *testing.T) {
 		t.Fatalf("rebuilt batch differs from Kafka's\n got %x\nwant %x", got, file[:min(len(got), len(file))])
 	}
 }
+
+// TestUncompressedRecordsAliasTheInput checks the zero-copy contract: keys
+// and values of an uncompressed batch point into the input, with capacity
+// capped so that appending to one cannot overwrite the next field.
+func TestUncompressedRecordsAliasTheInput(t *testing.T) {
+	in := leaderChangeBatch(t)
+	batch, err := Parse(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := batch.Records[0]
+	keyAt := HeaderSize + 5 // length, attributes, ts delta, offset delta, key length
+	if &r.Key[0] != &in[keyAt] || &r.Value[0] != &in[keyAt+5] || &batch.Raw[0] != &in[0] {
+		t.Fatalf("records do not alias the input")
+	}
+	if cap(r.Key) != len(r.Key) || cap(r.Value) != len(r.Value) {
+		t.Fatalf("capacities %d/%d not capped at lengths %d/%d", cap(r.Key), cap(r.Value), len(r.Key), len(r.Value))
+	}
+	_ = append(r.Key, 0xee)
+	if !bytes.Equal(in, leaderChangeBatch(t)) {
+		t.Fatalf("appending to a decoded key modified the input")
+	}
+}
