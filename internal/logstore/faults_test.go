@@ -46,6 +46,9 @@ func flipByte(t *testing.T, fsys vfs.FS, path string, pos int64) {
 	if _, err := f.WriteAt(b, pos); err != nil {
 		t.Fatal(err)
 	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // corruptionSetup writes 12 batches in one segment and syncs after the
@@ -432,5 +435,47 @@ func TestLockExcludesSecondOpen(t *testing.T) {
 	defer l3.Close()
 	if _, _, err := Open(vfs.OS(), dir, testOptions()); !errors.Is(err, ErrLocked) {
 		t.Fatalf("second OS Open = %v, want ErrLocked", err)
+	}
+}
+
+// TestRecoveryCutCrashAtEveryPoint: a tail cut inside an early segment
+// (above the recovery point) deletes the later segments; a crash at any
+// call of that repair must leave a directory the next open accepts.
+func TestRecoveryCutCrashAtEveryPoint(t *testing.T) {
+	for budget := 0; budget < 25; budget++ {
+		mem := vfs.NewMem()
+		l, _ := openLog(t, mem, testOptions())
+		fillLog(t, l, 3, 10, 100)
+		if _, err := l.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		fillLog(t, l, 40, 10, 200)
+		segs := l.Segments()
+		// Make it all durable without moving the recovery point.
+		for _, s := range l.segs {
+			if err := s.log.Sync(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		abandon(l)
+		flipByte(t, mem, segs[1].Path, 100)
+		if err := mem.SyncDir(testDir); err != nil {
+			t.Fatal(err)
+		}
+		k := &killFS{FS: mem, budget: budget}
+		if l, _, err := Open(k, testDir, testOptions()); err == nil {
+			l.Close()
+		} else if !errors.Is(err, errKilled) {
+			t.Fatalf("budget %d: open: %v", budget, err)
+		}
+		mem.Crash(rand.New(rand.NewPCG(5, uint64(budget))), vfs.CrashTearPrefix)
+		l2, _, err := Open(mem, testDir, testOptions())
+		if err != nil {
+			t.Fatalf("budget %d: reopen after an interrupted repair: %v", budget, err)
+		}
+		if l2.LogEndOffset() != segs[1].BaseOffset {
+			t.Fatalf("budget %d: LEO %d, want the cut at %d", budget, l2.LogEndOffset(), segs[1].BaseOffset)
+		}
+		l2.Close()
 	}
 }

@@ -690,11 +690,15 @@ func (l *Log) Truncate(offset int64) error {
 		}
 		l.segs = l.segs[:len(l.segs)-1]
 	}
-	if err := l.cutSegment(s, pos, newEnd); err != nil {
-		return err
-	}
+	// The deletions are made durable before the cut segment shrinks: if
+	// they could be undone by a crash after the cut, the resurrected
+	// segments would no longer continue the cut one, which recovery must
+	// treat as corruption.
 	if err := l.fsys.SyncDir(l.dir); err != nil {
 		return l.poison(fmt.Errorf("logstore: sync directory %s: %w", l.dir, err))
+	}
+	if err := l.cutSegment(s, pos, newEnd); err != nil {
+		return err
 	}
 	if l.epochs.truncateFromEnd(newEnd) {
 		if err := WriteLeaderEpochCheckpoint(l.fsys, l.dir, l.epochs.entries); err != nil {

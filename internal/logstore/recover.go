@@ -271,17 +271,21 @@ func (l *Log) recover() (*RecoveryReport, error) {
 				Reason: bad.reason + " (" + why + ": this data was durable)"}
 		}
 		cut = &Truncation{Segment: s.path(logSuffix), Position: bad.pos, Offset: bad.offset, Reason: bad.reason, BytesDropped: fi.Size() - bad.pos}
-		if err := f.Truncate(bad.pos); err != nil {
-			return rep, fmt.Errorf("logstore: truncate segment %s to %d bytes: %w", s.path(logSuffix), bad.pos, err)
-		}
-		if err := f.Sync(); err != nil {
-			return rep, fmt.Errorf("logstore: sync segment %s: %w", s.path(logSuffix), err)
-		}
 	}
 	if cut != nil {
 		rep.Truncation = cut
+		// Later segments are deleted (above) and the deletion made durable
+		// before the cut segment shrinks, so that a crash in between
+		// cannot leave segments that no longer continue the cut one.
 		if err := l.fsys.SyncDir(l.dir); err != nil {
 			return rep, fmt.Errorf("logstore: sync directory %s: %w", l.dir, err)
+		}
+		s := l.active()
+		if err := s.log.Truncate(cut.Position); err != nil {
+			return rep, fmt.Errorf("logstore: truncate segment %s to %d bytes: %w", cut.Segment, cut.Position, err)
+		}
+		if err := s.log.Sync(); err != nil {
+			return rep, fmt.Errorf("logstore: sync segment %s: %w", cut.Segment, err)
 		}
 		l.logger.LogAttrs(context.Background(), slog.LevelWarn, "cut torn or corrupt tail of metadata log",
 			slog.String(attrFile, cut.Segment), slog.Int64(attrOffset, cut.Offset), slog.Int64(attrPos, cut.Position),
