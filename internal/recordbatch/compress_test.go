@@ -124,3 +124,22 @@ func TestDecoderReuseAcrossCodecs(t *testing.T) {
 		}
 	}
 }
+
+// TestLZ4FrameDescriptor checks that our LZ4 frames carry the descriptor
+// Kafka's KafkaLZ4BlockOutputStream writes: magic 0x184D2204, FLG 0x60
+// (version 1, independent blocks, no block or content checksum, no content
+// size) and BD 0x40 (64 KiB blocks).
+func TestLZ4FrameDescriptor(t *testing.T) {
+	var b Builder
+	p := DefaultParams()
+	p.Attributes = p.Attributes.WithCompression(CompressionLZ4)
+	b.Reset(nil, p)
+	b.Append(1, nil, bytes.Repeat([]byte("lz4"), 100), nil)
+	enc, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := enc[HeaderSize:HeaderSize+6], []byte{0x04, 0x22, 0x4d, 0x18, 0x60, 0x40}; !bytes.Equal(got, want) {
+		t.Fatalf("lz4 frame starts %x, want %x", got, want)
+	}
+}
