@@ -24,7 +24,8 @@ import (
 //
 //	add-nodes N voters=(1,2,3) [seed=S]  add N nodes with the next ids
 //	tick [ids...] ms=N                   advance the nodes' clocks (all by default) and Tick
-//	campaign ID                          advance ID's clock to its next deadline and Tick
+//	campaign ID                          fire ID's timers, deadline after deadline, until its role or epoch changes
+//	next-deadline ID                     advance ID's clock to its next deadline and Tick
 //	deliver-msgs [ids...] [type=T] [from=ID] [drop=(ids)]  deliver queued messages to ids (all by default)
 //	process-ready [ids...]               carry out each node's Ready and Advance
 //	stabilize [ids...]                   process-ready and deliver-msgs until quiet
@@ -110,10 +111,23 @@ func (env *InteractionEnv) handle(t testing.TB, td *datadriven.TestData) error {
 			n.Now += kraft.Instant(ms)
 			n.Tick(n.Now)
 		}
-	case "campaign":
+	case "next-deadline":
 		for _, n := range env.select_(ids) {
 			n.Now = max(n.Now, n.NextDeadline())
 			n.Tick(n.Now)
+		}
+	case "campaign":
+		for _, n := range env.select_(ids) {
+			st := n.Status()
+			for range 20 {
+				if d := n.NextDeadline(); d != kraft.Never {
+					n.Now = max(n.Now, d)
+				}
+				n.Tick(n.Now)
+				if now := n.Status(); now.Role != st.Role || now.Epoch != st.Epoch {
+					break
+				}
+			}
 		}
 	case "deliver-msgs":
 		var typ string
