@@ -80,7 +80,8 @@
 // # Defaults
 //
 // Without default=, a field defaults to false, zero, the empty string, an
-// empty array or empty bytes, or the zero UUID. default= accepts: null for
+// empty array or empty bytes, or the zero UUID; records fields always
+// default to null, as in Kafka. default= accepts: null for
 // a nullable field; true or false for bool; a decimal, negative or
 // 0x-prefixed hexadecimal integer within the type's range; a float for
 // float64; any string for string. Structures have no default= (their

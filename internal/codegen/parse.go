@@ -345,6 +345,9 @@ func validate(m *Message) error {
 	if m.Valid.Open() {
 		return bad(m.Pos, "message versions must be closed (N or N-M)")
 	}
+	if m.Flexible.Set && !m.Flexible.Open() {
+		return bad(m.Pos, "flexible versions must be none or open (N+)")
+	}
 	if (m.Kind == KindMetadata) != (m.APIKey >= 0) {
 		return bad(m.Pos, "apikey is required for kind metadata and not allowed otherwise")
 	}

@@ -62,20 +62,43 @@ func (g *gen) taggedFields(si *structInfo) []*codegen.Field {
 	return out
 }
 
-// withFlex emits body(true) and/or body(false) according to mode.
-func (g *gen) withFlex(mode flexMode, body func(flex bool)) {
-	switch mode {
-	case flexAlways:
-		body(true)
-	case flexNever:
-		body(false)
+// withFlex emits body for the flexible and/or the non-flexible versions of
+// scope, according to mode; body receives the versions it covers. Types
+// whose encoding does not depend on flexibility get one body.
+func (g *gen) withFlex(mode flexMode, f *codegen.Field, scope codegen.Versions, body func(flex bool, scope codegen.Versions)) {
+	flexScope := scope.Intersect(g.msg.Flexible)
+	classic := scope
+	if g.msg.Flexible.Set {
+		classic = scope.Intersect(codegen.Versions{Lo: 0, Hi: g.msg.Flexible.Lo - 1, Set: g.msg.Flexible.Lo > 0})
+	}
+	switch {
+	case mode == flexAlways:
+		body(true, scope)
+	case mode == flexNever:
+		body(false, scope)
+	case !flexDependent(f):
+		body(true, scope)
 	default:
 		g.p("if flex {")
-		body(true)
+		body(true, flexScope)
 		g.p("} else {")
-		body(false)
+		body(false, classic)
 		g.p("}")
 	}
+}
+
+// flexDependent reports whether f's own encoding differs between flexible
+// and non-flexible versions (structures handle their flexibility
+// themselves).
+func flexDependent(f *codegen.Field) bool {
+	if f.IsArray() {
+		return true
+	}
+	switch f.Type {
+	case "string", "bytes", "records":
+		return true
+	}
+	return false
 }
 
 func (g *gen) emitEncode(si *structInfo) error {
@@ -101,7 +124,7 @@ func (g *gen) emitEncode(si *structInfo) error {
 			if write != "" {
 				g.p("if %s {", write)
 			}
-			g.withFlex(mode, func(flex bool) { g.writeValue(f, e, flex, scope.Intersect(f.Versions)) })
+			g.withFlex(mode, f, scope.Intersect(f.Versions), func(flex bool, sc codegen.Versions) { g.writeValue(f, e, flex, sc) })
 			if write != "" {
 				g.p("}")
 			}
@@ -387,7 +410,7 @@ func (g *gen) emitDecode(si *structInfo) error {
 		if read != "" {
 			g.p("if %s {", read)
 		}
-		g.withFlex(mode, func(flex bool) { g.readValue(f, e, "r", "r", flex, scope.Intersect(f.Versions)) })
+		g.withFlex(mode, f, scope.Intersect(f.Versions), func(flex bool, sc codegen.Versions) { g.readValue(f, e, "r", "r", flex, sc) })
 		if read != "" {
 			g.p("} else {")
 			g.p("%s", g.defaultAssign(f, e, false))

@@ -492,7 +492,8 @@ func lowerFirst(s string) string {
 func (g *gen) defaultValue(f *codegen.Field) string {
 	d, has := f.Default, f.HasDefault
 	if f.IsArray() || f.Type == "bytes" || f.Type == "records" {
-		if (has && d == "null") || !f.Nullable.Set {
+		// Kafka's records fields always default to null.
+		if (has && d == "null") || !f.Nullable.Set || f.Type == "records" {
 			return "nil"
 		}
 		return g.goType(f) + "{}"
