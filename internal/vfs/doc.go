@@ -73,7 +73,9 @@
 //     an in-order prefix, as in CrashKeepPrefix.
 //
 // Rename within one directory is one entry operation: a crash keeps the old
-// name or the new one, never both or neither. Between two directories a
+// name or the new one, never both or neither (after a failed SyncDir
+// dropped some operations, the survivors can combine in ways a real file
+// system would not produce; the program should have stopped by then). Between two directories a
 // rename is an unlink in the old directory and a link in the new one, each
 // made durable by SyncDir of its own directory, so both must be synced.
 // Moving a directory to another parent is not supported.
@@ -81,9 +83,10 @@
 // After a crash the MemFS is a freshly mounted disk: current state equals
 // durable state, nothing is pending, files opened before the crash fail
 // with [ErrCrashed], and locks are released. A file or directory that no
-// surviving entry names is gone, content and all. Synced data always
-// survives byte for byte; a synced entry never vanishes (unless a later,
-// unsynced operation on it survives, like a rename over it).
+// surviving entry names is gone, content and all. Synced data survives byte
+// for byte, except where a later unsynced write or truncate that also
+// survived changed it; a synced entry never vanishes, except through a
+// later unsynced operation that also survived (a removal, a rename).
 //
 // # Faults and corruption
 //

@@ -62,8 +62,13 @@ func (f *memFile) Read(p []byte) (int, error) {
 func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
 	f.m.mu.Lock()
 	defer f.m.mu.Unlock()
-	if off < 0 {
+	// The order of the checks is the os package's: it notices neither a
+	// closed file nor a bad mode when there is nothing to read.
+	switch {
+	case off < 0:
 		return 0, pathErr("readat", f.name, errNegativeOffset)
+	case len(p) == 0:
+		return 0, nil
 	}
 	return f.readAt("read", p, off)
 }
@@ -74,6 +79,10 @@ func (f *memFile) readAt(op string, p []byte, off int64) (int, error) {
 	if err := f.check(op); err != nil {
 		return 0, err
 	}
+	if len(p) == 0 {
+		// os returns at once, before the kernel could object.
+		return 0, nil
+	}
 	switch {
 	case !f.readable():
 		return 0, pathErr(op, f.name, syscall.EBADF)
@@ -82,9 +91,6 @@ func (f *memFile) readAt(op string, p []byte, off int64) (int, error) {
 	}
 	if r := f.m.firing(OpRead, off, int64(len(p)), f.clean); r != nil {
 		return 0, pathErr(op, f.name, r.Err)
-	}
-	if len(p) == 0 {
-		return 0, nil
 	}
 	data := f.node.data
 	if off >= int64(len(data)) {
@@ -111,18 +117,26 @@ func (f *memFile) Write(p []byte) (int, error) {
 		off = int64(len(f.node.data))
 	}
 	n, err := f.writeAt("write", p, off)
-	f.off = off + int64(n)
+	if n > 0 {
+		// As in Linux, a write that wrote nothing leaves the offset alone,
+		// even in append mode.
+		f.off = off + int64(n)
+	}
 	return n, err
 }
 
 func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
 	f.m.mu.Lock()
 	defer f.m.mu.Unlock()
+	// The order of the checks is the os package's: it notices neither a
+	// closed file nor a bad mode when there is nothing to write.
 	switch {
 	case f.flag&os.O_APPEND != 0:
 		return 0, pathErr("writeat", f.name, errAppendWriteAt)
 	case off < 0:
 		return 0, pathErr("writeat", f.name, errNegativeOffset)
+	case len(p) == 0:
+		return 0, nil
 	}
 	return f.writeAt("write", p, off)
 }

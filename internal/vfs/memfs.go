@@ -264,10 +264,12 @@ func (m *MemFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) 
 	case flag&(os.O_CREATE|os.O_EXCL) == os.O_CREATE|os.O_EXCL:
 		return nil, pathErr("open", name, syscall.EEXIST)
 	case n.isDir():
-		if writable || flag&os.O_CREATE != 0 {
+		// Linux counts O_TRUNC as a request to write.
+		if writable || flag&(os.O_CREATE|os.O_TRUNC) != 0 {
 			return nil, pathErr("open", name, syscall.EISDIR)
 		}
-	case flag&os.O_TRUNC != 0 && writable:
+	case flag&os.O_TRUNC != 0:
+		// Even with O_RDONLY, as Linux does.
 		n.apply(fileOp{truncate: true, off: 0})
 	}
 	return &memFile{m: m, node: n, name: name, clean: clean, flag: flag, gen: m.gen}, nil
@@ -335,13 +337,13 @@ func (m *MemFS) Rename(oldname, newname string) error {
 	}
 	dst, exists := ndir.entries[nbase]
 	switch {
+	case exists && dst.isDir():
+		// os.Rename refuses any existing directory as the target, empty
+		// or not and even the source itself, before asking the kernel.
+		return fail(syscall.EEXIST)
 	case exists && dst == src:
 		// POSIX: renaming a file onto another link of itself does nothing.
 		return nil
-	case exists && dst.isDir():
-		// os.Rename refuses any existing directory as the target, empty
-		// or not, before asking the kernel.
-		return fail(syscall.EEXIST)
 	case exists && src.isDir():
 		return fail(syscall.ENOTDIR)
 	case src.isDir() && strings.HasPrefix(nclean, oclean+"/"):
