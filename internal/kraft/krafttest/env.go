@@ -405,7 +405,8 @@ func (env *InteractionEnv) processReady(ids []kraft.NodeID) int {
 	return count
 }
 
-// apply carries out rd in the order of the Ready contract.
+// apply carries out rd in the order of the Ready contract, printing each
+// step.
 func (env *InteractionEnv) apply(n *Node, rd kraft.Ready) error {
 	if rd.State != nil {
 		n.State = *rd.State
@@ -413,34 +414,22 @@ func (env *InteractionEnv) apply(n *Node, rd kraft.Ready) error {
 	}
 	if rd.TruncateTo >= 0 {
 		env.printf("  truncate %d\n", rd.TruncateTo)
-		if err := n.Log.Truncate(rd.TruncateTo); err != nil {
-			return err
-		}
 	}
 	for _, a := range rd.Appends {
 		env.printf("  append %s\n", a.Batch)
-		if err := n.Log.Append(a.Batch); err != nil {
-			return err
-		}
 	}
 	for _, w := range rd.SnapshotWrites {
 		env.printf("  snapshot-write %s position=%d length=%d\n", w.SnapshotID, w.Position, w.Length)
-		if n.Log.Partial.ID != w.SnapshotID {
-			n.Log.Partial = Snapshot{ID: w.SnapshotID}
-		}
-		if w.Position != n.Log.Partial.Size {
-			return fmt.Errorf("snapshot write at %d, partial file has %d bytes", w.Position, n.Log.Partial.Size)
-		}
-		n.Log.Partial.Size += w.Length
 	}
 	if rd.InstallSnapshot.Valid() {
 		env.printf("  install-snapshot %s\n", rd.InstallSnapshot)
-		if err := n.Log.Install(rd.InstallSnapshot); err != nil {
-			return err
-		}
+	}
+	if err := n.Log.ApplyReady(rd); err != nil {
+		return err
 	}
 	for _, m := range rd.Messages {
-		env.fill(n, m)
+		env.nextHandle++
+		n.Log.Fill(m, n.FetchLimit, env.nextHandle)
 		env.printf("  send %s\n", m)
 		env.Network = append(env.Network, m)
 	}
@@ -448,24 +437,6 @@ func (env *InteractionEnv) apply(n *Node, rd kraft.Ready) error {
 		env.printf("  high-watermark %d\n", rd.HighWatermark)
 	}
 	return nil
-}
-
-// fill plays the runtime's part in sending: read the bytes the core's
-// decision names (here, batch summaries) from the sender's log.
-func (env *InteractionEnv) fill(n *Node, m kraft.Message) {
-	switch m := m.(type) {
-	case *kraft.FetchResponse:
-		if !m.Read.Empty() {
-			m.Batches = n.Log.Read(m.Read.From, m.Read.Until, n.FetchLimit)
-			env.nextHandle++
-			m.Records = env.nextHandle
-		}
-	case *kraft.FetchSnapshotResponse:
-		if m.Length > 0 {
-			env.nextHandle++
-			m.Chunk = env.nextHandle
-		}
-	}
 }
 
 func (env *InteractionEnv) printStatus(n *Node) {

@@ -216,3 +216,50 @@ func (l *MemLog) String() string {
 	}
 	return b.String()
 }
+
+// ApplyReady carries out the log part of a Ready in contract order:
+// truncate, append, snapshot writes, snapshot install. (The harness keeps
+// the quorum state and the messages itself.)
+func (l *MemLog) ApplyReady(rd kraft.Ready) error {
+	if rd.TruncateTo >= 0 {
+		if err := l.Truncate(rd.TruncateTo); err != nil {
+			return err
+		}
+	}
+	for _, a := range rd.Appends {
+		if err := l.Append(a.Batch); err != nil {
+			return err
+		}
+	}
+	for _, w := range rd.SnapshotWrites {
+		if l.Partial.ID != w.SnapshotID {
+			l.Partial = Snapshot{ID: w.SnapshotID}
+		}
+		if w.Position != l.Partial.Size {
+			return fmt.Errorf("krafttest: snapshot write at %d, partial file has %d bytes", w.Position, l.Partial.Size)
+		}
+		l.Partial.Size += w.Length
+	}
+	if rd.InstallSnapshot.Valid() {
+		return l.Install(rd.InstallSnapshot)
+	}
+	return nil
+}
+
+// Fill plays the sending runtime's part for an outbound message: a Fetch
+// response gets the batches its RecordsRead names (at most maxBatches, 0
+// for no cap) and a records handle; a FetchSnapshot response gets a chunk
+// handle. handle is the next handle to use.
+func (l *MemLog) Fill(m kraft.Message, maxBatches int, handle kraft.RecordsHandle) {
+	switch m := m.(type) {
+	case *kraft.FetchResponse:
+		if !m.Read.Empty() {
+			m.Batches = l.Read(m.Read.From, m.Read.Until, maxBatches)
+			m.Records = handle
+		}
+	case *kraft.FetchSnapshotResponse:
+		if m.Length > 0 {
+			m.Chunk = handle
+		}
+	}
+}

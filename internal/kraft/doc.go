@@ -1,0 +1,103 @@
+// Package kraft implements the KRaft consensus protocol (KIP-595 with
+// KIP-996 pre-vote and the voter-set history of KIP-853) as a
+// deterministic state machine. It performs no I/O: the caller feeds it
+// messages and time, and carries out the work it returns in a [Ready].
+//
+// Why this shape: a core that owns no clock, disk, network or goroutine
+// can be stepped through any interleaving of events, cloned, and checked
+// after every step. The runtime (package raft) turns its decisions into
+// fsyncs and sockets; the simulator (internal/sim) turns them into seeded
+// faults; the scripted harness (krafttest.InteractionEnv) turns them into
+// readable transcripts under testdata/. Behaviour follows Apache Kafka
+// 4.3.1; comments cite the KIP or the section of the project's KRAFT.md
+// digest that decides each rule.
+//
+// # The driving loop
+//
+// One goroutine owns a [Node]. It runs this loop:
+//
+//  1. Build the node once with [NewNode] from a [Config], the durable
+//     [PersistentState] (the quorum-state file) and a [LogView] of the local
+//     log. The node picks its starting role as Kafka does (a restarted
+//     leader comes back Resigned; a lone voter elects itself).
+//  2. Deliver every inbound request and response with [Node.Step], passing
+//     the current [Instant] (a monotonic millisecond count). Peer input
+//     never yields a Go error; only misuse does.
+//  3. When the clock reaches [Node.NextDeadline], call [Node.Tick]. Timers
+//     (election, fetch, check-quorum, request timeout, retry backoff,
+//     long-poll expiry) all fire from Tick.
+//  4. On the leader, hand new records to [Node.Propose]; it reserves their
+//     offsets and returns them, or a [*NotLeaderError].
+//  5. While [Node.HasReady], take [Node.Ready] and carry it out IN THIS
+//     ORDER: persist Ready.State (one atomic, fsynced write); truncate the
+//     log to Ready.TruncateTo; append Ready.Appends; write
+//     Ready.SnapshotWrites and install Ready.InstallSnapshot; fsync; only
+//     then send Ready.Messages; then apply entries below
+//     Ready.HighWatermark to the state machine.
+//  6. Call [Node.Advance] with the same Ready. This is the durability
+//     report: the leader counts its own log end offset toward the high
+//     watermark only from here, and the log tail the core tracks is
+//     re-read from the LogView. No Step or Propose may come between Ready
+//     and Advance (they return [ErrReadyOutstanding]); Tick may.
+//  7. For graceful shutdown call [Node.Resign]: a leader resigns with
+//     EndQuorumEpoch naming its preferred successors; keep running the loop
+//     until a new leader is known or a timeout passes.
+//
+// # Who moves which bytes
+//
+// The core decides WHAT; the runtime moves BYTES. The core never sees a
+// record.
+//
+//   - Leader, Fetch: the [FetchResponse] the core emits carries the
+//     decision (error, high watermark, diverging epoch or snapshot id, and
+//     [RecordsRead]: from the fetch offset up to the leader's end offset,
+//     within MaxBytes). When sending it the runtime reads those whole
+//     batches from its log store.
+//   - Follower, Fetch: when delivering a FetchResponse the runtime fills
+//     [FetchResponse.Batches] with a [BatchInfo] per whole batch received
+//     (offsets, epoch, decoded control records: LeaderChange, Voters,
+//     KRaftVersion) and [FetchResponse.Records] with a [RecordsHandle] for
+//     the bytes. The core decides which batches to append and returns them
+//     as [Append]s carrying that handle.
+//   - Leader, Propose: the runtime keeps the encoded batch under its own
+//     handle; [Append]s with Handle 0 are control batches the core made
+//     (the LeaderChange at the epoch start offset), which the runtime
+//     encodes from the BatchInfo.
+//   - FetchSnapshot: the leader's [FetchSnapshotResponse] names a byte
+//     range of a snapshot; the follower's core turns received chunks into
+//     [SnapshotWrite]s and, when complete, [Ready.InstallSnapshot].
+//
+// # The log view
+//
+// The node is bound to its [LogView] at construction. The core only reads
+// it while no Ready is outstanding, so the view always reflects everything
+// the core asked for; between those reads the core tracks the tail it
+// queued itself (end offset, last epoch). [Node.Clone] takes the view the
+// clone must use, because the simulator copies a node and its log
+// separately; no hidden pointer ties a clone to the original's log.
+//
+// # Determinism
+//
+// Time and randomness are inputs: the random source (election jitter,
+// bootstrap choice) is a math/rand/v2 PCG seeded from [Config.Seed] and
+// held by value in the node, so a clone continues the same sequence.
+// Every iteration that reaches an output runs over sorted slices; the
+// state holds no maps. [Node.Fingerprint] hashes the state so explored
+// states can be deduplicated.
+//
+// # Roles
+//
+// Unattached, Prospective, Candidate, Leader, Follower and Resigned, each
+// with its own per-role state struct and its own poll and handlers.
+// Transitions persist exactly what Kafka persists: epoch changes, votes and
+// leaders; Prospective and Resigned are memory-only. Observers (replicas
+// outside the voter set) are only Unattached or Follower.
+//
+// # What is not here
+//
+// Cluster ids, topic names and listener endpoints are checked and mapped
+// at the wire edge (package wire): the core assumes a known node id is
+// reachable. The AddRaftVoter / RemoveRaftVoter / UpdateRaftVoter
+// handshakes are the runtime's; it proposes the resulting Voters record
+// with [Proposal.Voters], guarded by [Node.PendingVoterChange].
+package kraft

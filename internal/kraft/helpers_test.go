@@ -1,0 +1,232 @@
+package kraft_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/krabka-go/krabka/internal/kraft"
+	"github.com/krabka-go/krabka/internal/kraft/krafttest"
+)
+
+// cluster is a minimal in-test driver: nodes, their logs and durable
+// states, and one message queue. Unlike krafttest.InteractionEnv it prints
+// nothing, so tests can assert on values.
+type cluster struct {
+	t      testing.TB
+	nodes  []*kraft.Node // index = id-1
+	logs   []*krafttest.MemLog
+	states []kraft.PersistentState
+	now    []kraft.Instant
+	net    []kraft.Message
+	handle kraft.RecordsHandle
+}
+
+func keys(ids ...kraft.NodeID) []kraft.ReplicaKey {
+	ks := make([]kraft.ReplicaKey, len(ids))
+	for i, id := range ids {
+		ks[i] = kraft.ReplicaKey{ID: id}
+	}
+	return ks
+}
+
+func config(id kraft.NodeID, voters []kraft.ReplicaKey, seed uint64) kraft.Config {
+	cfg := kraft.DefaultConfig()
+	cfg.ID = id
+	cfg.Voters = voters
+	cfg.Seed = seed
+	return cfg
+}
+
+func emptyState() kraft.PersistentState {
+	return kraft.PersistentState{LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
+}
+
+// newCluster starts n voters 1..n (plus observers ids n+1..n+observers).
+func newCluster(t testing.TB, n, observers int, seed uint64) *cluster {
+	c := &cluster{t: t}
+	var voters []kraft.NodeID
+	for i := 1; i <= n; i++ {
+		voters = append(voters, kraft.NodeID(i))
+	}
+	for i := 1; i <= n+observers; i++ {
+		log := &krafttest.MemLog{}
+		node, err := kraft.NewNode(0, config(kraft.NodeID(i), keys(voters...), seed), emptyState(), log, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.nodes = append(c.nodes, node)
+		c.logs = append(c.logs, log)
+		c.states = append(c.states, emptyState())
+		c.now = append(c.now, 0)
+	}
+	return c
+}
+
+func (c *cluster) node(id kraft.NodeID) *kraft.Node { return c.nodes[id-1] }
+
+// clone copies the whole cluster, each node bound to its cloned log.
+func (c *cluster) clone() *cluster {
+	d := &cluster{t: c.t, handle: c.handle, states: slices.Clone(c.states), now: slices.Clone(c.now)}
+	for i, n := range c.nodes {
+		log := c.logs[i].Clone()
+		d.logs = append(d.logs, log)
+		d.nodes = append(d.nodes, n.Clone(log))
+	}
+	for _, m := range c.net {
+		d.net = append(d.net, copyMessage(m))
+	}
+	return d
+}
+
+func copyMessage(m kraft.Message) kraft.Message {
+	switch m := m.(type) {
+	case *kraft.VoteRequest:
+		c := *m
+		return &c
+	case *kraft.VoteResponse:
+		c := *m
+		return &c
+	case *kraft.BeginQuorumEpochRequest:
+		c := *m
+		return &c
+	case *kraft.BeginQuorumEpochResponse:
+		c := *m
+		return &c
+	case *kraft.EndQuorumEpochRequest:
+		c := *m
+		return &c
+	case *kraft.EndQuorumEpochResponse:
+		c := *m
+		return &c
+	case *kraft.FetchRequest:
+		c := *m
+		return &c
+	case *kraft.FetchResponse:
+		c := *m
+		return &c
+	case *kraft.FetchSnapshotRequest:
+		c := *m
+		return &c
+	case *kraft.FetchSnapshotResponse:
+		c := *m
+		return &c
+	}
+	panic(fmt.Sprintf("unknown message %T", m))
+}
+
+// ready runs one Ready of node id through the contract and returns it.
+func (c *cluster) ready(id kraft.NodeID) kraft.Ready {
+	n := c.node(id)
+	rd := n.Ready()
+	if rd.State != nil {
+		c.states[id-1] = *rd.State
+	}
+	if err := c.logs[id-1].ApplyReady(rd); err != nil {
+		c.t.Fatalf("node %d: apply ready: %v", id, err)
+	}
+	for _, m := range rd.Messages {
+		c.handle++
+		c.logs[id-1].Fill(m, 0, c.handle)
+		c.net = append(c.net, m)
+	}
+	n.Advance(rd)
+	return rd
+}
+
+// readyAll processes every pending Ready once; it reports whether any.
+func (c *cluster) readyAll() bool {
+	any := false
+	for i, n := range c.nodes {
+		if n.HasReady() {
+			c.ready(kraft.NodeID(i + 1))
+			any = true
+		}
+	}
+	return any
+}
+
+// deliver steps the i-th queued message into its target.
+func (c *cluster) deliver(i int) {
+	m := c.net[i]
+	c.net = slices.Delete(c.net, i, i+1)
+	to := kraft.HeaderOf(m).To
+	if err := c.node(to).Step(c.now[to-1], m); err != nil {
+		c.t.Fatalf("step %s: %v", m, err)
+	}
+}
+
+// stabilize delivers everything until quiet.
+func (c *cluster) stabilize() {
+	for range 10000 {
+		progressed := c.readyAll()
+		for len(c.net) > 0 {
+			c.deliver(0)
+			progressed = true
+		}
+		if !progressed {
+			return
+		}
+	}
+	c.t.Fatal("cluster does not stabilize")
+}
+
+// campaign fires id's timers until its role changes.
+func (c *cluster) campaign(id kraft.NodeID) {
+	n := c.node(id)
+	role := n.Status().Role
+	for range 20 {
+		c.now[id-1] = max(c.now[id-1], n.NextDeadline())
+		n.Tick(c.now[id-1])
+		if n.Status().Role != role {
+			return
+		}
+	}
+	c.t.Fatalf("node %d: role did not change", id)
+}
+
+// elect makes id the leader of a fresh cluster and stabilizes.
+func (c *cluster) elect(id kraft.NodeID) {
+	c.campaign(id)
+	c.stabilize()
+	if st := c.node(id).Status(); st.Role != kraft.Leader {
+		c.t.Fatalf("node %d is %v, want Leader", id, st.Role)
+	}
+}
+
+// randomStep performs one random action chosen by r: deliver a message,
+// drop one, process a Ready, tick a node, or propose on a leader.
+func (c *cluster) randomStep(r *rand.Rand) {
+	switch k := r.IntN(10); {
+	case k < 4 && len(c.net) > 0:
+		c.deliver(r.IntN(len(c.net)))
+	case k == 4 && len(c.net) > 0:
+		i := r.IntN(len(c.net))
+		c.net = slices.Delete(c.net, i, i+1)
+	case k < 8:
+		c.readyAll()
+	case k == 8:
+		id := kraft.NodeID(r.IntN(len(c.nodes)) + 1)
+		c.now[id-1] += kraft.Instant(r.IntN(700))
+		c.node(id).Tick(c.now[id-1])
+	default:
+		for i, n := range c.nodes {
+			if n.Status().Role == kraft.Leader && !n.HasReady() {
+				c.handle++
+				_, _ = n.Propose(c.now[i], kraft.Proposal{Records: 1 + r.IntN(3), Handle: c.handle})
+			}
+		}
+	}
+}
+
+// messagesOf returns the messages of type T in rd.
+func messagesOf[T kraft.Message](rd kraft.Ready) []T {
+	var out []T
+	for _, m := range rd.Messages {
+		if t, ok := m.(T); ok {
+			out = append(out, t)
+		}
+	}
+	return out
+}
