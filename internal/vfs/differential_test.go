@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -50,6 +51,9 @@ type filePair struct{ os, mem vfs.File }
 // the same tree. Durability is not compared, only what a running program
 // sees.
 func TestMemFSMatchesOS(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("MemFS mirrors Linux; other kernels differ in details (O_TRUNC on directories, rename errors)")
+	}
 	base := t.TempDir()
 	rapid.Check(t, func(rt *rapid.T) {
 		osDir, err := os.MkdirTemp(base, "")

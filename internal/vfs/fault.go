@@ -88,9 +88,10 @@ func (m *MemFS) ClearFaults() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.faults = nil
-	for _, n := range m.inodes() {
+	for _, n := range m.readFaulty {
 		n.readFlips = nil
 	}
+	m.readFaulty = nil
 }
 
 // firing returns the first injected fault for op on any of paths, using up
@@ -148,6 +149,9 @@ func (m *MemFS) CorruptReads(name string, off, n int64, mask byte) error {
 	node, err := m.fileNode("corruptreads", name)
 	if err != nil {
 		return err
+	}
+	if len(node.readFlips) == 0 {
+		m.readFaulty = append(m.readFaulty, node)
 	}
 	node.readFlips = append(node.readFlips, flip{off: off, n: n, mask: mask})
 	return nil

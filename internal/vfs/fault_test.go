@@ -212,3 +212,22 @@ func TestReadFaultOnByteRange(t *testing.T) {
 		t.Errorf("a ranged fault matched Remove: %v", err)
 	}
 }
+
+func TestClearFaultsReachesRemovedFiles(t *testing.T) {
+	// A handle can outlive its name; ClearFaults must still clean it.
+	m := newDir(t)
+	writeFile(t, m, "/d/f", "abc")
+	f := mustOpen(t, m, "/d/f", os.O_RDONLY)
+	defer f.Close()
+	if err := m.CorruptReads("/d/f", 0, 1, 0x20); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Remove("/d/f"); err != nil {
+		t.Fatal(err)
+	}
+	m.ClearFaults()
+	buf := make([]byte, 3)
+	if _, err := f.ReadAt(buf, 0); err != nil || string(buf) != "abc" {
+		t.Errorf("ReadAt after ClearFaults = %q, %v; want abc", buf, err)
+	}
+}

@@ -40,6 +40,8 @@ type MemFS struct {
 	gen    uint64              // mount generation; Crash increments it
 	locks  map[*inode]*memLock // held locks, by locked file
 	faults []*faultRule        // injected faults, in injection order
+
+	readFaulty []*inode // files with read corruption, for ClearFaults
 }
 
 // NewMem returns an empty MemFS holding only its root directory "/", which
