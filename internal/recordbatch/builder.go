@@ -94,10 +94,14 @@ func (b *Builder) ensure() {
 
 // SetTimestamps fixes the header's BaseTimestamp and MaxTimestamp instead
 // of deriving them from the records. Append computes timestamp deltas from
-// base, so call this before appending. Used to re-encode a batch exactly
+// base, so it must be called before the first record (it panics
+// otherwise: the deltas already written would be wrong). Used to re-encode a batch exactly
 // (see [Builder.Encode]) and for LogAppendTime batches.
 func (b *Builder) SetTimestamps(base, max int64) {
 	b.ensure()
+	if b.n > 0 {
+		panic("recordbatch: invariant: SetTimestamps called after records were appended")
+	}
 	b.baseTS, b.haveBase = base, true
 	b.fixedTS, b.fixedMax = true, max
 }
@@ -157,9 +161,10 @@ func (b *Builder) Size() int {
 // Finish compresses the records if the attributes ask for it, writes the
 // header and CRC-32C, and returns the buffer given to Reset with the batch
 // appended. Without records, BaseTimestamp and MaxTimestamp are -1 (no
-// timestamp) unless set, and LastOffsetDelta is -1 unless set. After
-// Finish, the Builder must be Reset before reuse; the returned slice is
-// the caller's.
+// timestamp) unless set, and LastOffsetDelta is -1 unless set. The
+// returned slice is the caller's; the Builder keeps no reference to it.
+// After Finish, Reset starts the next batch (a finished or zero Builder
+// used without Reset behaves as after Reset(nil, DefaultParams())).
 func (b *Builder) Finish() ([]byte, error) {
 	b.ensure()
 	codec := b.p.Attributes.Compression()

@@ -219,3 +219,37 @@ func TestUncompressedRecordsAliasTheInput(t *testing.T) {
 		t.Fatalf("appending to a decoded key modified the input")
 	}
 }
+
+func TestRecordOffsetAndTimestamp(t *testing.T) {
+	var b Builder
+	p := DefaultParams()
+	p.BaseOffset = 100
+	b.Reset(nil, p)
+	b.Append(1000, nil, nil, nil)
+	b.Append(900, nil, nil, nil)
+	b.Append(1500, nil, nil, nil)
+	enc, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := Parse(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if batch.BaseTimestamp != 1000 || batch.MaxTimestamp != 1500 {
+		t.Fatalf("timestamps %d %d, want 1000 1500", batch.BaseTimestamp, batch.MaxTimestamp)
+	}
+	for i, want := range []int64{1000, 900, 1500} {
+		r := &batch.Records[i]
+		if got := batch.RecordTimestamp(r); got != want {
+			t.Errorf("record %d timestamp = %d, want %d", i, got, want)
+		}
+		if got := batch.RecordOffset(r); got != 100+int64(i) {
+			t.Errorf("record %d offset = %d, want %d", i, got, 100+i)
+		}
+	}
+	batch.Attributes |= AttrLogAppendTime
+	if got := batch.RecordTimestamp(&batch.Records[1]); got != 1500 {
+		t.Errorf("LogAppendTime record timestamp = %d, want MaxTimestamp 1500", got)
+	}
+}

@@ -170,25 +170,39 @@ type Header struct {
 }
 
 // Size returns the total encoded size of the batch, BatchLength + 12.
-func (h *Header) Size() int { return int(h.BatchLength) + LogOverhead }
+func (h Header) Size() int { return int(h.BatchLength) + LogOverhead }
 
 // LastOffset returns BaseOffset + LastOffsetDelta.
-func (h *Header) LastOffset() int64 { return h.BaseOffset + int64(h.LastOffsetDelta) }
+func (h Header) LastOffset() int64 { return h.BaseOffset + int64(h.LastOffsetDelta) }
 
 // NextOffset returns the offset after the batch, LastOffset + 1.
-func (h *Header) NextOffset() int64 { return h.LastOffset() + 1 }
+func (h Header) NextOffset() int64 { return h.LastOffset() + 1 }
 
 // Compression returns the batch's codec.
-func (h *Header) Compression() Compression { return h.Attributes.Compression() }
+func (h Header) Compression() Compression { return h.Attributes.Compression() }
 
 // TimestampType returns the batch's timestamp type.
-func (h *Header) TimestampType() TimestampType { return h.Attributes.TimestampType() }
+func (h Header) TimestampType() TimestampType { return h.Attributes.TimestampType() }
 
 // IsTransactional reports the transactional bit.
-func (h *Header) IsTransactional() bool { return h.Attributes.Transactional() }
+func (h Header) IsTransactional() bool { return h.Attributes.Transactional() }
 
 // IsControl reports the control bit: the batch holds control records.
-func (h *Header) IsControl() bool { return h.Attributes.Control() }
+func (h Header) IsControl() bool { return h.Attributes.Control() }
+
+// RecordOffset returns the offset of r in this batch, BaseOffset +
+// OffsetDelta.
+func (h Header) RecordOffset(r *Record) int64 { return h.BaseOffset + int64(r.OffsetDelta) }
+
+// RecordTimestamp returns the timestamp of r in ms: MaxTimestamp for a
+// LogAppendTime batch (the broker's time applies to every record, as in
+// Kafka's DefaultRecordBatch), else BaseTimestamp + TimestampDelta.
+func (h Header) RecordTimestamp(r *Record) int64 {
+	if h.TimestampType() == LogAppendTime {
+		return h.MaxTimestamp
+	}
+	return h.BaseTimestamp + r.TimestampDelta
+}
 
 // readHeader decodes the 61 header bytes of b, which must be that long.
 func readHeader(b []byte) Header {
