@@ -105,6 +105,12 @@ func Decode(b []byte) (Record, error) {
 		return nil, fmt.Errorf("metadata: decode %s: version %d is outside %d-%d", rec.APIKey(), version, rec.MinVersion(), rec.MaxVersion())
 	}
 	if err := rec.DecodeFrom(b[r.Offset():], int16(version)); err != nil {
+		// Report offsets from the start of the record value, frame
+		// included.
+		var ke *kbin.Error
+		if errors.As(err, &ke) {
+			ke.Offset += r.Offset()
+		}
 		return nil, err
 	}
 	return rec, nil

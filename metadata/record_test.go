@@ -144,3 +144,24 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("APIKeys() has %d keys, want 26", len(APIKeys()))
 	}
 }
+
+// TestDecodeErrorPath checks that a decode error names the nested field
+// and the byte offset within the record value.
+func TestDecodeErrorPath(t *testing.T) {
+	r := &RegisterBrokerRecord{Version: 3, EndPoints: []RegisterBrokerRecordBrokerEndpoint{{Name: "a", Host: "hhhhhhhhhh"}}}
+	b, err := Encode(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// frame 3 + BrokerId 4 + IsMigratingZkBroker 1 + IncarnationId 16 +
+	// BrokerEpoch 8 + count 1 + Name 2 = 35; Host's length byte is at 35.
+	_, err = Decode(b[:41])
+	var de *DecodeError
+	var ke *kbin.Error
+	if !errors.As(err, &de) || de.Field != "EndPoints[0].Host" || de.Message != "RegisterBrokerRecord" || de.Version != 3 {
+		t.Fatalf("Decode error = %v, want a DecodeError for EndPoints[0].Host", err)
+	}
+	if !errors.As(err, &ke) || ke.Offset != 36 {
+		t.Fatalf("Decode error = %v, want offset 36", err)
+	}
+}
