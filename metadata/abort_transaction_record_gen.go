@@ -14,7 +14,7 @@ type AbortTransactionRecord struct {
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// Reason is an optional textual description of why the transaction was
+	// Reason holds an optional textual description of why the transaction was
 	// aborted.
 	//
 	// Versions 0+; nullable 0+; tagged 0+ (tag 0); default null.

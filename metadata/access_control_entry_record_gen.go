@@ -14,42 +14,42 @@ type AccessControlEntryRecord struct {
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// Id is the unique ID of this ACL.
+	// Id holds the unique ID of this ACL.
 	//
 	// Versions 0+.
 	Id [16]byte
 
-	// ResourceType is the resource type.
+	// ResourceType holds the resource type.
 	//
 	// Versions 0+.
 	ResourceType int8
 
-	// ResourceName is the resource name.
+	// ResourceName holds the resource name.
 	//
 	// Versions 0+.
 	ResourceName string
 
-	// PatternType is the resource name pattern type.
+	// PatternType holds the resource name pattern type.
 	//
 	// Versions 0+.
 	PatternType int8
 
-	// Principal is the principal name.
+	// Principal holds the principal name.
 	//
 	// Versions 0+.
 	Principal string
 
-	// Host is the host name.
+	// Host holds the host name.
 	//
 	// Versions 0+.
 	Host string
 
-	// Operation is the AclOperation.
+	// Operation holds the AclOperation.
 	//
 	// Versions 0+.
 	Operation int8
 
-	// PermissionType is the AclPermissionType.
+	// PermissionType holds the AclPermissionType.
 	//
 	// Versions 0+.
 	PermissionType int8

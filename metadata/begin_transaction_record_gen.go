@@ -14,7 +14,7 @@ type BeginTransactionRecord struct {
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// Name is an optional textual description of this transaction.
+	// Name holds an optional textual description of this transaction.
 	//
 	// Versions 0+; nullable 0+; tagged 0+ (tag 0); default null.
 	Name *string

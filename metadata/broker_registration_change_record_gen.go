@@ -14,12 +14,12 @@ type BrokerRegistrationChangeRecord struct {
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// BrokerId is the broker id.
+	// BrokerId holds the broker id.
 	//
 	// Versions 0+; entity brokerId.
 	BrokerId int32
 
-	// BrokerEpoch is the broker epoch assigned by the controller.
+	// BrokerEpoch holds the broker epoch assigned by the controller.
 	//
 	// Versions 0+.
 	BrokerEpoch int64

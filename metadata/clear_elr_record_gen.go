@@ -15,8 +15,8 @@ type ClearElrRecord struct {
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// TopicName is the name of the topic to clear ELRs for, or empty if all ELRs
-	// should be cleared.
+	// TopicName holds the name of the topic to clear ELRs for, or empty if all
+	// ELRs should be cleared.
 	//
 	// Versions 0+; entity topicName.
 	TopicName string

@@ -14,17 +14,17 @@ type ClientQuotaRecord struct {
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// Entity is the quota entity to alter.
+	// Entity holds the quota entity to alter.
 	//
 	// Versions 0+.
 	Entity []ClientQuotaRecordEntityData
 
-	// Key is the quota configuration key.
+	// Key holds the quota configuration key.
 	//
 	// Versions 0+.
 	Key string
 
-	// Value is the value to set, otherwise ignored if the value is to be
+	// Value holds the value to set, otherwise ignored if the value is to be
 	// removed.
 	//
 	// Versions 0+.
@@ -176,12 +176,12 @@ func (s *ClientQuotaRecord) readFrom(r *kbin.Reader, version int16) error {
 // ClientQuotaRecordEntityData is an entry of ClientQuotaRecord.Entity: the
 // quota entity to alter.
 type ClientQuotaRecordEntityData struct {
-	// EntityType is the entity type.
+	// EntityType holds the entity type.
 	//
 	// Versions 0+.
 	EntityType string
 
-	// EntityName is the name of the entity, or null if the default.
+	// EntityName holds the name of the entity, or null if the default.
 	//
 	// Versions 0+; nullable 0+.
 	EntityName *string

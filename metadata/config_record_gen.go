@@ -15,22 +15,22 @@ type ConfigRecord struct {
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// ResourceType is the type of resource this configuration applies to.
+	// ResourceType holds the type of resource this configuration applies to.
 	//
 	// Versions 0+.
 	ResourceType int8
 
-	// ResourceName is the name of the resource this configuration applies to.
+	// ResourceName holds the name of the resource this configuration applies to.
 	//
 	// Versions 0+.
 	ResourceName string
 
-	// Name is the name of the configuration key.
+	// Name holds the name of the configuration key.
 	//
 	// Versions 0+.
 	Name string
 
-	// Value is the value of the configuration, or null if the it should be
+	// Value holds the value of the configuration, or null if the it should be
 	// deleted.
 	//
 	// Versions 0+; nullable 0+.

@@ -14,37 +14,39 @@ type DelegationTokenRecord struct {
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// Owner is the delegation token owner.
+	// Owner holds the delegation token owner.
 	//
 	// Versions 0+.
 	Owner string
 
-	// Requester is the delegation token requester.
+	// Requester holds the delegation token requester.
 	//
 	// Versions 0+.
 	Requester string
 
-	// Renewers is the principals which can renew this token.
+	// Renewers holds the principals which can renew this token.
 	//
 	// Versions 0+.
 	Renewers []string
 
-	// IssueTimestamp is the time at which this timestamp was issued.
+	// IssueTimestamp holds the time at which this timestamp was issued.
 	//
 	// Versions 0+.
 	IssueTimestamp int64
 
-	// MaxTimestamp is the time at which this token cannot be renewed any more.
+	// MaxTimestamp holds the time at which this token cannot be renewed any
+	// more.
 	//
 	// Versions 0+.
 	MaxTimestamp int64
 
-	// ExpirationTimestamp is the next time at which this token must be renewed.
+	// ExpirationTimestamp holds the next time at which this token must be
+	// renewed.
 	//
 	// Versions 0+.
 	ExpirationTimestamp int64
 
-	// TokenId is the token id.
+	// TokenId holds the token id.
 	//
 	// Versions 0+.
 	TokenId string

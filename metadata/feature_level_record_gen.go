@@ -15,12 +15,12 @@ type FeatureLevelRecord struct {
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// Name is the feature name.
+	// Name holds the feature name.
 	//
 	// Versions 0+.
 	Name string
 
-	// FeatureLevel is the current finalized feature level of this feature for
+	// FeatureLevel holds the current finalized feature level of this feature for
 	// the cluster, a value of 0 means feature not supported.
 	//
 	// Versions 0+.

@@ -13,12 +13,12 @@ type FenceBrokerRecord struct {
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// Id is the broker ID to fence. It will be removed from all ISRs.
+	// Id holds the broker ID to fence. It will be removed from all ISRs.
 	//
 	// Versions 0+; entity brokerId.
 	Id int32
 
-	// Epoch is the epoch of the broker to fence.
+	// Epoch holds the epoch of the broker to fence.
 	//
 	// Versions 0+.
 	Epoch int64

@@ -14,12 +14,12 @@ type PartitionChangeRecord struct {
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// PartitionId is the partition id.
+	// PartitionId holds the partition id.
 	//
 	// Versions 0+; default -1.
 	PartitionId int32
 
-	// TopicId is the unique ID of this topic.
+	// TopicId holds the unique ID of this topic.
 	//
 	// Versions 0+.
 	TopicId [16]byte

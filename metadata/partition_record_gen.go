@@ -14,37 +14,38 @@ type PartitionRecord struct {
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// PartitionId is the partition id.
+	// PartitionId holds the partition id.
 	//
 	// Versions 0+; default -1.
 	PartitionId int32
 
-	// TopicId is the unique ID of this topic.
+	// TopicId holds the unique ID of this topic.
 	//
 	// Versions 0+.
 	TopicId [16]byte
 
-	// Replicas is the replicas of this partition, sorted by preferred order.
+	// Replicas holds the replicas of this partition, sorted by preferred order.
 	//
 	// Versions 0+; entity brokerId.
 	Replicas []int32
 
-	// Isr is the in-sync replicas of this partition
+	// Isr holds the in-sync replicas of this partition
 	//
 	// Versions 0+.
 	Isr []int32
 
-	// RemovingReplicas is the replicas that we are in the process of removing.
+	// RemovingReplicas holds the replicas that we are in the process of
+	// removing.
 	//
 	// Versions 0+; entity brokerId.
 	RemovingReplicas []int32
 
-	// AddingReplicas is the replicas that we are in the process of adding.
+	// AddingReplicas holds the replicas that we are in the process of adding.
 	//
 	// Versions 0+; entity brokerId.
 	AddingReplicas []int32
 
-	// Leader is the lead replica, or -1 if there is no leader.
+	// Leader holds the lead replica, or -1 if there is no leader.
 	//
 	// Versions 0+; default -1; entity brokerId.
 	Leader int32
@@ -55,30 +56,32 @@ type PartitionRecord struct {
 	// Versions 0+; tagged 0+ (tag 0); default 0.
 	LeaderRecoveryState int8
 
-	// LeaderEpoch is the epoch of the partition leader.
+	// LeaderEpoch holds the epoch of the partition leader.
 	//
 	// Versions 0+; default -1.
 	LeaderEpoch int32
 
-	// PartitionEpoch is an epoch that gets incremented each time we change
+	// PartitionEpoch holds an epoch that gets incremented each time we change
 	// anything in the partition.
 	//
 	// Versions 0+; default -1.
 	PartitionEpoch int32
 
-	// Directories is the log directory hosting each replica, sorted in the same
-	// exact order as the Replicas field.
+	// Directories holds the log directory hosting each replica, sorted in the
+	// same exact order as the Replicas field.
 	//
 	// Versions 1+.
 	Directories [][16]byte
 
-	// EligibleLeaderReplicas is the eligible leader replicas of this partition.
+	// EligibleLeaderReplicas holds the eligible leader replicas of this
+	// partition.
 	//
 	// Versions 2+; nullable 2+; tagged 2+ (tag 1); default null; entity
 	// brokerId.
 	EligibleLeaderReplicas []int32
 
-	// LastKnownElr is the last known eligible leader replicas of this partition.
+	// LastKnownElr holds the last known eligible leader replicas of this
+	// partition.
 	//
 	// Versions 2+; nullable 2+; tagged 2+ (tag 2); default null; entity
 	// brokerId.

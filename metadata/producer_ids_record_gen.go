@@ -12,17 +12,17 @@ type ProducerIdsRecord struct {
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// BrokerId is the ID of the requesting broker
+	// BrokerId holds the ID of the requesting broker
 	//
 	// Versions 0+; entity brokerId.
 	BrokerId int32
 
-	// BrokerEpoch is the epoch of the requesting broker
+	// BrokerEpoch holds the epoch of the requesting broker
 	//
 	// Versions 0+; default -1.
 	BrokerEpoch int64
 
-	// NextProducerId is the next producerId that will be assigned (i.e. the
+	// NextProducerId holds the next producerId that will be assigned (i.e. the
 	// first producerId in the next assigned block)
 	//
 	// Versions 0+.

@@ -17,7 +17,7 @@ type RegisterBrokerRecord struct {
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// BrokerId is the broker id.
+	// BrokerId holds the broker id.
 	//
 	// Versions 0+; entity brokerId.
 	BrokerId int32
@@ -28,28 +28,28 @@ type RegisterBrokerRecord struct {
 	// Versions 2+; default false.
 	IsMigratingZkBroker bool
 
-	// IncarnationId is the incarnation ID of the broker process
+	// IncarnationId holds the incarnation ID of the broker process
 	//
 	// Versions 0+.
 	IncarnationId [16]byte
 
-	// BrokerEpoch is the broker epoch assigned by the controller.
+	// BrokerEpoch holds the broker epoch assigned by the controller.
 	//
 	// Versions 0+.
 	BrokerEpoch int64
 
-	// EndPoints is the endpoints that can be used to communicate with this
+	// EndPoints holds the endpoints that can be used to communicate with this
 	// broker.
 	//
 	// Versions 0+.
 	EndPoints []RegisterBrokerRecordBrokerEndpoint
 
-	// Features is the features on this broker
+	// Features holds the features on this broker
 	//
 	// Versions 0+.
 	Features []RegisterBrokerRecordBrokerFeature
 
-	// Rack is the broker rack.
+	// Rack holds the broker rack.
 	//
 	// Versions 0+; nullable 0+.
 	Rack *string
@@ -375,22 +375,22 @@ func (s *RegisterBrokerRecord) readFrom(r *kbin.Reader, version int16) error {
 // RegisterBrokerRecord.EndPoints: the endpoints that can be used to
 // communicate with this broker.
 type RegisterBrokerRecordBrokerEndpoint struct {
-	// Name is the name of the endpoint.
+	// Name holds the name of the endpoint.
 	//
 	// Versions 0+; map key.
 	Name string
 
-	// Host is the hostname.
+	// Host holds the hostname.
 	//
 	// Versions 0+.
 	Host string
 
-	// Port is the port.
+	// Port holds the port.
 	//
 	// Versions 0+.
 	Port uint16
 
-	// SecurityProtocol is the security protocol.
+	// SecurityProtocol holds the security protocol.
 	//
 	// Versions 0+.
 	SecurityProtocol int16
@@ -467,17 +467,17 @@ func (s *RegisterBrokerRecordBrokerEndpoint) readFrom(r *kbin.Reader, version in
 // RegisterBrokerRecordBrokerFeature is an entry of
 // RegisterBrokerRecord.Features: the features on this broker
 type RegisterBrokerRecordBrokerFeature struct {
-	// Name is the feature name.
+	// Name holds the feature name.
 	//
 	// Versions 0+; map key.
 	Name string
 
-	// MinSupportedVersion is the minimum supported feature level.
+	// MinSupportedVersion holds the minimum supported feature level.
 	//
 	// Versions 0+.
 	MinSupportedVersion int16
 
-	// MaxSupportedVersion is the maximum supported feature level.
+	// MaxSupportedVersion holds the maximum supported feature level.
 	//
 	// Versions 0+.
 	MaxSupportedVersion int16

@@ -15,12 +15,12 @@ type RegisterControllerRecord struct {
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// ControllerId is the controller id.
+	// ControllerId holds the controller id.
 	//
 	// Versions 0+.
 	ControllerId int32
 
-	// IncarnationId is the incarnation ID of the controller process
+	// IncarnationId holds the incarnation ID of the controller process
 	//
 	// Versions 0+.
 	IncarnationId [16]byte
@@ -31,13 +31,13 @@ type RegisterControllerRecord struct {
 	// Versions 0+.
 	ZkMigrationReady bool
 
-	// EndPoints is the endpoints that can be used to communicate with this
+	// EndPoints holds the endpoints that can be used to communicate with this
 	// controller.
 	//
 	// Versions 0+.
 	EndPoints []RegisterControllerRecordControllerEndpoint
 
-	// Features is the features on this controller
+	// Features holds the features on this controller
 	//
 	// Versions 0+.
 	Features []RegisterControllerRecordControllerFeature
@@ -201,22 +201,22 @@ func (s *RegisterControllerRecord) readFrom(r *kbin.Reader, version int16) error
 // RegisterControllerRecord.EndPoints: the endpoints that can be used to
 // communicate with this controller.
 type RegisterControllerRecordControllerEndpoint struct {
-	// Name is the name of the endpoint.
+	// Name holds the name of the endpoint.
 	//
 	// Versions 0+; map key.
 	Name string
 
-	// Host is the hostname.
+	// Host holds the hostname.
 	//
 	// Versions 0+.
 	Host string
 
-	// Port is the port.
+	// Port holds the port.
 	//
 	// Versions 0+.
 	Port uint16
 
-	// SecurityProtocol is the security protocol.
+	// SecurityProtocol holds the security protocol.
 	//
 	// Versions 0+.
 	SecurityProtocol int16
@@ -293,17 +293,17 @@ func (s *RegisterControllerRecordControllerEndpoint) readFrom(r *kbin.Reader, ve
 // RegisterControllerRecordControllerFeature is an entry of
 // RegisterControllerRecord.Features: the features on this controller
 type RegisterControllerRecordControllerFeature struct {
-	// Name is the feature name.
+	// Name holds the feature name.
 	//
 	// Versions 0+; map key.
 	Name string
 
-	// MinSupportedVersion is the minimum supported feature level.
+	// MinSupportedVersion holds the minimum supported feature level.
 	//
 	// Versions 0+.
 	MinSupportedVersion int16
 
-	// MaxSupportedVersion is the maximum supported feature level.
+	// MaxSupportedVersion holds the maximum supported feature level.
 	//
 	// Versions 0+.
 	MaxSupportedVersion int16

@@ -12,7 +12,7 @@ type RemoveAccessControlEntryRecord struct {
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// Id is the ID of the AccessControlEntry to remove.
+	// Id holds the ID of the AccessControlEntry to remove.
 	//
 	// Versions 0+.
 	Id [16]byte

@@ -14,7 +14,7 @@ type RemoveDelegationTokenRecord struct {
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// TokenId is the tokenID to remove.
+	// TokenId holds the tokenID to remove.
 	//
 	// Versions 0+.
 	TokenId string

@@ -12,8 +12,8 @@ type RemoveTopicRecord struct {
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// TopicId is the topic to remove. All associated partitions will be removed
-	// as well.
+	// TopicId holds the topic to remove. All associated partitions will be
+	// removed as well.
 	//
 	// Versions 0+.
 	TopicId [16]byte

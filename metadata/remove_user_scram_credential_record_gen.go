@@ -15,12 +15,12 @@ type RemoveUserScramCredentialRecord struct {
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// Name is the user name.
+	// Name holds the user name.
 	//
 	// Versions 0+.
 	Name string
 
-	// Mechanism is the SCRAM mechanism.
+	// Mechanism holds the SCRAM mechanism.
 	//
 	// Versions 0+.
 	Mechanism int8

@@ -14,12 +14,12 @@ type TopicRecord struct {
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// Name is the topic name.
+	// Name holds the topic name.
 	//
 	// Versions 0+; entity topicName.
 	Name string
 
-	// TopicId is the unique ID of this topic.
+	// TopicId holds the unique ID of this topic.
 	//
 	// Versions 0+.
 	TopicId [16]byte

@@ -13,12 +13,12 @@ type UnfenceBrokerRecord struct {
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// Id is the broker ID to unfence.
+	// Id holds the broker ID to unfence.
 	//
 	// Versions 0+; entity brokerId.
 	Id int32
 
-	// Epoch is the epoch of the broker to unfence.
+	// Epoch holds the epoch of the broker to unfence.
 	//
 	// Versions 0+.
 	Epoch int64

@@ -12,12 +12,12 @@ type UnregisterBrokerRecord struct {
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// BrokerId is the broker id.
+	// BrokerId holds the broker id.
 	//
 	// Versions 0+; entity brokerId.
 	BrokerId int32
 
-	// BrokerEpoch is the broker epoch.
+	// BrokerEpoch holds the broker epoch.
 	//
 	// Versions 0+.
 	BrokerEpoch int64

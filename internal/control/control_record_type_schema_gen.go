@@ -9,7 +9,7 @@ import (
 // ControlRecordTypeSchema is the key of every control record: the record
 // type, preceded on the wire by the key version.
 type ControlRecordTypeSchema struct {
-	// Type is the type of the control record, such as commit or abort
+	// Type holds the type of the control record, such as commit or abort
 	//
 	// Versions 0+.
 	Type int16

@@ -9,12 +9,12 @@ import (
 // KRaftVersionRecord is the value of a KRAFT_VERSION control record: the
 // finalized kraft.version (KIP-853).
 type KRaftVersionRecord struct {
-	// Version is the version of the kraft version record.
+	// Version holds the version of the kraft version record.
 	//
 	// Versions 0+.
 	Version int16
 
-	// KRaftVersion is the kraft protocol version.
+	// KRaftVersion holds the kraft protocol version.
 	//
 	// Versions 0+.
 	KRaftVersion int16

@@ -12,22 +12,22 @@ import (
 // written by a new leader as the first record of its epoch. Version 1 adds
 // VoterDirectoryId (KIP-853).
 type LeaderChangeMessage struct {
-	// Version is the version of the leader change message.
+	// Version holds the version of the leader change message.
 	//
 	// Versions 0+.
 	Version int16
 
-	// LeaderId is the ID of the newly elected leader.
+	// LeaderId holds the ID of the newly elected leader.
 	//
 	// Versions 0+; entity brokerId.
 	LeaderId int32
 
-	// Voters is the set of voters in the quorum for this epoch.
+	// Voters holds the set of voters in the quorum for this epoch.
 	//
 	// Versions 0+.
 	Voters []LeaderChangeMessageVoter
 
-	// GrantingVoters is the voters who voted for the leader at the time of
+	// GrantingVoters holds the voters who voted for the leader at the time of
 	// election.
 	//
 	// Versions 0+.
@@ -176,12 +176,12 @@ func (s *LeaderChangeMessage) readFrom(r *kbin.Reader, version int16) error {
 // LeaderChangeMessageVoter is a structure of LeaderChangeMessage shared by
 // several fields.
 type LeaderChangeMessageVoter struct {
-	// VoterId is the ID of the voter.
+	// VoterId holds the ID of the voter.
 	//
 	// Versions 0+.
 	VoterId int32
 
-	// VoterDirectoryId is the directory id of the voter.
+	// VoterDirectoryId holds the directory id of the voter.
 	//
 	// Versions 1+.
 	VoterDirectoryId [16]byte

@@ -9,7 +9,7 @@ import (
 // SnapshotFooterRecord is the value of a SNAPSHOT_FOOTER control record, the
 // last record of every snapshot (KIP-630).
 type SnapshotFooterRecord struct {
-	// Version is the version of the snapshot footer record.
+	// Version holds the version of the snapshot footer record.
 	//
 	// Versions 0+.
 	Version int16

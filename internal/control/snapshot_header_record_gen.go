@@ -9,13 +9,13 @@ import (
 // SnapshotHeaderRecord is the value of a SNAPSHOT_HEADER control record, the
 // first record of every snapshot (KIP-630).
 type SnapshotHeaderRecord struct {
-	// Version is the version of the snapshot header record.
+	// Version holds the version of the snapshot header record.
 	//
 	// Versions 0+.
 	Version int16
 
-	// LastContainedLogTimestamp is the append time of the last record from the
-	// log contained in this snapshot.
+	// LastContainedLogTimestamp holds the append time of the last record from
+	// the log contained in this snapshot.
 	//
 	// Versions 0+.
 	LastContainedLogTimestamp int64

@@ -11,12 +11,12 @@ import (
 // VotersRecord is the value of a KRAFT_VOTERS control record: the complete
 // voter set (KIP-853).
 type VotersRecord struct {
-	// Version is the version of the voters record.
+	// Version holds the version of the voters record.
 	//
 	// Versions 0+.
 	Version int16
 
-	// Voters is the set of voters in the quorum for this epoch.
+	// Voters holds the set of voters in the quorum for this epoch.
 	//
 	// Versions 0+.
 	Voters []VotersRecordVoter
@@ -138,22 +138,24 @@ func (s *VotersRecord) readFrom(r *kbin.Reader, version int16) error {
 // VotersRecordVoter is an entry of VotersRecord.Voters: the set of voters in
 // the quorum for this epoch.
 type VotersRecordVoter struct {
-	// VoterId is the replica id of the voter in the topic partition.
+	// VoterId holds the replica id of the voter in the topic partition.
 	//
 	// Versions 0+; entity brokerId.
 	VoterId int32
 
-	// VoterDirectoryId is the directory id of the voter in the topic partition.
+	// VoterDirectoryId holds the directory id of the voter in the topic
+	// partition.
 	//
 	// Versions 0+.
 	VoterDirectoryId [16]byte
 
-	// Endpoints is the endpoint that can be used to communicate with the voter.
+	// Endpoints holds the endpoint that can be used to communicate with the
+	// voter.
 	//
 	// Versions 0+.
 	Endpoints []VotersRecordEndpoint
 
-	// KRaftVersionFeature is the range of versions of the protocol that the
+	// KRaftVersionFeature holds the range of versions of the protocol that the
 	// replica supports.
 	//
 	// Versions 0+.
@@ -244,17 +246,17 @@ func (s *VotersRecordVoter) readFrom(r *kbin.Reader, version int16) error {
 // VotersRecordEndpoint is an entry of VotersRecordVoter.Endpoints: the
 // endpoint that can be used to communicate with the voter.
 type VotersRecordEndpoint struct {
-	// Name is the name of the endpoint.
+	// Name holds the name of the endpoint.
 	//
 	// Versions 0+; map key.
 	Name string
 
-	// Host is the hostname.
+	// Host holds the hostname.
 	//
 	// Versions 0+.
 	Host string
 
-	// Port is the port.
+	// Port holds the port.
 	//
 	// Versions 0+.
 	Port uint16
@@ -327,12 +329,12 @@ func (s *VotersRecordEndpoint) readFrom(r *kbin.Reader, version int16) error {
 // VotersRecordVoter.KRaftVersionFeature: the range of versions of the
 // protocol that the replica supports.
 type VotersRecordKRaftVersionFeature struct {
-	// MinSupportedVersion is the minimum supported KRaft protocol version.
+	// MinSupportedVersion holds the minimum supported KRaft protocol version.
 	//
 	// Versions 0+.
 	MinSupportedVersion int16
 
-	// MaxSupportedVersion is the maximum supported KRaft protocol version.
+	// MaxSupportedVersion holds the maximum supported KRaft protocol version.
 	//
 	// Versions 0+.
 	MaxSupportedVersion int16

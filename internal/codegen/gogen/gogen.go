@@ -470,7 +470,7 @@ func fieldSentence(name, about string) string {
 	l := strings.ToLower(about)
 	for _, article := range []string{"the ", "a ", "an "} {
 		if strings.HasPrefix(l, article) {
-			return name + " is " + lowerFirst(about)
+			return name + " holds " + lowerFirst(about)
 		}
 	}
 	return name + ": " + about

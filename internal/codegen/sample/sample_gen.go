@@ -10,17 +10,17 @@ import (
 
 // Sample is a test message for the generator.
 type Sample struct {
-	// A is the A.
+	// A holds the A.
 	//
 	// Versions 0+; default 0x10.
 	A int32
 
-	// B is the B.
+	// B holds the B.
 	//
 	// Versions 0+.
 	B string
 
-	// C is a nullable string that appears in version 1.
+	// C holds a nullable string that appears in version 1.
 	//
 	// Versions 1+; nullable 1+; default null.
 	C *string
@@ -30,7 +30,7 @@ type Sample struct {
 	// Versions 0+; nullable 2+.
 	D []byte
 
-	// E is an array that becomes nullable in version 3.
+	// E holds an array that becomes nullable in version 3.
 	//
 	// Versions 0+; nullable 3+.
 	E []int64
@@ -40,17 +40,17 @@ type Sample struct {
 	// Versions 0+.
 	F []SampleItem
 
-	// G is a bool that exists in versions 1 and 2 only.
+	// G holds a bool that exists in versions 1 and 2 only.
 	//
 	// Versions 1-2; default true.
 	G bool
 
-	// H is an ignorable field of version 3.
+	// H holds an ignorable field of version 3.
 	//
 	// Versions 3+; default 80; ignorable.
 	H uint16
 
-	// I is a tagged structure.
+	// I holds a tagged structure.
 	//
 	// Versions 2+; tagged 2+ (tag 3).
 	I SampleInner
@@ -554,17 +554,17 @@ func (s *Sample) readFrom(r *kbin.Reader, version int16) error {
 
 // SampleItem is an entry of Sample.F: entries with a tagged field.
 type SampleItem struct {
-	// K is the key.
+	// K holds the key.
 	//
 	// Versions 0+; map key.
 	K string
 
-	// V is a float with a default.
+	// V holds a float with a default.
 	//
 	// Versions 1+; default 2.5.
 	V float64
 
-	// W is a tagged int16.
+	// W holds a tagged int16.
 	//
 	// Versions 2+; tagged 2+ (tag 0); default -1.
 	W int16
@@ -695,7 +695,7 @@ func (s *SampleItem) readFrom(r *kbin.Reader, version int16) error {
 
 // SampleInner is the type of Sample.I: a tagged structure.
 type SampleInner struct {
-	// X is the X.
+	// X holds the X.
 	//
 	// Versions 0+.
 	X int32
@@ -774,12 +774,12 @@ func (s *SampleInner) readFrom(r *kbin.Reader, version int16) error {
 
 // SampleShared is a structure of Sample shared by several fields.
 type SampleShared struct {
-	// Z is the Z.
+	// Z holds the Z.
 	//
 	// Versions 0+.
 	Z [16]byte
 
-	// N is the N.
+	// N holds the N.
 	//
 	// Versions 3+.
 	N int8
