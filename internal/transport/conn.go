@@ -1,0 +1,249 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/krabka-go/krabka/internal/wire"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// conn is one accepted connection. Its reader goroutine (serve) runs the
+// handshake, then reads, decodes and dispatches requests; its writer
+// goroutine writes the answers in request order.
+type conn struct {
+	srv  *Server
+	nc   net.Conn
+	ip   string
+	info ConnInfo
+
+	closeOnce sync.Once
+}
+
+// completion is one answered request on its way to the writer.
+type completion struct {
+	seq   uint64
+	corr  int32
+	resp  kmsg.Response
+	close bool // close the connection instead of answering
+}
+
+// Reply answers one request. Exactly one of Send and Close takes effect;
+// both are safe to call from any goroutine and never block.
+type Reply struct {
+	seq   uint64
+	corr  int32
+	done  chan<- completion
+	ctx   context.Context
+	taken atomic.Bool
+}
+
+// Send queues resp as the answer; the writer sends it once every earlier
+// request of the connection has been answered. resp's version must be the
+// request's (kmsg's ResponseKind does that). It returns false when the
+// request was already answered or the connection has closed.
+func (r *Reply) Send(resp kmsg.Response) bool {
+	if resp == nil {
+		panic("transport: Reply.Send with a nil response")
+	}
+	return r.complete(completion{seq: r.seq, corr: r.corr, resp: resp})
+}
+
+// Close answers the request by closing the connection, after every earlier
+// answer has been written, as Kafka does for requests it will not serve.
+// It returns false when the request was already answered or the connection
+// has closed.
+func (r *Reply) Close() bool {
+	return r.complete(completion{seq: r.seq, close: true})
+}
+
+func (r *Reply) complete(c completion) bool {
+	if r.taken.Swap(true) || r.ctx.Err() != nil {
+		return false
+	}
+	select {
+	case r.done <- c:
+		return true
+	default:
+		// done has room for every request holding an in-flight slot, and
+		// each request completes once.
+		panic("transport: invariant: completion queue full")
+	}
+}
+
+// shutdown closes the network connection once; it unblocks the reader and
+// the writer.
+func (c *conn) shutdown() {
+	c.closeOnce.Do(func() { _ = c.nc.Close() })
+}
+
+func (c *conn) serve(srvCtx context.Context) {
+	s := c.srv
+	defer func() {
+		c.shutdown()
+		s.limit.release(c.ip)
+		s.active.Add(-1)
+	}()
+	ctx, cancel := context.WithCancel(srvCtx)
+	defer cancel()
+	// Server shutdown and connection end both unblock every read and
+	// write through the deadline, since net.Conn ignores contexts.
+	stop := context.AfterFunc(ctx, func() { _ = c.nc.SetDeadline(time.Now()) })
+	defer stop()
+	log := s.log.With("conn_id", c.info.ID, "remote_addr", c.info.RemoteAddr.String())
+
+	if err := c.handshake(ctx); err != nil {
+		log.LogAttrs(ctx, slog.LevelDebug, "handshake failed", slog.Any("error", err))
+		return
+	}
+
+	slots := make(chan struct{}, s.cfg.MaxInFlight)
+	done := make(chan completion, s.cfg.MaxInFlight)
+	var writer sync.WaitGroup
+	writer.Go(func() {
+		defer cancel() // a writer that stops ends the connection
+		if err := c.write(ctx, done, slots); err != nil {
+			log.LogAttrs(ctx, slog.LevelDebug, "writer stopped", slog.Any("error", err))
+		}
+	})
+	defer writer.Wait()
+	defer cancel()
+
+	reason, err := c.read(ctx, done, slots)
+	switch reason {
+	case closeInvalid:
+		s.closedInvalid.Add(1)
+		log.LogAttrs(ctx, slog.LevelWarn, "closing connection: invalid request", slog.Any("error", err))
+	case closeIdle:
+		s.closedIdle.Add(1)
+		log.LogAttrs(ctx, slog.LevelDebug, "closing idle connection")
+	default:
+		if err != nil && ctx.Err() == nil {
+			log.LogAttrs(ctx, slog.LevelDebug, "connection ended", slog.Any("error", err))
+		}
+	}
+}
+
+func (c *conn) handshake(ctx context.Context) error {
+	hctx := ctx
+	if d := c.srv.cfg.HandshakeTimeout; d > 0 {
+		var cancel context.CancelFunc
+		hctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+		_ = c.nc.SetDeadline(time.Now().Add(d))
+	}
+	nc, p, err := c.srv.cfg.Handshake.Upgrade(hctx, c.nc)
+	if err != nil {
+		return err
+	}
+	if nc != c.nc {
+		// The upgraded connection (TLS over c.nc) is what the reader, the
+		// writer and the deadline must act on from now on.
+		c.nc = nc
+		context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Now()) })
+	}
+	c.info.Principal = p
+	return c.nc.SetDeadline(time.Time{})
+}
+
+// closeReason says why the reader stopped.
+type closeReason int
+
+const (
+	closeEOF     closeReason = iota // peer closed, connection ended, or server closing
+	closeInvalid                    // a frame or request Kafka would close for
+	closeIdle                       // IdleTimeout passed without a request
+)
+
+// read is the reader loop. It takes an in-flight slot before each frame,
+// so that at most MaxInFlight requests await answers, then reads a frame
+// with the idle deadline, decodes it and dispatches it.
+func (c *conn) read(ctx context.Context, done chan<- completion, slots chan struct{}) (closeReason, error) {
+	cfg := c.srv.cfg
+	var seq uint64
+	for {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return closeEOF, ctx.Err()
+		}
+		if cfg.IdleTimeout > 0 {
+			_ = c.nc.SetReadDeadline(time.Now().Add(cfg.IdleTimeout))
+		}
+		// A fresh buffer per frame: decoded requests alias their frame and
+		// may still be in use by the handler when the next frame arrives.
+		frame, err := wire.ReadFrame(c.nc, nil, cfg.MaxFrameSize)
+		if err != nil {
+			switch {
+			case ctx.Err() != nil:
+				return closeEOF, ctx.Err()
+			case errors.Is(err, wire.ErrFrameSize):
+				return closeInvalid, err
+			case errors.Is(err, os.ErrDeadlineExceeded):
+				return closeIdle, err
+			case errors.Is(err, io.EOF):
+				return closeEOF, nil
+			}
+			return closeEOF, err
+		}
+		req, err := wire.DecodeRequest(frame)
+		if err != nil {
+			re, ok := errors.AsType[*wire.RequestError](err)
+			if !ok || re.Close {
+				return closeInvalid, err
+			}
+			// ApiVersions at an unsupported version: answered at v0.
+			done <- completion{seq: seq, corr: re.Header.CorrelationID, resp: re.Answer}
+			seq++
+			continue
+		}
+		reply := &Reply{seq: seq, corr: req.Header.CorrelationID, done: done, ctx: ctx}
+		seq++
+		cfg.Handler.Serve(ctx, &Request{Header: req.Header, Body: req.Body, Conn: c.info}, reply)
+	}
+}
+
+// write is the writer loop: it collects completions, which may arrive in
+// any order, and writes them strictly in sequence order, releasing one
+// in-flight slot per answer written.
+func (c *conn) write(ctx context.Context, done <-chan completion, slots <-chan struct{}) error {
+	pending := make(map[uint64]completion)
+	var next uint64
+	var buf []byte
+	for {
+		select {
+		case x := <-done:
+			pending[x.seq] = x
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		for {
+			x, ok := pending[next]
+			if !ok {
+				break
+			}
+			delete(pending, next)
+			next++
+			if x.close {
+				c.shutdown()
+				return errors.New("handler closed the connection")
+			}
+			buf = wire.AppendResponse(buf[:0], x.corr, x.resp)
+			if d := c.srv.cfg.WriteTimeout; d > 0 {
+				_ = c.nc.SetWriteDeadline(time.Now().Add(d))
+			}
+			if _, err := c.nc.Write(buf); err != nil {
+				c.shutdown()
+				return err
+			}
+			<-slots
+		}
+	}
+}

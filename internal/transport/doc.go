@@ -1,0 +1,56 @@
+// Package transport moves Kafka-framed requests and responses between
+// Krabka nodes and their clients. It owns sockets and goroutines; what the
+// bytes mean is package wire's business, and what to do with a request is
+// the runtime's ([Handler]).
+//
+// # The listener
+//
+// [Serve] runs an accept loop on a net.Listener. Each accepted connection
+// first reserves a slot against max.connections and max.connections.per.ip
+// (one atomic reservation; a connection over a limit is closed at once,
+// without a byte), then gets two goroutines:
+//
+//   - the reader runs the [Handshake] (the seam for TLS and SASL;
+//     [Plaintext] by default), then loops: take an in-flight slot, read one
+//     frame with the idle deadline (connections.max.idle.ms) and the size
+//     limit (socket.request.max.bytes), decode it with wire.DecodeRequest
+//     and hand it to [Handler.Serve] with a [Reply]. A frame Kafka would
+//     refuse (bad size, unknown API key, unsupported version, malformed
+//     header or body) closes this connection and no other. An ApiVersions
+//     request at an unsupported version is answered by the reader itself
+//     at version 0, as KIP-511 requires.
+//   - the writer receives answers from any goroutine, in any order, and
+//     writes them strictly in request order (by sequence number), because
+//     Kafka clients match responses to requests by position as much as by
+//     correlation id. Each answer written frees an in-flight slot; when a
+//     connection has MaxInFlight unanswered requests its reader stops
+//     reading, which pushes back on the client.
+//
+// A handler may answer at once or hold the Reply and answer later (a
+// long-poll Fetch parked until new records arrive). [Server.Close] closes
+// the listener and every connection through their deadlines (net.Conn
+// ignores contexts) and returns once every goroutine has exited.
+//
+// # Peers
+//
+// A [Peer] is one node's sender to another: one connection, requests
+// pipelined with correlation ids, each with a deadline of
+// controller.quorum.request.timeout.ms from the moment it was queued, and
+// reconnection with a backoff starting at controller.quorum.retry.backoff.ms.
+// Its queue is bounded and [Peer.Send] never blocks: when the queue is full
+// the request is dropped and counted, and the protocol's own retries cover
+// it (fetches and votes are idempotent). The single goroutine that owns the
+// raft state must never wait on the network; it hands requests to Send and
+// receives outcomes through a callback that must not block either.
+//
+// A request that times out closes the connection, as Kafka's NetworkClient
+// does: its answer might still arrive, and closing is the only way to be
+// sure nothing is matched to the wrong request. Every other request in
+// flight on that connection then fails with [ErrDisconnected].
+//
+// # Tests
+//
+// [MemNetwork] is an in-memory network of net.Pipe connections with real
+// addresses, so listener and peer tests, here and in the runtime, can run
+// under testing/synctest with fake time.
+package transport

@@ -1,0 +1,452 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/krabka-go/krabka/internal/wire"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Errors a [Peer] reports to a request's callback. All of them mean the
+// request got no answer; Kafka's raft client maps such outcomes to
+// BROKER_NOT_AVAILABLE and retries after controller.quorum.retry.backoff.ms.
+var (
+	// ErrRequestTimeout: no answer within PeerConfig.RequestTimeout. The
+	// connection is closed, as Kafka's NetworkClient does, because a late
+	// answer could no longer be matched safely.
+	ErrRequestTimeout = errors.New("transport: request timed out")
+	// ErrDisconnected: the connection failed or closed before the answer
+	// arrived.
+	ErrDisconnected = errors.New("transport: disconnected")
+	// ErrBackoff: the peer is unreachable and the sender is waiting before
+	// it dials again.
+	ErrBackoff = errors.New("transport: peer unreachable, backing off")
+	// ErrPeerClosed: the Peer was closed before the request completed.
+	ErrPeerClosed = errors.New("transport: peer closed")
+)
+
+// PeerConfig configures a [Peer].
+type PeerConfig struct {
+	// Addr is the peer's "host:port", dialled as given on every
+	// reconnect (never pre-resolved, so a peer that moves to a new IP is
+	// found again).
+	Addr string
+	// ClientID is the request header's client id; Kafka's raft client uses
+	// "raft-client-<node.id>".
+	ClientID string
+	// RequestTimeout is controller.quorum.request.timeout.ms: how long a
+	// request may wait for its answer, from the moment it was queued. It
+	// also bounds a dial.
+	RequestTimeout time.Duration
+	// RetryBackoff is controller.quorum.retry.backoff.ms: the wait before
+	// dialling again after a failed dial. Consecutive failures double it up
+	// to MaxRetryBackoff.
+	RetryBackoff time.Duration
+	// MaxRetryBackoff caps the doubling of RetryBackoff.
+	MaxRetryBackoff time.Duration
+	// QueueSize bounds the requests waiting to be written. Send never
+	// blocks: when the queue is full it drops the request and returns
+	// false.
+	QueueSize int
+	// MaxFrameSize bounds a response frame (KIP-498: a client-side limit
+	// too).
+	MaxFrameSize int32
+	// Dial opens a connection; nil means a net.Dialer. It is the seam for
+	// TLS and for in-memory networks in tests ([MemNetwork.Dial]).
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Logger receives connection events; nil discards them.
+	Logger *slog.Logger
+}
+
+// DefaultPeerConfig returns Kafka's defaults for the raft client
+// (controller.quorum.request.timeout.ms 2000, controller.quorum.retry.backoff.ms
+// 20) and ours for the rest. Addr must still be set.
+func DefaultPeerConfig() PeerConfig {
+	return PeerConfig{
+		RequestTimeout:  2 * time.Second,
+		RetryBackoff:    20 * time.Millisecond,
+		MaxRetryBackoff: time.Second,
+		QueueSize:       64,
+		MaxFrameSize:    wire.DefaultMaxFrameSize,
+	}
+}
+
+// Validate reports every problem with c, or nil. It does not change c.
+func (c PeerConfig) Validate() error {
+	var errs []error
+	if c.Addr == "" {
+		errs = append(errs, errors.New("Addr is empty"))
+	}
+	if c.RequestTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("RequestTimeout (controller.quorum.request.timeout.ms) %v must be positive", c.RequestTimeout))
+	}
+	if c.RetryBackoff < 0 || c.MaxRetryBackoff < c.RetryBackoff {
+		errs = append(errs, fmt.Errorf("RetryBackoff (controller.quorum.retry.backoff.ms) %v must be in [0, MaxRetryBackoff %v]", c.RetryBackoff, c.MaxRetryBackoff))
+	}
+	if c.QueueSize < 1 {
+		errs = append(errs, fmt.Errorf("QueueSize %d must be at least 1", c.QueueSize))
+	}
+	if c.MaxFrameSize <= 0 {
+		errs = append(errs, fmt.Errorf("MaxFrameSize %d must be positive", c.MaxFrameSize))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("transport: invalid peer config: %w", err)
+	}
+	return nil
+}
+
+// Callback receives the outcome of a request sent with [Peer.Send]:
+// exactly one of resp and err is non-nil. It runs on the peer's sender
+// goroutine and must not block; the raft runtime pushes the outcome into
+// its own bounded inbound queue.
+type Callback func(resp kmsg.Response, err error)
+
+// PeerStats are counters of a [Peer].
+type PeerStats struct {
+	// Sent counts requests written to the network.
+	Sent uint64
+	// Dropped counts requests refused by Send because the queue was full.
+	Dropped uint64
+	// TimedOut counts requests failed with ErrRequestTimeout.
+	TimedOut uint64
+	// Dials counts connection attempts; DialFailures the failed ones.
+	Dials, DialFailures uint64
+}
+
+// Peer sends requests to one peer over one connection, pipelining them
+// with correlation ids, reconnecting with backoff. Send is safe for
+// concurrent use and never blocks on the network.
+//
+// Goroutines: one sender, which owns the connection state, writes requests,
+// matches answers and enforces timeouts; and one reader per connection,
+// which only reads frames and hands them to the sender. Close waits for
+// all of them.
+type Peer struct {
+	cfg    PeerConfig
+	log    *slog.Logger
+	queue  chan *call
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	// mu orders Send's enqueue against the sender's final drain: once
+	// closed is set under mu, nothing more enters queue, so every request
+	// Send accepted gets its callback.
+	mu     sync.RWMutex
+	closed bool
+
+	sent, dropped, timedOut, dials, dialFailures atomic.Uint64
+}
+
+// call is one request in the peer's care.
+type call struct {
+	req      kmsg.Request
+	cb       Callback
+	deadline time.Time
+}
+
+// DialPeer starts a Peer for cfg.Addr. It does not dial at once: the first
+// request does. ctx bounds the Peer's life: cancelling it is like Close
+// without the wait.
+func DialPeer(ctx context.Context, cfg PeerConfig) (*Peer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Dial == nil {
+		var d net.Dialer
+		cfg.Dial = d.DialContext
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	p := &Peer{
+		cfg:    cfg,
+		log:    log.With("peer", cfg.Addr),
+		queue:  make(chan *call, cfg.QueueSize),
+		cancel: cancel,
+	}
+	p.wg.Go(func() { p.run(ctx) })
+	return p, nil
+}
+
+// Send queues req (at the version the caller set) for the peer and returns
+// true; cb will be called exactly once with the answer or an error. When
+// the queue is full, or the Peer is closed, Send drops the request, counts
+// it, returns false and never calls cb: the protocol retries (fetches and
+// votes are idempotent), and the owner must never block on the network.
+func (p *Peer) Send(req kmsg.Request, cb Callback) bool {
+	c := &call{req: req, cb: cb, deadline: time.Now().Add(p.cfg.RequestTimeout)}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.closed {
+		p.dropped.Add(1)
+		return false
+	}
+	select {
+	case p.queue <- c:
+		return true
+	default:
+		p.dropped.Add(1)
+		return false
+	}
+}
+
+// Stats returns the current counters.
+func (p *Peer) Stats() PeerStats {
+	return PeerStats{
+		Sent:         p.sent.Load(),
+		Dropped:      p.dropped.Load(),
+		TimedOut:     p.timedOut.Load(),
+		Dials:        p.dials.Load(),
+		DialFailures: p.dialFailures.Load(),
+	}
+}
+
+// Close stops the Peer: requests not yet answered complete with
+// ErrPeerClosed, the connection closes, and Close returns after every
+// goroutine of the Peer has exited.
+func (p *Peer) Close() {
+	p.cancel()
+	p.wg.Wait()
+}
+
+// frameIn is a response frame read on connection gen.
+type frameIn struct {
+	gen   uint64
+	frame []byte
+}
+
+// connErr reports that the reader of connection gen stopped.
+type connErr struct {
+	gen uint64
+	err error
+}
+
+// sender is the state the sender goroutine owns.
+type sender struct {
+	p        *Peer
+	nc       net.Conn
+	gen      uint64
+	stopConn func() // ends the current connection's reader
+	nextCorr int32
+	inflight map[int32]*call
+	backoff  time.Duration
+	retryAt  time.Time
+	buf      []byte
+	frames   chan frameIn
+	errs     chan connErr
+}
+
+func (p *Peer) run(ctx context.Context) {
+	s := &sender{
+		p:        p,
+		inflight: make(map[int32]*call),
+		frames:   make(chan frameIn),
+		errs:     make(chan connErr),
+	}
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	defer s.shutdown(ErrPeerClosed)
+	for {
+		s.armTimer(timer)
+		select {
+		case <-ctx.Done():
+			return
+		case c := <-p.queue:
+			s.send(ctx, c)
+		case f := <-s.frames:
+			if f.gen == s.gen {
+				s.receive(f.frame)
+			}
+		case e := <-s.errs:
+			if e.gen == s.gen && s.nc != nil {
+				p.log.LogAttrs(ctx, slog.LevelDebug, "connection lost", slog.Any("error", e.err))
+				s.disconnect(fmt.Errorf("%w: %w", ErrDisconnected, e.err))
+			}
+		case <-timer.C:
+			s.expire(time.Now())
+		}
+	}
+}
+
+// armTimer sets timer to the earliest in-flight deadline.
+func (s *sender) armTimer(timer *time.Timer) {
+	timer.Stop()
+	var first time.Time
+	for _, c := range s.inflight {
+		if first.IsZero() || c.deadline.Before(first) {
+			first = c.deadline
+		}
+	}
+	if !first.IsZero() {
+		timer.Reset(time.Until(first))
+	}
+}
+
+// send writes c on the connection, dialling first if needed.
+func (s *sender) send(ctx context.Context, c *call) {
+	p := s.p
+	now := time.Now()
+	if !now.Before(c.deadline) {
+		p.timedOut.Add(1)
+		c.cb(nil, ErrRequestTimeout)
+		return
+	}
+	if s.nc == nil {
+		if now.Before(s.retryAt) {
+			c.cb(nil, ErrBackoff)
+			return
+		}
+		if err := s.dial(ctx); err != nil {
+			c.cb(nil, fmt.Errorf("%w: %w", ErrDisconnected, err))
+			return
+		}
+	}
+	corr := s.nextCorr
+	s.nextCorr++
+	var err error
+	s.buf, err = wire.AppendRequest(s.buf[:0], corr, &p.cfg.ClientID, c.req)
+	if err != nil {
+		c.cb(nil, fmt.Errorf("transport: encode %s request: %w", kmsg.NameForKey(c.req.Key()), err))
+		return
+	}
+	_ = s.nc.SetWriteDeadline(c.deadline)
+	if _, err := s.nc.Write(s.buf); err != nil {
+		c.cb(nil, fmt.Errorf("%w: write: %w", ErrDisconnected, err))
+		s.disconnect(fmt.Errorf("%w: write: %w", ErrDisconnected, err))
+		return
+	}
+	p.sent.Add(1)
+	s.inflight[corr] = c
+}
+
+// dial opens a connection and starts its reader. A failure sets the
+// backoff before the next attempt.
+func (s *sender) dial(ctx context.Context) error {
+	p := s.p
+	p.dials.Add(1)
+	dctx, cancel := context.WithTimeout(ctx, p.cfg.RequestTimeout)
+	nc, err := p.cfg.Dial(dctx, "tcp", p.cfg.Addr)
+	cancel()
+	if err != nil {
+		p.dialFailures.Add(1)
+		s.backoff = min(max(2*s.backoff, p.cfg.RetryBackoff), p.cfg.MaxRetryBackoff)
+		s.retryAt = time.Now().Add(s.backoff)
+		p.log.LogAttrs(ctx, slog.LevelWarn, "peer unreachable", slog.Any("error", err), slog.Duration("backoff", s.backoff))
+		return err
+	}
+	s.backoff = 0
+	s.gen++
+	s.nc = nc
+	gen := s.gen
+	cctx, ccancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(cctx, func() { _ = nc.SetDeadline(time.Now()) })
+	s.stopConn = func() { ccancel(); stop(); _ = nc.Close() }
+	p.wg.Go(func() { s.readLoop(cctx, nc, gen) })
+	return nil
+}
+
+// readLoop reads response frames of connection gen and hands them to the
+// sender goroutine until the connection fails or is stopped.
+func (s *sender) readLoop(ctx context.Context, nc net.Conn, gen uint64) {
+	for {
+		frame, err := wire.ReadFrame(nc, nil, s.p.cfg.MaxFrameSize)
+		if err != nil {
+			select {
+			case s.errs <- connErr{gen: gen, err: err}:
+			case <-ctx.Done():
+			}
+			return
+		}
+		select {
+		case s.frames <- frameIn{gen: gen, frame: frame}:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// receive matches a response frame to its request and completes it. An
+// answer that matches no request, or does not decode, breaks the stream's
+// framing contract: the connection is closed.
+func (s *sender) receive(frame []byte) {
+	corr, err := wire.ResponseCorrelationID(frame)
+	if err != nil {
+		s.disconnect(fmt.Errorf("%w: %w", ErrDisconnected, err))
+		return
+	}
+	c, ok := s.inflight[corr]
+	if !ok {
+		s.disconnect(fmt.Errorf("%w: response with unknown correlation id %d", ErrDisconnected, corr))
+		return
+	}
+	delete(s.inflight, corr)
+	resp, err := wire.DecodeResponse(frame, c.req)
+	if err != nil {
+		c.cb(nil, err)
+		s.disconnect(fmt.Errorf("%w: %w", ErrDisconnected, err))
+		return
+	}
+	c.cb(resp, nil)
+}
+
+// expire fails every request past its deadline; if any was in flight the
+// connection is closed and the other in-flight requests fail with
+// ErrDisconnected (Kafka's NetworkClient.handleTimedOutRequests).
+func (s *sender) expire(now time.Time) {
+	expired := false
+	for _, corr := range slices.Sorted(maps.Keys(s.inflight)) {
+		if c := s.inflight[corr]; !now.Before(c.deadline) {
+			delete(s.inflight, corr)
+			s.p.timedOut.Add(1)
+			c.cb(nil, ErrRequestTimeout)
+			expired = true
+		}
+	}
+	if expired {
+		s.disconnect(fmt.Errorf("%w: after a request timeout", ErrDisconnected))
+	}
+}
+
+// disconnect closes the current connection and fails its in-flight
+// requests with err.
+func (s *sender) disconnect(err error) {
+	if s.nc == nil {
+		return
+	}
+	s.stopConn()
+	s.nc, s.stopConn = nil, nil
+	for _, corr := range slices.Sorted(maps.Keys(s.inflight)) {
+		c := s.inflight[corr]
+		delete(s.inflight, corr)
+		c.cb(nil, err)
+	}
+}
+
+// shutdown closes the Peer to new requests and fails everything it still
+// holds.
+func (s *sender) shutdown(err error) {
+	s.p.mu.Lock()
+	s.p.closed = true
+	s.p.mu.Unlock()
+	s.disconnect(err)
+	for {
+		select {
+		case c := <-s.p.queue:
+			c.cb(nil, err)
+		default:
+			return
+		}
+	}
+}

@@ -1,0 +1,329 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/krabka-go/krabka/internal/wire"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// ErrServerClosed is returned by [Server.Close] when the server was already
+// closed.
+var ErrServerClosed = errors.New("transport: server closed")
+
+// Handler serves decoded requests. The runtime implements it.
+type Handler interface {
+	// Serve is called on the connection's reader goroutine, once per
+	// request, in the order the requests arrived on that connection. It
+	// must not block for long: it hands the request to its owner (the raft
+	// engine's bounded queue) and returns. The answer goes through reply,
+	// at once or later from any goroutine (a parked long-poll Fetch); the
+	// listener writes answers in request order whatever order they complete
+	// in. Serve must eventually call reply.Send or reply.Close exactly
+	// once; a request never answered holds one of the connection's
+	// MaxInFlight slots until the connection closes.
+	//
+	// ctx is cancelled when the connection closes; a pending answer is then
+	// no longer wanted and reply's methods return false.
+	Serve(ctx context.Context, req *Request, reply *Reply)
+}
+
+// HandlerFunc adapts a function to [Handler].
+type HandlerFunc func(ctx context.Context, req *Request, reply *Reply)
+
+// Serve calls f(ctx, req, reply).
+func (f HandlerFunc) Serve(ctx context.Context, req *Request, reply *Reply) { f(ctx, req, reply) }
+
+// Request is a decoded request and the connection it came from.
+type Request struct {
+	// Header is the request header.
+	Header wire.RequestHeader
+	// Body is the typed request (see wire.Request.Body).
+	Body kmsg.Request
+	// Conn describes the connection.
+	Conn ConnInfo
+}
+
+// ConnInfo describes an accepted connection.
+type ConnInfo struct {
+	// ID numbers the server's connections from 1, in accept order.
+	ID uint64
+	// LocalAddr and RemoteAddr are the connection's addresses.
+	LocalAddr, RemoteAddr net.Addr
+	// Principal is who the handshake says the peer is.
+	Principal Principal
+}
+
+// ServerConfig configures a listener. Fields mirror Kafka's socket server
+// properties where one exists.
+type ServerConfig struct {
+	// Handler serves requests. Required.
+	Handler Handler
+	// Handshake upgrades each accepted connection; nil means [Plaintext].
+	Handshake Handshake
+	// MaxFrameSize is socket.request.max.bytes: the largest request frame
+	// accepted; a larger size prefix closes the connection before anything
+	// is read or allocated.
+	MaxFrameSize int32
+	// MaxConnections is max.connections: connections open at once; 0 means
+	// no limit. A connection beyond it is closed right after accept,
+	// without a byte written.
+	MaxConnections int
+	// MaxConnectionsPerIP is max.connections.per.ip: connections open at
+	// once from one IP address; 0 means no limit.
+	MaxConnectionsPerIP int
+	// IdleTimeout is connections.max.idle.ms: a connection on which no
+	// request arrives within it is closed. It also bounds how long one
+	// frame may take to arrive, which defeats a sender that trickles
+	// bytes. 0 means never.
+	IdleTimeout time.Duration
+	// HandshakeTimeout bounds Handshake.Upgrade; 0 means no bound.
+	HandshakeTimeout time.Duration
+	// WriteTimeout bounds writing one response; a peer that does not read
+	// its responses is disconnected after it. 0 means no bound.
+	WriteTimeout time.Duration
+	// MaxInFlight is how many requests of one connection may be read and
+	// not yet answered. When it is reached the listener stops reading that
+	// connection until an answer is written (back-pressure, W30).
+	MaxInFlight int
+	// Logger receives connection-level events; nil discards them.
+	Logger *slog.Logger
+}
+
+// DefaultServerConfig returns Kafka's defaults (socket.request.max.bytes
+// 104857600, no connection limits, connections.max.idle.ms 600000) and
+// ours for the settings Kafka does not have. Handler must still be set.
+func DefaultServerConfig() ServerConfig {
+	return ServerConfig{
+		MaxFrameSize:     wire.DefaultMaxFrameSize,
+		IdleTimeout:      10 * time.Minute,
+		HandshakeTimeout: 10 * time.Second,
+		WriteTimeout:     30 * time.Second,
+		MaxInFlight:      64,
+	}
+}
+
+// Validate reports every problem with c, or nil. It does not change c.
+func (c ServerConfig) Validate() error {
+	var errs []error
+	if c.Handler == nil {
+		errs = append(errs, errors.New("Handler is nil"))
+	}
+	if c.MaxFrameSize <= 0 {
+		errs = append(errs, fmt.Errorf("MaxFrameSize (socket.request.max.bytes) %d must be positive", c.MaxFrameSize))
+	}
+	if c.MaxConnections < 0 {
+		errs = append(errs, fmt.Errorf("MaxConnections (max.connections) %d must not be negative", c.MaxConnections))
+	}
+	if c.MaxConnectionsPerIP < 0 {
+		errs = append(errs, fmt.Errorf("MaxConnectionsPerIP (max.connections.per.ip) %d must not be negative", c.MaxConnectionsPerIP))
+	}
+	if c.IdleTimeout < 0 || c.HandshakeTimeout < 0 || c.WriteTimeout < 0 {
+		errs = append(errs, errors.New("IdleTimeout, HandshakeTimeout and WriteTimeout must not be negative"))
+	}
+	if c.MaxInFlight < 1 {
+		errs = append(errs, fmt.Errorf("MaxInFlight %d must be at least 1", c.MaxInFlight))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("transport: invalid server config: %w", err)
+	}
+	return nil
+}
+
+// ServerStats are counters of a server's connections.
+type ServerStats struct {
+	// Accepted counts connections accepted and admitted.
+	Accepted uint64
+	// Rejected counts connections closed at accept by MaxConnections or
+	// MaxConnectionsPerIP.
+	Rejected uint64
+	// Active is the number of connections open now.
+	Active int64
+	// ClosedInvalid counts connections closed because of an invalid frame
+	// or request (the bad-input catalogue's "Close" cases).
+	ClosedInvalid uint64
+	// ClosedIdle counts connections closed by IdleTimeout.
+	ClosedIdle uint64
+}
+
+// Server is a listener serving Kafka-framed requests. Its goroutines are
+// the accept loop and, per connection, one reader (which also runs the
+// handshake) and one writer. All are waited for by [Server.Close].
+type Server struct {
+	cfg    ServerConfig
+	ln     net.Listener
+	log    *slog.Logger
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	limit  limiter
+	nextID atomic.Uint64
+	closed atomic.Bool
+
+	accepted, rejected, closedInvalid, closedIdle atomic.Uint64
+	active                                        atomic.Int64
+}
+
+// Serve starts serving ln with cfg and returns at once. The server runs
+// until [Server.Close] is called or ctx is cancelled; either way it closes
+// ln and every connection. Serve takes ownership of ln.
+func Serve(ctx context.Context, ln net.Listener, cfg ServerConfig) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Handshake == nil {
+		cfg.Handshake = Plaintext{}
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	s := &Server{
+		cfg:    cfg,
+		ln:     ln,
+		log:    log.With("listener", ln.Addr().String()),
+		cancel: cancel,
+		limit:  limiter{maxTotal: cfg.MaxConnections, maxPerIP: cfg.MaxConnectionsPerIP},
+	}
+	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
+	s.wg.Go(func() {
+		defer stop()
+		s.acceptLoop(ctx)
+	})
+	return s, nil
+}
+
+// Addr returns the listener's address.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Stats returns the current counters.
+func (s *Server) Stats() ServerStats {
+	return ServerStats{
+		Accepted:      s.accepted.Load(),
+		Rejected:      s.rejected.Load(),
+		Active:        s.active.Load(),
+		ClosedInvalid: s.closedInvalid.Load(),
+		ClosedIdle:    s.closedIdle.Load(),
+	}
+}
+
+// Close stops accepting, closes the listener (releasing the port) and every
+// connection, and returns after every goroutine of the server has exited.
+// Answers still pending are dropped. A second Close returns
+// ErrServerClosed.
+func (s *Server) Close() error {
+	if s.closed.Swap(true) {
+		return ErrServerClosed
+	}
+	s.cancel()
+	s.wg.Wait()
+	return nil
+}
+
+func (s *Server) acceptLoop(ctx context.Context) {
+	var backoff time.Duration
+	for {
+		nc, err := s.ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Temporary failures (EMFILE, ...): back off as net/http does,
+			// so that a full descriptor table does not spin the loop.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			s.log.LogAttrs(ctx, slog.LevelWarn, "accept failed", slog.Any("error", err), slog.Duration("backoff", backoff))
+			t := time.NewTimer(backoff)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			continue
+		}
+		backoff = 0
+		ip := hostOf(nc.RemoteAddr())
+		if reason := s.limit.reserve(ip); reason != "" {
+			s.rejected.Add(1)
+			s.log.LogAttrs(ctx, slog.LevelDebug, "connection rejected",
+				slog.String("remote_addr", nc.RemoteAddr().String()), slog.String("reason", reason))
+			_ = nc.Close()
+			continue
+		}
+		s.accepted.Add(1)
+		s.active.Add(1)
+		c := &conn{
+			srv: s,
+			nc:  nc,
+			ip:  ip,
+			info: ConnInfo{
+				ID:         s.nextID.Add(1),
+				LocalAddr:  nc.LocalAddr(),
+				RemoteAddr: nc.RemoteAddr(),
+			},
+		}
+		s.wg.Go(func() { c.serve(ctx) })
+	}
+}
+
+// hostOf returns the IP part of an address, or the whole address when it
+// has no port.
+func hostOf(a net.Addr) string {
+	if a == nil {
+		return ""
+	}
+	host, _, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	return host
+}
+
+// limiter enforces max.connections and max.connections.per.ip with an
+// atomic reservation at accept: the global and the per-IP count are taken
+// together or not at all. The mutex is held only for map arithmetic.
+type limiter struct {
+	maxTotal, maxPerIP int
+
+	mu    sync.Mutex
+	total int
+	perIP map[string]int
+}
+
+// reserve takes a slot for ip and returns "", or returns why it cannot.
+func (l *limiter) reserve(ip string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.maxTotal > 0 && l.total >= l.maxTotal {
+		return "max.connections"
+	}
+	if l.maxPerIP > 0 && l.perIP[ip] >= l.maxPerIP {
+		return "max.connections.per.ip"
+	}
+	if l.perIP == nil {
+		l.perIP = make(map[string]int)
+	}
+	l.total++
+	l.perIP[ip]++
+	return ""
+}
+
+// release returns a slot taken by reserve; an IP's entry goes when its
+// count reaches zero, so the map holds only connected addresses.
+func (l *limiter) release(ip string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.total--
+	if l.perIP[ip] <= 1 {
+		delete(l.perIP, ip)
+	} else {
+		l.perIP[ip]--
+	}
+}
