@@ -14,8 +14,8 @@ const (
 	OpRead                    // File.Read and File.ReadAt
 	OpWrite                   // File.Write and File.WriteAt
 	OpTruncate                // File.Truncate (not O_TRUNC, which is OpOpen)
-	OpSync                    // File.Sync of a regular file
-	OpSyncDir                 // FS.SyncDir, and File.Sync of a directory
+	OpSync                    // File.Sync of a regular file; its unsynced writes are then never durable
+	OpSyncDir                 // FS.SyncDir and File.Sync of a directory; its unsynced entry operations are then never durable
 	OpRename                  // FS.Rename
 	OpRemove                  // FS.Remove
 	OpMkdir                   // FS.MkdirAll
@@ -33,7 +33,8 @@ type Fault struct {
 	// Match selects the paths that fail, given the clean absolute slash
 	// path ("/data/00000000000000000000.log"). For operations on an open
 	// File it is the path the file was opened with; for Rename the fault
-	// fires when either path matches. Nil matches every path.
+	// fires when either path matches. Nil matches every path. Match runs
+	// with the MemFS locked, so it must not call the MemFS.
 	Match func(path string) bool
 	// Err is the error the call fails with, wrapped in *fs.PathError
 	// (*os.LinkError for Rename): typically syscall.EIO or syscall.ENOSPC,
