@@ -73,7 +73,9 @@
 //
 // A value with blanks or quotes is written as a Go double-quoted string
 // (default="a b"). Field names, like message and structure names, are Go
-// exported identifiers; UnknownTags and Default are reserved, and a
+// exported identifiers; the names of generated fields and methods
+// (UnknownTags, Default, AppendTo, DecodeFrom, MinVersion, MaxVersion,
+// APIKey, GetVersion, SetVersion, ControlType) are reserved, and a
 // metadata message cannot have a top-level field named Version (the
 // generated struct uses it for the record version).
 //

@@ -371,8 +371,10 @@ func validate(m *Message) error {
 			if top && m.Kind == KindMetadata && f.Name == "Version" {
 				return bad(f.Pos, "a metadata record cannot have a field named Version (it holds the record version)")
 			}
-			if f.Name == "UnknownTags" || f.Name == "Default" {
-				return bad(f.Pos, "field name %s is reserved", f.Name)
+			switch f.Name {
+			case "UnknownTags", "Default", "AppendTo", "DecodeFrom", "MinVersion", "MaxVersion",
+				"APIKey", "GetVersion", "SetVersion", "ControlType":
+				return bad(f.Pos, "field name %s is reserved (a generated field or method)", f.Name)
 			}
 			elem := f.Elem()
 			if strings.HasPrefix(elem, "[]") {
