@@ -1,7 +1,6 @@
 package logstore
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -582,25 +581,16 @@ func (l *Log) Read(offset int64, maxBytes int) (ReadResult, error) {
 	if _, err := s.log.ReadAt(buf, pos); err != nil && !errors.Is(err, io.EOF) {
 		return ReadResult{}, fmt.Errorf("logstore: read segment %s at byte %d: %w", s.path(logSuffix), pos, err)
 	}
-	// Keep whole batches only, at least the first.
+	// Keep whole batches only, at least the first. The bytes were
+	// validated when appended or recovered; only lengths are read here.
 	n, next := 0, base
 	for n < len(buf) {
-		if len(buf)-n < recordbatch.LogOverhead {
+		h, err := recordbatch.PeekHeader(buf[n:])
+		if err != nil || h.Size() > len(buf)-n {
 			break
 		}
-		sz, err := recordbatch.TotalSize(buf[n:])
-		if err != nil || sz > len(buf)-n {
-			break
-		}
-		next = int64(binary.BigEndian.Uint64(buf[n:])) + 1
-		if len(buf)-n >= recordbatch.HeaderSize {
-			h, err := recordbatch.PeekHeader(buf[n:])
-			if err != nil {
-				break
-			}
-			next = h.NextOffset()
-		}
-		n += sz
+		next = h.NextOffset()
+		n += h.Size()
 	}
 	return ReadResult{Batches: buf[:n], FirstOffset: base, NextOffset: next}, nil
 }
