@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -23,6 +24,19 @@ var segmentCounts = map[string]struct {
 	"kafka35-3node-static/kafka3/__cluster_metadata-0/00000000000000000000.log": {26879, 30637, 0, 30636},
 	"kafka39-single-logstart/__cluster_metadata-0/00000000000000128356.log":     {21586, 21639, 128356, 149994},
 	"kafka42-single-static/__cluster_metadata-0/00000000000000000000.log":       {16464, 16956, 0, 16955},
+}
+
+// checkpointRecords are the record counts (control records included) of
+// the snapshot files, as given in kafka-samples/README.md.
+var checkpointRecords = map[string]int{
+	"kafka35-3node-static/kafka1/__cluster_metadata-0/00000000000000028869-0000000189.checkpoint":     72,
+	"kafka35-3node-static/kafka2/__cluster_metadata-0/00000000000000028869-0000000189.checkpoint":     72,
+	"kafka35-3node-static/kafka3/__cluster_metadata-0/00000000000000028870-0000000189.checkpoint":     72,
+	"kafka39-single-logstart/__cluster_metadata-0/00000000000000128356-0000000020.checkpoint":         62,
+	"kafka41-dynamic-bootstrap-nolog/__cluster_metadata-0/00000000000000007206-0000000001.checkpoint": 68,
+	"kafka41-dynamic-bootstrap-nolog/__cluster_metadata-0/00000000000000000000-0000000000.checkpoint": 4,
+	"kafka42-single-static/__cluster_metadata-0/00000000000000012666-0000000003.checkpoint":           69,
+	"kafka42-single-static/bootstrap.checkpoint":                                                      8,
 }
 
 // TestKafkaSamples walks every segment and snapshot written by real Kafka
@@ -57,6 +71,8 @@ func TestKafkaSamples(t *testing.T) {
 			}
 			var batches, records int
 			var first, next int64 = -1, -1
+			var firstControl, lastControl bool
+			epochs := map[int32]bool{}
 			it := NewIterator(nil, data)
 			for it.Next() {
 				batch := it.Batch()
@@ -69,6 +85,11 @@ func TestKafkaSamples(t *testing.T) {
 					t.Errorf("batch at byte %d: base offset %d, want %d (contiguous)", it.Pos(), batch.BaseOffset, next)
 				}
 				next = batch.NextOffset()
+				if batches == 0 {
+					firstControl = batch.IsControl()
+				}
+				lastControl = batch.IsControl()
+				epochs[batch.PartitionLeaderEpoch] = true
 				batches++
 				records += len(batch.Records)
 				enc, err = b.Encode(enc[:0], &batch.Header, batch.Records)
@@ -92,8 +113,26 @@ func TestKafkaSamples(t *testing.T) {
 						batches, records, first, next-1, want.batches, want.records, want.first, want.last)
 				}
 			}
-			if strings.HasSuffix(rel, ".checkpoint") && first != 0 {
-				t.Errorf("snapshot starts at offset %d, want 0", first)
+			if strings.HasSuffix(rel, ".checkpoint") {
+				// KIP-630 layout: offsets from 0, header and footer
+				// control batches, every batch at the snapshot epoch.
+				if first != 0 || !firstControl || !lastControl || len(epochs) != 1 {
+					t.Errorf("snapshot starts at offset %d, control first %v last %v, epochs %v", first, firstControl, lastControl, epochs)
+				}
+				var wantEpoch int32
+				if base := filepath.Base(rel); base != "bootstrap.checkpoint" {
+					e, err := strconv.ParseInt(strings.TrimSuffix(base[21:], ".checkpoint"), 10, 32)
+					if err != nil {
+						t.Fatal(err)
+					}
+					wantEpoch = int32(e)
+				}
+				if !epochs[wantEpoch] {
+					t.Errorf("batch epochs %v, want %d from the file name", epochs, wantEpoch)
+				}
+				if want, ok := checkpointRecords[rel]; ok && records != want {
+					t.Errorf("got %d records, README says %d", records, want)
+				}
 			}
 		})
 	}
