@@ -44,6 +44,17 @@ type Record interface {
 // frame version is not 1.
 var ErrUnsupportedFrame = errors.New("metadata: unsupported frame version")
 
+// ErrTruncated is matched (with errors.Is) by decode errors caused by
+// input that ends inside a value.
+var ErrTruncated = kbin.ErrTruncated
+
+// ErrInvalid is matched (with errors.Is) by decode errors caused by bytes
+// that are not a valid encoding: a negative or oversized length, a null
+// where the version forbids it, a non-minimal varint, a boolean other than
+// 0 or 1, tags out of order, a tagged field that carries its default, or
+// trailing bytes.
+var ErrInvalid = kbin.ErrInvalid
+
 // UnknownAPIKeyError reports a record value with an API key that names no
 // known record type.
 type UnknownAPIKeyError struct {
@@ -81,8 +92,9 @@ func AppendRecord(dst []byte, r Record) ([]byte, error) {
 
 // Decode decodes one framed metadata record value. The whole of b must be
 // the record: trailing bytes are an error. Errors are an
-// *UnknownAPIKeyError, an *UnsupportedVersionError, a *DecodeError, or wrap
-// ErrUnsupportedFrame or kbin's errors for a malformed frame.
+// *UnknownAPIKeyError, an *UnsupportedVersionError, a *DecodeError
+// (matching ErrTruncated or ErrInvalid), or wrap ErrUnsupportedFrame,
+// ErrTruncated or ErrInvalid for a malformed frame.
 func Decode(b []byte) (Record, error) {
 	r := kbin.NewReader(b)
 	frame := r.Uvarint()

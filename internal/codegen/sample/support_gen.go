@@ -47,7 +47,8 @@ type DecodeError struct {
 	// Field is the path of the field being read ("EndPoints[2].Host"),
 	// empty when the problem is after the last field.
 	Field string
-	// Err is the cause; it wraps kbin.ErrTruncated or kbin.ErrInvalid.
+	// Err is the cause; errors.Is matches it against kbin's ErrTruncated
+	// or ErrInvalid, which public packages re-export.
 	Err error
 }
 
