@@ -449,8 +449,41 @@ func (n *Node) Clone(log LogView) *Node {
 // deduplicate explored states.
 func (n *Node) Fingerprint() uint64 {
 	h := fnv.New64a()
-	fmt.Fprintf(h, "%v", n.s)
+	s := n.s
+	s.out.msgs = nil
+	fmt.Fprintf(h, "%v", s)
+	// Messages are pointers; hash what they point to.
+	for _, m := range n.s.out.msgs {
+		fmt.Fprintf(h, "|%+v", messageValue(m))
+	}
 	return h.Sum64()
+}
+
+// messageValue returns the struct a message points to.
+func messageValue(m Message) any {
+	switch m := m.(type) {
+	case *VoteRequest:
+		return *m
+	case *VoteResponse:
+		return *m
+	case *BeginQuorumEpochRequest:
+		return *m
+	case *BeginQuorumEpochResponse:
+		return *m
+	case *EndQuorumEpochRequest:
+		return *m
+	case *EndQuorumEpochResponse:
+		return *m
+	case *FetchRequest:
+		return *m
+	case *FetchResponse:
+		return *m
+	case *FetchSnapshotRequest:
+		return *m
+	case *FetchSnapshotResponse:
+		return *m
+	}
+	return m
 }
 
 func cloneMessage(m Message) Message {
