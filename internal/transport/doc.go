@@ -21,8 +21,9 @@
 //     at version 0, as KIP-511 requires.
 //   - the writer receives answers from any goroutine, in any order, and
 //     writes them strictly in request order (by sequence number), because
-//     Kafka clients match responses to requests by position as much as by
-//     correlation id. Each answer written frees an in-flight slot; when a
+//     Kafka clients expect it: Kafka's NetworkClient takes every response
+//     as the answer to its oldest request in flight and fails if the
+//     correlation id differs. Each answer written frees an in-flight slot; when a
 //     connection has MaxInFlight unanswered requests its reader stops
 //     reading, which pushes back on the client.
 //

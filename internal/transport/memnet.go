@@ -58,12 +58,13 @@ func (n *MemNetwork) Dial(ctx context.Context, network, addr string) (net.Conn, 
 func (n *MemNetwork) DialFrom(ctx context.Context, host, addr string) (net.Conn, error) {
 	n.mu.Lock()
 	l := n.listeners[addr]
+	if l == nil {
+		n.mu.Unlock()
+		return nil, fmt.Errorf("transport: memnet: dial %s: %w", addr, ErrConnRefused)
+	}
 	n.nextPort++
 	local := memAddr(net.JoinHostPort(host, fmt.Sprint(n.nextPort)))
 	n.mu.Unlock()
-	if l == nil {
-		return nil, fmt.Errorf("transport: memnet: dial %s: %w", addr, ErrConnRefused)
-	}
 	client, server := net.Pipe()
 	select {
 	case l.conns <- &memConn{Conn: server, local: l.addr, remote: local}:

@@ -439,3 +439,70 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 		}
 	}
 }
+
+// TestPeerOverTCP runs a Peer with the default dialer against a real
+// listener, through a server restart on the same port.
+func TestPeerOverTCP(t *testing.T) {
+	echo := HandlerFunc(func(_ context.Context, req *Request, reply *Reply) { reply.Send(nameEcho(req)) })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	s1, err := Serve(t.Context(), ln, testServerConfig(echo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultPeerConfig()
+	cfg.Addr = addr
+	cfg.RequestTimeout = testDeadline
+	p, err := DialPeer(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	got := make(chan outcome, 1)
+	if !p.Send(describeQuorumFor("one"), collect(got)) {
+		t.Fatal("Send refused")
+	}
+	if name := answeredName(t, <-got); name != "one" {
+		t.Fatalf("answer %q", name)
+	}
+
+	if err := s1.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ln2, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("listen again on %s: %v", addr, err)
+	}
+	s2, err := Serve(t.Context(), ln2, testServerConfig(echo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s2.Close() }()
+	// The first sends after the restart may meet the old, closed
+	// connection or a backoff; poll until one is answered.
+	deadline := time.Now().Add(testDeadline)
+	for {
+		p.Send(describeQuorumFor("two"), collect(got))
+		o := <-got
+		if o.err == nil {
+			if name := answeredName(t, o); name != "two" {
+				t.Fatalf("answer %q", name)
+			}
+			break
+		}
+		if !errors.Is(o.err, ErrDisconnected) && !errors.Is(o.err, ErrBackoff) {
+			t.Fatalf("unexpected error after restart: %v", o.err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no answer after the restart: %v", o.err)
+		}
+		waitTick := time.NewTimer(10 * time.Millisecond)
+		<-waitTick.C
+	}
+	if st := p.Stats(); st.Dials < 2 {
+		t.Errorf("stats = %+v, want a second dial", st)
+	}
+}
