@@ -82,7 +82,7 @@ func TestFingerprint(t *testing.T) {
 // (E1), high watermarks never move backwards (C2), and committed prefixes
 // agree (C5).
 func TestRandomSchedulesKeepSafety(t *testing.T) {
-	for seed := range uint64(20) {
+	for seed := range uint64(10) {
 		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
 			c := newCluster(t, 3, 1, seed)
 			r := rand.New(rand.NewPCG(seed, 7))

@@ -226,8 +226,12 @@ func (n *Node) handleCommonResponse(from NodeID, code ErrorCode, leader LeaderAn
 		return true
 	}
 	if leader.Epoch > n.s.epoch || code == CodeFencedLeaderEpoch || code == CodeNotLeaderOrFollower {
+		before := n.leaderAndEpoch()
 		n.maybeTransition(leader.LeaderID, leader.Epoch)
-		if code != CodeNone {
+		if code != CodeNone && n.leaderAndEpoch() == before {
+			// Nothing learned: do not ask the same peer again at once. (A
+			// response that taught us a leader or epoch counts as handled,
+			// and the next request goes out immediately.)
 			n.backoff(from)
 		}
 		return true

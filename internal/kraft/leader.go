@@ -134,7 +134,7 @@ func (n *Node) validateLeaderOnly(epoch Epoch) ErrorCode {
 // other replica it answers with its view of the leader so the fetcher can
 // find it.
 func (n *Node) handleFetchRequest(m *FetchRequest) {
-	resp := &FetchResponse{HighWatermark: -1, LogStartOffset: n.s.logStart, DivergingEpoch: NoOffsetAndEpoch, SnapshotID: NoOffsetAndEpoch}
+	resp := &FetchResponse{HighWatermark: -1, LogStartOffset: n.log.StartOffset(), DivergingEpoch: NoOffsetAndEpoch, SnapshotID: NoOffsetAndEpoch}
 	answer := func(code ErrorCode) {
 		resp.Error = code
 		resp.Leader = n.leaderAndEpoch()
@@ -157,9 +157,9 @@ func (n *Node) handleFetchRequest(m *FetchRequest) {
 		answer(CodeNone)
 		return
 	}
-	if !(n.s.logStart == 0 && m.FetchOffset == 0) {
+	if start := n.log.StartOffset(); !(start == 0 && m.FetchOffset == 0) {
 		if earliest, ok := n.log.EarliestSnapshot(); ok && hasSnap &&
-			(m.FetchOffset < n.s.logStart || (m.FetchOffset == n.s.logStart && m.LastFetchedEpoch != earliest.Epoch) || m.LastFetchedEpoch < earliest.Epoch) {
+			(m.FetchOffset < start || (m.FetchOffset == start && m.LastFetchedEpoch != earliest.Epoch) || m.LastFetchedEpoch < earliest.Epoch) {
 			resp.SnapshotID = latest
 			answer(CodeNone)
 			return
@@ -183,7 +183,7 @@ func (n *Node) handleFetchRequest(m *FetchRequest) {
 // answerFetch sends a VALID fetch its records and the high watermark.
 func (n *Node) answerFetch(m *FetchRequest) {
 	resp := &FetchResponse{
-		Error: CodeNone, Leader: n.leaderAndEpoch(), HighWatermark: n.s.hw, LogStartOffset: n.s.logStart,
+		Error: CodeNone, Leader: n.leaderAndEpoch(), HighWatermark: n.s.hw, LogStartOffset: n.log.StartOffset(),
 		DivergingEpoch: NoOffsetAndEpoch, SnapshotID: NoOffsetAndEpoch,
 	}
 	if m.FetchOffset < n.s.leo {
@@ -224,7 +224,7 @@ func (n *Node) completeParked(all bool) {
 func (n *Node) answerParked(parked []parkedFetch) {
 	for _, p := range parked {
 		resp := &FetchResponse{
-			Error: CodeNotLeaderOrFollower, Leader: n.leaderAndEpoch(), HighWatermark: -1, LogStartOffset: n.s.logStart,
+			Error: CodeNotLeaderOrFollower, Leader: n.leaderAndEpoch(), HighWatermark: -1, LogStartOffset: n.log.StartOffset(),
 			DivergingEpoch: NoOffsetAndEpoch, SnapshotID: NoOffsetAndEpoch,
 		}
 		n.reply(p.Req.Header, resp, &resp.Header)

@@ -59,7 +59,6 @@ type state struct {
 	// whatever is accumulated in out and not yet advanced.
 	leo        Offset
 	lastEpoch  Epoch
-	logStart   Offset
 	durableEnd Offset // log end offset known durable (as of the last Advance)
 	tailStale  bool   // a truncation or install is pending: leo/lastEpoch unknown until Advance
 	hw         Offset // -1 if unknown
@@ -186,7 +185,6 @@ func (n *Node) syncTail() {
 	s := &n.s
 	s.leo = n.log.EndOffset()
 	s.lastEpoch = n.log.LastFetchedEpoch()
-	s.logStart = n.log.StartOffset()
 	s.durableEnd = s.leo
 	s.tailStale = false
 }

@@ -221,7 +221,10 @@ func (s PersistentState) String() string {
 // The view must reflect every truncation, append and snapshot install the
 // runtime has carried out; the core only calls it while no [Ready] is
 // outstanding (between [Node.Advance] and the next [Node.Ready]) or at
-// construction, so the view and the core's idea of the log agree.
+// construction, so the view and the core's idea of the log agree. The
+// runtime may also take snapshots and delete the log prefix below one on
+// its own (KIP-630 retention) at any such time: the core reads the start
+// offset and the snapshots live, never from a cache.
 type LogView interface {
 	// StartOffset is the log start offset (0, or the end offset of the
 	// snapshot the log starts at).
