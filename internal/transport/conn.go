@@ -95,7 +95,8 @@ func (c *conn) serve(srvCtx context.Context) {
 	defer cancel()
 	// Server shutdown and connection end both unblock every read and
 	// write through the deadline, since net.Conn ignores contexts.
-	stop := context.AfterFunc(ctx, func() { _ = c.nc.SetDeadline(time.Now()) })
+	raw := c.nc // the handshake may replace c.nc; the callback must not read it
+	stop := context.AfterFunc(ctx, func() { _ = raw.SetDeadline(time.Now()) })
 	defer stop()
 	log := s.log.With("conn_id", c.info.ID, "remote_addr", c.info.RemoteAddr.String())
 

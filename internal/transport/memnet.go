@@ -112,8 +112,11 @@ func (l *MemListener) Addr() net.Addr { return l.addr }
 // memAddr is a "host:port" address on a MemNetwork.
 type memAddr string
 
+// Network returns "memnet".
 func (a memAddr) Network() string { return "memnet" }
-func (a memAddr) String() string  { return string(a) }
+
+// String returns the "host:port" form.
+func (a memAddr) String() string { return string(a) }
 
 // memConn gives a pipe end its network addresses.
 type memConn struct {
@@ -121,5 +124,8 @@ type memConn struct {
 	local, remote net.Addr
 }
 
-func (c *memConn) LocalAddr() net.Addr  { return c.local }
+// LocalAddr returns the address of this end.
+func (c *memConn) LocalAddr() net.Addr { return c.local }
+
+// RemoteAddr returns the address of the other end.
 func (c *memConn) RemoteAddr() net.Addr { return c.remote }

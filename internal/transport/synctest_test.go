@@ -519,3 +519,68 @@ func TestMemNetwork(t *testing.T) {
 		}
 	})
 }
+
+// wrappedConn stands for a TLS connection layered over the accepted one.
+type wrappedConn struct {
+	net.Conn
+	writes *int
+}
+
+func (w wrappedConn) Write(b []byte) (int, error) {
+	*w.writes++
+	return w.Conn.Write(b)
+}
+
+// A handshake that replaces the connection: requests and answers then go
+// through the replacement.
+func TestHandshakeReplacesConnection(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := NewMemNetwork()
+		writes := 0
+		cfg := testServerConfig(echoHandler())
+		cfg.Handshake = handshakeFunc(func(_ context.Context, nc net.Conn) (net.Conn, Principal, error) {
+			return wrappedConn{Conn: nc, writes: &writes}, Principal{Type: "User", Name: "tls-peer"}, nil
+		})
+		s := memServer(t, n, cfg)
+		c := memDial(t, n, "10.0.0.1")
+		for i := range int32(2) {
+			c.send(i, describeQuorum())
+			c.recv(describeQuorum())
+		}
+		if writes != 2 {
+			t.Errorf("%d answers written through the upgraded connection, want 2", writes)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if c.isOpen() {
+			t.Error("connection open after Close")
+		}
+	})
+}
+
+// Close does not wait for a handshake stuck on a silent client: the
+// deadline set through the context unblocks it.
+func TestCloseDuringHandshake(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := NewMemNetwork()
+		started := make(chan struct{})
+		cfg := testServerConfig(echoHandler())
+		cfg.HandshakeTimeout = 0 // no deadline of its own
+		cfg.Handshake = handshakeFunc(func(_ context.Context, nc net.Conn) (net.Conn, Principal, error) {
+			close(started)
+			var b [1]byte
+			_, err := nc.Read(b[:])
+			return nil, Principal{}, err
+		})
+		s := memServer(t, n, cfg)
+		memDial(t, n, "10.0.0.1")
+		<-started
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if st := s.Stats(); st.Active != 0 {
+			t.Errorf("Active = %d after Close", st.Active)
+		}
+	})
+}

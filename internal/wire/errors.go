@@ -38,6 +38,7 @@ type FrameSizeError struct {
 	Max int32
 }
 
+// Error describes the size and the limit.
 func (e *FrameSizeError) Error() string {
 	if e.Size < 0 {
 		return fmt.Sprintf("wire: invalid frame size %d (negative)", e.Size)
@@ -73,6 +74,7 @@ type RequestError struct {
 	Err error
 }
 
+// Error names the kind, the request and the cause.
 func (e *RequestError) Error() string {
 	msg := fmt.Sprintf("%v (api key %d, version %d, correlation id %d)",
 		e.Kind, e.Header.APIKey, e.Header.APIVersion, e.Header.CorrelationID)

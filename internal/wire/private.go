@@ -106,15 +106,17 @@ type SubmitChangeResponse struct {
 	ErrorCode int16
 	// ErrorMessage describes the error, or is nil.
 	ErrorMessage *string
-	// LeaderID and LeaderEpoch are the answering node's view of the
-	// leader, the hint a NOT_LEADER_OR_FOLLOWER caller retries with; -1
-	// when unknown.
-	LeaderID    int32
+	// LeaderID is the answering node's view of the leader, the hint a
+	// NOT_LEADER_OR_FOLLOWER caller retries with; -1 when unknown.
+	LeaderID int32
+	// LeaderEpoch is the epoch of that leader; -1 when unknown.
 	LeaderEpoch int32
-	// BaseOffset is the offset of the first committed record, and Epoch
-	// the epoch of the batch holding them; -1 on error.
+	// BaseOffset is the offset of the first committed record; -1 on
+	// error.
 	BaseOffset int64
-	Epoch      int32
+	// Epoch is the epoch of the batch holding the committed records; -1
+	// on error.
+	Epoch int32
 }
 
 // NewSubmitChangeResponse returns a version-0 response with its defaults:
@@ -253,9 +255,10 @@ type MetadataFetchResponse struct {
 	Version int16
 	// ErrorCode is 0 or a Kafka error code.
 	ErrorCode int16
-	// LeaderID and LeaderEpoch are the answering node's view of the
-	// leader; -1 when unknown.
-	LeaderID    int32
+	// LeaderID is the answering node's view of the leader; -1 when
+	// unknown.
+	LeaderID int32
+	// LeaderEpoch is the epoch of that leader; -1 when unknown.
 	LeaderEpoch int32
 	// LogStartOffset is the first offset still in the log.
 	LogStartOffset int64
