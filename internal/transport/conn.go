@@ -121,7 +121,8 @@ func (c *conn) serve(srvCtx context.Context) {
 	switch reason {
 	case closeInvalid:
 		s.closedInvalid.Add(1)
-		log.LogAttrs(ctx, slog.LevelWarn, "closing connection: invalid request", slog.Any("error", err))
+		s.invalid.count(err)
+		log.LogAttrs(ctx, s.invalidLevel(time.Now()), "closing connection: invalid request", slog.Any("error", err))
 	case closeIdle:
 		s.closedIdle.Add(1)
 		log.LogAttrs(ctx, slog.LevelDebug, "closing idle connection")

@@ -147,11 +147,67 @@ type ServerStats struct {
 	// Active is the number of connections open now.
 	Active int64
 	// ClosedInvalid counts connections closed because of an invalid frame
-	// or request (the bad-input catalogue's "Close" cases).
+	// or request (the bad-input catalogue's "Close" cases); Invalid splits
+	// it by reason.
 	ClosedInvalid uint64
+	// Invalid counts the invalid frames by reason.
+	Invalid InvalidCounts
 	// ClosedIdle counts connections closed by IdleTimeout.
 	ClosedIdle uint64
 }
+
+// InvalidCounts counts connections closed for an invalid frame, by the
+// reason (the wire sentinel the error wraps).
+type InvalidCounts struct {
+	// FrameSize: a negative or oversized size prefix (wire.ErrFrameSize).
+	FrameSize uint64
+	// UnknownAPIKey: an API key not served (wire.ErrUnknownAPIKey).
+	UnknownAPIKey uint64
+	// UnsupportedVersion: a version outside the table
+	// (wire.ErrUnsupportedVersion).
+	UnsupportedVersion uint64
+	// MalformedHeader: a header that does not parse
+	// (wire.ErrMalformedHeader).
+	MalformedHeader uint64
+	// MalformedBody: a body that does not decode (wire.ErrMalformedBody).
+	MalformedBody uint64
+}
+
+// invalidCounters are the atomic counters behind InvalidCounts.
+type invalidCounters struct {
+	frameSize, unknownAPIKey, unsupportedVersion, malformedHeader, malformedBody atomic.Uint64
+}
+
+// count adds one to the counter of err's reason.
+func (c *invalidCounters) count(err error) {
+	switch {
+	case errors.Is(err, wire.ErrFrameSize):
+		c.frameSize.Add(1)
+	case errors.Is(err, wire.ErrUnknownAPIKey):
+		c.unknownAPIKey.Add(1)
+	case errors.Is(err, wire.ErrUnsupportedVersion):
+		c.unsupportedVersion.Add(1)
+	case errors.Is(err, wire.ErrMalformedHeader):
+		c.malformedHeader.Add(1)
+	case errors.Is(err, wire.ErrMalformedBody):
+		c.malformedBody.Add(1)
+	}
+}
+
+func (c *invalidCounters) load() InvalidCounts {
+	return InvalidCounts{
+		FrameSize:          c.frameSize.Load(),
+		UnknownAPIKey:      c.unknownAPIKey.Load(),
+		UnsupportedVersion: c.unsupportedVersion.Load(),
+		MalformedHeader:    c.malformedHeader.Load(),
+		MalformedBody:      c.malformedBody.Load(),
+	}
+}
+
+// warnInterval is the least time between two WARN lines about invalid
+// frames; the ones in between are logged at DEBUG, so that a flood of bad
+// input cannot flood the log.
+const warnInterval = time.Second
 
 // Server is a listener serving Kafka-framed requests. Its goroutines are
 // the accept loop and, per connection, one reader (which also runs the
@@ -168,6 +224,8 @@ type Server struct {
 
 	accepted, rejected, closedInvalid, closedIdle atomic.Uint64
 	active                                        atomic.Int64
+	invalid                                       invalidCounters
+	lastWarn                                      atomic.Int64 // unix nanoseconds
 }
 
 // Serve starts serving ln with cfg and returns at once. The server runs
@@ -210,6 +268,7 @@ func (s *Server) Stats() ServerStats {
 		Rejected:      s.rejected.Load(),
 		Active:        s.active.Load(),
 		ClosedInvalid: s.closedInvalid.Load(),
+		Invalid:       s.invalid.load(),
 		ClosedIdle:    s.closedIdle.Load(),
 	}
 }
@@ -225,6 +284,15 @@ func (s *Server) Close() error {
 	s.cancel()
 	s.wg.Wait()
 	return nil
+}
+
+// invalidLevel returns WARN at most once per warnInterval, else DEBUG.
+func (s *Server) invalidLevel(now time.Time) slog.Level {
+	last := s.lastWarn.Load()
+	if now.UnixNano()-last >= int64(warnInterval) && s.lastWarn.CompareAndSwap(last, now.UnixNano()) {
+		return slog.LevelWarn
+	}
+	return slog.LevelDebug
 }
 
 func (s *Server) acceptLoop(ctx context.Context) {

@@ -212,15 +212,16 @@ func TestServerClosesOnlyTheOffendingConnection(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		send []byte
+		want InvalidCounts
 	}{
-		{"W5 oversize frame", sizePrefix(1 << 20)},
-		{"W3 negative size", sizePrefix(0xfffffff0)},
-		{"W6 TLS ClientHello", []byte{0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00}},
-		{"W9 unknown api key", frameOf(header(9999, 0, 1))},
-		{"W10 Produce", frameOf(header(0, 9, 1))},
-		{"W11 Vote v3", frameOf(header(wire.KeyVote, 3, 1))},
-		{"W13 bad client id", frameOf([]byte{0, 52, 0, 2, 0, 0, 0, 1, 0xff, 0xfe, 0})},
-		{"W14 truncated body", frameOf(append(header(wire.KeyVote, 2, 1), 0, 0, 0))},
+		{"W5 oversize frame", sizePrefix(1 << 20), InvalidCounts{FrameSize: 1}},
+		{"W3 negative size", sizePrefix(0xfffffff0), InvalidCounts{FrameSize: 1}},
+		{"W6 TLS ClientHello", []byte{0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00}, InvalidCounts{FrameSize: 1}},
+		{"W9 unknown api key", frameOf(header(9999, 0, 1)), InvalidCounts{UnknownAPIKey: 1}},
+		{"W10 Produce", frameOf(header(0, 9, 1)), InvalidCounts{UnknownAPIKey: 1}},
+		{"W11 Vote v3", frameOf(header(wire.KeyVote, 3, 1)), InvalidCounts{UnsupportedVersion: 1}},
+		{"W13 bad client id", frameOf([]byte{0, 52, 0, 2, 0, 0, 0, 1, 0xff, 0xfe, 0}), InvalidCounts{MalformedHeader: 1}},
+		{"W14 truncated body", frameOf(append(header(wire.KeyVote, 2, 1), 0, 0, 0)), InvalidCounts{MalformedBody: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := testServerConfig(echoHandler())
@@ -235,6 +236,9 @@ func TestServerClosesOnlyTheOffendingConnection(t *testing.T) {
 				t.Fatalf("the other connection got correlation id %d", corr)
 			}
 			waitFor(t, func() bool { return s.Stats().ClosedInvalid == 1 }, "ClosedInvalid == 1")
+			if got := s.Stats().Invalid; got != tc.want {
+				t.Errorf("invalid counts = %+v, want %+v", got, tc.want)
+			}
 		})
 	}
 }
@@ -504,5 +508,21 @@ func TestPeerOverTCP(t *testing.T) {
 	}
 	if st := p.Stats(); st.Dials < 2 {
 		t.Errorf("stats = %+v, want a second dial", st)
+	}
+}
+
+func TestInvalidFrameWarningsAreRateLimited(t *testing.T) {
+	var s Server
+	t0 := time.Unix(1000, 0)
+	for _, tc := range []struct {
+		at   time.Duration
+		want string
+	}{
+		{0, "WARN"}, {10 * time.Millisecond, "DEBUG"}, {999 * time.Millisecond, "DEBUG"},
+		{time.Second, "WARN"}, {time.Second + time.Millisecond, "DEBUG"}, {3 * time.Second, "WARN"},
+	} {
+		if got := s.invalidLevel(t0.Add(tc.at)).String(); got != tc.want {
+			t.Errorf("at +%v: level %s, want %s", tc.at, got, tc.want)
+		}
 	}
 }
