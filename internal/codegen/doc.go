@@ -86,7 +86,8 @@
 // default to null, as in Kafka. default= accepts: null for
 // a nullable field; true or false for bool; a decimal, negative or
 // 0x-prefixed hexadecimal integer within the type's range; a float for
-// float64; any string for string. Structures have no default= (their
+// float64; any string for string. uuid, bytes and records fields accept
+// no other default than null. Structures have no default= (their
 // default is the default of each of their fields). The defaults matter for
 // the wire: a tagged field is written only when it differs from its
 // default, and a field that the encoding version lacks must hold its
