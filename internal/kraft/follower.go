@@ -3,7 +3,6 @@ package kraft
 import (
 	"context"
 	"log/slog"
-	"slices"
 )
 
 // followerState is the per-role state of Follower (FollowerState).
@@ -193,7 +192,18 @@ func (n *Node) handleFetchSnapshotResponse(m *FetchSnapshotResponse) {
 // onSnapshotInstalled runs at Advance after the runtime reset the log to
 // start at the snapshot: everything below its end offset is committed.
 func (n *Node) onSnapshotInstalled(id OffsetAndEpoch) {
-	n.s.voterSets = slices.DeleteFunc(slices.Clone(n.s.voterSets), func(e voterSetEntry) bool { return e.Offset >= id.Offset })
+	// The log was replaced: reload the voter-set history from the snapshot
+	// and what remains of the log.
+	if sets, err := loadVoterSets(n.cfg.Voters, n.log); err != nil {
+		n.logger.LogAttrs(context.Background(), slog.LevelError, "ignoring malformed voter sets after snapshot install",
+			slog.String(keyError, err.Error()))
+	} else {
+		before := n.voters()
+		n.s.voterSets = sets
+		if !n.voters().Equal(before) {
+			n.onVotersChanged()
+		}
+	}
 	if id.Offset > n.s.hw {
 		n.setHighWatermark(id.Offset)
 	}

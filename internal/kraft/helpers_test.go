@@ -52,7 +52,7 @@ func newCluster(t testing.TB, n, observers int, seed uint64) *cluster {
 	}
 	for i := 1; i <= n+observers; i++ {
 		log := &krafttest.MemLog{}
-		node, err := kraft.NewNode(0, config(kraft.NodeID(i), keys(voters...), seed), emptyState(), log, nil)
+		node, err := kraft.NewNode(0, config(kraft.NodeID(i), keys(voters...), seed), emptyState(), log)
 		if err != nil {
 			t.Fatal(err)
 		}

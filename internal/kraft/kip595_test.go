@@ -12,7 +12,7 @@ import (
 // drains its first Ready.
 func newVoter(t *testing.T, id kraft.NodeID, st kraft.PersistentState, log *krafttest.MemLog) *kraft.Node {
 	t.Helper()
-	n, err := kraft.NewNode(0, config(id, keys(1, 2, 3), 1), st, log, log.VoterHistory())
+	n, err := kraft.NewNode(0, config(id, keys(1, 2, 3), 1), st, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -86,17 +86,17 @@ type voterSetEntry struct {
 }
 
 // VoterSetAt is a voter set recorded in the log (a Voters control record)
-// or in a snapshot, with the offset of its record; see
-// [NewNode].
+// or in a snapshot, with the offset of its record (a snapshot's voters
+// are at its end offset minus one); see [LogView.VoterHistory].
 type VoterSetAt struct {
 	Offset Offset
 	Voters []ReplicaKey
 }
 
-// NewNode builds a node from its configuration, its durable quorum state
-// and a view of its log. history lists the Voters control records found in
-// the latest snapshot and the log, in offset order (empty for
-// kraft.version 0: the static Config.Voters apply).
+// NewNode builds a node at time now from its configuration, its durable
+// quorum state and a view of its log. The voter-set history is read from
+// log.VoterHistory; with none, the static Config.Voters apply
+// (kraft.version 0).
 //
 // The log is bound to the node for its lifetime (see [Node.Clone]); the
 // runtime keeps it in step with the Readys it carries out.
@@ -104,21 +104,16 @@ type VoterSetAt struct {
 // The starting role follows Kafka's QuorumState.initialize (KRAFT.md
 // §2.3). A node that is the only voter becomes leader at once; the
 // resulting work is in the first Ready.
-func NewNode(now Instant, cfg Config, st PersistentState, log LogView, history []VoterSetAt) (*Node, error) {
+func NewNode(now Instant, cfg Config, st PersistentState, log LogView) (*Node, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if log == nil {
 		return nil, fmt.Errorf("kraft: new node %d: nil LogView", cfg.ID)
 	}
-	static, _ := quorum.NewVoterSet(cfg.Voters...)
-	sets := []voterSetEntry{{Offset: -1, Set: static}}
-	for _, h := range history {
-		vs, err := quorum.NewVoterSet(h.Voters...)
-		if err != nil {
-			return nil, fmt.Errorf("kraft: new node %d: voter set at offset %d: %w", cfg.ID, h.Offset, err)
-		}
-		sets = append(sets, voterSetEntry{Offset: h.Offset, Set: vs})
+	sets, err := loadVoterSets(cfg.Voters, log)
+	if err != nil {
+		return nil, fmt.Errorf("kraft: new node %d: %w", cfg.ID, err)
 	}
 	logger := cfg.Logger
 	if logger == nil {

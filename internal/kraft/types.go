@@ -247,4 +247,9 @@ type LogView interface {
 	EarliestSnapshot() (OffsetAndEpoch, bool)
 	// SnapshotSize returns the size in bytes of the snapshot with id id.
 	SnapshotSize(id OffsetAndEpoch) (int64, bool)
+	// VoterHistory lists the Voters control records (KIP-853) of the
+	// latest snapshot and of the log, in offset order; empty for
+	// kraft.version 0. The core reads it at construction and after a
+	// snapshot install; it tracks later appends and truncations itself.
+	VoterHistory() []VoterSetAt
 }

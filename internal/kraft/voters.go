@@ -2,6 +2,7 @@ package kraft
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"slices"
 
@@ -12,6 +13,24 @@ import (
 // record is in force at once, committed or not; truncating it away
 // restores the previous set. voterSets[0] is the static configuration
 // (offset -1), used while the log holds no Voters record.
+
+// loadVoterSets builds the history from the static voters and the log's
+// Voters records.
+func loadVoterSets(static []ReplicaKey, log LogView) ([]voterSetEntry, error) {
+	base, err := quorum.NewVoterSet(static...)
+	if err != nil {
+		return nil, err
+	}
+	sets := []voterSetEntry{{Offset: -1, Set: base}}
+	for _, h := range log.VoterHistory() {
+		vs, err := quorum.NewVoterSet(h.Voters...)
+		if err != nil {
+			return nil, fmt.Errorf("voter set at offset %d: %w", h.Offset, err)
+		}
+		sets = append(sets, voterSetEntry{Offset: h.Offset, Set: vs})
+	}
+	return sets, nil
+}
 
 // applyVoters records a Voters control record appended at offset.
 func (n *Node) applyVoters(offset Offset, keys []ReplicaKey) {

@@ -332,7 +332,7 @@ func (env *InteractionEnv) addNodes(t testing.TB, td *datadriven.TestData) error
 }
 
 func (env *InteractionEnv) start(n *Node) error {
-	core, err := kraft.NewNode(n.Now, n.Config, n.State, n.Log, n.Log.VoterHistory())
+	core, err := kraft.NewNode(n.Now, n.Config, n.State, n.Log)
 	if err != nil {
 		return err
 	}

@@ -23,10 +23,14 @@ type MemLog struct {
 	Partial Snapshot
 }
 
-// Snapshot is a snapshot file: its id and size in bytes.
+// Snapshot is a snapshot file: its id, its size in bytes and the voter set
+// it records (nil if none). A snapshot downloaded with FetchSnapshot
+// carries no voter set in this harness: chunk handles stand for bytes the
+// harness does not decode.
 type Snapshot struct {
-	ID   kraft.OffsetAndEpoch
-	Size int64
+	ID     kraft.OffsetAndEpoch
+	Size   int64
+	Voters []kraft.ReplicaKey
 }
 
 var _ kraft.LogView = (*MemLog)(nil)
@@ -116,9 +120,14 @@ func (l *MemLog) SnapshotSize(id kraft.OffsetAndEpoch) (int64, bool) {
 	return 0, false
 }
 
-// VoterHistory returns the Voters records in the log, for [kraft.NewNode].
+// VoterHistory implements [kraft.LogView]: the latest snapshot's voter set,
+// then the Voters records in the log.
 func (l *MemLog) VoterHistory() []kraft.VoterSetAt {
 	var h []kraft.VoterSetAt
+	if n := len(l.Snapshots); n > 0 && l.Snapshots[n-1].Voters != nil {
+		s := l.Snapshots[n-1]
+		h = append(h, kraft.VoterSetAt{Offset: s.ID.Offset - 1, Voters: s.Voters})
+	}
 	for _, b := range l.Batches {
 		if b.Voters != nil {
 			h = append(h, kraft.VoterSetAt{Offset: b.BaseOffset, Voters: b.Voters})
@@ -179,7 +188,13 @@ func (l *MemLog) CreateSnapshot(offset kraft.Offset, size int64) (kraft.OffsetAn
 		return kraft.OffsetAndEpoch{}, fmt.Errorf("krafttest: snapshot at %d is not at a batch boundary", offset)
 	}
 	id := kraft.OffsetAndEpoch{Offset: offset, Epoch: l.Batches[i].Epoch}
-	l.Snapshots = append(l.Snapshots, Snapshot{ID: id, Size: size})
+	var voters []kraft.ReplicaKey
+	for _, h := range l.VoterHistory() {
+		if h.Offset < offset {
+			voters = h.Voters
+		}
+	}
+	l.Snapshots = append(l.Snapshots, Snapshot{ID: id, Size: size, Voters: voters})
 	l.Batches = slices.Clone(l.Batches[i+1:])
 	l.Start = offset
 	return id, nil
