@@ -194,6 +194,13 @@ func (n *Node) pollUnattached() {
 	if n.s.tailStale || n.s.shuttingDown {
 		return
 	}
+	n.fetchFromBootstrap(NoNode)
+}
+
+// fetchFromBootstrap sends a Fetch to a random ready bootstrap server other
+// than skip, keeping at most one fetch in flight across them. Any answer
+// names the leader and epoch its sender knows.
+func (n *Node) fetchFromBootstrap(skip NodeID) {
 	servers := n.cfg.BootstrapServers
 	if len(servers) == 0 {
 		for _, k := range n.voters().Keys() {
@@ -202,11 +209,11 @@ func (n *Node) pollUnattached() {
 	}
 	var ready []NodeID
 	for _, id := range servers {
-		if id == n.me.ID {
+		if id == n.me.ID || id == skip {
 			continue
 		}
 		if n.s.peers[n.peerIndex(id)].InFlight != 0 {
-			return // one bootstrap fetch at a time
+			return
 		}
 		if n.canSend(id) {
 			ready = append(ready, id)

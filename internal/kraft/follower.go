@@ -34,7 +34,16 @@ func (n *Node) pollFollower() {
 		n.transitionToProspective()
 		return
 	}
-	if n.s.tailStale || !n.canSend(n.s.leaderID) {
+	if n.s.tailStale {
+		return
+	}
+	if !n.canSend(n.s.leaderID) {
+		if n.s.peers[n.peerIndex(n.s.leaderID)].InFlight == 0 {
+			// The leader's slot is backing off after a failure or a timeout:
+			// ask a bootstrap server instead, in case a new leader exists
+			// (pollFollowerAsVoter/AsObserver, KRAFT.md §2.5).
+			n.fetchFromBootstrap(n.s.leaderID)
+		}
 		return
 	}
 	if d := n.s.follower.Snapshot; d.Active {

@@ -113,6 +113,9 @@ func (n *Node) transitionToFollower(epoch Epoch, leader NodeID) {
 	n.s.epoch = epoch
 	n.s.leaderID = leader
 	parked := n.leaveRole()
+	// Whatever failed with this node before, it is the leader now: fetch at
+	// once.
+	n.s.peers[n.peerIndex(leader)].BackoffUntil = 0
 	n.enterFollower()
 	n.markPersist()
 	n.logTransition()
