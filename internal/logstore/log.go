@@ -221,6 +221,13 @@ func (l *Log) LatestSnapshot() (OffsetAndEpoch, bool) {
 	return l.latestSnap, l.haveLatestSnap
 }
 
+// EarliestSnapshot returns the id given to [Log.SetEarliestSnapshot].
+func (l *Log) EarliestSnapshot() (OffsetAndEpoch, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.earliestSnap, l.haveEarliestSnap
+}
+
 // EpochEntries returns a copy of the leader-epoch cache: for each epoch in
 // the log, the offset of its first batch.
 func (l *Log) EpochEntries() []EpochEntry {

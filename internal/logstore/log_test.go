@@ -167,3 +167,63 @@ func TestAppendAsFollower(t *testing.T) {
 		t.Fatalf("epochs (-want +got):\n%s", diff)
 	}
 }
+
+// TestConcurrentReaders reads from other goroutines while the owner
+// appends, syncs and truncates; run with -race.
+func TestConcurrentReaders(t *testing.T) {
+	mem := vfs.NewMem()
+	l, _ := openLog(t, mem, testOptions())
+	defer l.Close()
+	done := make(chan struct{})
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			for {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				start, end := l.LogStartOffset(), l.LogEndOffset()
+				for off := start; off < end; {
+					r, err := l.Read(off, 4096)
+					if err != nil {
+						// A concurrent truncation may have moved the end.
+						if errors.Is(err, ErrOffsetOutOfRange) {
+							break
+						}
+						errs <- err
+						return
+					}
+					if r.NextOffset <= off {
+						break
+					}
+					off = r.NextOffset
+				}
+				_ = l.EndOffsetForEpoch(2)
+			}
+		}()
+	}
+	for i := range 200 {
+		if _, err := l.AppendAsLeader(makeBatch(t, 1, 64, i, int64(i)), int32(1+i/50)); err != nil {
+			t.Fatal(err)
+		}
+		if i%10 == 9 {
+			if _, err := l.Sync(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if i%60 == 59 {
+			if err := l.Truncate(l.LogEndOffset() - 5); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	close(done)
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatalf("reader: %v", err)
+		}
+	}
+}
