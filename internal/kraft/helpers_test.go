@@ -21,6 +21,7 @@ type cluster struct {
 	now    []kraft.Instant
 	net    []kraft.Message
 	handle kraft.RecordsHandle
+	cfgs   []kraft.Config
 }
 
 func keys(ids ...kraft.NodeID) []kraft.ReplicaKey {
@@ -52,10 +53,12 @@ func newCluster(t testing.TB, n, observers int, seed uint64) *cluster {
 	}
 	for i := 1; i <= n+observers; i++ {
 		log := &krafttest.MemLog{}
-		node, err := kraft.NewNode(0, config(kraft.NodeID(i), keys(voters...), seed), emptyState(), log)
+		cfg := config(kraft.NodeID(i), keys(voters...), seed)
+		node, err := kraft.NewNode(0, cfg, emptyState(), log)
 		if err != nil {
 			t.Fatal(err)
 		}
+		c.cfgs = append(c.cfgs, cfg)
 		c.nodes = append(c.nodes, node)
 		c.logs = append(c.logs, log)
 		c.states = append(c.states, emptyState())
@@ -68,7 +71,7 @@ func (c *cluster) node(id kraft.NodeID) *kraft.Node { return c.nodes[id-1] }
 
 // clone copies the whole cluster, each node bound to its cloned log.
 func (c *cluster) clone() *cluster {
-	d := &cluster{t: c.t, handle: c.handle, states: slices.Clone(c.states), now: slices.Clone(c.now)}
+	d := &cluster{t: c.t, handle: c.handle, states: slices.Clone(c.states), now: slices.Clone(c.now), cfgs: c.cfgs}
 	for i, n := range c.nodes {
 		log := c.logs[i].Clone()
 		d.logs = append(d.logs, log)
@@ -218,6 +221,16 @@ func (c *cluster) randomStep(r *rand.Rand) {
 			}
 		}
 	}
+}
+
+// restart rebuilds node id from its durable state and log, losing the
+// work it had not handed out yet (a crash).
+func (c *cluster) restart(id kraft.NodeID) {
+	n, err := kraft.NewNode(c.now[id-1], c.cfgs[id-1], c.states[id-1], c.logs[id-1])
+	if err != nil {
+		c.t.Fatalf("restart %d: %v", id, err)
+	}
+	c.nodes[id-1] = n
 }
 
 // messagesOf returns the messages of type T in rd.
