@@ -144,4 +144,3 @@ func TestProposeVotersValidation(t *testing.T) {
 		t.Error("an empty batch was accepted")
 	}
 }
-
