@@ -419,3 +419,77 @@ func TestProposeOnFollower(t *testing.T) {
 		t.Errorf("NotLeaderError.Leader = %v, want leader 1 epoch 1", nle.Leader)
 	}
 }
+
+// KIP-630 (KRAFT.md §3.5): the leader answers FetchSnapshot for an unknown
+// snapshot with SNAPSHOT_NOT_FOUND, for a position outside the file with
+// POSITION_OUT_OF_RANGE, and otherwise names at most MaxBytes from the
+// position.
+func TestLeaderFetchSnapshotAnswers(t *testing.T) {
+	c := newCluster(t, 3, 0, 1)
+	c.elect(1)
+	if _, err := c.node(1).Propose(c.now[0], kraft.Proposal{Records: 1}); err != nil {
+		t.Fatal(err)
+	}
+	c.stabilize()
+	id, err := c.logs[0].CreateSnapshot(2, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		what     string
+		id       kraft.OffsetAndEpoch
+		position int64
+		code     kraft.ErrorCode
+		length   int64
+	}{
+		{"unknown snapshot", kraft.OffsetAndEpoch{Offset: 9, Epoch: 1}, 0, kraft.CodeSnapshotNotFound, 0},
+		{"bootstrap snapshot", kraft.OffsetAndEpoch{}, 0, kraft.CodeSnapshotNotFound, 0},
+		{"negative position", id, -1, kraft.CodePositionOutOfRange, 0},
+		{"position at the end", id, 100, kraft.CodePositionOutOfRange, 0},
+		{"first chunk", id, 0, kraft.CodeNone, 60},
+		{"last chunk", id, 60, kraft.CodeNone, 40},
+	}
+	for i, tt := range tests {
+		t.Run(tt.what, func(t *testing.T) {
+			req := &kraft.FetchSnapshotRequest{
+				Header: kraft.Header{From: 2, To: 1, RequestID: uint64(100 + i)}, Replica: kraft.ReplicaKey{ID: 2},
+				CurrentLeaderEpoch: 1, SnapshotID: tt.id, Position: tt.position, MaxBytes: 60,
+			}
+			if err := c.node(1).Step(c.now[0], req); err != nil {
+				t.Fatal(err)
+			}
+			rs := messagesOf[*kraft.FetchSnapshotResponse](c.ready(1))
+			if len(rs) != 1 || rs[0].Error != tt.code || rs[0].Length != tt.length {
+				t.Errorf("answers %v, want one with %s length %d", rs, tt.code, tt.length)
+			}
+		})
+	}
+}
+
+// KRAFT.md §3.6: observers are tracked on the leader, never counted toward
+// the high watermark, and dropped after 5 minutes without a fetch.
+func TestObserverTrackingAndExpiry(t *testing.T) {
+	c := newCluster(t, 3, 1, 1)
+	c.elect(1)
+	c.stabilize()
+	observers := func() int {
+		n := 0
+		for _, r := range c.node(1).Status().Replicas {
+			if !r.Voter {
+				n++
+			}
+		}
+		return n
+	}
+	if got := observers(); got != 1 {
+		t.Fatalf("leader tracks %d observers, want 1", got)
+	}
+	c.node(1).ExpireObservers(c.now[0] + 299_999)
+	if got := observers(); got != 1 {
+		t.Errorf("observer dropped before the session timeout")
+	}
+	c.node(1).ExpireObservers(c.now[0] + 300_000)
+	if got := observers(); got != 0 {
+		t.Errorf("observer kept after 5 minutes without a fetch")
+	}
+}
