@@ -44,6 +44,14 @@
 // raft state must never wait on the network; it hands requests to Send and
 // receives outcomes through a callback that must not block either.
 //
+// With PeerConfig.NegotiateVersions (on by default, as in Kafka's
+// NetworkClient) each new connection starts with ApiVersions; requests
+// queued meanwhile wait, in order, for the answer. A request whose version
+// is [NegotiateVersion] then goes out at the highest version both ends
+// support, and one at a version the peer does not support fails locally
+// with UNSUPPORTED_VERSION, which is how KRaft learns, for example, that a
+// pre-4.0 voter cannot take a pre-vote (KRAFT.md §5).
+//
 // A request that times out closes the connection, as Kafka's NetworkClient
 // does: its answer might still arrive, and closing is the only way to be
 // sure nothing is matched to the wrong request. Every other request in

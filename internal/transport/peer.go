@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/krabka-go/krabka/internal/wire"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -33,6 +34,15 @@ var (
 	// ErrPeerClosed: the Peer was closed before the request completed.
 	ErrPeerClosed = errors.New("transport: peer closed")
 )
+
+// NegotiateVersion, set as a request's version before [Peer.Send], asks the
+// Peer to send it at the highest version both ends support: the lower of
+// our maximum (the wire version table, or kmsg's maximum for an API not in
+// it) and the peer's maximum from ApiVersions. The Peer sets the chosen
+// version on the request before encoding it, so the callback can read it
+// from the response's GetVersion. Without version negotiation our maximum
+// is used.
+const NegotiateVersion int16 = -1
 
 // PeerConfig configures a [Peer].
 type PeerConfig struct {
@@ -60,6 +70,15 @@ type PeerConfig struct {
 	// MaxFrameSize bounds a response frame (KIP-498: a client-side limit
 	// too).
 	MaxFrameSize int32
+	// NegotiateVersions makes the Peer send ApiVersions on every new
+	// connection before any other request, as Kafka's NetworkClient does,
+	// and check each request's version against the peer's answer (see
+	// [NegotiateVersion]). Requests wait, in order, until the answer is in.
+	NegotiateVersions bool
+	// ClientSoftwareName and ClientSoftwareVersion identify this software
+	// in ApiVersions v3+ (KIP-511); both must match
+	// wire.ValidClientSoftware.
+	ClientSoftwareName, ClientSoftwareVersion string
 	// Dial opens a connection; nil means a net.Dialer. It is the seam for
 	// TLS and for in-memory networks in tests ([MemNetwork.Dial]).
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
@@ -77,6 +96,10 @@ func DefaultPeerConfig() PeerConfig {
 		MaxRetryBackoff: time.Second,
 		QueueSize:       64,
 		MaxFrameSize:    wire.DefaultMaxFrameSize,
+
+		NegotiateVersions:     true,
+		ClientSoftwareName:    "krabka",
+		ClientSoftwareVersion: "0",
 	}
 }
 
@@ -97,6 +120,9 @@ func (c PeerConfig) Validate() error {
 	}
 	if c.MaxFrameSize <= 0 {
 		errs = append(errs, fmt.Errorf("MaxFrameSize %d must be positive", c.MaxFrameSize))
+	}
+	if c.NegotiateVersions && (!wire.ValidClientSoftware(c.ClientSoftwareName) || !wire.ValidClientSoftware(c.ClientSoftwareVersion)) {
+		errs = append(errs, fmt.Errorf("ClientSoftwareName %q and ClientSoftwareVersion %q must match KIP-511's pattern", c.ClientSoftwareName, c.ClientSoftwareVersion))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("transport: invalid peer config: %w", err)
@@ -245,7 +271,17 @@ type sender struct {
 	buf      []byte
 	frames   chan frameIn
 	errs     chan connErr
+
+	// Version negotiation of the current connection: while negotiating,
+	// requests wait in order in waiting; versions holds the peer's ranges
+	// once known (nil when not negotiated).
+	negotiating bool
+	waiting     []*call
+	versions    map[int16]versionRange
 }
+
+// versionRange is a peer's supported range for one API.
+type versionRange struct{ min, max int16 }
 
 func (p *Peer) run(ctx context.Context) {
 	s := &sender{
@@ -289,6 +325,11 @@ func (s *sender) armTimer(timer *time.Timer) {
 			first = c.deadline
 		}
 	}
+	for _, c := range s.waiting {
+		if first.IsZero() || c.deadline.Before(first) {
+			first = c.deadline
+		}
+	}
 	if !first.IsZero() {
 		timer.Reset(time.Until(first))
 	}
@@ -312,6 +353,31 @@ func (s *sender) send(ctx context.Context, c *call) {
 			c.cb(nil, fmt.Errorf("%w: %w", ErrDisconnected, err))
 			return
 		}
+	}
+	if s.negotiating {
+		s.waiting = append(s.waiting, c)
+		return
+	}
+	if s.nc == nil {
+		c.cb(nil, fmt.Errorf("%w: connection closed", ErrDisconnected))
+		return
+	}
+	if err := s.pickVersion(c.req); err != nil {
+		c.cb(nil, err)
+		return
+	}
+	s.write(c)
+}
+
+// write encodes c's request with the next correlation id, writes it and
+// records it as in flight.
+func (s *sender) write(c *call) {
+	p := s.p
+	if s.nc == nil {
+		// An earlier write in the same turn failed and closed the
+		// connection.
+		c.cb(nil, fmt.Errorf("%w: connection closed", ErrDisconnected))
+		return
 	}
 	corr := s.nextCorr
 	s.nextCorr++
@@ -354,6 +420,100 @@ func (s *sender) dial(ctx context.Context) error {
 	stop := context.AfterFunc(cctx, func() { _ = nc.SetDeadline(time.Now()) })
 	s.stopConn = func() { ccancel(); stop(); _ = nc.Close() }
 	p.wg.Go(func() { s.readLoop(cctx, nc, gen) })
+	s.versions = nil
+	if p.cfg.NegotiateVersions {
+		s.negotiating = true
+		s.askVersions(4, time.Now().Add(p.cfg.RequestTimeout))
+	}
+	return nil
+}
+
+// askVersions sends ApiVersions at version v as the connection's first
+// request; its answer releases the waiting requests.
+func (s *sender) askVersions(v int16, deadline time.Time) {
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.SetVersion(v)
+	req.ClientSoftwareName = s.p.cfg.ClientSoftwareName
+	req.ClientSoftwareVersion = s.p.cfg.ClientSoftwareVersion
+	s.write(&call{req: req, deadline: deadline, cb: func(resp kmsg.Response, err error) {
+		if err == nil {
+			s.versionsAnswered(v, resp.(*kmsg.ApiVersionsResponse), deadline)
+		}
+		// On an error the connection is already being closed, and closing
+		// fails the waiting requests.
+	}})
+}
+
+// versionsAnswered records the peer's version ranges and sends the
+// requests that waited for them, in order. An UNSUPPORTED_VERSION answer
+// carries the peer's own ApiVersions range: ask again at its maximum
+// (KIP-511), as Kafka's client does.
+func (s *sender) versionsAnswered(asked int16, resp *kmsg.ApiVersionsResponse, deadline time.Time) {
+	if resp.ErrorCode == kerr.UnsupportedVersion.Code {
+		for _, k := range resp.ApiKeys {
+			if k.ApiKey == wire.KeyAPIVersions && k.MaxVersion >= 0 && k.MaxVersion < asked {
+				s.askVersions(k.MaxVersion, deadline)
+				return
+			}
+		}
+	}
+	if resp.ErrorCode != 0 {
+		s.disconnect(fmt.Errorf("%w: ApiVersions answered %w", ErrDisconnected, wire.ErrorForCode(resp.ErrorCode)))
+		return
+	}
+	s.versions = make(map[int16]versionRange, len(resp.ApiKeys))
+	for _, k := range resp.ApiKeys {
+		s.versions[k.ApiKey] = versionRange{k.MinVersion, k.MaxVersion}
+	}
+	s.negotiating = false
+	waiting := s.waiting
+	s.waiting = nil
+	now := time.Now()
+	for _, c := range waiting {
+		if !now.Before(c.deadline) {
+			s.p.timedOut.Add(1)
+			c.cb(nil, ErrRequestTimeout)
+			continue
+		}
+		if err := s.pickVersion(c.req); err != nil {
+			c.cb(nil, err)
+			continue
+		}
+		s.write(c)
+	}
+}
+
+// pickVersion resolves NegotiateVersion and checks the request's version
+// against the peer's range when it is known. A version the peer does not
+// support fails locally with an error wrapping kerr.UnsupportedVersion, as
+// Kafka's client does (KRAFT.md §5, code 35).
+func (s *sender) pickVersion(req kmsg.Request) error {
+	key := req.Key()
+	ourMin, ourMax := int16(0), req.MaxVersion()
+	if a, ok := wire.LookupAPI(key); ok {
+		ourMin, ourMax = a.Min, a.Max
+	}
+	v := req.GetVersion()
+	if s.versions == nil {
+		if v == NegotiateVersion {
+			req.SetVersion(ourMax)
+		}
+		return nil
+	}
+	theirs, ok := s.versions[key]
+	if v == NegotiateVersion {
+		v = min(ourMax, theirs.max)
+		if !ok || v < max(ourMin, theirs.min) {
+			return fmt.Errorf("transport: %s: no version supported by both ends (ours %d-%d, peer's %d-%d, known %v): %w",
+				kmsg.NameForKey(key), ourMin, ourMax, theirs.min, theirs.max, ok, kerr.UnsupportedVersion)
+		}
+		req.SetVersion(v)
+		return nil
+	}
+	if !ok || v < theirs.min || v > theirs.max {
+		return fmt.Errorf("transport: %s v%d not supported by the peer (range %d-%d, known %v): %w",
+			kmsg.NameForKey(key), v, theirs.min, theirs.max, ok, kerr.UnsupportedVersion)
+	}
 	return nil
 }
 
@@ -405,6 +565,19 @@ func (s *sender) receive(frame []byte) {
 // connection is closed and the other in-flight requests fail with
 // ErrDisconnected (Kafka's NetworkClient.handleTimedOutRequests).
 func (s *sender) expire(now time.Time) {
+	// Requests still waiting for the version answer were never sent: they
+	// time out without closing the connection.
+	kept := s.waiting[:0]
+	for _, c := range s.waiting {
+		if now.Before(c.deadline) {
+			kept = append(kept, c)
+			continue
+		}
+		s.p.timedOut.Add(1)
+		c.cb(nil, ErrRequestTimeout)
+	}
+	clear(s.waiting[len(kept):])
+	s.waiting = kept
 	expired := false
 	for _, corr := range slices.Sorted(maps.Keys(s.inflight)) {
 		if c := s.inflight[corr]; !now.Before(c.deadline) {
@@ -427,9 +600,15 @@ func (s *sender) disconnect(err error) {
 	}
 	s.stopConn()
 	s.nc, s.stopConn = nil, nil
+	s.negotiating, s.versions = false, nil
 	for _, corr := range slices.Sorted(maps.Keys(s.inflight)) {
 		c := s.inflight[corr]
 		delete(s.inflight, corr)
+		c.cb(nil, err)
+	}
+	waiting := s.waiting
+	s.waiting = nil
+	for _, c := range waiting {
 		c.cb(nil, err)
 	}
 }

@@ -447,7 +447,7 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 // TestPeerOverTCP runs a Peer with the default dialer against a real
 // listener, through a server restart on the same port.
 func TestPeerOverTCP(t *testing.T) {
-	echo := HandlerFunc(func(_ context.Context, req *Request, reply *Reply) { reply.Send(nameEcho(req)) })
+	echo := withAPIVersions(HandlerFunc(func(_ context.Context, req *Request, reply *Reply) { reply.Send(nameEcho(req)) }))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

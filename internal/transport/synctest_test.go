@@ -10,6 +10,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/krabka-go/krabka/internal/wire"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -19,8 +21,25 @@ import (
 
 const serverAddr = "10.0.0.100:9093"
 
+// withAPIVersions answers ApiVersions itself, as the runtime will, and
+// passes every other request to h.
+func withAPIVersions(h Handler) Handler {
+	return HandlerFunc(func(ctx context.Context, req *Request, reply *Reply) {
+		if av, ok := req.Body.(*kmsg.ApiVersionsRequest); ok {
+			reply.Send(wire.AnswerAPIVersions(av, wire.FeatureState{
+				MetadataVersion: wire.SupportedFeature{Min: 7, Max: 30}, FinalizedEpoch: -1,
+			}))
+			return
+		}
+		h.Serve(ctx, req, reply)
+	})
+}
+
+// memServer serves cfg on n at serverAddr; its handler is wrapped with
+// withAPIVersions.
 func memServer(t *testing.T, n *MemNetwork, cfg ServerConfig) *Server {
 	t.Helper()
+	cfg.Handler = withAPIVersions(cfg.Handler)
 	ln, err := n.Listen(serverAddr)
 	if err != nil {
 		t.Fatal(err)
@@ -306,8 +325,8 @@ func TestPeerPipelinesAndMatches(t *testing.T) {
 				t.Errorf("answer for %q, want %q", name, want)
 			}
 		}
-		if st := p.Stats(); st.Sent != 3 || st.Dials != 1 {
-			t.Errorf("stats = %+v, want 3 sent on 1 dial", st)
+		if st := p.Stats(); st.Sent != 4 || st.Dials != 1 {
+			t.Errorf("stats = %+v, want ApiVersions and 3 requests sent on 1 dial", st)
 		}
 	})
 }
@@ -581,6 +600,168 @@ func TestCloseDuringHandshake(t *testing.T) {
 		}
 		if st := s.Stats(); st.Active != 0 {
 			t.Errorf("Active = %d after Close", st.Active)
+		}
+	})
+}
+
+// rawPeerServer accepts one connection at serverAddr and runs script on
+// it, in a goroutine the test waits for.
+func rawPeerServer(t *testing.T, n *MemNetwork, script func(nc net.Conn)) (wait func()) {
+	t.Helper()
+	ln, err := n.Listen(serverAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() { _ = ln.Close() }()
+		nc, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer func() { _ = nc.Close() }()
+		script(nc)
+	}()
+	return func() { <-done }
+}
+
+// readReq reads and decodes one request frame on the server side.
+func readReq(t *testing.T, nc net.Conn) *wire.Request {
+	t.Helper()
+	frame, err := wire.ReadFrame(nc, nil, wire.DefaultMaxFrameSize)
+	if err != nil {
+		t.Errorf("server read: %v", err)
+		return nil
+	}
+	req, err := wire.DecodeRequest(frame)
+	if re, ok := errors.AsType[*wire.RequestError](err); ok && re.Answer != nil {
+		return &wire.Request{Header: re.Header, Body: nil}
+	}
+	if err != nil {
+		t.Errorf("server decode: %v", err)
+		return nil
+	}
+	return req
+}
+
+func TestPeerNegotiatesVersions(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := NewMemNetwork()
+		memServer(t, n, testServerConfig(HandlerFunc(func(_ context.Context, req *Request, reply *Reply) {
+			reply.Send(req.Body.ResponseKind())
+		})))
+		p := memPeer(t, n, nil)
+		got := make(chan outcome, 3)
+		auto := describeQuorum()
+		auto.SetVersion(NegotiateVersion)
+		p.Send(auto, collect(got))
+		if o := <-got; o.err != nil || o.resp.GetVersion() != 2 {
+			t.Fatalf("negotiated DescribeQuorum: %v, version %d; want v2", o.err, o.resp.GetVersion())
+		}
+		vote := kmsg.NewPtrVoteRequest()
+		vote.SetVersion(3)
+		p.Send(vote, collect(got))
+		if o := <-got; !errors.Is(o.err, kerr.UnsupportedVersion) {
+			t.Fatalf("Vote v3: %v, want UNSUPPORTED_VERSION", o.err)
+		}
+		produce := kmsg.NewPtrProduceRequest()
+		produce.SetVersion(NegotiateVersion)
+		p.Send(produce, collect(got))
+		if o := <-got; !errors.Is(o.err, kerr.UnsupportedVersion) {
+			t.Fatalf("Produce: %v, want UNSUPPORTED_VERSION", o.err)
+		}
+		if st := p.Stats(); st.Sent != 2 {
+			t.Errorf("Sent = %d, want 2 (ApiVersions and DescribeQuorum)", st.Sent)
+		}
+	})
+}
+
+// Against an older server: ApiVersions v4 is answered at v0 with
+// UNSUPPORTED_VERSION and the server's range; the peer asks again at that
+// range's maximum, then negotiates Vote down to the server's v1.
+func TestPeerFallsBackToOlderApiVersions(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := NewMemNetwork()
+		wait := rawPeerServer(t, n, func(nc net.Conn) {
+			first := readReq(t, nc)
+			if first == nil || first.Header.APIKey != wire.KeyAPIVersions || first.Header.APIVersion != 4 {
+				t.Errorf("first request %+v, want ApiVersions v4", first)
+				return
+			}
+			old := kmsg.NewPtrApiVersionsResponse()
+			old.SetVersion(0)
+			old.ErrorCode = kerr.UnsupportedVersion.Code
+			old.ApiKeys = []kmsg.ApiVersionsResponseApiKey{{ApiKey: 18, MinVersion: 0, MaxVersion: 2}}
+			_, _ = nc.Write(wire.AppendResponse(nil, first.Header.CorrelationID, old))
+
+			second := readReq(t, nc)
+			if second == nil || second.Header.APIKey != wire.KeyAPIVersions || second.Header.APIVersion != 2 {
+				t.Errorf("second request %+v, want ApiVersions v2", second)
+				return
+			}
+			ok := kmsg.NewPtrApiVersionsResponse()
+			ok.SetVersion(2)
+			ok.ApiKeys = []kmsg.ApiVersionsResponseApiKey{{ApiKey: 18, MaxVersion: 2}, {ApiKey: 52, MaxVersion: 1}}
+			_, _ = nc.Write(wire.AppendResponse(nil, second.Header.CorrelationID, ok))
+
+			vote := readReq(t, nc)
+			if vote == nil || vote.Header.APIKey != wire.KeyVote || vote.Header.APIVersion != 1 {
+				t.Errorf("third request %+v, want Vote v1", vote)
+				return
+			}
+			_, _ = nc.Write(wire.AppendResponse(nil, vote.Header.CorrelationID, vote.Body.ResponseKind()))
+		})
+		p := memPeer(t, n, nil)
+		got := make(chan outcome, 1)
+		vote := kmsg.NewPtrVoteRequest()
+		vote.SetVersion(NegotiateVersion)
+		p.Send(vote, collect(got))
+		if o := <-got; o.err != nil || o.resp.GetVersion() != 1 {
+			t.Fatalf("Vote: %v, version %v; want an answer at v1", o.err, o.resp)
+		}
+		p.Close()
+		wait()
+	})
+}
+
+// Requests that wait for an ApiVersions answer that never comes time out.
+func TestPeerWaitingRequestsTimeOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := NewMemNetwork()
+		wait := rawPeerServer(t, n, func(nc net.Conn) {
+			readReq(t, nc) // ApiVersions, never answered
+			var b [1]byte
+			_, _ = nc.Read(b[:]) // until the peer hangs up
+		})
+		p := memPeer(t, n, func(c *PeerConfig) { c.RequestTimeout = 2 * time.Second })
+		got := make(chan outcome, 1)
+		time.Sleep(time.Second)
+		p.Send(describeQuorum(), collect(got))
+		if o := <-got; !errors.Is(o.err, ErrRequestTimeout) {
+			t.Fatalf("waiting request: %v, want ErrRequestTimeout", o.err)
+		}
+		wait()
+		if st := p.Stats(); st.TimedOut != 2 || st.Sent != 1 {
+			t.Errorf("stats = %+v, want ApiVersions sent, it and the request timed out", st)
+		}
+	})
+}
+
+func TestPeerWithoutNegotiationUsesOurMaximum(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := NewMemNetwork()
+		memServer(t, n, testServerConfig(echoHandler()))
+		p := memPeer(t, n, func(c *PeerConfig) { c.NegotiateVersions = false })
+		got := make(chan outcome, 1)
+		req := kmsg.NewPtrFetchRequest()
+		req.SetVersion(NegotiateVersion)
+		p.Send(req, collect(got))
+		if o := <-got; o.err != nil || o.resp.GetVersion() != 18 {
+			t.Fatalf("Fetch: %v; want an answer at v18", o.err)
+		}
+		if st := p.Stats(); st.Sent != 1 {
+			t.Errorf("Sent = %d, want 1 (no ApiVersions)", st.Sent)
 		}
 	})
 }
