@@ -359,11 +359,14 @@ func (l *Log) appendLocked(batches []byte) (AppendResult, error) {
 		s := l.active()
 		// Find the run of batches that fit the active segment.
 		j := i
-		size := s.size
+		size, firstTS := s.size, s.firstTimestamp
 		for j < len(pend) {
 			h := &pend[j].h
-			if size > 0 && l.shouldRoll(s, size, h, segBytes) {
+			if size > 0 && l.shouldRoll(s, size, firstTS, h, segBytes) {
 				break
+			}
+			if size == 0 {
+				firstTS = h.MaxTimestamp
 			}
 			size += int64(h.Size())
 			j++
@@ -403,11 +406,12 @@ func (l *Log) appendLocked(batches []byte) (AppendResult, error) {
 }
 
 // shouldRoll reports whether h must go to a new segment rather than s,
-// which already holds size bytes (LogSegment.shouldRoll): the segment would
-// outgrow Options.SegmentBytes, h is more than SegmentTime newer than the
-// segment's first batch, or h's offsets or position would not fit a 32-bit
+// which already holds size bytes and whose first batch has MaxTimestamp
+// firstTS (LogSegment.shouldRoll): the segment would outgrow
+// Options.SegmentBytes, h is more than SegmentTime newer than the segment's
+// first batch, or h's offsets or position would not fit a 32-bit
 // index entry.
-func (l *Log) shouldRoll(s *segment, size int64, h *recordbatch.Header, segBytes int64) bool {
+func (l *Log) shouldRoll(s *segment, size, firstTS int64, h *recordbatch.Header, segBytes int64) bool {
 	switch {
 	case size+int64(h.Size()) > segBytes:
 		return true
@@ -415,7 +419,7 @@ func (l *Log) shouldRoll(s *segment, size int64, h *recordbatch.Header, segBytes
 		return true
 	case h.LastOffset()-s.base > math.MaxInt32:
 		return true
-	case s.firstTimestamp != noTimestamp && h.MaxTimestamp-s.firstTimestamp > l.opts.SegmentTime.Milliseconds():
+	case firstTS != noTimestamp && h.MaxTimestamp-firstTS > l.opts.SegmentTime.Milliseconds():
 		return true
 	}
 	return false

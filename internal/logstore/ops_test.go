@@ -319,3 +319,24 @@ func TestOptionsValidate(t *testing.T) {
 		t.Errorf("Open with zero options succeeded")
 	}
 }
+
+// TestRollBySegmentTimeWithinOneAppend: the time rule also applies between
+// batches of one append call.
+func TestRollBySegmentTimeWithinOneAppend(t *testing.T) {
+	mem := vfs.NewMem()
+	opts := testOptions()
+	opts.InternalSegmentBytes = 1 << 20
+	opts.SegmentTime = time.Second
+	l, _ := openLog(t, mem, opts)
+	defer l.Close()
+	var all []byte
+	for _, ts := range []int64{1000, 1500, 2001, 2500} {
+		all = append(all, makeBatch(t, 1, 10, 1, ts)...)
+	}
+	if _, err := l.AppendAsLeader(all, 1); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(l.Segments()); n != 2 || l.Segments()[1].BaseOffset != 2 {
+		t.Fatalf("segments %+v, want a roll before offset 2", l.Segments())
+	}
+}
