@@ -67,7 +67,9 @@ type Append struct {
 
 // SnapshotWrite is one chunk of a snapshot download; see
 // [Ready.SnapshotWrites]. The bytes are those of the FetchSnapshot
-// response named by Handle.
+// response named by Handle. A write at Position 0 starts the partial file
+// afresh (a download abandoned earlier, e.g. on a leader change, leaves a
+// stale partial file behind); other writes continue it exactly at its end.
 type SnapshotWrite struct {
 	SnapshotID OffsetAndEpoch
 	Position   int64

@@ -247,7 +247,7 @@ func (l *MemLog) ApplyReady(rd kraft.Ready) error {
 		}
 	}
 	for _, w := range rd.SnapshotWrites {
-		if l.Partial.ID != w.SnapshotID {
+		if l.Partial.ID != w.SnapshotID || w.Position == 0 {
 			l.Partial = Snapshot{ID: w.SnapshotID}
 		}
 		if w.Position != l.Partial.Size {
