@@ -152,7 +152,13 @@ func (c *conn) handshake(ctx context.Context) error {
 		context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Now()) })
 	}
 	c.info.Principal = p
-	return c.nc.SetDeadline(time.Time{})
+	if err := c.nc.SetDeadline(time.Time{}); err != nil {
+		return err
+	}
+	// Checked after clearing the deadline: a cancellation that came
+	// earlier had its deadline cleared too, one that comes later sets it
+	// again.
+	return ctx.Err()
 }
 
 // closeReason says why the reader stopped.
@@ -178,6 +184,11 @@ func (c *conn) read(ctx context.Context, done chan<- completion, slots chan stru
 		}
 		if cfg.IdleTimeout > 0 {
 			_ = c.nc.SetReadDeadline(time.Now().Add(cfg.IdleTimeout))
+			// Setting a deadline overrides the one a cancellation set; a
+			// cancellation after this check sets it again.
+			if err := ctx.Err(); err != nil {
+				return closeEOF, err
+			}
 		}
 		// A fresh buffer per frame: decoded requests alias their frame and
 		// may still be in use by the handler when the next frame arrives.
@@ -240,6 +251,9 @@ func (c *conn) write(ctx context.Context, done <-chan completion, slots <-chan s
 			buf = wire.AppendResponse(buf[:0], x.corr, x.resp)
 			if d := c.srv.cfg.WriteTimeout; d > 0 {
 				_ = c.nc.SetWriteDeadline(time.Now().Add(d))
+				if err := ctx.Err(); err != nil { // as in read
+					return err
+				}
 			}
 			if _, err := c.nc.Write(buf); err != nil {
 				c.shutdown()

@@ -205,12 +205,18 @@ func DialPeer(ctx context.Context, cfg PeerConfig) (*Peer, error) {
 	return p, nil
 }
 
-// Send queues req (at the version the caller set) for the peer and returns
-// true; cb will be called exactly once with the answer or an error. When
-// the queue is full, or the Peer is closed, Send drops the request, counts
-// it, returns false and never calls cb: the protocol retries (fetches and
-// votes are idempotent), and the owner must never block on the network.
+// Send queues req (at the version the caller set, or [NegotiateVersion])
+// for the peer and returns true; cb, which must not be nil, will be called
+// exactly once with the answer or an error. The Peer owns req from then on
+// (it may set its version); the caller must not touch it before cb runs.
+// When the queue is full, or the Peer is closed, Send drops the request,
+// counts it, returns false and never calls cb: the protocol retries
+// (fetches and votes are idempotent), and the owner must never block on
+// the network.
 func (p *Peer) Send(req kmsg.Request, cb Callback) bool {
+	if req == nil || cb == nil {
+		panic("transport: Peer.Send with a nil request or callback")
+	}
 	c := &call{req: req, cb: cb, deadline: time.Now().Add(p.cfg.RequestTimeout)}
 	p.mu.RLock()
 	defer p.mu.RUnlock()
@@ -271,6 +277,7 @@ type sender struct {
 	buf      []byte
 	frames   chan frameIn
 	errs     chan connErr
+	stopped  <-chan struct{} // closed when the Peer stops
 
 	// Version negotiation of the current connection: while negotiating,
 	// requests wait in order in waiting; versions holds the peer's ranges
@@ -289,6 +296,7 @@ func (p *Peer) run(ctx context.Context) {
 		inflight: make(map[int32]*call),
 		frames:   make(chan frameIn),
 		errs:     make(chan connErr),
+		stopped:  ctx.Done(),
 	}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -388,6 +396,13 @@ func (s *sender) write(c *call) {
 		return
 	}
 	_ = s.nc.SetWriteDeadline(c.deadline)
+	select {
+	case <-s.stopped:
+		// Setting the deadline may have undone the one that stopping set.
+		c.cb(nil, ErrPeerClosed)
+		return
+	default:
+	}
 	if _, err := s.nc.Write(s.buf); err != nil {
 		c.cb(nil, fmt.Errorf("%w: write: %w", ErrDisconnected, err))
 		s.disconnect(fmt.Errorf("%w: write: %w", ErrDisconnected, err))
