@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -764,4 +766,53 @@ func TestPeerWithoutNegotiationUsesOurMaximum(t *testing.T) {
 			t.Errorf("Sent = %d, want 1 (no ApiVersions)", st.Sent)
 		}
 	})
+}
+
+// TestOrderUnderShuffledCompletion pipelines many requests; answers are
+// completed in shuffled batches from several goroutines, and the client
+// must still read them in request order.
+func TestOrderUnderShuffledCompletion(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 3} {
+		synctest.Test(t, func(t *testing.T) {
+			const total, batch = 200, 10
+			n := NewMemNetwork()
+			type held struct {
+				req   *Request
+				reply *Reply
+			}
+			arrivals := make(chan held, total)
+			cfg := testServerConfig(HandlerFunc(func(_ context.Context, req *Request, reply *Reply) {
+				arrivals <- held{req, reply}
+			}))
+			cfg.MaxInFlight = 32
+			memServer(t, n, cfg)
+			c := memDial(t, n, "10.0.0.1")
+			go func() {
+				for i := range int32(total) {
+					c.send(i, describeQuorum())
+				}
+			}()
+			go func() {
+				rng := rand.New(rand.NewPCG(seed, 0))
+				for got := 0; got < total; {
+					var b []held
+					for len(b) < batch && got < total {
+						b = append(b, <-arrivals)
+						got++
+					}
+					rng.Shuffle(len(b), func(i, j int) { b[i], b[j] = b[j], b[i] })
+					var wg sync.WaitGroup
+					for _, h := range b {
+						wg.Go(func() { h.reply.Send(h.req.Body.ResponseKind()) })
+					}
+					wg.Wait()
+				}
+			}()
+			for i := range int32(total) {
+				if corr, _ := c.recv(describeQuorum()); corr != i {
+					t.Fatalf("seed %d: response %d has correlation id %d", seed, i, corr)
+				}
+			}
+		})
+	}
 }
