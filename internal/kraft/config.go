@@ -20,8 +20,10 @@ type Config struct {
 	// configuration carries none.
 	DirectoryID Uuid
 	// Voters is the static voter set (controller.quorum.voters,
-	// kraft.version 0). A Voters control record in the log supersedes it
-	// (KIP-853).
+	// kraft.version 0). A Voters control record in the log or a snapshot
+	// supersedes it (KIP-853); with dynamic voters it may be empty, and the
+	// replica starts as an observer that finds the leader through
+	// BootstrapServers.
 	Voters []ReplicaKey
 	// BootstrapServers are the nodes an Unattached observer fetches from
 	// to discover the leader (controller.quorum.bootstrap.servers). Empty
@@ -86,8 +88,8 @@ func (c Config) Validate() error {
 	if _, err := NewVoterSetFromKeys(c.Voters); err != nil {
 		errs = append(errs, fmt.Errorf("kraft: Voters: %w", err))
 	}
-	if len(c.Voters) == 0 {
-		errs = append(errs, errors.New("kraft: Voters must name at least one voter"))
+	if len(c.Voters) == 0 && len(c.BootstrapServers) == 0 {
+		errs = append(errs, errors.New("kraft: Voters or BootstrapServers must name at least one node, or the replica can find no leader"))
 	}
 	for _, d := range []struct {
 		name string

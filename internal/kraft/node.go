@@ -151,7 +151,7 @@ func (n *Node) initialize(st PersistentState) {
 		// The log saw a later epoch than the stored state: trust the log and
 		// forget leader and vote.
 		s.epoch, s.leaderID, s.votedKey = logEpoch, NoNode, quorum.NoReplica
-		n.enterUnattached(true)
+		n.enterUnattached()
 	case st.LeaderID == n.me.ID:
 		// Never lead an epoch twice: entries written before a crash may be
 		// lost, and (offset, epoch) must stay unique (QuorumState.initialize).
@@ -165,8 +165,11 @@ func (n *Node) initialize(st PersistentState) {
 		n.enterFollower()
 	default:
 		s.epoch, s.leaderID, s.votedKey = st.Epoch, NoNode, st.VotedKey
-		n.enterUnattached(true)
+		n.enterUnattached()
 	}
+	// Persist what changed from the stored state (an epoch taken from the
+	// log); a no-op otherwise.
+	n.markPersist()
 	n.logger.LogAttrs(context.Background(), slog.LevelInfo, "started",
 		slog.String(keyRole, s.role.String()), slog.Int(keyEpoch, int(s.epoch)),
 		slog.Int(keyLeaderID, int(s.leaderID)), slog.Int64(keyOffset, int64(s.leo)),

@@ -99,7 +99,7 @@ func (n *Node) transitionToUnattached(epoch Epoch, keepTimer bool) {
 }
 
 // enterUnattached sets up Unattached at startup.
-func (n *Node) enterUnattached(bool) {
+func (n *Node) enterUnattached() {
 	n.s.role = Unattached
 	n.s.electionDeadline = n.s.now + n.randomElectionTimeout()
 }
