@@ -98,10 +98,10 @@ func (c *conn) serve(srvCtx context.Context) {
 	raw := c.nc // the handshake may replace c.nc; the callback must not read it
 	stop := context.AfterFunc(ctx, func() { _ = raw.SetDeadline(time.Now()) })
 	defer stop()
-	log := s.log.With("conn_id", c.info.ID, "remote_addr", c.info.RemoteAddr.String())
+	log := s.log.With(keyConnID, c.info.ID, keyRemoteAddr, c.info.RemoteAddr.String())
 
 	if err := c.handshake(ctx); err != nil {
-		log.LogAttrs(ctx, slog.LevelDebug, "handshake failed", slog.Any("error", err))
+		log.LogAttrs(ctx, slog.LevelDebug, "handshake failed", slog.Any(keyError, err))
 		return
 	}
 
@@ -111,7 +111,7 @@ func (c *conn) serve(srvCtx context.Context) {
 	writer.Go(func() {
 		defer cancel() // a writer that stops ends the connection
 		if err := c.write(ctx, done, slots); err != nil {
-			log.LogAttrs(ctx, slog.LevelDebug, "writer stopped", slog.Any("error", err))
+			log.LogAttrs(ctx, slog.LevelDebug, "writer stopped", slog.Any(keyError, err))
 		}
 	})
 	defer writer.Wait()
@@ -122,13 +122,13 @@ func (c *conn) serve(srvCtx context.Context) {
 	case closeInvalid:
 		s.closedInvalid.Add(1)
 		s.invalid.count(err)
-		log.LogAttrs(ctx, s.invalidLevel(time.Now()), "closing connection: invalid request", slog.Any("error", err))
+		log.LogAttrs(ctx, s.invalidLevel(time.Now()), "closing connection: invalid request", slog.Any(keyError, err))
 	case closeIdle:
 		s.closedIdle.Add(1)
 		log.LogAttrs(ctx, slog.LevelDebug, "closing idle connection")
 	default:
 		if err != nil && ctx.Err() == nil {
-			log.LogAttrs(ctx, slog.LevelDebug, "connection ended", slog.Any("error", err))
+			log.LogAttrs(ctx, slog.LevelDebug, "connection ended", slog.Any(keyError, err))
 		}
 	}
 }

@@ -197,7 +197,7 @@ func DialPeer(ctx context.Context, cfg PeerConfig) (*Peer, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	p := &Peer{
 		cfg:    cfg,
-		log:    log.With("peer", cfg.Addr),
+		log:    log.With(keyPeer, cfg.Addr),
 		queue:  make(chan *call, cfg.QueueSize),
 		cancel: cancel,
 	}
@@ -315,7 +315,7 @@ func (p *Peer) run(ctx context.Context) {
 			}
 		case e := <-s.errs:
 			if e.gen == s.gen && s.nc != nil {
-				p.log.LogAttrs(ctx, slog.LevelDebug, "connection lost", slog.Any("error", e.err))
+				p.log.LogAttrs(ctx, slog.LevelDebug, "connection lost", slog.Any(keyError, e.err))
 				s.disconnect(fmt.Errorf("%w: %w", ErrDisconnected, e.err))
 			}
 		case <-timer.C:
@@ -424,7 +424,7 @@ func (s *sender) dial(ctx context.Context) error {
 		p.dialFailures.Add(1)
 		s.backoff = min(max(2*s.backoff, p.cfg.RetryBackoff), p.cfg.MaxRetryBackoff)
 		s.retryAt = time.Now().Add(s.backoff)
-		p.log.LogAttrs(ctx, slog.LevelWarn, "peer unreachable", slog.Any("error", err), slog.Duration("backoff", s.backoff))
+		p.log.LogAttrs(ctx, slog.LevelWarn, "peer unreachable", slog.Any(keyError, err), slog.Duration(keyBackoff, s.backoff))
 		return err
 	}
 	s.backoff = 0

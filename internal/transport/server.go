@@ -14,6 +14,17 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
+// Log attribute keys, one spelling each (STYLE.md §7).
+const (
+	keyListener   = "listener"
+	keyConnID     = "conn_id"
+	keyRemoteAddr = "remote_addr"
+	keyPeer       = "peer"
+	keyReason     = "reason"
+	keyError      = "error"
+	keyBackoff    = "backoff"
+)
+
 // ErrServerClosed is returned by [Server.Close] when the server was already
 // closed.
 var ErrServerClosed = errors.New("transport: server closed")
@@ -246,7 +257,7 @@ func Serve(ctx context.Context, ln net.Listener, cfg ServerConfig) (*Server, err
 	s := &Server{
 		cfg:    cfg,
 		ln:     ln,
-		log:    log.With("listener", ln.Addr().String()),
+		log:    log.With(keyListener, ln.Addr().String()),
 		cancel: cancel,
 		limit:  limiter{maxTotal: cfg.MaxConnections, maxPerIP: cfg.MaxConnectionsPerIP},
 	}
@@ -306,7 +317,7 @@ func (s *Server) acceptLoop(ctx context.Context) {
 			// Temporary failures (EMFILE, ...): back off as net/http does,
 			// so that a full descriptor table does not spin the loop.
 			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-			s.log.LogAttrs(ctx, slog.LevelWarn, "accept failed", slog.Any("error", err), slog.Duration("backoff", backoff))
+			s.log.LogAttrs(ctx, slog.LevelWarn, "accept failed", slog.Any(keyError, err), slog.Duration(keyBackoff, backoff))
 			t := time.NewTimer(backoff)
 			select {
 			case <-ctx.Done():
@@ -321,7 +332,7 @@ func (s *Server) acceptLoop(ctx context.Context) {
 		if reason := s.limit.reserve(ip); reason != "" {
 			s.rejected.Add(1)
 			s.log.LogAttrs(ctx, slog.LevelDebug, "connection rejected",
-				slog.String("remote_addr", nc.RemoteAddr().String()), slog.String("reason", reason))
+				slog.String(keyRemoteAddr, nc.RemoteAddr().String()), slog.String(keyReason, reason))
 			_ = nc.Close()
 			continue
 		}
