@@ -24,8 +24,9 @@ const growStep = 64 << 10
 //
 // The frame is read into buf's storage when buf's capacity suffices;
 // otherwise into a larger buffer that grows as the bytes actually arrive
-// (at most doubling at each step), so the memory spent on a frame is bounded
-// by twice the bytes received, never by the announced size. Callers pass the
+// (in steps of at most doubling, from 64 KiB), so the memory spent on a
+// frame is bounded by the larger of 64 KiB and twice the bytes received,
+// never by the announced size. Callers pass the
 // returned slice back in as buf for the next frame to reuse the storage,
 // but only once nothing decoded from the previous frame is in use: decoded
 // messages may alias the frame (kmsg's bytes fields, our private RPCs'
