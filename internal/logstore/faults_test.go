@@ -479,3 +479,30 @@ func TestRecoveryCutCrashAtEveryPoint(t *testing.T) {
 		l2.Close()
 	}
 }
+
+// TestReadFaultsAtOpen: an I/O error while recovery reads a segment fails
+// Open with the path (nothing is cut), and a transient read corruption of
+// synced data is reported as corruption, then opens cleanly once the
+// fault is gone, with nothing lost.
+func TestReadFaultsAtOpen(t *testing.T) {
+	mem, offs, _, synced := corruptionSetup(t)
+	mem.InjectFault(vfs.Fault{Ops: vfs.OpRead, Match: isSegment, Err: syscall.EIO, Count: 1})
+	_, _, err := Open(mem, testDir, testOptions())
+	if !errors.Is(err, syscall.EIO) || !strings.Contains(err.Error(), seg0) {
+		t.Fatalf("Open with EIO on read = %v, want EIO naming %s", err, seg0)
+	}
+	if err := mem.CorruptReads(seg0, 200, 1, 0x40); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = Open(mem, testDir, testOptions())
+	var ce *CorruptionError
+	if !errors.As(err, &ce) || ce.Offset != offs[1] {
+		t.Fatalf("Open with corrupt reads = %v, want *CorruptionError at offset %d", err, offs[1])
+	}
+	mem.ClearFaults()
+	l, rep := openLog(t, mem, testOptions())
+	defer l.Close()
+	if rep.Truncation != nil || l.LogEndOffset() != offs[11]+2 || rep.RecoveryPoint != synced {
+		t.Fatalf("after the fault cleared: report %+v, LEO %d", rep, l.LogEndOffset())
+	}
+}

@@ -10,6 +10,13 @@ import (
 	"github.com/krabka-go/krabka/internal/vfs"
 )
 
+// fataler is the part of testing.TB (and of *rapid.T) the helpers use.
+type fataler interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+}
+
 const testDir = "/data/__cluster_metadata-0"
 
 // testOptions returns options with tiny segments and index intervals, so
@@ -25,7 +32,7 @@ func testOptions() Options {
 // makeBatch encodes one data batch of n records with values of valueSize
 // bytes derived from seed, at timestamp ts, offset 0 and epoch 0 (the
 // leader's append stamps both).
-func makeBatch(t testing.TB, n, valueSize int, seed int, ts int64) []byte {
+func makeBatch(t fataler, n, valueSize int, seed int, ts int64) []byte {
 	t.Helper()
 	var b recordbatch.Builder
 	b.Reset(nil, recordbatch.DefaultParams())
@@ -42,7 +49,7 @@ func makeBatch(t testing.TB, n, valueSize int, seed int, ts int64) []byte {
 }
 
 // batchAt returns a copy of the batch bytes at offset from l.
-func batchAt(t testing.TB, l *Log, offset int64) []byte {
+func batchAt(t fataler, l *Log, offset int64) []byte {
 	t.Helper()
 	r, err := l.Read(offset, 1)
 	if err != nil {
