@@ -136,3 +136,20 @@ func TestRandomSchedulesKeepSafety(t *testing.T) {
 		})
 	}
 }
+
+// A clone's queued messages are its own: the runtime of one copy filling
+// a message in (as it does for Fetch responses) must not show in the other.
+func TestCloneMessagesAreIndependent(t *testing.T) {
+	c := newCluster(t, 3, 0, 1)
+	c.campaign(1) // queues pre-votes
+	orig := c.node(1)
+	clone := orig.Clone(c.logs[0].Clone())
+	a, b := orig.Ready(), clone.Ready()
+	if len(a.Messages) == 0 || len(a.Messages) != len(b.Messages) {
+		t.Fatalf("messages: %d and %d", len(a.Messages), len(b.Messages))
+	}
+	a.Messages[0].(*kraft.VoteRequest).LastOffset = 99
+	if got := b.Messages[0].(*kraft.VoteRequest).LastOffset; got == 99 {
+		t.Error("changing the original's message changed the clone's")
+	}
+}

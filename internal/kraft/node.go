@@ -441,9 +441,11 @@ func (n *Node) Clone(log LogView) *Node {
 	s.resigned.Unacked = slices.Clone(s.resigned.Unacked)
 	s.peers = slices.Clone(s.peers)
 	s.out = s.out.clone()
+	msgs := make([]Message, len(s.out.msgs))
 	for i, m := range s.out.msgs {
-		s.out.msgs[i] = cloneMessage(m)
+		msgs[i] = cloneMessage(m)
 	}
+	s.out.msgs = msgs
 	return c
 }
 
