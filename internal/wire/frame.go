@@ -37,14 +37,21 @@ const growStep = 64 << 10
 // allocated. End of input before the first byte of the size prefix is
 // io.EOF; end of input anywhere later wraps io.ErrUnexpectedEOF.
 func ReadFrame(r io.Reader, buf []byte, maxSize int32) ([]byte, error) {
-	var sz [4]byte
-	if _, err := io.ReadFull(r, sz[:]); err != nil {
+	// The size prefix goes into buf when it can, so that reading into a
+	// reused buffer allocates nothing.
+	var sz []byte
+	if cap(buf) >= 4 {
+		sz = buf[:4]
+	} else {
+		sz = make([]byte, 4)
+	}
+	if _, err := io.ReadFull(r, sz); err != nil {
 		if errors.Is(err, io.EOF) {
 			return buf[:0], io.EOF
 		}
 		return buf[:0], fmt.Errorf("wire: read frame size: %w", err)
 	}
-	size := int32(binary.BigEndian.Uint32(sz[:]))
+	size := int32(binary.BigEndian.Uint32(sz))
 	if size < 0 || size > maxSize {
 		return buf[:0], &FrameSizeError{Size: size, Max: maxSize}
 	}
