@@ -21,7 +21,9 @@ const maxEpochCheckpointBytes = 32 << 20
 // EpochEntry says that epoch Epoch starts at offset StartOffset: the base
 // offset of the first batch written in that epoch.
 type EpochEntry struct {
-	Epoch       int32
+	// Epoch is the leader epoch.
+	Epoch int32
+	// StartOffset is the base offset of the epoch's first batch.
 	StartOffset int64
 }
 

@@ -25,15 +25,19 @@ const LockFileName = ".lock"
 // snapshot id is the snapshot's end offset (exclusive) and the epoch of its
 // last record.
 type OffsetAndEpoch struct {
+	// Offset is an offset, exclusive when it ends a range.
 	Offset int64
-	Epoch  int32
+	// Epoch is the epoch at that position.
+	Epoch int32
 }
 
 // AppendResult is the offset range an append wrote: [FirstOffset,
 // NextOffset).
 type AppendResult struct {
+	// FirstOffset is the base offset of the first batch written.
 	FirstOffset int64
-	NextOffset  int64
+	// NextOffset is the log end offset after the append.
+	NextOffset int64
 }
 
 // ReadResult is what [Log.Read] returns.
@@ -51,10 +55,14 @@ type ReadResult struct {
 
 // SegmentInfo describes one segment, for tools and tests.
 type SegmentInfo struct {
+	// BaseOffset is the offset of the segment's first batch (its name).
 	BaseOffset int64
+	// NextOffset is the offset after its last batch.
 	NextOffset int64
-	Bytes      int64
-	Path       string
+	// Bytes is the size of its .log file.
+	Bytes int64
+	// Path is the path of its .log file.
+	Path string
 }
 
 // Log is the __cluster_metadata-0 partition on disk, in Kafka's layout.
