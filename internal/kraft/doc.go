@@ -93,6 +93,26 @@
 // leaders; Prospective and Resigned are memory-only. Observers (replicas
 // outside the voter set) are only Unattached or Follower.
 //
+// # Where this core departs from Kafka 4.3.1, on purpose
+//
+//   - Leader endpoints are not modelled: a known leader id is assumed
+//     reachable, so "leader known" always means Follower (Kafka stays
+//     Unattached when it knows the id but not the endpoints).
+//   - Only observers fetch from bootstrap servers while Unattached; an
+//     Unattached voter finds the leader through BeginQuorumEpoch or the
+//     answers to its pre-votes. A Follower whose leader slot is backing off
+//     asks a bootstrap server, as Kafka does.
+//   - An error answer that teaches nothing (NOT_LEADER_OR_FOLLOWER naming
+//     the leader already known) puts the destination in retry backoff;
+//     Kafka would ask again at once.
+//   - Every role change forgets outstanding requests (Kafka resets its
+//     connections on most transitions): an answer that arrives afterwards
+//     no longer matches and is ignored, even if it carries news.
+//   - The high watermark is not persisted: after a restart it is unknown
+//     until the leader reports it.
+//   - KRaftVersion control records are carried in [BatchInfo] but not
+//     interpreted; the kraft.version 0→1 upgrade is not implemented.
+//
 // # What is not here
 //
 // Cluster ids, topic names and listener endpoints are checked and mapped

@@ -493,3 +493,48 @@ func TestObserverTrackingAndExpiry(t *testing.T) {
 		t.Errorf("observer kept after 5 minutes without a fetch")
 	}
 }
+
+// KRAFT.md §14: "a response whose correlation id is no longer expected is
+// ignored". A duplicated grant counts once, and a grant answering an
+// earlier round's request counts not at all: with 5 voters, one voter's
+// grant delivered three times leaves the candidate short of a majority.
+func TestDuplicateAndStaleVoteResponsesIgnored(t *testing.T) {
+	voters := keys(1, 2, 3, 4, 5)
+	log := &krafttest.MemLog{}
+	n, err := kraft.NewNode(0, config(1, voters, 1), emptyState(), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Tick(n.NextDeadline()) // Prospective
+	rd := n.Ready()
+	n.Advance(rd)
+	pre := messagesOf[*kraft.VoteRequest](rd)
+	if len(pre) != 4 {
+		t.Fatalf("%d pre-votes, want 4", len(pre))
+	}
+	grant := func(req *kraft.VoteRequest, epoch kraft.Epoch) {
+		resp := &kraft.VoteResponse{Header: kraft.Header{From: req.To, To: 1, RequestID: req.RequestID},
+			Leader: kraft.LeaderAndEpoch{LeaderID: kraft.NoNode, Epoch: epoch}, VoteGranted: true}
+		if err := n.Step(n.NextDeadline()-1, resp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	grant(pre[0], 0)
+	grant(pre[0], 0)
+	grant(pre[0], 0)
+	if st := n.Status(); st.Role != kraft.Prospective {
+		t.Fatalf("one voter's grant, delivered three times, made the node %v", st.Role)
+	}
+	grant(pre[1], 0) // 3 of 5 with its own
+	if st := n.Status(); st.Role != kraft.Candidate {
+		t.Fatalf("after two distinct pre-vote grants: %v, want Candidate", st.Role)
+	}
+	rd = n.Ready()
+	n.Advance(rd)
+	// Late pre-vote answers from the finished round do not count as votes.
+	grant(pre[2], 1)
+	grant(pre[3], 1)
+	if st := n.Status(); st.Role != kraft.Candidate {
+		t.Errorf("pre-vote answers counted as votes: %v", st.Role)
+	}
+}
