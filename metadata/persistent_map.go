@@ -1,0 +1,198 @@
+package metadata
+
+import "iter"
+
+// pmap is a persistent (immutable) ordered map: an AVL tree whose updates
+// copy only the path from the root to the changed node and share every
+// other node with the map they were derived from. Set and Delete cost
+// O(log n) time and O(log n) new nodes; the old map stays valid and
+// unchanged, so any number of goroutines may read any version without
+// locks.
+//
+// The zero pmap is not usable: make one with newPMap, which fixes the
+// key order. A pmap is a small value (root, size, comparator) and is
+// passed and stored by value.
+type pmap[K, V any] struct {
+	root *pnode[K, V]
+	size int
+	cmp  func(a, b K) int
+}
+
+// pnode is a tree node. Nodes are never modified once they are reachable
+// from a published pmap.
+type pnode[K, V any] struct {
+	key         K
+	val         V
+	left, right *pnode[K, V]
+	height      int8
+}
+
+// newPMap returns an empty map ordered by cmp, which must be a strict
+// total order (negative, zero or positive like cmp.Compare).
+func newPMap[K, V any](cmp func(a, b K) int) pmap[K, V] {
+	return pmap[K, V]{cmp: cmp}
+}
+
+// Len returns the number of entries.
+func (m pmap[K, V]) Len() int { return m.size }
+
+// Get returns the value stored under k.
+func (m pmap[K, V]) Get(k K) (V, bool) {
+	n := m.root
+	for n != nil {
+		c := m.cmp(k, n.key)
+		switch {
+		case c < 0:
+			n = n.left
+		case c > 0:
+			n = n.right
+		default:
+			return n.val, true
+		}
+	}
+	var zero V
+	return zero, false
+}
+
+// Has reports whether k is present.
+func (m pmap[K, V]) Has(k K) bool {
+	_, ok := m.Get(k)
+	return ok
+}
+
+// Set returns a map with k bound to v; m is unchanged.
+func (m pmap[K, V]) Set(k K, v V) pmap[K, V] {
+	root, added := m.insert(m.root, k, v)
+	m.root = root
+	if added {
+		m.size++
+	}
+	return m
+}
+
+// Delete returns a map without k; m is unchanged. Deleting an absent key
+// returns m itself.
+func (m pmap[K, V]) Delete(k K) pmap[K, V] {
+	root, removed := m.remove(m.root, k)
+	if !removed {
+		return m
+	}
+	m.root = root
+	m.size--
+	return m
+}
+
+// All iterates over the entries in ascending key order.
+func (m pmap[K, V]) All() iter.Seq2[K, V] {
+	return func(yield func(K, V) bool) {
+		walk(m.root, yield)
+	}
+}
+
+// Values iterates over the values in ascending key order.
+func (m pmap[K, V]) Values() iter.Seq[V] {
+	return func(yield func(V) bool) {
+		walk(m.root, func(_ K, v V) bool { return yield(v) })
+	}
+}
+
+func walk[K, V any](n *pnode[K, V], yield func(K, V) bool) bool {
+	for n != nil {
+		if !walk(n.left, yield) || !yield(n.key, n.val) {
+			return false
+		}
+		n = n.right
+	}
+	return true
+}
+
+func height[K, V any](n *pnode[K, V]) int8 {
+	if n == nil {
+		return 0
+	}
+	return n.height
+}
+
+// mk allocates a node over two subtrees whose heights differ by at most
+// one.
+func mk[K, V any](k K, v V, l, r *pnode[K, V]) *pnode[K, V] {
+	return &pnode[K, V]{key: k, val: v, left: l, right: r, height: max(height(l), height(r)) + 1}
+}
+
+// balance builds a node over l and r, whose heights may differ by two,
+// with at most two rotations.
+func balance[K, V any](k K, v V, l, r *pnode[K, V]) *pnode[K, V] {
+	hl, hr := height(l), height(r)
+	switch {
+	case hl > hr+1:
+		if height(l.left) >= height(l.right) {
+			return mk(l.key, l.val, l.left, mk(k, v, l.right, r))
+		}
+		lr := l.right
+		return mk(lr.key, lr.val, mk(l.key, l.val, l.left, lr.left), mk(k, v, lr.right, r))
+	case hr > hl+1:
+		if height(r.right) >= height(r.left) {
+			return mk(r.key, r.val, mk(k, v, l, r.left), r.right)
+		}
+		rl := r.left
+		return mk(rl.key, rl.val, mk(k, v, l, rl.left), mk(r.key, r.val, rl.right, r.right))
+	}
+	return mk(k, v, l, r)
+}
+
+func (m pmap[K, V]) insert(n *pnode[K, V], k K, v V) (*pnode[K, V], bool) {
+	if n == nil {
+		return &pnode[K, V]{key: k, val: v, height: 1}, true
+	}
+	c := m.cmp(k, n.key)
+	switch {
+	case c < 0:
+		l, added := m.insert(n.left, k, v)
+		return balance(n.key, n.val, l, n.right), added
+	case c > 0:
+		r, added := m.insert(n.right, k, v)
+		return balance(n.key, n.val, n.left, r), added
+	}
+	c2 := *n
+	c2.key, c2.val = k, v
+	return &c2, false
+}
+
+func (m pmap[K, V]) remove(n *pnode[K, V], k K) (*pnode[K, V], bool) {
+	if n == nil {
+		return nil, false
+	}
+	c := m.cmp(k, n.key)
+	switch {
+	case c < 0:
+		l, ok := m.remove(n.left, k)
+		if !ok {
+			return n, false
+		}
+		return balance(n.key, n.val, l, n.right), true
+	case c > 0:
+		r, ok := m.remove(n.right, k)
+		if !ok {
+			return n, false
+		}
+		return balance(n.key, n.val, n.left, r), true
+	}
+	if n.left == nil {
+		return n.right, true
+	}
+	if n.right == nil {
+		return n.left, true
+	}
+	sk, sv, r := removeMin(n.right)
+	return balance(sk, sv, n.left, r), true
+}
+
+// removeMin returns the smallest entry of the non-empty tree n and the
+// tree without it.
+func removeMin[K, V any](n *pnode[K, V]) (K, V, *pnode[K, V]) {
+	if n.left == nil {
+		return n.key, n.val, n.right
+	}
+	k, v, l := removeMin(n.left)
+	return k, v, balance(n.key, n.val, l, n.right)
+}
