@@ -816,3 +816,38 @@ func TestOrderUnderShuffledCompletion(t *testing.T) {
 		})
 	}
 }
+
+// The private RPCs travel like Kafka's: negotiated through ApiVersions,
+// framed, decoded into wire's types and answered.
+func TestPeerPrivateRPC(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := NewMemNetwork()
+		memServer(t, n, testServerConfig(HandlerFunc(func(_ context.Context, req *Request, reply *Reply) {
+			sc, ok := req.Body.(*wire.SubmitChangeRequest)
+			if !ok {
+				t.Errorf("body %T, want *wire.SubmitChangeRequest", req.Body)
+				reply.Close()
+				return
+			}
+			resp := wire.NewSubmitChangeResponse()
+			resp.BaseOffset, resp.Epoch = 100, 4
+			resp.LeaderID, resp.LeaderEpoch = 1, 4
+			if len(sc.Records) != 2 {
+				resp.ErrorCode = 42
+			}
+			reply.Send(resp)
+		})))
+		p := memPeer(t, n, nil)
+		got := make(chan outcome, 1)
+		req := &wire.SubmitChangeRequest{Version: NegotiateVersion, Records: [][]byte{{1, 0x0c, 0}, {1, 0x14, 0}}}
+		p.Send(req, collect(got))
+		o := <-got
+		if o.err != nil {
+			t.Fatal(o.err)
+		}
+		resp := o.resp.(*wire.SubmitChangeResponse)
+		if resp.ErrorCode != 0 || resp.BaseOffset != 100 || resp.Epoch != 4 || resp.LeaderID != 1 {
+			t.Errorf("response %+v", resp)
+		}
+	})
+}
