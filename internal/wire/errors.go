@@ -128,11 +128,18 @@ func CodeForError(err error) int16 {
 }
 
 // Retriable reports whether Kafka classifies the error code as retriable
-// (its exception extends RetriableException): a requester may send the
-// same request again, normally after controller.quorum.retry.backoff.ms.
-// Codes unknown to this node are not retriable.
+// (its exception extends RetriableException in
+// org.apache.kafka.common.errors): a requester may send the same request
+// again, normally after controller.quorum.retry.backoff.ms. Codes unknown
+// to this node are not retriable.
+//
+// kerr's flags agree with Kafka's for every code of KRAFT.md §5 except
+// BROKER_NOT_AVAILABLE (8), which kerr marks retriable because franz-go's
+// client retries it, while Kafka's BrokerNotAvailableException is a plain
+// ApiException. KRaft's requesters still back off and retry after it, by
+// protocol rule rather than by this classification.
 func Retriable(code int16) bool {
-	if code == 0 {
+	if code == 0 || code == kerr.BrokerNotAvailable.Code {
 		return false
 	}
 	e := kerr.TypedErrorForCode(code)

@@ -25,7 +25,9 @@ func TestKRaftErrorCodes(t *testing.T) {
 		// kerr keeps the pre-2.7 name of code 6.
 		{6, "NOT_LEADER_OR_FOLLOWER", kerr.NotLeaderForPartition, true},
 		{7, "REQUEST_TIMED_OUT", kerr.RequestTimedOut, true},
-		{8, "BROKER_NOT_AVAILABLE", kerr.BrokerNotAvailable, true},
+		// BrokerNotAvailableException extends ApiException; kerr says
+		// retriable, Kafka does not.
+		{8, "BROKER_NOT_AVAILABLE", kerr.BrokerNotAvailable, false},
 		{13, "NETWORK_EXCEPTION", kerr.NetworkException, true},
 		{31, "CLUSTER_AUTHORIZATION_FAILED", kerr.ClusterAuthorizationFailed, false},
 		{35, "UNSUPPORTED_VERSION", kerr.UnsupportedVersion, false},
