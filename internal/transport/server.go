@@ -34,12 +34,15 @@ type Handler interface {
 	// Serve is called on the connection's reader goroutine, once per
 	// request, in the order the requests arrived on that connection. It
 	// must not block for long: it hands the request to its owner (the raft
-	// engine's bounded queue) and returns. The answer goes through reply,
+	// engine's bounded queue) and returns. While it blocks, this connection
+	// is not read (back-pressure on this client only); other connections
+	// are unaffected. The answer goes through reply,
 	// at once or later from any goroutine (a parked long-poll Fetch); the
 	// listener writes answers in request order whatever order they complete
-	// in. Serve must eventually call reply.Send or reply.Close exactly
-	// once; a request never answered holds one of the connection's
-	// MaxInFlight slots until the connection closes.
+	// in. Serve, or whoever it hands reply to, must eventually call
+	// reply.Send or reply.Close; only the first call counts. A request
+	// never answered holds one of the connection's MaxInFlight slots, and
+	// stops every later answer on the connection, until it closes.
 	//
 	// ctx is cancelled when the connection closes; a pending answer is then
 	// no longer wanted and reply's methods return false.
