@@ -77,64 +77,84 @@ func TestFingerprint(t *testing.T) {
 	}
 }
 
-// Random schedules (delivery order, drops, ticks, proposals, crashes) never break
+// Random schedules (delivery order, drops, duplicates, ticks, proposals,
+// crashes) never break
 // the safety invariants of RELIABILITY.md §2: at most one leader per epoch
 // (E1), high watermarks never move backwards within a process lifetime
 // (C2), and committed prefixes agree (C5).
 func TestRandomSchedulesKeepSafety(t *testing.T) {
-	for seed := range uint64(30) {
-		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
-			c := newCluster(t, 3, 1, seed)
-			r := rand.New(rand.NewPCG(seed, 7))
-			leaders := map[kraft.Epoch]kraft.NodeID{}
-			lastHW := make([]kraft.Offset, len(c.nodes))
-			committed := map[kraft.Offset]kraft.Epoch{}
-			for step := range 3000 {
-				if r.IntN(100) == 0 {
-					// A crash: the node restarts from its durable state.
-					id := kraft.NodeID(r.IntN(len(c.nodes)) + 1)
-					c.restart(id)
-					lastHW[id-1] = -1 // a restarted process relearns its high watermark
-				}
-				c.randomStep(r)
-				for i, n := range c.nodes {
-					st := n.Status()
-					if st.Role == kraft.Leader {
-						if l, ok := leaders[st.Epoch]; ok && l != st.ID {
-							t.Fatalf("step %d: two leaders in epoch %d: %d and %d", step, st.Epoch, l, st.ID)
-						}
-						leaders[st.Epoch] = st.ID
-						// C6 leader completeness: a leader holds every committed offset.
-						for o := range committed {
-							if o >= c.logs[i].Start && o >= c.logs[i].EndOffset() {
-								t.Fatalf("step %d: leader %d (end offset %d) lacks committed offset %d", step, st.ID, c.logs[i].EndOffset(), o)
-							}
-						}
-					}
-					if st.HighWatermark >= 0 && st.HighWatermark < lastHW[i] {
-						t.Fatalf("step %d: node %d high watermark %d < %d", step, st.ID, st.HighWatermark, lastHW[i])
-					}
-					lastHW[i] = max(lastHW[i], st.HighWatermark)
-					// Only what is durable and below the HW counts as committed.
-					hw := min(st.HighWatermark, c.logs[i].EndOffset())
-					for _, b := range c.logs[i].Batches {
-						for o := b.BaseOffset; o <= b.LastOffset && o < hw; o++ {
-							if e, ok := committed[o]; ok && e != b.Epoch {
-								t.Fatalf("step %d: node %d has offset %d in epoch %d, committed in epoch %d", step, st.ID, o, b.Epoch, e)
-							}
-							committed[o] = b.Epoch
-						}
-					}
-				}
-			}
-			// Anti-vacuity (RELIABILITY.md §2.1): the run must have elected
-			// leaders in several epochs and committed entries.
-			if len(leaders) < 2 || len(committed) < 5 {
-				t.Errorf("%d epochs with a leader, %d committed offsets: the schedule tests too little", len(leaders), len(committed))
-			}
-			t.Logf("%d epochs with a leader, %d committed offsets", len(leaders), len(committed))
-		})
+	shapes := []struct{ voters, observers int }{{3, 1}, {5, 0}, {2, 0}, {1, 1}}
+	for _, shape := range shapes {
+		for seed := range uint64(15) {
+			t.Run(fmt.Sprintf("%d voters %d observers seed %d", shape.voters, shape.observers, seed), func(t *testing.T) {
+				randomSchedule(t, shape.voters, shape.observers, seed)
+			})
+		}
 	}
+}
+
+func randomSchedule(t *testing.T, voters, observers int, seed uint64) {
+	c := newCluster(t, voters, observers, seed)
+	r := rand.New(rand.NewPCG(seed, 7))
+	leaders := map[kraft.Epoch]kraft.NodeID{}
+	lastHW := make([]kraft.Offset, len(c.nodes))
+	committed := map[kraft.Offset]kraft.Epoch{}
+	for step := range 3000 {
+		if r.IntN(100) == 0 {
+			// A crash: the node restarts from its durable state.
+			id := kraft.NodeID(r.IntN(len(c.nodes)) + 1)
+			c.restart(id)
+			lastHW[id-1] = -1 // a restarted process relearns its high watermark
+		}
+		c.randomStep(r)
+		for i, n := range c.nodes {
+			st := n.Status()
+			if st.Role == kraft.Leader {
+				if l, ok := leaders[st.Epoch]; ok && l != st.ID {
+					t.Fatalf("step %d: two leaders in epoch %d: %d and %d", step, st.Epoch, l, st.ID)
+				}
+				leaders[st.Epoch] = st.ID
+				// C6 leader completeness: a leader holds every committed offset.
+				for o := range committed {
+					if o >= c.logs[i].Start && o >= c.logs[i].EndOffset() {
+						t.Fatalf("step %d: leader %d (end offset %d) lacks committed offset %d", step, st.ID, c.logs[i].EndOffset(), o)
+					}
+				}
+			}
+			if st.HighWatermark >= 0 && st.HighWatermark < lastHW[i] {
+				t.Fatalf("step %d: node %d high watermark %d < %d", step, st.ID, st.HighWatermark, lastHW[i])
+			}
+			lastHW[i] = max(lastHW[i], st.HighWatermark)
+			// Only what is durable and below the HW counts as committed.
+			hw := min(st.HighWatermark, c.logs[i].EndOffset())
+			for _, b := range c.logs[i].Batches {
+				for o := b.BaseOffset; o <= b.LastOffset && o < hw; o++ {
+					if e, ok := committed[o]; ok && e != b.Epoch {
+						t.Fatalf("step %d: node %d has offset %d in epoch %d, committed in epoch %d", step, st.ID, o, b.Epoch, e)
+					}
+					committed[o] = b.Epoch
+				}
+			}
+		}
+	}
+	// Liveness (RELIABILITY.md L1, L3): once faults stop, a leader
+	// emerges and every replica catches up to it.
+	if !c.converge(300) {
+		for _, n := range c.nodes {
+			t.Logf("%+v", n.Status())
+		}
+		t.Fatal("the cluster did not converge after the faults stopped")
+	}
+	// Anti-vacuity (RELIABILITY.md §2.1): the run must have elected a
+	// leader and committed entries.
+	if len(leaders) < 1 || len(committed) < 5 {
+		t.Errorf("%d epochs with a leader, %d committed offsets: the schedule tests too little", len(leaders), len(committed))
+	}
+	changes := 0
+	for _, l := range c.logs {
+		changes = max(changes, len(l.VoterHistory()))
+	}
+	t.Logf("%d epochs with a leader, %d committed offsets, %d voter-set records", len(leaders), len(committed), changes)
 }
 
 // A clone's queued messages are its own: the runtime of one copy filling

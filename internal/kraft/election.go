@@ -230,6 +230,11 @@ func (n *Node) fetchFromBootstrap(skip NodeID) {
 // true when the response is fully handled.
 func (n *Node) handleCommonResponse(from NodeID, code ErrorCode, leader LeaderAndEpoch) bool {
 	if leader.Epoch < n.s.epoch || code == CodeUnknownLeaderEpoch {
+		// Stale. An error from a peer behind us teaches nothing either: do
+		// not ask it again at once (an observer would spin on it).
+		if code != CodeNone {
+			n.backoff(from)
+		}
 		return true
 	}
 	if leader.Epoch > n.s.epoch || code == CodeFencedLeaderEpoch || code == CodeNotLeaderOrFollower {

@@ -206,7 +206,11 @@ func (c *cluster) randomStep(r *rand.Rand) {
 		c.deliver(r.IntN(len(c.net)))
 	case k == 4 && len(c.net) > 0:
 		i := r.IntN(len(c.net))
-		c.net = slices.Delete(c.net, i, i+1)
+		if r.IntN(2) == 0 {
+			c.net = slices.Delete(c.net, i, i+1) // drop
+		} else {
+			c.net = append(c.net, copyMessage(c.net[i])) // duplicate
+		}
 	case k < 8:
 		c.readyAll()
 	case k == 8:
@@ -215,10 +219,35 @@ func (c *cluster) randomStep(r *rand.Rand) {
 		c.node(id).Tick(c.now[id-1])
 	default:
 		for i, n := range c.nodes {
-			if n.Status().Role == kraft.Leader && !n.HasReady() {
-				c.handle++
-				_, _ = n.Propose(c.now[i], kraft.Proposal{Records: 1 + r.IntN(3), Handle: c.handle})
+			st := n.Status()
+			if st.Role != kraft.Leader {
+				continue
 			}
+			c.handle++
+			if r.IntN(8) == 0 && st.HighWatermark > 0 && !n.PendingVoterChange() {
+				// KIP-853: one voter added or removed, only once the leader
+				// has committed in its epoch and no change is pending.
+				id := kraft.NodeID(r.IntN(len(c.nodes)) + 1)
+				next := st.Voters.Keys()
+				if st.Voters.ContainsID(id) {
+					// Never shrink to nothing. Never remove the leader of a
+					// two-voter set either: if it crashes before the other
+					// voter fetches the record, that voter needs the removed
+					// node's vote, which its longer log refuses — a liveness
+					// hole of KIP-853 itself, not of this core.
+					if len(next) == 1 || (len(next) == 2 && id == st.ID) {
+						continue
+					}
+					next = slices.DeleteFunc(next, func(k kraft.ReplicaKey) bool { return k.ID == id })
+				} else {
+					next = append(next, kraft.ReplicaKey{ID: id})
+				}
+				if _, err := n.Propose(c.now[i], kraft.Proposal{Records: 1, Handle: c.handle, Voters: next}); err != nil {
+					c.t.Fatalf("propose voters %v: %v", next, err)
+				}
+				continue
+			}
+			_, _ = n.Propose(c.now[i], kraft.Proposal{Records: 1 + r.IntN(3), Handle: c.handle})
 		}
 	}
 }
@@ -231,6 +260,39 @@ func (c *cluster) restart(id kraft.NodeID) {
 		c.t.Fatalf("restart %d: %v", id, err)
 	}
 	c.nodes[id-1] = n
+}
+
+// converge runs the cluster without faults, advancing every clock by
+// 100ms between quiet rounds, until one leader exists and every live node
+// has its high watermark at the leader's log end. It reports whether that
+// happened within rounds rounds.
+func (c *cluster) converge(rounds int) bool {
+	for range rounds {
+		c.stabilize()
+		leader := -1
+		for i, n := range c.nodes {
+			if n.Status().Role == kraft.Leader {
+				leader = i
+			}
+		}
+		if leader >= 0 {
+			end := c.nodes[leader].Status().LogEndOffset
+			done := true
+			for _, n := range c.nodes {
+				if st := n.Status(); st.HighWatermark != end || st.LogEndOffset != end {
+					done = false
+				}
+			}
+			if done {
+				return true
+			}
+		}
+		for i, n := range c.nodes {
+			c.now[i] += 100
+			n.Tick(c.now[i])
+		}
+	}
+	return false
 }
 
 // messagesOf returns the messages of type T in rd.
