@@ -1,0 +1,474 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/krabka-go/krabka/internal/kraft"
+)
+
+// simNode is one replica: the consensus core plus the runtime around it,
+// with a live log the core reads and the durable quorum state.
+type simNode struct {
+	id    kraft.NodeID
+	cfg   kraft.Config
+	core  *kraft.Node // nil while the node is down
+	log   *memLog     // live log; equal to the durable image between Readys
+	qs    kraft.PersistentState
+	now   kraft.Instant
+	lives int // incarnation number, raised by every restart
+
+	// Per-incarnation observations the checker compares against.
+	hw        kraft.Offset // last high watermark the core handed out
+	role      kraft.Role
+	epoch     kraft.Epoch
+	roleSince kraft.Instant
+}
+
+func (n *simNode) up() bool { return n.core != nil }
+
+func (n *simNode) clone() *simNode {
+	c := *n
+	c.log = n.log.clone()
+	if n.core != nil {
+		c.core = n.core.Clone(c.log)
+	}
+	return &c
+}
+
+// crashPlan says where, if anywhere, a node crashes while carrying out a
+// Ready. Before the fsync the unsynced log writes are lost in one of three
+// ways; after it, only the unsent messages are lost.
+type crashPlan struct {
+	at      crashStage
+	keep    int       // keep-prefix and tear: unsynced log operations that survive
+	mode    CrashMode // how the unsynced writes are lost (beforeSync)
+	sendOut int       // afterSync: messages sent before the crash
+}
+
+type crashStage uint8
+
+const (
+	noCrash crashStage = iota
+	beforeSync
+	afterSync
+)
+
+// CrashMode is how a crash treats the log writes not yet fsynced, as the
+// vfs crash modes do for files.
+type CrashMode uint8
+
+// The crash modes.
+const (
+	// DropUnsynced loses every unsynced write.
+	DropUnsynced CrashMode = iota
+	// KeepPrefix keeps a prefix of the unsynced operations.
+	KeepPrefix
+	// TearPrefix keeps a prefix and half of the next batch; recovery finds
+	// the torn batch and cuts it off.
+	TearPrefix
+)
+
+func (m CrashMode) String() string {
+	switch m {
+	case DropUnsynced:
+		return "drop-unsynced"
+	case KeepPrefix:
+		return "keep-prefix"
+	case TearPrefix:
+		return "tear-prefix"
+	}
+	return fmt.Sprintf("CrashMode(%d)", uint8(m))
+}
+
+// handleTable maps the records handles the runtime hands to the cores to
+// the entries they stand for. It is shared by every clone of a cluster
+// (handles only grow), so a handle never names two contents.
+type handleTable struct {
+	next    kraft.RecordsHandle
+	entries map[kraft.RecordsHandle][]Entry
+}
+
+func (t *handleTable) put(es []Entry) kraft.RecordsHandle {
+	t.next++
+	t.entries[t.next] = es
+	return t.next
+}
+
+// cluster is the simulated quorum without its scheduler: nodes, the ghost
+// state of the checker, and the runtime half of the Ready contract. The
+// random simulator and the exhaustive explorer both drive it.
+type cluster struct {
+	nodes    []*simNode
+	voters   []kraft.ReplicaKey // the initial voter set
+	chk      *checker
+	handles  *handleTable
+	proposed int // proposals made, the source of payload ids
+	maxFetch int // most batches per Fetch response; 0 = no limit
+	witness  *Witness
+
+	// send is where the runtime puts every message it sends.
+	send func(from *simNode, m kraft.Message)
+	// trace records an event; nil when not tracing.
+	trace func(format string, args ...any)
+	// drainPlan, if set, is consulted at the start of each Ready and may
+	// crash the node inside it.
+	drainPlan func(n *simNode, rd kraft.Ready) crashPlan
+}
+
+func (c *cluster) tracef(format string, args ...any) {
+	if c.trace != nil {
+		c.trace(format, args...)
+	}
+}
+
+func newCluster(voters, observers int, seed uint64, cfgFn func(*kraft.Config)) (*cluster, error) {
+	c := &cluster{handles: &handleTable{entries: map[kraft.RecordsHandle][]Entry{}}, witness: &Witness{}}
+	for i := 1; i <= voters; i++ {
+		c.voters = append(c.voters, kraft.ReplicaKey{ID: kraft.NodeID(i)})
+	}
+	c.chk = newChecker(c)
+	for i := 1; i <= voters+observers; i++ {
+		cfg := kraft.DefaultConfig()
+		cfg.ID = kraft.NodeID(i)
+		cfg.Voters = c.voters
+		cfg.Seed = seed
+		if cfgFn != nil {
+			cfgFn(&cfg)
+		}
+		n := &simNode{id: cfg.ID, cfg: cfg, log: &memLog{},
+			qs: kraft.PersistentState{LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}}
+		c.nodes = append(c.nodes, n)
+		if err := c.start(n); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func (c *cluster) clone() *cluster {
+	d := *c
+	d.nodes = make([]*simNode, len(c.nodes))
+	for i, n := range c.nodes {
+		d.nodes[i] = n.clone()
+	}
+	w := *c.witness
+	d.witness = &w
+	d.chk = c.chk.clone(&d)
+	return &d
+}
+
+func (c *cluster) node(id kraft.NodeID) *simNode {
+	if id < 1 || int(id) > len(c.nodes) {
+		return nil
+	}
+	return c.nodes[id-1]
+}
+
+// start builds the core of n from its durable state, as a process start
+// does.
+func (c *cluster) start(n *simNode) error {
+	core, err := kraft.NewNode(n.now, n.cfg, n.qs, n.log)
+	if err != nil {
+		return fmt.Errorf("node %d: start: %w", n.id, err)
+	}
+	n.core = core
+	n.lives++
+	n.hw = -1
+	st := core.Status()
+	n.role, n.epoch, n.roleSince = st.Role, st.Epoch, n.now
+	delete(c.chk.goodFetch, n.id)
+	return c.chk.onStart(n)
+}
+
+// crash stops n: the core and everything in memory are gone; the durable
+// quorum state and the durable log image stay.
+func (c *cluster) crash(n *simNode) {
+	n.core = nil
+	c.witness.Crashes++
+	c.tracef("%d crash", n.id)
+}
+
+// restart brings a crashed node back.
+func (c *cluster) restart(n *simNode) error {
+	c.witness.Restarts++
+	if err := c.start(n); err != nil {
+		return err
+	}
+	st := n.core.Status()
+	c.tracef("%d restart as %s epoch=%d leo=%d", n.id, st.Role, st.Epoch, st.LogEndOffset)
+	return c.drain(n)
+}
+
+// step delivers m to n (which must be up).
+func (c *cluster) step(n *simNode, m kraft.Message) error {
+	c.chk.beforeDeliver(n, m)
+	if err := n.core.Step(n.now, m); err != nil {
+		return fmt.Errorf("node %d: step %s: %w", n.id, m, err)
+	}
+	return c.drain(n)
+}
+
+// tick runs n's timers.
+func (c *cluster) tick(n *simNode) error {
+	n.core.Tick(n.now)
+	return c.drain(n)
+}
+
+// propose hands a new client batch to n if it leads. It reports whether
+// the proposal was accepted.
+func (c *cluster) propose(n *simNode, records int) (bool, error) {
+	if n.core.Status().Role != kraft.Leader {
+		return false, nil
+	}
+	p := Payload(c.proposed + 1)
+	h := c.handles.put([]Entry{{Payload: p}})
+	b, err := n.core.Propose(n.now, kraft.Proposal{Records: records, Handle: h})
+	if errors.Is(err, kraft.ErrNotLeader) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("node %d: propose: %w", n.id, err)
+	}
+	c.proposed++
+	c.handles.entries[h][0].Batch = b
+	c.chk.onPropose(n, Entry{Batch: b, Payload: p})
+	c.tracef("%d propose %s", n.id, Entry{Batch: b, Payload: p})
+	return true, c.drain(n)
+}
+
+// proposeVoters hands a Voters record to the leader n.
+func (c *cluster) proposeVoters(n *simNode, voters []kraft.ReplicaKey) (bool, error) {
+	if n.core.Status().Role != kraft.Leader || n.core.PendingVoterChange() {
+		return false, nil
+	}
+	b, err := n.core.Propose(n.now, kraft.Proposal{Records: 1, Voters: voters})
+	if errors.Is(err, kraft.ErrNotLeader) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("node %d: propose voters: %w", n.id, err)
+	}
+	c.witness.VoterChanges++
+	c.tracef("%d propose voters %v at %s", n.id, voters, b)
+	return true, c.drain(n)
+}
+
+// drain carries out every Ready of n, crashing it inside one where
+// drainPlan says so.
+func (c *cluster) drain(n *simNode) error {
+	for n.up() && n.core.HasReady() {
+		rd := n.core.Ready()
+		cp := crashPlan{}
+		if c.drainPlan != nil {
+			cp = c.drainPlan(n, rd)
+		}
+		crashed, err := c.apply(n, rd, cp)
+		if err != nil {
+			return err
+		}
+		if crashed {
+			return nil
+		}
+		n.core.Advance(rd)
+		if err := c.observe(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// observe notes role changes after n's core moved.
+func (c *cluster) observe(n *simNode) error {
+	st := n.core.Status()
+	if st.Role == n.role && st.Epoch == n.epoch {
+		return nil
+	}
+	c.tracef("%d becomes %s epoch=%d leo=%d hw=%d", n.id, st.Role, st.Epoch, st.LogEndOffset, st.HighWatermark)
+	prev := n.role
+	n.role, n.epoch, n.roleSince = st.Role, st.Epoch, n.now
+	delete(c.chk.goodFetch, n.id)
+	switch st.Role {
+	case kraft.Leader:
+		c.witness.LeaderChanges++
+		return c.chk.onLeader(n)
+	case kraft.Candidate:
+		c.witness.Elections++
+	case kraft.Prospective:
+		c.witness.PreVotes++
+	case kraft.Resigned:
+		if prev == kraft.Leader {
+			c.witness.Resignations++
+		}
+	}
+	return nil
+}
+
+// apply carries out rd on n in contract order, crashing where cp says.
+// It reports whether the node crashed.
+func (c *cluster) apply(n *simNode, rd kraft.Ready, cp crashPlan) (bool, error) {
+	var before *memLog
+	if cp.at == beforeSync {
+		before = n.log.clone()
+	}
+	if rd.State != nil {
+		if err := c.chk.onPersist(n, *rd.State); err != nil {
+			return false, err
+		}
+		n.qs = *rd.State
+	}
+	// The log operations: an optional truncation, then appends.
+	type op struct {
+		truncate kraft.Offset
+		entry    Entry
+	}
+	var ops []op
+	if rd.TruncateTo >= 0 {
+		ops = append(ops, op{truncate: rd.TruncateTo})
+	}
+	for _, a := range rd.Appends {
+		e := Entry{Batch: a.Batch}
+		if a.Handle == 0 {
+			e.Payload = controlPayload(a.Batch)
+		} else {
+			es := c.handles.entries[a.Handle]
+			i := slices.IndexFunc(es, func(x Entry) bool { return x.Batch.BaseOffset == a.Batch.BaseOffset })
+			if i < 0 {
+				return false, fmt.Errorf("node %d: append %s with handle %d that holds no such batch", n.id, a.Batch, a.Handle)
+			}
+			e.Payload = es[i].Payload
+		}
+		ops = append(ops, op{truncate: -1, entry: e})
+	}
+	for _, o := range ops {
+		if o.truncate >= 0 {
+			if o.truncate < n.log.EndOffset() {
+				c.witness.Truncations++
+				c.tracef("%d truncate %d (leo %d)", n.id, o.truncate, n.log.EndOffset())
+			}
+			if err := c.chk.onTruncate(n, o.truncate); err != nil {
+				return false, err
+			}
+			if err := n.log.truncate(o.truncate); err != nil {
+				return false, fmt.Errorf("node %d: %w", n.id, err)
+			}
+			continue
+		}
+		if err := c.chk.onAppend(n, o.entry); err != nil {
+			return false, err
+		}
+		if err := n.log.append(o.entry); err != nil {
+			return false, fmt.Errorf("node %d: %w", n.id, err)
+		}
+	}
+	if cp.at == beforeSync {
+		// Rebuild the durable image: the state before this Ready plus what
+		// the crash mode lets survive of the unsynced operations.
+		img := before
+		keep := 0
+		if cp.mode != DropUnsynced {
+			keep = min(cp.keep, len(ops))
+		}
+		for _, o := range ops[:keep] {
+			if o.truncate >= 0 {
+				_ = img.truncate(o.truncate)
+			} else {
+				_ = img.append(o.entry)
+			}
+		}
+		if cp.mode == TearPrefix && keep < len(ops) && ops[keep].truncate < 0 {
+			// Half of the next batch reached the disk; recovery cuts it off.
+			c.witness.TornTails++
+		}
+		c.witness.UnsyncedLost += len(ops) - keep
+		n.log = img
+		c.tracef("%d crash before fsync (%s, kept %d of %d log operations)", n.id, cp.mode, keep, len(ops))
+		c.crash(n)
+		return true, nil
+	}
+	// fsync: the live log is now the durable image.
+	for i, m := range rd.Messages {
+		if cp.at == afterSync && i == cp.sendOut {
+			c.tracef("%d crash after fsync, %d of %d messages sent", n.id, i, len(rd.Messages))
+			c.crash(n)
+			return true, nil
+		}
+		if err := c.fill(n, m); err != nil {
+			return false, err
+		}
+		if err := c.chk.onSend(n, m); err != nil {
+			return false, err
+		}
+		c.send(n, m)
+	}
+	if rd.HighWatermark >= 0 {
+		if err := c.chk.onHighWatermark(n, rd.HighWatermark); err != nil {
+			return false, err
+		}
+		n.hw = rd.HighWatermark
+	}
+	if cp.at == afterSync {
+		c.crash(n)
+		return true, nil
+	}
+	return false, nil
+}
+
+// fill plays the sending runtime's part: a Fetch response gets the
+// batches its RecordsRead names, read from the live log now.
+func (c *cluster) fill(n *simNode, m kraft.Message) error {
+	r, ok := m.(*kraft.FetchResponse)
+	if !ok || r.Read.Empty() {
+		return nil
+	}
+	es := n.log.read(r.Read.From, r.Read.Until, c.maxFetch)
+	if len(es) == 0 {
+		return fmt.Errorf("node %d: fetch response reads [%d,%d) but the log holds [0,%d)", n.id, r.Read.From, r.Read.Until, n.log.EndOffset())
+	}
+	r.Batches = make([]kraft.BatchInfo, len(es))
+	for i, e := range es {
+		r.Batches[i] = e.Batch
+	}
+	r.Records = c.handles.put(es)
+	return nil
+}
+
+// copyMessage returns a copy of m that shares no fields a receiver could
+// change (a duplicated message is delivered twice).
+func copyMessage(m kraft.Message) kraft.Message {
+	switch m := m.(type) {
+	case *kraft.VoteRequest:
+		c := *m
+		return &c
+	case *kraft.VoteResponse:
+		c := *m
+		return &c
+	case *kraft.BeginQuorumEpochRequest:
+		c := *m
+		return &c
+	case *kraft.BeginQuorumEpochResponse:
+		c := *m
+		return &c
+	case *kraft.EndQuorumEpochRequest:
+		c := *m
+		return &c
+	case *kraft.EndQuorumEpochResponse:
+		c := *m
+		return &c
+	case *kraft.FetchRequest:
+		c := *m
+		return &c
+	case *kraft.FetchResponse:
+		c := *m
+		c.Batches = slices.Clone(m.Batches)
+		return &c
+	case *kraft.FetchSnapshotRequest:
+		c := *m
+		return &c
+	case *kraft.FetchSnapshotResponse:
+		c := *m
+		return &c
+	}
+	return m
+}
