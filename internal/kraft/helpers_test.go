@@ -47,12 +47,13 @@ func emptyState() kraft.PersistentState {
 // newCluster starts n voters 1..n (plus observers ids n+1..n+observers).
 func newCluster(t testing.TB, n, observers int, seed uint64) *cluster {
 	c := &cluster{t: t}
+	catalog := map[kraft.OffsetAndEpoch][]kraft.ReplicaKey{}
 	var voters []kraft.NodeID
 	for i := 1; i <= n; i++ {
 		voters = append(voters, kraft.NodeID(i))
 	}
 	for i := 1; i <= n+observers; i++ {
-		log := &krafttest.MemLog{}
+		log := &krafttest.MemLog{Catalog: catalog}
 		cfg := config(kraft.NodeID(i), keys(voters...), seed)
 		node, err := kraft.NewNode(0, cfg, emptyState(), log)
 		if err != nil {
@@ -213,6 +214,22 @@ func (c *cluster) randomStep(r *rand.Rand) {
 		}
 	case k < 8:
 		c.readyAll()
+	case k == 8 && r.IntN(20) == 0:
+		// Compaction (KIP-630): a node snapshots a committed prefix at a
+		// batch boundary and drops it from its log.
+		i := r.IntN(len(c.nodes))
+		log, hw := c.logs[i], c.nodes[i].Status().HighWatermark
+		var ends []kraft.Offset
+		for _, b := range log.Batches {
+			if b.LastOffset+1 <= hw {
+				ends = append(ends, b.LastOffset+1)
+			}
+		}
+		if len(ends) > 0 {
+			if _, err := log.CreateSnapshot(ends[r.IntN(len(ends))], 1+r.Int64N(3<<20)); err != nil {
+				c.t.Fatal(err)
+			}
+		}
 	case k == 8:
 		id := kraft.NodeID(r.IntN(len(c.nodes)) + 1)
 		c.now[id-1] += kraft.Instant(r.IntN(700))

@@ -243,7 +243,10 @@ type LogView interface {
 	EndOffsetForEpoch(e Epoch) OffsetAndEpoch
 	// LatestSnapshot returns the id of the newest snapshot, if any.
 	LatestSnapshot() (OffsetAndEpoch, bool)
-	// EarliestSnapshot returns the id of the oldest snapshot, if any.
+	// EarliestSnapshot returns the id of the oldest snapshot, if any. Once
+	// the log has been compacted its end offset is the log start offset:
+	// snapshots below the log start are deleted (Kafka's retention), and
+	// the leader's fetch validation relies on it (KRAFT.md §3.2 step 5).
 	EarliestSnapshot() (OffsetAndEpoch, bool)
 	// SnapshotSize returns the size in bytes of the snapshot with id id.
 	SnapshotSize(id OffsetAndEpoch) (int64, bool)

@@ -48,6 +48,7 @@ type InteractionEnv struct {
 	level      slog.LevelVar
 	logger     *slog.Logger
 	nextHandle kraft.RecordsHandle
+	catalog    map[kraft.OffsetAndEpoch][]kraft.ReplicaKey
 }
 
 // Node is one harness node: the core plus what its disk holds.
@@ -67,7 +68,7 @@ type Node struct {
 
 // NewInteractionEnv returns an empty environment.
 func NewInteractionEnv() *InteractionEnv {
-	env := &InteractionEnv{}
+	env := &InteractionEnv{catalog: map[kraft.OffsetAndEpoch][]kraft.ReplicaKey{}}
 	env.level.Set(slog.LevelInfo)
 	env.logger = slog.New(slog.NewTextHandler(&env.out, &slog.HandlerOptions{
 		Level: &env.level,
@@ -322,7 +323,7 @@ func (env *InteractionEnv) addNodes(t testing.TB, td *datadriven.TestData) error
 		cfg.Voters = voters
 		cfg.Seed = seed
 		cfg.Logger = env.logger
-		n := &Node{ID: id, Config: cfg, Log: &MemLog{}, State: kraft.PersistentState{LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}}
+		n := &Node{ID: id, Config: cfg, Log: &MemLog{Catalog: env.catalog}, State: kraft.PersistentState{LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}}
 		env.Nodes = append(env.Nodes, n)
 		if err := env.start(n); err != nil {
 			return err

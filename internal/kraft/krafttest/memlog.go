@@ -21,12 +21,16 @@ type MemLog struct {
 	Snapshots []Snapshot
 	// Partial is a snapshot being downloaded (Size = bytes written so far).
 	Partial Snapshot
+	// Catalog, if set, is shared by the logs of one test: it maps a snapshot
+	// id to the voter set the snapshot records, standing in for the bytes a
+	// download would carry (snapshots with the same id have the same
+	// content on every replica).
+	Catalog map[kraft.OffsetAndEpoch][]kraft.ReplicaKey
 }
 
 // Snapshot is a snapshot file: its id, its size in bytes and the voter set
-// it records (nil if none). A snapshot downloaded with FetchSnapshot
-// carries no voter set in this harness: chunk handles stand for bytes the
-// harness does not decode.
+// it records (nil if none). A downloaded snapshot learns its voter set from
+// the log's Catalog, as the harness decodes no bytes.
 type Snapshot struct {
 	ID     kraft.OffsetAndEpoch
 	Size   int64
@@ -178,7 +182,7 @@ func (l *MemLog) Read(from, until kraft.Offset, maxBatches int) []kraft.BatchInf
 }
 
 // CreateSnapshot freezes a snapshot ending at offset (at a batch boundary,
-// within the log) and drops the batches below it.
+// within the log), drops the batches below it and the older snapshots.
 func (l *MemLog) CreateSnapshot(offset kraft.Offset, size int64) (kraft.OffsetAndEpoch, error) {
 	if offset <= l.Start || offset > l.EndOffset() {
 		return kraft.OffsetAndEpoch{}, fmt.Errorf("krafttest: snapshot at %d outside (%d, %d]", offset, l.Start, l.EndOffset())
@@ -194,7 +198,12 @@ func (l *MemLog) CreateSnapshot(offset kraft.Offset, size int64) (kraft.OffsetAn
 			voters = h.Voters
 		}
 	}
+	// Like Kafka's retention, snapshots older than the new log start go.
+	l.Snapshots = slices.DeleteFunc(l.Snapshots, func(s Snapshot) bool { return s.ID.Offset < offset })
 	l.Snapshots = append(l.Snapshots, Snapshot{ID: id, Size: size, Voters: voters})
+	if l.Catalog != nil {
+		l.Catalog[id] = voters
+	}
 	l.Batches = slices.Clone(l.Batches[i+1:])
 	l.Start = offset
 	return id, nil
@@ -208,7 +217,9 @@ func (l *MemLog) Install(id kraft.OffsetAndEpoch) error {
 			return fmt.Errorf("krafttest: install %s: not downloaded", id)
 		}
 	} else {
-		l.Snapshots = append(l.Snapshots, l.Partial)
+		p := l.Partial
+		p.Voters = l.Catalog[id]
+		l.Snapshots = append(l.Snapshots, p)
 		l.Partial = Snapshot{}
 	}
 	l.Snapshots = slices.DeleteFunc(l.Snapshots, func(s Snapshot) bool { return s.ID.Offset < id.Offset })
