@@ -8,14 +8,16 @@ import (
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
-// AbortTransactionRecord aborts the open metadata transaction (KIP-868).
+// AbortTransactionRecord closes the metadata transaction opened by the
+// latest BeginTransactionRecord and discards it: none of the records written
+// since that BeginTransactionRecord take effect (KIP-868).
 type AbortTransactionRecord struct {
 	// Version is the version of the record: the version Decode read it
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// Reason holds an optional textual description of why the transaction was
-	// aborted.
+	// Reason holds a free-form explanation of the abort, meant for logs and
+	// operators; null (the default) when none was given.
 	//
 	// Versions 0+; nullable 0+; tagged 0+ (tag 0); default null.
 	Reason *string

@@ -8,48 +8,63 @@ import (
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
-// AccessControlEntryRecord creates an ACL entry.
+// AccessControlEntryRecord adds one ACL binding to the cluster's authorizer
+// state: who may or may not perform which operation on which resources, from
+// which hosts. RemoveAccessControlEntryRecord deletes the binding again by
+// its Id. The int8 codes are those of Kafka's public ACL enums.
 type AccessControlEntryRecord struct {
 	// Version is the version of the record: the version Decode read it
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// Id holds the unique ID of this ACL.
+	// Id holds a random UUID that names this binding within the cluster;
+	// RemoveAccessControlEntryRecord refers to the binding by it.
 	//
 	// Versions 0+.
 	Id [16]byte
 
-	// ResourceType holds the resource type.
+	// ResourceType holds the kind of resource the binding protects, as a
+	// ResourceType code: 2 topic, 3 group, 4 cluster, 5 transactional id, 6
+	// delegation token, 7 user.
 	//
 	// Versions 0+.
 	ResourceType int8
 
-	// ResourceName holds the resource name.
+	// ResourceName holds the name of the protected resource (a topic name, a
+	// group id, kafka-cluster for the cluster, ...), or a name prefix when
+	// PatternType is PREFIXED; a literal "*" matches every resource of the kind.
 	//
 	// Versions 0+.
 	ResourceName string
 
-	// PatternType holds the resource name pattern type.
+	// PatternType holds the way ResourceName is matched, as a PatternType code:
+	// 3 LITERAL (the exact name, or "*" for all) or 4 PREFIXED (every name that
+	// starts with ResourceName).
 	//
 	// Versions 0+.
 	PatternType int8
 
-	// Principal holds the principal name.
+	// Principal holds the principal the binding applies to, written as type:name
+	// (for example User:alice), or User:* for every principal.
 	//
 	// Versions 0+.
 	Principal string
 
-	// Host holds the host name.
+	// Host holds the client address the binding applies to, as an IP address, or
+	// "*" for connections from any host.
 	//
 	// Versions 0+.
 	Host string
 
-	// Operation holds the AclOperation.
+	// Operation holds the operation being allowed or denied, as an AclOperation
+	// code, for example 2 ALL, 3 READ, 4 WRITE, 5 CREATE, 8 DESCRIBE.
 	//
 	// Versions 0+.
 	Operation int8
 
-	// PermissionType holds the AclPermissionType.
+	// PermissionType holds the effect of the binding, as an AclPermissionType
+	// code: 3 ALLOW grants the operation and 2 DENY refuses it; a matching DENY
+	// wins over any ALLOW.
 	//
 	// Versions 0+.
 	PermissionType int8

@@ -8,13 +8,17 @@ import (
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
-// BeginTransactionRecord opens a metadata transaction (KIP-868).
+// BeginTransactionRecord opens a metadata transaction (KIP-868). The records
+// that follow take effect together once an EndTransactionRecord arrives, or
+// not at all if an AbortTransactionRecord does, which lets the controller
+// write a change too large for one atomic batch.
 type BeginTransactionRecord struct {
 	// Version is the version of the record: the version Decode read it
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// Name holds an optional textual description of this transaction.
+	// Name holds a free-form label for the transaction, meant for logs and
+	// debugging; null (the default) when the transaction is unnamed.
 	//
 	// Versions 0+; nullable 0+; tagged 0+ (tag 0); default null.
 	Name *string

@@ -6,42 +6,50 @@ import (
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
-// BrokerRegistrationChangeRecord changes the fencing, controlled-shutdown
-// state or log directories of a registered broker. Version 1 adds
-// InControlledShutdown, 2 adds LogDirs, 3 adds CordonedLogDirs.
+// BrokerRegistrationChangeRecord updates part of an existing broker
+// registration: its fencing, its controlled-shutdown state, and its online
+// and cordoned log directories. A field left at its default changes nothing.
+// Version 1 introduced InControlledShutdown (KIP-841), version 2 LogDirs
+// (KIP-858) and version 3 CordonedLogDirs (KIP-1066).
 type BrokerRegistrationChangeRecord struct {
 	// Version is the version of the record: the version Decode read it
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// BrokerId holds the broker id.
+	// BrokerId holds the node id of the broker whose registration is updated.
 	//
 	// Versions 0+; entity brokerId.
 	BrokerId int32
 
-	// BrokerEpoch holds the broker epoch assigned by the controller.
+	// BrokerEpoch holds the epoch of the registration being updated, as set by
+	// the RegisterBrokerRecord that created it; it must match the broker's
+	// current registration.
 	//
 	// Versions 0+.
 	BrokerEpoch int64
 
-	// Fenced: -1 if the broker has been unfenced, 0 if no change, 1 if the
-	// broker has been fenced.
+	// Fenced holds the fencing transition: 1 fences the broker, -1 unfences it,
+	// and 0 (the default) leaves its fencing alone.
 	//
 	// Versions 0+; tagged 0+ (tag 0).
 	Fenced int8
 
-	// InControlledShutdown: 0 if no change, 1 if the broker is in controlled
-	// shutdown.
+	// InControlledShutdown holds the shutdown transition: 1 records that the
+	// broker has started an orderly shutdown, and 0 (the default) leaves that
+	// state alone.
 	//
 	// Versions 1+; tagged 1+ (tag 1).
 	InControlledShutdown int8
 
-	// LogDirs: Log directories configured in this broker which are available.
+	// LogDirs holds the ids of the broker's log directories that are online now;
+	// an empty list (the default) keeps the registered set.
 	//
 	// Versions 2+; tagged 2+ (tag 2).
 	LogDirs [][16]byte
 
-	// CordonedLogDirs: Log directories that are cordoned or null if no change.
+	// CordonedLogDirs holds the full new list of the broker's cordoned directory
+	// ids (KIP-1066), that is, directories that receive no new replicas; null
+	// (the default, a nil slice in Go) keeps the registered list.
 	//
 	// Versions 3+; nullable 3+; tagged 3+ (tag 3); default null.
 	CordonedLogDirs [][16]byte

@@ -8,15 +8,17 @@ import (
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
-// ClearElrRecord clears the eligible leader replicas of a topic, or of every
-// topic when TopicName is empty (KIP-966).
+// ClearElrRecord empties the eligible leader replicas and the last-known ELR
+// of every partition of one topic, or of every topic in the cluster
+// (KIP-966). The controller writes it, for example, after
+// min.insync.replicas changes, since that invalidates what the ELR promised.
 type ClearElrRecord struct {
 	// Version is the version of the record: the version Decode read it
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// TopicName holds the name of the topic to clear ELRs for, or empty if all
-	// ELRs should be cleared.
+	// TopicName holds the topic whose partitions lose their ELR state; the empty
+	// string selects all topics.
 	//
 	// Versions 0+; entity topicName.
 	TopicName string

@@ -8,30 +8,34 @@ import (
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
-// ClientQuotaRecord sets or removes one client quota value for an entity.
+// ClientQuotaRecord sets or deletes one quota value, such as a byte-rate
+// limit, for one client entity. An entity is a user, a client id, a user and
+// client id pair, or an IP address.
 type ClientQuotaRecord struct {
 	// Version is the version of the record: the version Decode read it
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// Entity holds the quota entity to alter.
+	// Entity holds the components that identify who the quota applies to, one
+	// per entity kind.
 	//
 	// Versions 0+.
 	Entity []ClientQuotaRecordEntityData
 
-	// Key holds the quota configuration key.
+	// Key holds the quota being set, for example producer_byte_rate,
+	// consumer_byte_rate, request_percentage or controller_mutation_rate.
 	//
 	// Versions 0+.
 	Key string
 
-	// Value holds the value to set, otherwise ignored if the value is to be
-	// removed.
+	// Value holds the new quota value, in the unit Key implies (bytes per
+	// second, a percentage, ...); it is ignored when Remove is true.
 	//
 	// Versions 0+.
 	Value float64
 
-	// Remove: Whether the quota configuration value should be removed, otherwise
-	// set.
+	// Remove holds a flag that deletes the quota named by Key when true; when
+	// false, Value becomes the quota.
 	//
 	// Versions 0+.
 	Remove bool
@@ -174,14 +178,16 @@ func (s *ClientQuotaRecord) readFrom(r *kbin.Reader, version int16) error {
 }
 
 // ClientQuotaRecordEntityData is an entry of ClientQuotaRecord.Entity: the
-// quota entity to alter.
+// components that identify who the quota applies to, one per entity kind.
 type ClientQuotaRecordEntityData struct {
-	// EntityType holds the entity type.
+	// EntityType holds the kind of this part: "user", "client-id" or "ip".
 	//
 	// Versions 0+.
 	EntityType string
 
-	// EntityName holds the name of the entity, or null if the default.
+	// EntityName holds the user name, client id or IP address this part matches;
+	// null stands for the default entity of the kind, whose quota applies to
+	// every name without a quota of its own.
 	//
 	// Versions 0+; nullable 0+.
 	EntityName *string

@@ -8,30 +8,34 @@ import (
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
-// ConfigRecord sets or deletes (null value) one dynamic configuration key of
-// a resource.
+// ConfigRecord sets one dynamic configuration key of a topic, a broker, the
+// defaults shared by all brokers or another resource, or deletes the key
+// when Value is null.
 type ConfigRecord struct {
 	// Version is the version of the record: the version Decode read it
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// ResourceType holds the type of resource this configuration applies to.
+	// ResourceType holds the kind of resource, as a ConfigResource.Type code: 2
+	// topic, 4 broker, 16 client metrics subscription, 32 group.
 	//
 	// Versions 0+.
 	ResourceType int8
 
-	// ResourceName holds the name of the resource this configuration applies to.
+	// ResourceName holds the resource's name: a topic name, a broker id in
+	// decimal, or the empty string for the cluster-wide broker defaults.
 	//
 	// Versions 0+.
 	ResourceName string
 
-	// Name holds the name of the configuration key.
+	// Name holds the configuration key, for example retention.ms or
+	// min.insync.replicas.
 	//
 	// Versions 0+.
 	Name string
 
-	// Value holds the value of the configuration, or null if the it should be
-	// deleted.
+	// Value holds the key's new value in its string form; null deletes the key
+	// so that the next default applies again. In Go, a nil pointer is null.
 	//
 	// Versions 0+; nullable 0+.
 	Value *string

@@ -8,45 +8,52 @@ import (
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
-// DelegationTokenRecord creates or renews a delegation token.
+// DelegationTokenRecord stores a delegation token, or replaces it with new
+// timestamps after a renewal. The token's HMAC is not in the record: brokers
+// derive it from the token id and the cluster's shared delegation token
+// secret. All timestamps are milliseconds since the Unix epoch.
 type DelegationTokenRecord struct {
 	// Version is the version of the record: the version Decode read it
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// Owner holds the delegation token owner.
+	// Owner holds the principal that owns the token and whose identity it lends,
+	// for example User:alice.
 	//
 	// Versions 0+.
 	Owner string
 
-	// Requester holds the delegation token requester.
+	// Requester holds the principal that asked for the token; it differs from
+	// Owner when one user created the token on behalf of another (KIP-373).
 	//
 	// Versions 0+.
 	Requester string
 
-	// Renewers holds the principals which can renew this token.
+	// Renewers: Additional principals, besides the owner and the requester, that
+	// are allowed to extend the token's expiry.
 	//
 	// Versions 0+.
 	Renewers []string
 
-	// IssueTimestamp holds the time at which this timestamp was issued.
+	// IssueTimestamp holds the moment the token was created.
 	//
 	// Versions 0+.
 	IssueTimestamp int64
 
-	// MaxTimestamp holds the time at which this token cannot be renewed any
-	// more.
+	// MaxTimestamp holds the hard end of the token's life; no renewal moves its
+	// expiry beyond this moment.
 	//
 	// Versions 0+.
 	MaxTimestamp int64
 
-	// ExpirationTimestamp holds the next time at which this token must be
-	// renewed.
+	// ExpirationTimestamp holds the moment the token stops being valid unless it
+	// is renewed before then.
 	//
 	// Versions 0+.
 	ExpirationTimestamp int64
 
-	// TokenId holds the token id.
+	// TokenId holds the identifier of the token, chosen at random when it was
+	// created; RemoveDelegationTokenRecord refers to the token by it.
 	//
 	// Versions 0+.
 	TokenId string

@@ -6,7 +6,9 @@ import (
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
-// EndTransactionRecord commits the open metadata transaction (KIP-868).
+// EndTransactionRecord commits the metadata transaction opened by the latest
+// BeginTransactionRecord: every record written since then takes effect at
+// once (KIP-868). It has no fields.
 type EndTransactionRecord struct {
 	// Version is the version of the record: the version Decode read it
 	// at, and the version Encode writes it at.

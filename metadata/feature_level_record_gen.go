@@ -8,20 +8,25 @@ import (
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
-// FeatureLevelRecord sets the finalized level of a feature such as
-// metadata.version; level 0 removes the feature.
+// FeatureLevelRecord sets the cluster-wide finalized level of one feature,
+// such as metadata.version (KIP-778) or transaction.version; level 0 drops
+// the feature from the finalized set. A new log and every snapshot open with
+// the metadata.version entry, which readers must decode before they know
+// which record versions to expect, so this record itself stays at version 0
+// for good. kraft.version is never written here: control records carry it.
 type FeatureLevelRecord struct {
 	// Version is the version of the record: the version Decode read it
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// Name holds the feature name.
+	// Name holds the feature's name, for example metadata.version, group.version
+	// or eligible.leader.replicas.version.
 	//
 	// Versions 0+.
 	Name string
 
-	// FeatureLevel holds the current finalized feature level of this feature for
-	// the cluster, a value of 0 means feature not supported.
+	// FeatureLevel holds the level every node of the cluster must run the
+	// feature at; 0 disables the feature.
 	//
 	// Versions 0+.
 	FeatureLevel int16

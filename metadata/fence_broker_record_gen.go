@@ -6,19 +6,21 @@ import (
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
-// FenceBrokerRecord fences a broker (superseded by
-// BrokerRegistrationChangeRecord).
+// FenceBrokerRecord fences a registered broker, the way metadata versions
+// did before BrokerRegistrationChangeRecord carried the fencing state. A
+// fenced broker may neither lead partitions nor stay in their ISRs.
 type FenceBrokerRecord struct {
 	// Version is the version of the record: the version Decode read it
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// Id holds the broker ID to fence. It will be removed from all ISRs.
+	// Id holds the node id of the broker being fenced.
 	//
 	// Versions 0+; entity brokerId.
 	Id int32
 
-	// Epoch holds the epoch of the broker to fence.
+	// Epoch holds the registration epoch that the fencing applies to; it must
+	// equal the broker's current one.
 	//
 	// Versions 0+.
 	Epoch int64

@@ -6,8 +6,10 @@ import (
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
-// NoOpRecord carries nothing; the active controller appends it periodically
-// so that the high watermark keeps moving (KIP-835).
+// NoOpRecord has no fields and changes nothing; replay skips it. The active
+// controller appends one every metadata.max.idle.interval.ms (500 ms by
+// default) so that the high watermark and follower lag keep moving on an
+// idle cluster and a stalled quorum shows up (KIP-835).
 type NoOpRecord struct {
 	// Version is the version of the record: the version Decode read it
 	// at, and the version Encode writes it at.

@@ -6,78 +6,94 @@ import (
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
-// PartitionChangeRecord changes part of a partition's state; absent
-// (default) fields mean "unchanged". Version 1 adds Directories (KIP-858);
-// version 2 adds EligibleLeaderReplicas and LastKnownElr (KIP-966).
+// PartitionChangeRecord updates the state of one existing partition. A field
+// left at its default means "unchanged", so the record carries only what
+// changed; in Go, a nil slice is that default and a non-nil empty slice sets
+// an empty list (Directories excepted). Replay always adds one to the
+// partition epoch, and adds one to the leader epoch whenever Leader is set,
+// even to the current leader. Version 1 introduced Directories (KIP-858);
+// version 2 introduced EligibleLeaderReplicas and LastKnownElr (KIP-966).
 type PartitionChangeRecord struct {
 	// Version is the version of the record: the version Decode read it
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// PartitionId holds the partition id.
+	// PartitionId holds the index of the partition within its topic.
 	//
 	// Versions 0+; default -1.
 	PartitionId int32
 
-	// TopicId holds the unique ID of this topic.
+	// TopicId holds the id of the topic that owns the partition.
 	//
 	// Versions 0+.
 	TopicId [16]byte
 
-	// Isr: null if the ISR didn't change; the new in-sync replicas otherwise.
+	// Isr holds the complete new in-sync replica set, as broker ids; null (the
+	// default) keeps the current ISR.
 	//
 	// Versions 0+; nullable 0+; tagged 0+ (tag 0); default null; entity
 	// brokerId.
 	Isr []int32
 
-	// Leader: -1 if there is now no leader; -2 if the leader didn't change; the
-	// new leader otherwise.
+	// Leader holds the broker id of the new leader; -1 leaves the partition
+	// without a leader, and -2 (the default) keeps the current one.
 	//
 	// Versions 0+; tagged 0+ (tag 1); default -2; entity brokerId.
 	Leader int32
 
-	// Replicas: null if the replicas didn't change; the new replicas otherwise.
+	// Replicas holds the complete new replica assignment in preference order;
+	// null (the default) keeps the current assignment.
 	//
 	// Versions 0+; nullable 0+; tagged 0+ (tag 2); default null; entity
 	// brokerId.
 	Replicas []int32
 
-	// RemovingReplicas: null if the removing replicas didn't change; the new
-	// removing replicas otherwise.
+	// RemovingReplicas holds the new list of replicas that a reassignment is
+	// moving off the partition (KIP-455); null (the default) keeps the current
+	// list.
 	//
 	// Versions 0+; nullable 0+; tagged 0+ (tag 3); default null; entity
 	// brokerId.
 	RemovingReplicas []int32
 
-	// AddingReplicas: null if the adding replicas didn't change; the new adding
-	// replicas otherwise.
+	// AddingReplicas holds the new list of replicas that a reassignment is
+	// bringing onto the partition (KIP-455); null (the default) keeps the
+	// current list.
 	//
 	// Versions 0+; nullable 0+; tagged 0+ (tag 4); default null; entity
 	// brokerId.
 	AddingReplicas []int32
 
-	// LeaderRecoveryState: -1 if it didn't change; 0 if the leader was elected
-	// from the ISR or recovered from an unclean election; 1 if the leader that
-	// was elected using unclean leader election and it is still recovering.
+	// LeaderRecoveryState holds the new leader recovery state (KIP-704): 0 says
+	// the leader holds a complete log (a clean election, or recovery has
+	// finished), 1 says an unclean election picked it and its recovery is still
+	// running, and -1 (the default) keeps the current state.
 	//
 	// Versions 0+; tagged 0+ (tag 5); default -1.
 	LeaderRecoveryState int8
 
-	// Directories: null if the log dirs didn't change; the new log directory for
-	// each replica otherwise.
+	// Directories holds the replacement log directory ids, one per replica in
+	// the order of Replicas (KIP-858). Null or empty (the default) keeps the
+	// current directories; if Replicas changes at the same time, replicas that
+	// stay keep their directory.
 	//
 	// Versions 1+; nullable 1+; tagged 1+ (tag 8); default null.
 	Directories [][16]byte
 
-	// EligibleLeaderReplicas: null if the ELR didn't change; the new eligible
-	// leader replicas otherwise.
+	// EligibleLeaderReplicas holds the replacement ELR (KIP-966): replicas
+	// outside the ISR that are known to hold every committed record and can
+	// therefore still be elected cleanly; null (the default) keeps the current
+	// set.
 	//
 	// Versions 2+; nullable 2+; tagged 2+ (tag 6); default null; entity
 	// brokerId.
 	EligibleLeaderReplicas []int32
 
-	// LastKnownElr: null if the LastKnownElr didn't change; the last known
-	// eligible leader replicas otherwise.
+	// LastKnownElr holds the new last-known ELR (KIP-966): replicas that
+	// recently were in the ISR or ELR but are no longer known to be complete,
+	// possibly including the last leader of a partition that is now leaderless;
+	// they are the fallback when no clean election is possible. Null (the
+	// default) keeps the current list.
 	//
 	// Versions 2+; nullable 2+; tagged 2+ (tag 7); default null; entity
 	// brokerId.

@@ -6,82 +6,97 @@ import (
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
-// PartitionRecord creates a partition or replaces its whole state. Version 1
-// adds Directories (KIP-858); version 2 adds EligibleLeaderReplicas and
-// LastKnownElr (KIP-966).
+// PartitionRecord creates a partition, or states its complete current state,
+// as a snapshot does; later updates arrive as PartitionChangeRecords.
+// Version 1 introduced Directories (KIP-858); version 2 introduced
+// EligibleLeaderReplicas and LastKnownElr (KIP-966).
 type PartitionRecord struct {
 	// Version is the version of the record: the version Decode read it
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// PartitionId holds the partition id.
+	// PartitionId holds the index of the partition within its topic, counting
+	// from 0.
 	//
 	// Versions 0+; default -1.
 	PartitionId int32
 
-	// TopicId holds the unique ID of this topic.
+	// TopicId holds the id of the topic the partition belongs to, as given by
+	// its TopicRecord.
 	//
 	// Versions 0+.
 	TopicId [16]byte
 
-	// Replicas holds the replicas of this partition, sorted by preferred order.
+	// Replicas holds the broker ids assigned to host the partition, in
+	// preference order: the first one is the preferred leader.
 	//
 	// Versions 0+; entity brokerId.
 	Replicas []int32
 
-	// Isr holds the in-sync replicas of this partition
+	// Isr holds the broker ids of the replicas that are fully caught up with the
+	// leader (the in-sync replica set).
 	//
 	// Versions 0+.
 	Isr []int32
 
-	// RemovingReplicas holds the replicas that we are in the process of
-	// removing.
+	// RemovingReplicas holds the replicas that a running reassignment will drop
+	// from the partition (KIP-455); empty when no reassignment is under way.
 	//
 	// Versions 0+; entity brokerId.
 	RemovingReplicas []int32
 
-	// AddingReplicas holds the replicas that we are in the process of adding.
+	// AddingReplicas holds the replicas that a running reassignment is bringing
+	// onto the partition (KIP-455); empty when no reassignment is under way.
 	//
 	// Versions 0+; entity brokerId.
 	AddingReplicas []int32
 
-	// Leader holds the lead replica, or -1 if there is no leader.
+	// Leader holds the broker id of the current leader; -1 when the partition
+	// has none.
 	//
 	// Versions 0+; default -1; entity brokerId.
 	Leader int32
 
-	// LeaderRecoveryState: 1 if the partition is recovering from an unclean
-	// leader election; 0 otherwise.
+	// LeaderRecoveryState holds the leader recovery state (KIP-704): 0 (the
+	// default) when the leader's log is known to be complete, 1 while a leader
+	// picked by an unclean election is still recovering.
 	//
 	// Versions 0+; tagged 0+ (tag 0); default 0.
 	LeaderRecoveryState int8
 
-	// LeaderEpoch holds the epoch of the partition leader.
+	// LeaderEpoch holds the current leader epoch; every PartitionChangeRecord
+	// that sets Leader adds one to it.
 	//
 	// Versions 0+; default -1.
 	LeaderEpoch int32
 
-	// PartitionEpoch holds an epoch that gets incremented each time we change
-	// anything in the partition.
+	// PartitionEpoch holds a version counter of the partition's state: every
+	// PartitionChangeRecord adds one, so that requests built from an older state
+	// can be recognized and refused.
 	//
 	// Versions 0+; default -1.
 	PartitionEpoch int32
 
-	// Directories holds the log directory hosting each replica, sorted in the
-	// same exact order as the Replicas field.
+	// Directories holds the log directory id of each replica, index by index
+	// parallel to Replicas (KIP-858). A few reserved ids stand for a replica
+	// whose directory is unassigned, lost or not yet known.
 	//
 	// Versions 1+.
 	Directories [][16]byte
 
-	// EligibleLeaderReplicas holds the eligible leader replicas of this
-	// partition.
+	// EligibleLeaderReplicas holds the ELR (KIP-966): replicas outside the ISR
+	// that are known to hold every committed record and can therefore still be
+	// elected cleanly. Null and empty both mean none.
 	//
 	// Versions 2+; nullable 2+; tagged 2+ (tag 1); default null; entity
 	// brokerId.
 	EligibleLeaderReplicas []int32
 
-	// LastKnownElr holds the last known eligible leader replicas of this
-	// partition.
+	// LastKnownElr holds the last-known ELR (KIP-966): replicas that recently
+	// were in the ISR or ELR but are no longer known to be complete, possibly
+	// including the last leader of a partition that is now leaderless; they are
+	// the fallback when no clean election is possible. Null and empty both mean
+	// none.
 	//
 	// Versions 2+; nullable 2+; tagged 2+ (tag 2); default null; entity
 	// brokerId.

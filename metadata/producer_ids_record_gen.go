@@ -6,24 +6,27 @@ import (
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
-// ProducerIdsRecord records the allocation of a block of producer ids.
+// ProducerIdsRecord records that the controller granted a block of producer
+// ids to a broker (KIP-730); replay moves the cluster's next free producer
+// id past that block.
 type ProducerIdsRecord struct {
 	// Version is the version of the record: the version Decode read it
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// BrokerId holds the ID of the requesting broker
+	// BrokerId holds the node id of the broker the block was granted to.
 	//
 	// Versions 0+; entity brokerId.
 	BrokerId int32
 
-	// BrokerEpoch holds the epoch of the requesting broker
+	// BrokerEpoch: That broker's registration epoch when it asked for the block;
+	// -1 is the default.
 	//
 	// Versions 0+; default -1.
 	BrokerEpoch int64
 
-	// NextProducerId holds the next producerId that will be assigned (i.e. the
-	// first producerId in the next assigned block)
+	// NextProducerId holds the lowest producer id not yet handed out: the
+	// granted block ends just before it, and the next block will start at it.
 	//
 	// Versions 0+.
 	NextProducerId int64

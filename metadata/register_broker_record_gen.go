@@ -8,69 +8,84 @@ import (
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
-// RegisterBrokerRecord registers a broker with the cluster: its endpoints,
-// supported features, rack and log directories. Version 1 adds
-// InControlledShutdown, 2 adds IsMigratingZkBroker, 3 adds LogDirs
-// (KIP-858), 4 adds CordonedLogDirs.
+// RegisterBrokerRecord adds a broker registration, or replaces the previous
+// one of the same node: how to reach the broker, which feature levels its
+// software supports, its rack, its log directories and its initial fencing
+// state. Version 1 introduced InControlledShutdown (KIP-841), version 2
+// IsMigratingZkBroker (KIP-866), version 3 LogDirs (KIP-858) and version 4
+// CordonedLogDirs (KIP-1066).
 type RegisterBrokerRecord struct {
 	// Version is the version of the record: the version Decode read it
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// BrokerId holds the broker id.
+	// BrokerId holds the node id of the broker (its node.id setting).
 	//
 	// Versions 0+; entity brokerId.
 	BrokerId int32
 
-	// IsMigratingZkBroker: True if the broker is a ZK broker in migration mode.
-	// Otherwise, false
+	// IsMigratingZkBroker holds a flag that marks a ZooKeeper-mode broker taking
+	// part in a ZooKeeper to KRaft migration (KIP-866); false (the default) for
+	// every KRaft broker.
 	//
 	// Versions 2+; default false.
 	IsMigratingZkBroker bool
 
-	// IncarnationId holds the incarnation ID of the broker process
+	// IncarnationId holds a random id the broker process generates at startup,
+	// which lets the controller tell a restarted process from a retried request
+	// of the same one.
 	//
 	// Versions 0+.
 	IncarnationId [16]byte
 
-	// BrokerEpoch holds the broker epoch assigned by the controller.
+	// BrokerEpoch holds the epoch the controller gave this registration. Each
+	// new registration of a node gets a larger one, and later records and
+	// requests about the broker must carry it.
 	//
 	// Versions 0+.
 	BrokerEpoch int64
 
-	// EndPoints holds the endpoints that can be used to communicate with this
-	// broker.
+	// EndPoints holds the broker's listeners, keyed by name, through which
+	// clients and other nodes connect to it.
 	//
 	// Versions 0+.
 	EndPoints []RegisterBrokerRecordBrokerEndpoint
 
-	// Features holds the features on this broker
+	// Features holds the range of levels the broker's software can run, for each
+	// feature it knows.
 	//
 	// Versions 0+.
 	Features []RegisterBrokerRecordBrokerFeature
 
-	// Rack holds the broker rack.
+	// Rack holds the broker's rack (its broker.rack setting), which replica
+	// placement spreads replicas across; null when not set.
 	//
 	// Versions 0+; nullable 0+.
 	Rack *string
 
-	// Fenced: True if the broker is fenced.
+	// Fenced holds the fencing state the registration starts in; true (the
+	// default), since a new broker stays fenced until it has caught up with the
+	// metadata log.
 	//
 	// Versions 0+; default true.
 	Fenced bool
 
-	// InControlledShutdown: True if the broker is in controlled shutdown.
+	// InControlledShutdown holds a flag that is true while the broker is
+	// shutting down in an orderly way, during which the controller moves
+	// leadership away from it.
 	//
 	// Versions 1+; default false.
 	InControlledShutdown bool
 
-	// LogDirs: Log directories configured in this broker which are available.
+	// LogDirs holds the ids of the broker's log directories that are online
+	// (KIP-858).
 	//
 	// Versions 3+; tagged 3+ (tag 0).
 	LogDirs [][16]byte
 
-	// CordonedLogDirs: Log directories that are cordoned. This is initially null
-	// before the broker starts sending the value via its heartbeats.
+	// CordonedLogDirs holds the ids of the broker's cordoned log directories, on
+	// which no new replicas are placed (KIP-1066); null (the default) until the
+	// broker first reports them in a heartbeat.
 	//
 	// Versions 4+; nullable 4+; tagged 4+ (tag 1); default null.
 	CordonedLogDirs [][16]byte
@@ -372,25 +387,27 @@ func (s *RegisterBrokerRecord) readFrom(r *kbin.Reader, version int16) error {
 }
 
 // RegisterBrokerRecordBrokerEndpoint is an entry of
-// RegisterBrokerRecord.EndPoints: the endpoints that can be used to
-// communicate with this broker.
+// RegisterBrokerRecord.EndPoints: the broker's listeners, keyed by name,
+// through which clients and other nodes connect to it.
 type RegisterBrokerRecordBrokerEndpoint struct {
-	// Name holds the name of the endpoint.
+	// Name holds the listener name, for example PLAINTEXT or a name the operator
+	// defined.
 	//
 	// Versions 0+; map key.
 	Name string
 
-	// Host holds the hostname.
+	// Host holds the host name or IP address advertised for the listener.
 	//
 	// Versions 0+.
 	Host string
 
-	// Port holds the port.
+	// Port holds the TCP port of the listener.
 	//
 	// Versions 0+.
 	Port uint16
 
-	// SecurityProtocol holds the security protocol.
+	// SecurityProtocol holds the listener's security protocol, as Kafka's code:
+	// 0 PLAINTEXT, 1 SSL, 2 SASL_PLAINTEXT, 3 SASL_SSL.
 	//
 	// Versions 0+.
 	SecurityProtocol int16
@@ -465,19 +482,22 @@ func (s *RegisterBrokerRecordBrokerEndpoint) readFrom(r *kbin.Reader, version in
 }
 
 // RegisterBrokerRecordBrokerFeature is an entry of
-// RegisterBrokerRecord.Features: the features on this broker
+// RegisterBrokerRecord.Features: the range of levels the broker's software
+// can run, for each feature it knows.
 type RegisterBrokerRecordBrokerFeature struct {
-	// Name holds the feature name.
+	// Name holds the feature's name, for example metadata.version.
 	//
 	// Versions 0+; map key.
 	Name string
 
-	// MinSupportedVersion holds the minimum supported feature level.
+	// MinSupportedVersion holds the lowest level of the feature the broker can
+	// run at.
 	//
 	// Versions 0+.
 	MinSupportedVersion int16
 
-	// MaxSupportedVersion holds the maximum supported feature level.
+	// MaxSupportedVersion holds the highest level of the feature the broker can
+	// run at.
 	//
 	// Versions 0+.
 	MaxSupportedVersion int16

@@ -8,36 +8,41 @@ import (
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
-// RegisterControllerRecord registers a controller: its endpoints and
-// supported features (KIP-919).
+// RegisterControllerRecord adds a controller registration, or replaces the
+// previous one of the same node: the controller's listeners and the feature
+// levels its software supports (KIP-919). A DescribeCluster request sent to
+// the controllers answers from these registrations.
 type RegisterControllerRecord struct {
 	// Version is the version of the record: the version Decode read it
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// ControllerId holds the controller id.
+	// ControllerId holds the node id of the controller (its node.id setting).
 	//
 	// Versions 0+.
 	ControllerId int32
 
-	// IncarnationId holds the incarnation ID of the controller process
+	// IncarnationId holds a random id the controller process generates at
+	// startup; a new value means the process was restarted.
 	//
 	// Versions 0+.
 	IncarnationId [16]byte
 
-	// ZkMigrationReady: Set if the required configurations for ZK migration are
-	// present.
+	// ZkMigrationReady holds a flag set when the controller is configured for a
+	// ZooKeeper to KRaft migration (KIP-866); only meaningful to Kafka 3.x,
+	// since Kafka 4 cannot migrate.
 	//
 	// Versions 0+.
 	ZkMigrationReady bool
 
-	// EndPoints holds the endpoints that can be used to communicate with this
-	// controller.
+	// EndPoints holds the controller's listeners, keyed by name, through which
+	// brokers and other controllers reach it.
 	//
 	// Versions 0+.
 	EndPoints []RegisterControllerRecordControllerEndpoint
 
-	// Features holds the features on this controller
+	// Features holds the range of levels the controller's software can run, for
+	// each feature it knows.
 	//
 	// Versions 0+.
 	Features []RegisterControllerRecordControllerFeature
@@ -198,25 +203,26 @@ func (s *RegisterControllerRecord) readFrom(r *kbin.Reader, version int16) error
 }
 
 // RegisterControllerRecordControllerEndpoint is an entry of
-// RegisterControllerRecord.EndPoints: the endpoints that can be used to
-// communicate with this controller.
+// RegisterControllerRecord.EndPoints: the controller's listeners, keyed by
+// name, through which brokers and other controllers reach it.
 type RegisterControllerRecordControllerEndpoint struct {
-	// Name holds the name of the endpoint.
+	// Name holds the listener name, for example CONTROLLER.
 	//
 	// Versions 0+; map key.
 	Name string
 
-	// Host holds the hostname.
+	// Host holds the host name or IP address advertised for the listener.
 	//
 	// Versions 0+.
 	Host string
 
-	// Port holds the port.
+	// Port holds the TCP port of the listener.
 	//
 	// Versions 0+.
 	Port uint16
 
-	// SecurityProtocol holds the security protocol.
+	// SecurityProtocol holds the listener's security protocol, as Kafka's code:
+	// 0 PLAINTEXT, 1 SSL, 2 SASL_PLAINTEXT, 3 SASL_SSL.
 	//
 	// Versions 0+.
 	SecurityProtocol int16
@@ -291,19 +297,23 @@ func (s *RegisterControllerRecordControllerEndpoint) readFrom(r *kbin.Reader, ve
 }
 
 // RegisterControllerRecordControllerFeature is an entry of
-// RegisterControllerRecord.Features: the features on this controller
+// RegisterControllerRecord.Features: the range of levels the controller's
+// software can run, for each feature it knows.
 type RegisterControllerRecordControllerFeature struct {
-	// Name holds the feature name.
+	// Name holds the feature's name, for example metadata.version or
+	// kraft.version.
 	//
 	// Versions 0+; map key.
 	Name string
 
-	// MinSupportedVersion holds the minimum supported feature level.
+	// MinSupportedVersion holds the lowest level of the feature the controller
+	// can run at.
 	//
 	// Versions 0+.
 	MinSupportedVersion int16
 
-	// MaxSupportedVersion holds the maximum supported feature level.
+	// MaxSupportedVersion holds the highest level of the feature the controller
+	// can run at.
 	//
 	// Versions 0+.
 	MaxSupportedVersion int16

@@ -6,13 +6,15 @@ import (
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
-// RemoveAccessControlEntryRecord deletes an ACL entry.
+// RemoveAccessControlEntryRecord deletes one ACL binding that an
+// AccessControlEntryRecord created.
 type RemoveAccessControlEntryRecord struct {
 	// Version is the version of the record: the version Decode read it
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// Id holds the ID of the AccessControlEntry to remove.
+	// Id holds the identifier of the ACL binding to delete (the Id field of the
+	// record that created it).
 	//
 	// Versions 0+.
 	Id [16]byte

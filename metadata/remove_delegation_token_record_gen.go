@@ -8,13 +8,15 @@ import (
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
-// RemoveDelegationTokenRecord deletes a delegation token.
+// RemoveDelegationTokenRecord deletes a delegation token, once it has
+// expired or has been expired on request.
 type RemoveDelegationTokenRecord struct {
 	// Version is the version of the record: the version Decode read it
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// TokenId holds the tokenID to remove.
+	// TokenId holds the identifier of the token to delete, as stored in its
+	// DelegationTokenRecord.
 	//
 	// Versions 0+.
 	TokenId string

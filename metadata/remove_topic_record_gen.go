@@ -6,14 +6,15 @@ import (
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
-// RemoveTopicRecord deletes a topic and all its partitions.
+// RemoveTopicRecord deletes a topic. Replay drops its partitions and its
+// topic-level configuration along with it, so no further records are written
+// for them.
 type RemoveTopicRecord struct {
 	// Version is the version of the record: the version Decode read it
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// TopicId holds the topic to remove. All associated partitions will be
-	// removed as well.
+	// TopicId holds the id of the topic to delete.
 	//
 	// Versions 0+.
 	TopicId [16]byte

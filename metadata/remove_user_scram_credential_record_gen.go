@@ -8,19 +8,20 @@ import (
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
-// RemoveUserScramCredentialRecord deletes the SCRAM credential of a user for
-// one mechanism.
+// RemoveUserScramCredentialRecord deletes the SCRAM credential that one user
+// has for one mechanism; credentials for the user's other mechanism stay.
 type RemoveUserScramCredentialRecord struct {
 	// Version is the version of the record: the version Decode read it
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// Name holds the user name.
+	// Name holds the user whose credential is deleted.
 	//
 	// Versions 0+.
 	Name string
 
-	// Mechanism holds the SCRAM mechanism.
+	// Mechanism holds the mechanism of the credential, as Kafka's code: 1
+	// SCRAM-SHA-256, 2 SCRAM-SHA-512.
 	//
 	// Versions 0+.
 	Mechanism int8

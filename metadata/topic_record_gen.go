@@ -8,18 +8,20 @@ import (
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
-// TopicRecord creates a topic, binding its name to its topic id.
+// TopicRecord creates a topic and binds its name to its id; a
+// PartitionRecord for each of its partitions follows.
 type TopicRecord struct {
 	// Version is the version of the record: the version Decode read it
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// Name holds the topic name.
+	// Name holds the topic's name, unique within the cluster.
 	//
 	// Versions 0+; entity topicName.
 	Name string
 
-	// TopicId holds the unique ID of this topic.
+	// TopicId holds the topic's id, a random UUID that is never reused: deleting
+	// and re-creating a topic of the same name yields a new id.
 	//
 	// Versions 0+.
 	TopicId [16]byte

@@ -6,19 +6,21 @@ import (
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
-// UnfenceBrokerRecord unfences a broker (superseded by
-// BrokerRegistrationChangeRecord).
+// UnfenceBrokerRecord lifts the fencing of a registered broker so that it
+// may lead partitions and join ISRs again, the way metadata versions did
+// before BrokerRegistrationChangeRecord carried the fencing state.
 type UnfenceBrokerRecord struct {
 	// Version is the version of the record: the version Decode read it
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// Id holds the broker ID to unfence.
+	// Id holds the node id of the broker whose fencing is lifted.
 	//
 	// Versions 0+; entity brokerId.
 	Id int32
 
-	// Epoch holds the epoch of the broker to unfence.
+	// Epoch holds the registration epoch that the unfencing applies to; it must
+	// equal the broker's current one.
 	//
 	// Versions 0+.
 	Epoch int64

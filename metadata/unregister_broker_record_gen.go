@@ -6,18 +6,19 @@ import (
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
-// UnregisterBrokerRecord removes a broker registration.
+// UnregisterBrokerRecord deletes a broker's registration, for example when
+// an operator decommissions the broker.
 type UnregisterBrokerRecord struct {
 	// Version is the version of the record: the version Decode read it
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// BrokerId holds the broker id.
+	// BrokerId holds the node id of the broker whose registration is deleted.
 	//
 	// Versions 0+; entity brokerId.
 	BrokerId int32
 
-	// BrokerEpoch holds the broker epoch.
+	// BrokerEpoch holds the epoch of the registration being deleted.
 	//
 	// Versions 0+.
 	BrokerEpoch int64

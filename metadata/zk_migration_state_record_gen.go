@@ -6,14 +6,17 @@ import (
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
-// ZkMigrationStateRecord records the state of a ZooKeeper to KRaft
-// migration.
+// ZkMigrationStateRecord tracks a ZooKeeper to KRaft migration (KIP-866).
+// Kafka 4 can no longer migrate, but the logs of clusters that migrated
+// under Kafka 3.x still hold this record.
 type ZkMigrationStateRecord struct {
 	// Version is the version of the record: the version Decode read it
 	// at, and the version Encode writes it at.
 	Version int16
 
-	// ZkMigrationState: One of the possible migration states.
+	// ZkMigrationState holds the migration phase: 0 none, 2 pre-migration, 1
+	// migrating, 3 post-migration. That numbering holds since Kafka 3.5; 3.4 had
+	// 1 and 2 the other way round.
 	//
 	// Versions 0+.
 	ZkMigrationState int8

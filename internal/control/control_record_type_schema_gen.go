@@ -6,10 +6,14 @@ import (
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
-// ControlRecordTypeSchema is the key of every control record: the record
-// type, preceded on the wire by the key version.
+// ControlRecordTypeSchema is what follows the int16 key version (0) in the
+// 4-byte key of a control record: the record's type, which tells how to read
+// the value. ParseKey and AppendKey handle the whole key.
 type ControlRecordTypeSchema struct {
-	// Type holds the type of the control record, such as commit or abort
+	// Type holds the kind of control record: 0 ABORT and 1 COMMIT (transaction
+	// markers, never valid in the metadata log), 2 LEADER_CHANGE, 3
+	// SNAPSHOT_HEADER, 4 SNAPSHOT_FOOTER, 5 KRAFT_VERSION, 6 KRAFT_VOTERS;
+	// readers skip other values. See the Type constants.
 	//
 	// Versions 0+.
 	Type int16

@@ -6,15 +6,19 @@ import (
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
-// KRaftVersionRecord is the value of a KRAFT_VERSION control record: the
-// finalized kraft.version (KIP-853).
+// KRaftVersionRecord is the value of a KRAFT_VERSION control record: it sets
+// the finalized kraft.version of the quorum (KIP-853). Only logs and
+// snapshots at kraft.version 1 or later contain it.
 type KRaftVersionRecord struct {
-	// Version holds the version of the kraft version record.
+	// Version holds the version of this value's layout, stored as its first
+	// field; always 0.
 	//
 	// Versions 0+.
 	Version int16
 
-	// KRaftVersion holds the kraft protocol version.
+	// KRaftVersion holds the finalized kraft.version level: 0 for a static voter
+	// set taken from controller.quorum.voters, 1 for dynamic voters kept in
+	// VotersRecords.
 	//
 	// Versions 0+.
 	KRaftVersion int16

@@ -8,27 +8,29 @@ import (
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
-// LeaderChangeMessage is the value of a LEADER_CHANGE control record,
-// written by a new leader as the first record of its epoch. Version 1 adds
-// VoterDirectoryId (KIP-853).
+// LeaderChangeMessage is the value of a LEADER_CHANGE control record. A
+// newly elected leader writes it as the first record of its epoch, which
+// gives the epoch an entry whose commit moves the high watermark. Version 1
+// introduced VoterDirectoryId (KIP-853); Kafka still writes version 0.
 type LeaderChangeMessage struct {
-	// Version holds the version of the leader change message.
+	// Version holds the version of this value's layout, stored as its first
+	// field; Kafka writes 0.
 	//
 	// Versions 0+.
 	Version int16
 
-	// LeaderId holds the ID of the newly elected leader.
+	// LeaderId holds the node id of the voter that won the election for this
+	// epoch.
 	//
 	// Versions 0+; entity brokerId.
 	LeaderId int32
 
-	// Voters holds the set of voters in the quorum for this epoch.
+	// Voters holds the voter set in effect when the leader took over.
 	//
 	// Versions 0+.
 	Voters []LeaderChangeMessageVoter
 
-	// GrantingVoters holds the voters who voted for the leader at the time of
-	// election.
+	// GrantingVoters holds the subset of voters whose votes elected this leader.
 	//
 	// Versions 0+.
 	GrantingVoters []LeaderChangeMessageVoter
@@ -174,14 +176,17 @@ func (s *LeaderChangeMessage) readFrom(r *kbin.Reader, version int16) error {
 }
 
 // LeaderChangeMessageVoter is a structure of LeaderChangeMessage shared by
-// several fields.
+// several fields. One member of the quorum, named by its node id and, from
+// version 1, its directory id.
 type LeaderChangeMessageVoter struct {
-	// VoterId holds the ID of the voter.
+	// VoterId holds the voter's node id, as set by its node.id setting.
 	//
 	// Versions 0+.
 	VoterId int32
 
-	// VoterDirectoryId holds the directory id of the voter.
+	// VoterDirectoryId holds the directory.id of the voter's metadata log
+	// directory (KIP-853), which tells apart two disks that served the same node
+	// id.
 	//
 	// Versions 1+.
 	VoterDirectoryId [16]byte

@@ -6,10 +6,11 @@ import (
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
-// SnapshotFooterRecord is the value of a SNAPSHOT_FOOTER control record, the
-// last record of every snapshot (KIP-630).
+// SnapshotFooterRecord is the value of a SNAPSHOT_FOOTER control record,
+// which closes every snapshot and every bootstrap.checkpoint file (KIP-630).
 type SnapshotFooterRecord struct {
-	// Version holds the version of the snapshot footer record.
+	// Version holds the version of this value's layout, stored as its first
+	// field; always 0.
 	//
 	// Versions 0+.
 	Version int16

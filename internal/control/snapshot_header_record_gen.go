@@ -6,16 +6,19 @@ import (
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
-// SnapshotHeaderRecord is the value of a SNAPSHOT_HEADER control record, the
-// first record of every snapshot (KIP-630).
+// SnapshotHeaderRecord is the value of a SNAPSHOT_HEADER control record,
+// which opens every snapshot and every bootstrap.checkpoint file (KIP-630).
 type SnapshotHeaderRecord struct {
-	// Version holds the version of the snapshot header record.
+	// Version holds the version of this value's layout, stored as its first
+	// field; always 0.
 	//
 	// Versions 0+.
 	Version int16
 
-	// LastContainedLogTimestamp holds the append time of the last record from
-	// the log contained in this snapshot.
+	// LastContainedLogTimestamp holds the timestamp, in milliseconds since the
+	// Unix epoch, at which the newest log entry covered by the snapshot was
+	// appended; time-based log retention relies on it. bootstrap.checkpoint
+	// files hold 0.
 	//
 	// Versions 0+.
 	LastContainedLogTimestamp int64

@@ -8,15 +8,18 @@ import (
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
-// VotersRecord is the value of a KRAFT_VOTERS control record: the complete
-// voter set (KIP-853).
+// VotersRecord is the value of a KRAFT_VOTERS control record: the full voter
+// set of a dynamic quorum (KIP-853). Each voter change writes a new complete
+// set, and the latest one in the log takes effect as soon as it is appended,
+// before it commits.
 type VotersRecord struct {
-	// Version holds the version of the voters record.
+	// Version holds the version of this value's layout, stored as its first
+	// field; always 0.
 	//
 	// Versions 0+.
 	Version int16
 
-	// Voters holds the set of voters in the quorum for this epoch.
+	// Voters: Every member of the quorum, one entry each.
 	//
 	// Versions 0+.
 	Voters []VotersRecordVoter
@@ -135,28 +138,31 @@ func (s *VotersRecord) readFrom(r *kbin.Reader, version int16) error {
 	return nil
 }
 
-// VotersRecordVoter is an entry of VotersRecord.Voters: the set of voters in
-// the quorum for this epoch.
+// VotersRecordVoter is an entry of VotersRecord.Voters: every member of the
+// quorum, one entry each.
 type VotersRecordVoter struct {
-	// VoterId holds the replica id of the voter in the topic partition.
+	// VoterId holds the voter's node id, as set by its node.id setting.
 	//
 	// Versions 0+; entity brokerId.
 	VoterId int32
 
-	// VoterDirectoryId holds the directory id of the voter in the topic
-	// partition.
+	// VoterDirectoryId holds the directory.id that meta.properties records for
+	// the voter's metadata log directory. Together with VoterId it identifies
+	// the voter, so a node that returns with a new disk counts as a different
+	// voter.
 	//
 	// Versions 0+.
 	VoterDirectoryId [16]byte
 
-	// Endpoints holds the endpoint that can be used to communicate with the
-	// voter.
+	// Endpoints holds the voter's controller listeners, keyed by name, through
+	// which other nodes reach it.
 	//
 	// Versions 0+.
 	Endpoints []VotersRecordEndpoint
 
-	// KRaftVersionFeature holds the range of versions of the protocol that the
-	// replica supports.
+	// KRaftVersionFeature holds the span of kraft.version levels the voter's
+	// software can run; a voter from the static controller.quorum.voters list
+	// counts as 0 to 0.
 	//
 	// Versions 0+.
 	KRaftVersionFeature VotersRecordKRaftVersionFeature
@@ -244,19 +250,20 @@ func (s *VotersRecordVoter) readFrom(r *kbin.Reader, version int16) error {
 }
 
 // VotersRecordEndpoint is an entry of VotersRecordVoter.Endpoints: the
-// endpoint that can be used to communicate with the voter.
+// voter's controller listeners, keyed by name, through which other nodes
+// reach it.
 type VotersRecordEndpoint struct {
-	// Name holds the name of the endpoint.
+	// Name holds the listener name in upper case, for example CONTROLLER.
 	//
 	// Versions 0+; map key.
 	Name string
 
-	// Host holds the hostname.
+	// Host holds the host name or IP address of the listener.
 	//
 	// Versions 0+.
 	Host string
 
-	// Port holds the port.
+	// Port holds the TCP port of the listener.
 	//
 	// Versions 0+.
 	Port uint16
@@ -326,15 +333,18 @@ func (s *VotersRecordEndpoint) readFrom(r *kbin.Reader, version int16) error {
 }
 
 // VotersRecordKRaftVersionFeature is the type of
-// VotersRecordVoter.KRaftVersionFeature: the range of versions of the
-// protocol that the replica supports.
+// VotersRecordVoter.KRaftVersionFeature: the span of kraft.version levels
+// the voter's software can run; a voter from the static
+// controller.quorum.voters list counts as 0 to 0.
 type VotersRecordKRaftVersionFeature struct {
-	// MinSupportedVersion holds the minimum supported KRaft protocol version.
+	// MinSupportedVersion holds the lowest kraft.version level the voter can
+	// run.
 	//
 	// Versions 0+.
 	MinSupportedVersion int16
 
-	// MaxSupportedVersion holds the maximum supported KRaft protocol version.
+	// MaxSupportedVersion holds the highest kraft.version level the voter can
+	// run.
 	//
 	// Versions 0+.
 	MaxSupportedVersion int16
