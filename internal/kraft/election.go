@@ -46,7 +46,7 @@ func (n *Node) handleVoteRequest(m *VoteRequest) {
 			slog.Int(keyEpoch, int(n.s.epoch)), slog.String(keyVoted, m.Replica.String()))
 	}
 	n.logger.LogAttrs(context.Background(), slog.LevelDebug, "vote request",
-		slog.Int(keyPeer, int(m.From)), slog.Bool("pre_vote", m.PreVote), slog.Bool("granted", granted))
+		slog.Int(keyPeer, int(m.From)), slog.Bool(keyPreVote, m.PreVote), slog.Bool(keyGranted, granted))
 	answer(CodeNone, granted)
 }
 
@@ -326,7 +326,7 @@ func (n *Node) handleEndQuorumEpochRequest(m *EndQuorumEpochRequest) {
 		n.s.follower.FetchDeadline = n.s.now + d
 		n.logger.LogAttrs(context.Background(), slog.LevelInfo, "leader resigned",
 			slog.Int(keyLeaderID, int(m.LeaderID)), slog.Int(keyEpoch, int(m.LeaderEpoch)),
-			slog.Int("position", pos), slog.Int64("backoff_ms", int64(d)))
+			slog.Int(keyPosition, pos), slog.Int64(keyBackoffMs, int64(d)))
 	}
 	answer(CodeNone)
 }

@@ -89,7 +89,7 @@ func (n *Node) handleFetchResponse(m *FetchResponse) {
 	case m.SnapshotID.Epoch >= 0 && m.SnapshotID.Offset >= 0:
 		n.startSnapshotDownload(m.SnapshotID)
 	case m.SnapshotID.Epoch >= 0 || m.SnapshotID.Offset >= 0:
-		n.logger.LogAttrs(context.Background(), slog.LevelWarn, "ignoring half-valid snapshot id", slog.String("snapshot_id", m.SnapshotID.String()))
+		n.logger.LogAttrs(context.Background(), slog.LevelWarn, "ignoring half-valid snapshot id", slog.String(keySnapshotID, m.SnapshotID.String()))
 	default:
 		n.appendFetched(m)
 		if m.HighWatermark >= 0 {
@@ -142,7 +142,7 @@ func (n *Node) truncateDiverging(div OffsetAndEpoch) {
 		panic("kraft: invariant: truncation queued after appends in one Ready")
 	}
 	n.logger.LogAttrs(context.Background(), slog.LevelInfo, "truncating diverging log",
-		slog.Int64(keyOffset, int64(t)), slog.String("diverging", div.String()))
+		slog.Int64(keyOffset, int64(t)), slog.String(keyDiverging, div.String()))
 	if n.s.out.truncateTo < 0 || t < n.s.out.truncateTo {
 		n.s.out.truncateTo = t
 	}
@@ -157,7 +157,7 @@ func (n *Node) startSnapshotDownload(id OffsetAndEpoch) {
 		n.s.tailStale = true
 		return
 	}
-	n.logger.LogAttrs(context.Background(), slog.LevelInfo, "fetching snapshot", slog.String("snapshot_id", id.String()))
+	n.logger.LogAttrs(context.Background(), slog.LevelInfo, "fetching snapshot", slog.String(keySnapshotID, id.String()))
 	n.s.follower.Snapshot = snapshotDownload{Active: true, ID: id}
 }
 
@@ -172,7 +172,7 @@ func (n *Node) handleFetchSnapshotResponse(m *FetchSnapshotResponse) {
 		return
 	}
 	if m.Error == CodeSnapshotNotFound || m.SnapshotID.Offset < 0 || m.SnapshotID.Epoch < 0 {
-		n.logger.LogAttrs(context.Background(), slog.LevelWarn, "abandoning snapshot download", slog.String("snapshot_id", f.Snapshot.ID.String()))
+		n.logger.LogAttrs(context.Background(), slog.LevelWarn, "abandoning snapshot download", slog.String(keySnapshotID, f.Snapshot.ID.String()))
 		f.Snapshot = snapshotDownload{}
 		return
 	}
@@ -182,7 +182,7 @@ func (n *Node) handleFetchSnapshotResponse(m *FetchSnapshotResponse) {
 	}
 	if m.SnapshotID != f.Snapshot.ID || m.Position != f.Snapshot.Position || m.Length < 0 || m.Position+m.Length > m.Size {
 		n.logger.LogAttrs(context.Background(), slog.LevelError, "snapshot chunk does not continue the download",
-			slog.String("snapshot_id", m.SnapshotID.String()), slog.Int64("position", m.Position))
+			slog.String(keySnapshotID, m.SnapshotID.String()), slog.Int64(keyPosition, m.Position))
 		n.backoff(m.From)
 		return
 	}
@@ -191,7 +191,7 @@ func (n *Node) handleFetchSnapshotResponse(m *FetchSnapshotResponse) {
 	n.s.out.snapWrites = append(n.s.out.snapWrites, SnapshotWrite{SnapshotID: m.SnapshotID, Position: m.Position, Length: m.Length, Handle: m.Chunk})
 	f.Snapshot.Position += m.Length
 	if f.Snapshot.Position == m.Size {
-		n.logger.LogAttrs(context.Background(), slog.LevelInfo, "snapshot downloaded", slog.String("snapshot_id", m.SnapshotID.String()))
+		n.logger.LogAttrs(context.Background(), slog.LevelInfo, "snapshot downloaded", slog.String(keySnapshotID, m.SnapshotID.String()))
 		n.s.out.install = m.SnapshotID
 		n.s.tailStale = true
 		f.Snapshot = snapshotDownload{}

@@ -24,6 +24,16 @@ const (
 	keyVoted    = "voted"
 	keyError    = "error"
 	keyVoters   = "voters"
+
+	keyPosition      = "position"
+	keyBackoffMs     = "backoff_ms"
+	keySnapshotID    = "snapshot_id"
+	keyReason        = "reason"
+	keyClaimedLeader = "claimed_leader_id"
+	keyDiverging     = "diverging"
+	keyPreVote       = "pre_vote"
+	keyGranted       = "granted"
+	keyRequestID     = "request_id"
 )
 
 // Node is one replica's KRaft consensus state machine. It performs no I/O:

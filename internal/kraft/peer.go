@@ -59,7 +59,7 @@ func (n *Node) acceptResponse(h Header) bool {
 	p := &n.s.peers[n.peerIndex(h.From)]
 	if p.InFlight == 0 || p.InFlight != h.RequestID {
 		n.logger.LogAttrs(context.Background(), slog.LevelDebug, "ignoring stale response",
-			slog.Int(keyPeer, int(h.From)), slog.Uint64("request_id", h.RequestID))
+			slog.Int(keyPeer, int(h.From)), slog.Uint64(keyRequestID, h.RequestID))
 		return false
 	}
 	p.InFlight = 0

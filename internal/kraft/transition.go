@@ -209,7 +209,7 @@ func (n *Node) resign(reason string) {
 	}
 	parked := n.leaveRole()
 	n.logger.LogAttrs(context.Background(), slog.LevelInfo, "resigning",
-		slog.String("reason", reason), slog.Int(keyEpoch, int(n.s.epoch)))
+		slog.String(keyReason, reason), slog.Int(keyEpoch, int(n.s.epoch)))
 	n.enterResigned(preferred)
 	n.logTransition()
 	n.answerParked(parked)
@@ -244,7 +244,7 @@ func (n *Node) maybeTransition(leader NodeID, epoch Epoch) {
 		// Two leaders in one epoch cannot happen with correct peers
 		// (hasConsistentLeader); keep ours and say so loudly.
 		n.logger.LogAttrs(context.Background(), slog.LevelError, "inconsistent leader for epoch",
-			slog.Int(keyEpoch, int(epoch)), slog.Int(keyLeaderID, int(n.s.leaderID)), slog.Int("claimed_leader_id", int(leader)))
+			slog.Int(keyEpoch, int(epoch)), slog.Int(keyLeaderID, int(n.s.leaderID)), slog.Int(keyClaimedLeader, int(leader)))
 	}
 }
 

@@ -15,30 +15,7 @@ import (
 )
 
 // InteractionEnv drives several [kraft.Node]s over an in-memory network
-// from datadriven scripts (etcd-io/raft's interaction tests, in KRaft's
-// words). Each node has its own clock, its own [MemLog] and its durable
-// quorum state; the network is one ordered queue of messages that are
-// delivered, dropped or held on command. Everything is deterministic.
-//
-// Commands (arguments in brackets are optional):
-//
-//	add-nodes N voters=(1,2,3) [seed=S]  add N nodes with the next ids
-//	tick [ids...] ms=N                   advance the nodes' clocks (all by default) and Tick
-//	campaign ID                          fire ID's timers, deadline after deadline, until its role or epoch changes
-//	next-deadline ID                     advance ID's clock to its next deadline and Tick
-//	deliver-msgs [ids...] [type=T] [from=ID] [drop=(ids)]  deliver queued messages to ids (all by default)
-//	process-ready [ids...]               carry out each node's Ready and Advance
-//	stabilize [ids...]                   process-ready and deliver-msgs until quiet
-//	partition ids...                     cut ids off from the other nodes
-//	heal                                 remove the partition
-//	crash ID / restart ID                stop a node (losing its unprocessed work) / start it from disk
-//	propose ID [n=1] [records=1]         propose n batches on ID
-//	propose-voters ID voters=(...)       propose a Voters control batch (KIP-853)
-//	resign ID                            graceful shutdown of ID
-//	compact ID offset=N [size=S]         snapshot ID's log at N and drop the prefix
-//	fetch-limit ID batches=N             cap the batches per Fetch response ID sends
-//	log [ids...] / status [ids...]       print logs / states
-//	log-level debug|info                 the core's log level in the transcript
+// from datadriven scripts; see the package documentation for the commands.
 type InteractionEnv struct {
 	Nodes   []*Node
 	Network []kraft.Message
