@@ -74,7 +74,7 @@ type Image struct {
 }
 
 // EmptyImage returns the image before any record: offset and epoch -1,
-// no metadata.version, nothing registered.
+// no metadata.version, nothing registered, no producer id allocated.
 func EmptyImage() *Image {
 	return &Image{
 		offset: -1,
@@ -107,6 +107,7 @@ func EmptyImage() *Image {
 		tokens: DelegationTokensImage{
 			byID: newPMap[string, *DelegationToken](strings.Compare),
 		},
+		producerIDs: ProducerIDsImage{next: -1},
 	}
 }
 

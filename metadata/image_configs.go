@@ -160,7 +160,7 @@ type ProducerIDsImage struct {
 }
 
 // NextProducerID returns the first producer id of the next block to
-// allocate; 0 when none was ever allocated.
+// allocate; -1 when none was ever allocated.
 func (p ProducerIDsImage) NextProducerID() int64 { return p.next }
 
 // ACL is an access control entry (AccessControlEntryRecord).

@@ -1,0 +1,238 @@
+package metadata
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Kinds of rejection. A [*ReplayError] matches exactly one of them with
+// errors.Is, so callers can map a rejection to a Kafka error code.
+var (
+	// ErrNotFound: the record names something the image does not hold
+	// (a topic, partition, broker, ACL, credential or token).
+	ErrNotFound = errors.New("metadata: not found")
+	// ErrAlreadyExists: the record creates something that exists (a
+	// topic name or id, a partition, an ACL id).
+	ErrAlreadyExists = errors.New("metadata: already exists")
+	// ErrInvalidRecord: a field holds a value Kafka's controller would
+	// never write (an empty name, a leader outside the replicas, ...).
+	ErrInvalidRecord = errors.New("metadata: invalid record")
+	// ErrStaleBrokerEpoch: the broker epoch of the record is not the
+	// epoch of the broker's current registration.
+	ErrStaleBrokerEpoch = errors.New("metadata: stale broker epoch")
+	// ErrUnsupportedFeature: the record needs a metadata.version or
+	// feature level the image does not have, or sets a level outside
+	// the supported range.
+	ErrUnsupportedFeature = errors.New("metadata: unsupported feature level")
+	// ErrTransactionState: a Begin, End or AbortTransactionRecord out of
+	// place.
+	ErrTransactionState = errors.New("metadata: invalid transaction state")
+	// ErrOffsetOrder: the record's offset or epoch is below the last
+	// replayed one.
+	ErrOffsetOrder = errors.New("metadata: offset or epoch out of order")
+)
+
+// ReplayError is the rejection of a record by [Delta.Replay]. It names
+// the record, its offset, the kind of rejection (one of the Err...
+// sentinels above, matched by errors.Is) and the reason.
+type ReplayError struct {
+	// APIKey is the type of the rejected record.
+	APIKey APIKey
+	// Offset is the offset passed to Replay.
+	Offset int64
+	// Kind is ErrNotFound, ErrAlreadyExists, ErrInvalidRecord,
+	// ErrStaleBrokerEpoch, ErrUnsupportedFeature, ErrTransactionState or
+	// ErrOffsetOrder.
+	Kind error
+	// Reason says what is wrong, naming the entity.
+	Reason string
+}
+
+// Error implements error.
+func (e *ReplayError) Error() string {
+	return fmt.Sprintf("metadata: replay %s at offset %d: %s", e.APIKey, e.Offset, e.Reason)
+}
+
+// Unwrap returns the kind of rejection.
+func (e *ReplayError) Unwrap() error { return e.Kind }
+
+// rejection is a ReplayError before the record and offset are known.
+type rejection struct {
+	kind   error
+	reason string
+}
+
+func (r *rejection) Error() string { return r.reason }
+
+func reject(kind error, format string, args ...any) error {
+	return &rejection{kind: kind, reason: fmt.Sprintf(format, args...)}
+}
+
+// Delta replays records on top of an image and produces the next image
+// (Kafka's MetadataDelta together with the loader's transaction
+// handling). It validates every record against the state it would change
+// and rejects invalid ones with a [*ReplayError]; a rejected record
+// leaves the delta exactly as it was.
+//
+// Records between a BeginTransactionRecord and its EndTransactionRecord
+// (KIP-868) are applied atomically: while a transaction is open,
+// [Delta.Apply] returns the image as of the record before the Begin, and
+// an AbortTransactionRecord discards the transaction's records.
+//
+// A Delta is not safe for concurrent use; the images it returns are.
+// Replaying costs O(log n) time and allocations per record, and the
+// images share all unchanged state with their base.
+type Delta struct {
+	cur Image
+	// txn is the state before the open transaction's Begin, nil when no
+	// transaction is open.
+	txn *Image
+}
+
+// NewDelta returns a delta on top of base.
+func NewDelta(base *Image) *Delta {
+	return &Delta{cur: *base}
+}
+
+// InTransaction reports whether a metadata transaction is open.
+func (d *Delta) InTransaction() bool { return d.txn != nil }
+
+// Offset returns the offset of the last record replayed, transaction
+// records included.
+func (d *Delta) Offset() int64 { return d.cur.offset }
+
+// Apply returns the image of everything replayed so far, or, while a
+// transaction is open, of everything before the transaction. The delta
+// stays usable: later records continue from its current state.
+func (d *Delta) Apply() *Image {
+	if d.txn != nil {
+		img := *d.txn
+		return &img
+	}
+	img := d.cur
+	return &img
+}
+
+// Replay validates rec against the delta's current state and applies it
+// as the record at offset in leader epoch epoch. Offsets and epochs must
+// not decrease; records of a snapshot, which have no offsets of their
+// own, are all replayed at the snapshot's last contained offset and
+// epoch. On rejection it returns a [*ReplayError] and changes nothing.
+//
+// Replay keeps no reference to rec or its slices.
+func (d *Delta) Replay(rec Record, offset int64, epoch int32) error {
+	if rec == nil {
+		return &ReplayError{Offset: offset, Kind: ErrInvalidRecord, Reason: "nil record"}
+	}
+	fail := func(err error) error {
+		var r *rejection
+		if errors.As(err, &r) {
+			return &ReplayError{APIKey: rec.APIKey(), Offset: offset, Kind: r.kind, Reason: r.reason}
+		}
+		return &ReplayError{APIKey: rec.APIKey(), Offset: offset, Kind: ErrInvalidRecord, Reason: err.Error()}
+	}
+	if offset < d.cur.offset || offset < 0 {
+		return fail(reject(ErrOffsetOrder, "offset %d is below the last replayed offset %d", offset, d.cur.offset))
+	}
+	if epoch < d.cur.epoch || epoch < 0 {
+		return fail(reject(ErrOffsetOrder, "epoch %d is below the last replayed epoch %d", epoch, d.cur.epoch))
+	}
+	switch rec.(type) {
+	case *BeginTransactionRecord:
+		if d.txn != nil {
+			return fail(reject(ErrTransactionState, "a transaction is already open"))
+		}
+		if mv := d.cur.features.metadataVersion; mv != 0 && mv < metadataVersion3_6_IV1 {
+			return fail(reject(ErrUnsupportedFeature, "metadata transactions need metadata.version 3.6-IV1 (13), have %d", mv))
+		}
+		before := d.cur
+		d.txn = &before
+		d.cur.offset, d.cur.epoch = offset, epoch
+		return nil
+	case *EndTransactionRecord:
+		if d.txn == nil {
+			return fail(reject(ErrTransactionState, "no transaction is open"))
+		}
+		d.txn = nil
+		d.cur.offset, d.cur.epoch = offset, epoch
+		return nil
+	case *AbortTransactionRecord:
+		if d.txn == nil {
+			return fail(reject(ErrTransactionState, "no transaction is open"))
+		}
+		d.cur = *d.txn
+		d.txn = nil
+		d.cur.offset, d.cur.epoch = offset, epoch
+		return nil
+	}
+	next := d.cur
+	if err := next.replay(rec); err != nil {
+		return fail(err)
+	}
+	next.offset, next.epoch = offset, epoch
+	d.cur = next
+	return nil
+}
+
+// metadataVersion3_6_IV1 adds metadata transactions (KIP-868).
+const metadataVersion3_6_IV1 int16 = 13
+
+// replay applies one record to img, a private copy. On error img may be
+// partly changed and must be dropped: every handler validates before it
+// assigns, but callers do not rely on it.
+func (img *Image) replay(rec Record) error {
+	switch r := rec.(type) {
+	case *NoOpRecord:
+		return nil
+	case *FeatureLevelRecord:
+		return img.replayFeatureLevel(r)
+	case *ZkMigrationStateRecord:
+		return img.replayZkMigration(r)
+	}
+	if img.features.metadataVersion == 0 {
+		return reject(ErrUnsupportedFeature, "metadata.version is not set; only FeatureLevelRecord, ZkMigrationStateRecord, NoOpRecord and transaction records may come first")
+	}
+	switch r := rec.(type) {
+	case *RegisterBrokerRecord:
+		return img.replayRegisterBroker(r)
+	case *UnregisterBrokerRecord:
+		return img.replayUnregisterBroker(r)
+	case *FenceBrokerRecord:
+		return img.replayFenceBroker(r.Id, r.Epoch, true)
+	case *UnfenceBrokerRecord:
+		return img.replayFenceBroker(r.Id, r.Epoch, false)
+	case *BrokerRegistrationChangeRecord:
+		return img.replayBrokerRegistrationChange(r)
+	case *RegisterControllerRecord:
+		return img.replayRegisterController(r)
+	case *TopicRecord:
+		return img.replayTopic(r)
+	case *PartitionRecord:
+		return img.replayPartition(r)
+	case *PartitionChangeRecord:
+		return img.replayPartitionChange(r)
+	case *ClearElrRecord:
+		return img.replayClearElr(r)
+	case *RemoveTopicRecord:
+		return img.replayRemoveTopic(r)
+	case *ConfigRecord:
+		return img.replayConfig(r)
+	case *ClientQuotaRecord:
+		return img.replayClientQuota(r)
+	case *ProducerIdsRecord:
+		return img.replayProducerIDs(r)
+	case *AccessControlEntryRecord:
+		return img.replayACL(r)
+	case *RemoveAccessControlEntryRecord:
+		return img.replayRemoveACL(r)
+	case *UserScramCredentialRecord:
+		return img.replayScram(r)
+	case *RemoveUserScramCredentialRecord:
+		return img.replayRemoveScram(r)
+	case *DelegationTokenRecord:
+		return img.replayDelegationToken(r)
+	case *RemoveDelegationTokenRecord:
+		return img.replayRemoveDelegationToken(r)
+	}
+	return reject(ErrInvalidRecord, "record type %s cannot be replayed into an image", rec.APIKey())
+}
