@@ -156,6 +156,9 @@ func (c *cluster) deliver(i int) {
 	m := c.net[i]
 	c.net = slices.Delete(c.net, i, i+1)
 	to := kraft.HeaderOf(m).To
+	if to < 1 || int(to) > len(c.nodes) {
+		return // addressed to a node that does not exist: lost
+	}
 	if err := c.node(to).Step(c.now[to-1], m); err != nil {
 		c.t.Fatalf("step %s: %v", m, err)
 	}

@@ -19,7 +19,9 @@ type Ready struct {
 	// TruncateTo, if ≥ 0, is the offset to truncate the log to (the new
 	// log end offset), done BEFORE Appends. A follower truncates after a
 	// diverging-epoch answer; the core never truncates below its high
-	// watermark.
+	// watermark. A store that truncates whole batches (as Kafka's does) may
+	// end below TruncateTo when it falls inside a batch: the core re-reads
+	// the log tail at Advance and fetches from there.
 	TruncateTo Offset
 
 	// Appends are the batches to append, in offset order, each starting at

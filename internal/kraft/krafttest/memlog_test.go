@@ -40,7 +40,7 @@ func TestMemLogEndOffsetForEpoch(t *testing.T) {
 	}
 }
 
-// Truncation works at batch boundaries only; snapshots move the log start
+// Snapshots move the log start
 // and retire older snapshots; appends must continue the log.
 func TestMemLogTruncateSnapshotAppend(t *testing.T) {
 	l := &MemLog{Catalog: map[kraft.OffsetAndEpoch][]kraft.ReplicaKey{}}
@@ -51,9 +51,6 @@ func TestMemLogTruncateSnapshotAppend(t *testing.T) {
 	}
 	if err := l.Append(batch(7, 7, 2)); err == nil {
 		t.Error("append with a gap accepted")
-	}
-	if err := l.Truncate(3); err == nil {
-		t.Error("truncation inside a batch accepted")
 	}
 	if _, err := l.CreateSnapshot(2, 10); err != nil {
 		t.Fatal(err)
@@ -69,5 +66,13 @@ func TestMemLogTruncateSnapshotAppend(t *testing.T) {
 	}
 	if err := l.Truncate(5); err != nil || l.EndOffset() != 5 || l.LastFetchedEpoch() != 1 {
 		t.Errorf("truncate to the log start: err %v, end %d, last epoch %d; want nil, 5, 1 (the snapshot's)", err, l.EndOffset(), l.LastFetchedEpoch())
+	}
+	for _, b := range []kraft.BatchInfo{batch(5, 7, 2), batch(8, 9, 2)} {
+		if err := l.Append(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Truncate(9); err != nil || l.EndOffset() != 8 {
+		t.Errorf("truncate inside a batch: err %v, end %d; want nil, 8 (the whole batch goes)", err, l.EndOffset())
 	}
 }
