@@ -30,7 +30,9 @@ func TestPeerInputNeverPanics(t *testing.T) {
 				kraft.CodeUnsupportedVersion, kraft.CodeInconsistentVoterSet,
 			}).Draw(rt, "code")
 		}
-		leader := func() kraft.LeaderAndEpoch { return kraft.LeaderAndEpoch{LeaderID: node("leader"), Epoch: epoch("leader epoch")} }
+		leader := func() kraft.LeaderAndEpoch {
+			return kraft.LeaderAndEpoch{LeaderID: node("leader"), Epoch: epoch("leader epoch")}
+		}
 		oe := func(name string) kraft.OffsetAndEpoch {
 			return kraft.OffsetAndEpoch{Offset: offset(name + " offset"), Epoch: epoch(name + " epoch")}
 		}
@@ -91,7 +93,7 @@ func TestPeerInputNeverPanics(t *testing.T) {
 				case 3:
 					m = &kraft.FetchRequest{Header: h, Replica: kraft.ReplicaKey{ID: node("replica")}, CurrentLeaderEpoch: epoch("epoch"),
 						FetchOffset: offset("offset"), LastFetchedEpoch: epoch("last epoch"),
-						MaxWait: time.Duration(rapid.IntRange(-1, 500).Draw(rt, "wait")) * time.Millisecond,
+						MaxWait:  time.Duration(rapid.IntRange(-1, 500).Draw(rt, "wait")) * time.Millisecond,
 						MaxBytes: rapid.Int32Range(-1, 100).Draw(rt, "max bytes"), HighWatermark: offset("hw")}
 				default:
 					m = &kraft.FetchSnapshotRequest{Header: h, Replica: kraft.ReplicaKey{ID: node("replica")}, CurrentLeaderEpoch: epoch("epoch"),
