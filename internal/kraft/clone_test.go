@@ -66,7 +66,7 @@ func TestFingerprint(t *testing.T) {
 	}
 	before := a.node(1).Fingerprint()
 	clone := a.node(1).Clone(a.logs[0].Clone())
-	if _, err := clone.Propose(a.now[0], kraft.Proposal{Records: 1}); err != nil {
+	if _, err := clone.Propose(a.now[0], kraft.Proposal{Records: 1, Handle: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if clone.Fingerprint() == before {

@@ -371,7 +371,7 @@ func TestCheckQuorumResignsLeader(t *testing.T) {
 	if ends := messagesOf[*kraft.EndQuorumEpochRequest](c.ready(1)); len(ends) != 2 {
 		t.Errorf("%d EndQuorumEpoch requests, want 2", len(ends))
 	}
-	if _, err := leader.Propose(c.now[0], kraft.Proposal{Records: 1}); !errors.Is(err, kraft.ErrNotLeader) {
+	if _, err := leader.Propose(c.now[0], kraft.Proposal{Records: 1, Handle: 1}); !errors.Is(err, kraft.ErrNotLeader) {
 		t.Errorf("Propose on a resigned leader = %v, want ErrNotLeader", err)
 	}
 }
@@ -410,7 +410,7 @@ func TestLongPollCompletesOnAppend(t *testing.T) {
 func TestProposeOnFollower(t *testing.T) {
 	c := newCluster(t, 3, 0, 1)
 	c.elect(1)
-	_, err := c.node(2).Propose(c.now[1], kraft.Proposal{Records: 1})
+	_, err := c.node(2).Propose(c.now[1], kraft.Proposal{Records: 1, Handle: 1})
 	var nle *kraft.NotLeaderError
 	if !errors.As(err, &nle) || !errors.Is(err, kraft.ErrNotLeader) {
 		t.Fatalf("Propose on a follower = %v, want *NotLeaderError", err)
@@ -427,7 +427,7 @@ func TestProposeOnFollower(t *testing.T) {
 func TestLeaderFetchSnapshotAnswers(t *testing.T) {
 	c := newCluster(t, 3, 0, 1)
 	c.elect(1)
-	if _, err := c.node(1).Propose(c.now[0], kraft.Proposal{Records: 1}); err != nil {
+	if _, err := c.node(1).Propose(c.now[0], kraft.Proposal{Records: 1, Handle: 1}); err != nil {
 		t.Fatal(err)
 	}
 	c.stabilize()

@@ -130,7 +130,8 @@ func TestRemovedLeaderResignsAfterCommit(t *testing.T) {
 	}
 }
 
-// Proposal validation: a Voters batch holds one record and a well-formed set.
+// Proposal validation: a Voters batch holds one record and a well-formed
+// set; a data batch has records and a handle for its bytes.
 func TestProposeVotersValidation(t *testing.T) {
 	c := newCluster(t, 3, 0, 1)
 	c.elect(1)
@@ -140,7 +141,10 @@ func TestProposeVotersValidation(t *testing.T) {
 	if _, err := c.node(1).Propose(c.now[0], kraft.Proposal{Records: 1, Voters: keys(1, 1)}); err == nil {
 		t.Error("a voter set with a duplicate id was accepted")
 	}
-	if _, err := c.node(1).Propose(c.now[0], kraft.Proposal{Records: 0}); err == nil {
+	if _, err := c.node(1).Propose(c.now[0], kraft.Proposal{Records: 0, Handle: 1}); err == nil {
 		t.Error("an empty batch was accepted")
+	}
+	if _, err := c.node(1).Propose(c.now[0], kraft.Proposal{Records: 1}); err == nil {
+		t.Error("a data batch without a handle was accepted")
 	}
 }

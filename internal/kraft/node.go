@@ -3,6 +3,7 @@ package kraft
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"log/slog"
@@ -270,7 +271,9 @@ func (n *Node) advanceClock(now Instant) {
 type Proposal struct {
 	// Records is the number of records in the batch (≥ 1).
 	Records int
-	// Handle names the runtime's pending batch.
+	// Handle names the runtime's pending batch; it must not be 0 for a
+	// data batch. A Voters batch may use 0, and the runtime then encodes it
+	// from the BatchInfo like the core's own control batches.
 	Handle RecordsHandle
 	// Voters, if non-nil, makes this a control batch holding a Voters
 	// record with this set (KIP-853); Records must then be 1. The new set
@@ -293,6 +296,9 @@ func (n *Node) Propose(now Instant, p Proposal) (BatchInfo, error) {
 	}
 	if p.Records < 1 {
 		return BatchInfo{}, fmt.Errorf("kraft: propose: %d records, want at least 1", p.Records)
+	}
+	if p.Handle == 0 && p.Voters == nil {
+		return BatchInfo{}, errors.New("kraft: propose: a data batch needs a non-zero Handle (0 marks batches the runtime encodes from BatchInfo)")
 	}
 	b := BatchInfo{
 		BaseOffset:   n.s.leo,
