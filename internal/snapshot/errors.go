@@ -118,7 +118,7 @@ type ChunkError struct {
 	Kind error
 	// Position is the chunk's position; Len its length.
 	Position int64
-	Len int
+	Len      int
 	// Size is the total size the chunk announced.
 	Size int64
 	// Have is the number of bytes written so far (the expected position).

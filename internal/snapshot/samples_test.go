@@ -212,9 +212,7 @@ func TestKafkaBootstrapSnapshotLayout(t *testing.T) {
 
 func writeFile(t testing.TB, fsys vfs.FS, path string, data []byte) {
 	t.Helper()
-	if err := fsys.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	mkdirDurable(t, fsys, filepath.Dir(path))
 	f, err := fsys.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		t.Fatal(err)
@@ -230,5 +228,22 @@ func writeFile(t testing.TB, fsys vfs.FS, path string, data []byte) {
 	}
 	if err := fsys.SyncDir(filepath.Dir(path)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// mkdirDurable creates dir and syncs it and every parent, so that the
+// directory survives a simulated crash.
+func mkdirDurable(t testing.TB, fsys vfs.FS, dir string) {
+	t.Helper()
+	if err := fsys.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if err := fsys.SyncDir(d); err != nil {
+			t.Fatal(err)
+		}
+		if d == filepath.Dir(d) {
+			break
+		}
 	}
 }
