@@ -237,6 +237,11 @@ func (c *cluster) randomStep(r *rand.Rand) {
 		id := kraft.NodeID(r.IntN(len(c.nodes)) + 1)
 		c.now[id-1] += kraft.Instant(r.IntN(700))
 		c.node(id).Tick(c.now[id-1])
+		// After a Tick nothing is due: a runtime sleeping until
+		// NextDeadline must not spin.
+		if d := c.node(id).NextDeadline(); d <= c.now[id-1] {
+			c.t.Fatalf("node %d: NextDeadline %d not after now %d (%+v)", id, d, c.now[id-1], c.node(id).Status())
+		}
 	default:
 		for i, n := range c.nodes {
 			st := n.Status()
