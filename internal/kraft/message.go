@@ -262,6 +262,7 @@ func keyList(ks []ReplicaKey) string {
 
 func arrow(h Header) string { return fmt.Sprintf("%d->%d", h.From, h.To) }
 
+// String formats the VoteRequest for logs and transcripts.
 func (m *VoteRequest) String() string {
 	kind := "Vote"
 	if m.PreVote {
@@ -271,30 +272,37 @@ func (m *VoteRequest) String() string {
 		m.ReplicaEpoch, m.Replica, m.Voter.ID, m.LastOffset, m.LastOffsetEpoch)
 }
 
+// String formats the VoteResponse for logs and transcripts.
 func (m *VoteResponse) String() string {
 	return fmt.Sprintf("%s VoteResponse{%s granted=%t %s}", arrow(m.Header), m.Error, m.VoteGranted, m.Leader)
 }
 
+// String formats the BeginQuorumEpochRequest for logs and transcripts.
 func (m *BeginQuorumEpochRequest) String() string {
 	return fmt.Sprintf("%s BeginQuorumEpoch{leader=%d epoch=%d}", arrow(m.Header), m.LeaderID, m.LeaderEpoch)
 }
 
+// String formats the BeginQuorumEpochResponse for logs and transcripts.
 func (m *BeginQuorumEpochResponse) String() string {
 	return fmt.Sprintf("%s BeginQuorumEpochResponse{%s %s}", arrow(m.Header), m.Error, m.Leader)
 }
 
+// String formats the EndQuorumEpochRequest for logs and transcripts.
 func (m *EndQuorumEpochRequest) String() string {
 	return fmt.Sprintf("%s EndQuorumEpoch{leader=%d epoch=%d preferred=%s}", arrow(m.Header), m.LeaderID, m.LeaderEpoch, keyList(m.PreferredCandidates))
 }
 
+// String formats the EndQuorumEpochResponse for logs and transcripts.
 func (m *EndQuorumEpochResponse) String() string {
 	return fmt.Sprintf("%s EndQuorumEpochResponse{%s %s}", arrow(m.Header), m.Error, m.Leader)
 }
 
+// String formats the FetchRequest for logs and transcripts.
 func (m *FetchRequest) String() string {
 	return fmt.Sprintf("%s Fetch{epoch=%d offset=%d last_epoch=%d hw=%d}", arrow(m.Header), m.CurrentLeaderEpoch, m.FetchOffset, m.LastFetchedEpoch, m.HighWatermark)
 }
 
+// String formats the FetchResponse for logs and transcripts.
 func (m *FetchResponse) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s FetchResponse{%s %s hw=%d", arrow(m.Header), m.Error, m.Leader, m.HighWatermark)
@@ -318,10 +326,12 @@ func (m *FetchResponse) String() string {
 	return b.String()
 }
 
+// String formats the FetchSnapshotRequest for logs and transcripts.
 func (m *FetchSnapshotRequest) String() string {
 	return fmt.Sprintf("%s FetchSnapshot{epoch=%d snapshot=%s position=%d}", arrow(m.Header), m.CurrentLeaderEpoch, m.SnapshotID, m.Position)
 }
 
+// String formats the FetchSnapshotResponse for logs and transcripts.
 func (m *FetchSnapshotResponse) String() string {
 	return fmt.Sprintf("%s FetchSnapshotResponse{%s %s snapshot=%s size=%d position=%d length=%d}", arrow(m.Header), m.Error, m.Leader, m.SnapshotID, m.Size, m.Position, m.Length)
 }

@@ -140,21 +140,36 @@ type ErrorCode int16
 
 // The error codes KRaft produces or interprets, with Kafka's numbers.
 const (
-	CodeUnknownServerError    ErrorCode = -1
-	CodeNone                  ErrorCode = 0
-	CodeOffsetOutOfRange      ErrorCode = 1
-	CodeNotLeaderOrFollower   ErrorCode = 6
-	CodeRequestTimedOut       ErrorCode = 7
-	CodeBrokerNotAvailable    ErrorCode = 8
-	CodeUnsupportedVersion    ErrorCode = 35
-	CodeInvalidRequest        ErrorCode = 42
-	CodeFencedLeaderEpoch     ErrorCode = 74
-	CodeUnknownLeaderEpoch    ErrorCode = 75
-	CodeInconsistentVoterSet  ErrorCode = 94
-	CodeSnapshotNotFound      ErrorCode = 98
-	CodePositionOutOfRange    ErrorCode = 99
+	// CodeUnknownServerError: an unexpected failure while serving a request.
+	CodeUnknownServerError ErrorCode = -1
+	// CodeNone: success.
+	CodeNone ErrorCode = 0
+	// CodeOffsetOutOfRange: not produced by KRaft (out-of-range fetches get a snapshot id or a diverging epoch).
+	CodeOffsetOutOfRange ErrorCode = 1
+	// CodeNotLeaderOrFollower: a leader-only request reached a replica that is not the leader of that epoch.
+	CodeNotLeaderOrFollower ErrorCode = 6
+	// CodeRequestTimedOut: a voter-change precondition is not met, or a request expired.
+	CodeRequestTimedOut ErrorCode = 7
+	// CodeBrokerNotAvailable: the leader is shutting down; also the runtime's code for a lost connection or an expired request.
+	CodeBrokerNotAvailable ErrorCode = 8
+	// CodeUnsupportedVersion: the peer cannot carry the request (e.g. PreVote to a Vote v1 peer).
+	CodeUnsupportedVersion ErrorCode = 35
+	// CodeInvalidRequest: a malformed request; receiving it means we sent one.
+	CodeInvalidRequest ErrorCode = 42
+	// CodeFencedLeaderEpoch: the request's epoch is older than the receiver's.
+	CodeFencedLeaderEpoch ErrorCode = 74
+	// CodeUnknownLeaderEpoch: a leader-only request from an epoch newer than the receiver's.
+	CodeUnknownLeaderEpoch ErrorCode = 75
+	// CodeInconsistentVoterSet: no longer produced (Kafka ≤ 3.7); accepted and logged.
+	CodeInconsistentVoterSet ErrorCode = 94
+	// CodeSnapshotNotFound: FetchSnapshot for an unknown snapshot or for 0-0.
+	CodeSnapshotNotFound ErrorCode = 98
+	// CodePositionOutOfRange: FetchSnapshot position outside the snapshot.
+	CodePositionOutOfRange ErrorCode = 99
+	// CodeInconsistentClusterID: the request's cluster id differs (checked at the wire edge).
 	CodeInconsistentClusterID ErrorCode = 104
-	CodeInvalidVoterKey       ErrorCode = 125
+	// CodeInvalidVoterKey: a Vote or BeginQuorumEpoch addressed to another replica.
+	CodeInvalidVoterKey ErrorCode = 125
 )
 
 // String returns Kafka's name of the code.
