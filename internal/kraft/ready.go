@@ -55,9 +55,11 @@ type Ready struct {
 	Messages []Message
 
 	// HighWatermark, if ≥ 0, is the new high watermark: the state machine
-	// may apply entries below it. It never moves backwards. It is set only
-	// when it advanced since the previous Ready; apply only entries that
-	// are also durable in the local log.
+	// may apply entries below it, once they are durable in the local log
+	// (they are by the time the rest of this Ready is done). It is set only
+	// when it advanced since the previous Ready and never moves backwards
+	// within the node's lifetime; a restarted node starts without one and
+	// may report a value below what the previous process applied.
 	HighWatermark Offset
 }
 
