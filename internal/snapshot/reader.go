@@ -346,13 +346,15 @@ func (s *scanner) check(b *recordbatch.Batch, pos int64) error {
 	}
 	// A later control batch must be the footer batch: Kafka writes the
 	// kraft.version and voter records of a snapshot only in its header.
+	// Records of unknown types are skipped, as Kafka does, so a batch of
+	// nothing else is skipped as a whole.
 	for i := range b.Records {
 		t, msg, err := s.decodeControl(b, i, pos)
 		if err != nil {
 			return err
 		}
 		if msg == nil {
-			continue // unknown type: skipped, as Kafka does
+			continue
 		}
 		if t != control.SnapshotFooter {
 			return s.corrupt(pos, false, nil, "unexpected %s control record after the header batch", t)
@@ -361,9 +363,6 @@ func (s *scanner) check(b *recordbatch.Batch, pos int64) error {
 			return s.corrupt(pos, false, nil, "%d records after the SnapshotFooter", n-1-i)
 		}
 		s.footer = true
-	}
-	if !s.footer {
-		return s.corrupt(pos, false, nil, "control batch without a SnapshotFooter after the header batch")
 	}
 	return nil
 }
