@@ -52,3 +52,17 @@ func BenchmarkLeaderFetch(b *testing.B) {
 	}
 	b.ReportMetric(float64(3*b.N)/b.Elapsed().Seconds(), "events/s")
 }
+
+// BenchmarkCloneAndFingerprint measures what an exhaustive explorer pays
+// per state: a Clone of a 3-voter leader (its log cloned separately) and
+// the clone's Fingerprint.
+func BenchmarkCloneAndFingerprint(b *testing.B) {
+	c := newCluster(b, 3, 0, 1)
+	c.elect(1)
+	leader := c.node(1)
+	log := c.logs[0]
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = leader.Clone(log).Fingerprint()
+	}
+}
