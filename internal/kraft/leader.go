@@ -173,11 +173,21 @@ func (n *Node) handleFetchRequest(m *FetchRequest) {
 		}
 	}
 	n.updateReplica(m.Replica, m.FetchOffset)
+	// A replica has one fetch outstanding: a newer one supersedes any it
+	// had parked (e.g. before it restarted).
+	n.unpark(m.From)
 	if m.FetchOffset < n.s.leo || m.MaxWait == 0 || m.HighWatermark < n.s.hw {
 		n.answerFetch(m)
 		return
 	}
 	n.park(m)
+}
+
+func (n *Node) unpark(from NodeID) {
+	l := &n.s.leader
+	if slices.ContainsFunc(l.Parked, func(p parkedFetch) bool { return p.Req.From == from }) {
+		l.Parked = slices.DeleteFunc(slices.Clone(l.Parked), func(p parkedFetch) bool { return p.Req.From == from })
+	}
 }
 
 // answerFetch sends a VALID fetch its records and the high watermark.
@@ -196,8 +206,6 @@ func (n *Node) answerFetch(m *FetchRequest) {
 
 func (n *Node) park(m *FetchRequest) {
 	l := &n.s.leader
-	// A replica has one fetch outstanding; a newer one replaces the older.
-	l.Parked = slices.DeleteFunc(slices.Clone(l.Parked), func(p parkedFetch) bool { return p.Req.From == m.From })
 	l.Parked = append(l.Parked, parkedFetch{Req: *m, Deadline: n.s.now.Add(m.MaxWait)})
 }
 
