@@ -7,6 +7,7 @@ require (
 	github.com/cockroachdb/datadriven v1.0.3 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/klauspost/compress v1.20.4 // indirect
+	github.com/magiconair/properties v1.18.13 // indirect
 	github.com/pierrec/lz4/v4 v4.1.33 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	github.com/twmb/franz-go v1.22.3 // indirect

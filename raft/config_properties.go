@@ -1,0 +1,638 @@
+package raft
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"net/netip"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/magiconair/properties"
+)
+
+// The Kafka properties that Config mirrors.
+const (
+	keyNodeID                         = "node.id"
+	keyProcessRoles                   = "process.roles"
+	keyControllerListenerNames        = "controller.listener.names"
+	keyListeners                      = "listeners"
+	keyAdvertisedListeners            = "advertised.listeners"
+	keyListenerSecurityProtocolMap    = "listener.security.protocol.map"
+	keyMetadataLogDir                 = "metadata.log.dir"
+	keyLogDirs                        = "log.dirs"
+	keyLogDir                         = "log.dir"
+	keyQuorumVoters                   = "controller.quorum.voters"
+	keyQuorumBootstrapServers         = "controller.quorum.bootstrap.servers"
+	keyElectionTimeout                = "controller.quorum.election.timeout.ms"
+	keyFetchTimeout                   = "controller.quorum.fetch.timeout.ms"
+	keyElectionBackoffMax             = "controller.quorum.election.backoff.max.ms"
+	keyRequestTimeout                 = "controller.quorum.request.timeout.ms"
+	keyRetryBackoff                   = "controller.quorum.retry.backoff.ms"
+	keyAppendLinger                   = "controller.quorum.append.linger.ms"
+	keyAutoJoin                       = "controller.quorum.auto.join.enable"
+	keyFetchMaxBytes                  = "controller.quorum.fetch.max.bytes"
+	keyFetchSnapshotMaxBytes          = "controller.quorum.fetch.snapshot.max.bytes"
+	keyMaxRecordBytesBetweenSnapshots = "metadata.log.max.record.bytes.between.snapshots"
+	keyMaxSnapshotInterval            = "metadata.log.max.snapshot.interval.ms"
+	keySegmentBytes                   = "metadata.log.segment.bytes"
+	keySegmentTime                    = "metadata.log.segment.ms"
+	keyMaxRetentionBytes              = "metadata.max.retention.bytes"
+	keyMaxRetentionTime               = "metadata.max.retention.ms"
+	keyMaxIdleInterval                = "metadata.max.idle.interval.ms"
+	keyInternalSegmentBytes           = "internal.metadata.log.segment.bytes"
+	keyInternalMaxBatchBytes          = "internal.metadata.max.batch.size.in.bytes"
+	keyInternalDeleteDelay            = "internal.metadata.delete.delay.millis"
+	keySocketRequestMaxBytes          = "socket.request.max.bytes"
+	keyConnectionsMaxIdle             = "connections.max.idle.ms"
+	keyMaxConnections                 = "max.connections"
+	keyMaxConnectionsPerIP            = "max.connections.per.ip"
+	keyMaxConnectionsPerIPOverrides   = "max.connections.per.ip.overrides"
+)
+
+// Warning is something in a properties file that does not stop the node
+// but that an operator should see, such as a property Krabka does not
+// use. A Warning never carries the property's value, which may be a
+// secret.
+type Warning struct {
+	// Key is the property.
+	Key string
+	// Reason says why the property is not used as written.
+	Reason string
+}
+
+// String formats the warning as key: reason.
+func (w Warning) String() string { return w.Key + ": " + w.Reason }
+
+// Warnings are the warnings of one properties file, in file order.
+type Warnings []Warning
+
+// LoadConfig reads the server.properties file at path, as Kafka reads it
+// (see [ParseProperties]), and validates the result.
+func LoadConfig(path string) (Config, Warnings, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, nil, fmt.Errorf("raft: load config: %w", err)
+	}
+	return ParseProperties(data)
+}
+
+// ParseProperties reads a server.properties file's contents into a
+// Config that starts from [DefaultConfig], and validates the result.
+//
+// The text is Java properties, read as Kafka reads it: ISO-8859-1, with
+// # and ! comments, key=value, key: value and key value lines, backslash
+// line continuations and \uXXXX escapes, and no ${...} expansion (Kafka
+// leaves such values as written). Values are trimmed, as Kafka trims
+// them.
+//
+// A property that Config does not mirror, such as a broker's, is not an
+// error: it comes back as a [Warning], to be logged. A value that cannot
+// be read (a non-integer, a listener without a port) is a [*ConfigError]
+// naming the property and the value; it is reported together with every
+// problem that [Config.Validate] finds in the rest of the file, joined
+// with [errors.Join]. A file that is not valid properties text is an
+// error of its own. When err is not nil, the Config holds what could be
+// read.
+func ParseProperties(data []byte) (Config, Warnings, error) {
+	loader := properties.Loader{Encoding: properties.ISO_8859_1, DisableExpansion: true}
+	p, err := loader.LoadBytes(data)
+	if err != nil {
+		return Config{}, nil, fmt.Errorf("raft: read properties: %w", err)
+	}
+	keys := p.Keys()
+	values := make(map[string]string, len(keys))
+	for _, k := range keys {
+		values[k], _ = p.Get(k)
+	}
+	return fromProperties(keys, values)
+}
+
+// fromProperties builds a Config from properties, taking keys in the
+// given order.
+func fromProperties(keys []string, values map[string]string) (Config, Warnings, error) {
+	c := DefaultConfig()
+	var warnings Warnings
+	var errs []error
+	bad := map[string]bool{}
+	for _, k := range keys {
+		v := strings.TrimSpace(values[k])
+		if k == keyMetadataLogDir || k == keyLogDirs || k == keyLogDir {
+			continue
+		}
+		prop, ok := propertyByKey[k]
+		if !ok {
+			warnings = append(warnings, Warning{Key: k, Reason: "not used by a Krabka controller; ignored"})
+			continue
+		}
+		warn, err := prop.parse(&c, v)
+		if err != nil {
+			errs = append(errs, &ConfigError{Key: k, Value: v, Reason: err.Error()})
+			bad[k] = true
+		}
+		if warn != "" {
+			warnings = append(warnings, Warning{Key: k, Reason: warn})
+		}
+	}
+	c.MetadataLogDir = resolveMetadataLogDir(values)
+
+	for _, e := range c.problems() {
+		var ce *ConfigError
+		if errors.As(e, &ce) && bad[ce.Key] {
+			continue // already reported as unreadable
+		}
+		errs = append(errs, e)
+	}
+	return c, warnings, errors.Join(errs...)
+}
+
+// resolveMetadataLogDir applies Kafka's rule: metadata.log.dir, else the
+// first of log.dirs, else the first of log.dir, else log.dir's default.
+func resolveMetadataLogDir(values map[string]string) string {
+	if v, ok := values[keyMetadataLogDir]; ok && strings.TrimSpace(v) != "" {
+		return strings.TrimSpace(v)
+	}
+	dirs, ok := values[keyLogDirs]
+	if !ok {
+		dirs, ok = values[keyLogDir]
+	}
+	if !ok {
+		return DefaultMetadataLogDir
+	}
+	if list := splitCSV(dirs); len(list) > 0 {
+		return list[0]
+	}
+	return ""
+}
+
+// Properties returns the configuration as Kafka properties: every
+// property Config mirrors, by its Kafka name, with the value a
+// server.properties file would hold. Durations are in milliseconds;
+// listener.security.protocol.map shows the effective map (see
+// [Config.ListenerSecurityProtocol]); the metadata directory is
+// metadata.log.dir; internal.metadata.log.segment.bytes appears only
+// when set. Reading the result back gives an equivalent Config.
+func (c Config) Properties() map[string]string {
+	out := make(map[string]string, len(propertyTable)+1)
+	for _, p := range propertyTable {
+		if v, ok := p.format(c); ok {
+			out[p.key] = v
+		}
+	}
+	out[keyMetadataLogDir] = c.MetadataLogDir
+	return out
+}
+
+// String renders [Config.Properties] as key=value lines sorted by key,
+// suitable for logging the effective configuration at startup.
+func (c Config) String() string {
+	props := c.Properties()
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(props[k])
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// property reads and writes one Kafka property of a Config. parse gets
+// the trimmed value and may return a warning; format returns false when
+// the property is to be left out.
+type property struct {
+	key    string
+	parse  func(c *Config, v string) (warning string, err error)
+	format func(c Config) (string, bool)
+}
+
+var propertyTable = []property{
+	{keyNodeID, func(c *Config, v string) (string, error) {
+		n, err := parseInt32(v)
+		c.NodeID = NodeID(n)
+		return "", err
+	}, func(c Config) (string, bool) { return c.NodeID.String(), true }},
+	{keyProcessRoles, func(c *Config, v string) (string, error) {
+		entries, err := splitList(v)
+		if err != nil {
+			return "", err
+		}
+		c.ProcessRoles = nil
+		for _, e := range entries {
+			switch e {
+			case "broker":
+				c.ProcessRoles = append(c.ProcessRoles, BrokerRole)
+			case "controller":
+				c.ProcessRoles = append(c.ProcessRoles, ControllerRole)
+			default:
+				return "", fmt.Errorf("unknown process role %q (only broker and controller exist)", e)
+			}
+		}
+		return "", nil
+	}, func(c Config) (string, bool) { return formatRoles(c.ProcessRoles), true }},
+	{keyControllerListenerNames, func(c *Config, v string) (string, error) {
+		entries, err := splitList(v)
+		c.ControllerListenerNames = entries
+		return "", err
+	}, func(c Config) (string, bool) { return strings.Join(c.ControllerListenerNames, ","), true }},
+	{keyListeners, func(c *Config, v string) (string, error) {
+		eps, err := parseEndpoints(v)
+		c.Listeners = eps
+		return "", err
+	}, func(c Config) (string, bool) { return formatEndpoints(c.Listeners), true }},
+	{keyAdvertisedListeners, func(c *Config, v string) (string, error) {
+		eps, err := parseEndpoints(v)
+		c.AdvertisedListeners = eps
+		return "", err
+	}, func(c Config) (string, bool) { return formatEndpoints(c.AdvertisedListeners), true }},
+	{keyListenerSecurityProtocolMap, func(c *Config, v string) (string, error) {
+		m, err := parseProtocolMap(v)
+		c.ListenerSecurityProtocolMap = m
+		return "", err
+	}, func(c Config) (string, bool) { return formatProtocolMap(c.effectiveProtocolMap()), true }},
+	{keyQuorumVoters, func(c *Config, v string) (string, error) {
+		voters, err := parseVoters(v)
+		c.QuorumVoters = voters
+		return "", err
+	}, func(c Config) (string, bool) { return formatVoters(c.QuorumVoters), true }},
+	{keyQuorumBootstrapServers, func(c *Config, v string) (string, error) {
+		servers, err := parseHostPorts(v)
+		c.QuorumBootstrapServers = servers
+		return "", err
+	}, func(c Config) (string, bool) { return formatHostPorts(c.QuorumBootstrapServers), true }},
+	intMillisProperty(keyElectionTimeout, func(c *Config) *time.Duration { return &c.ElectionTimeout }),
+	intMillisProperty(keyFetchTimeout, func(c *Config) *time.Duration { return &c.FetchTimeout }),
+	intMillisProperty(keyElectionBackoffMax, func(c *Config) *time.Duration { return &c.ElectionBackoffMax }),
+	intMillisProperty(keyRequestTimeout, func(c *Config) *time.Duration { return &c.RequestTimeout }),
+	intMillisProperty(keyRetryBackoff, func(c *Config) *time.Duration { return &c.RetryBackoff }),
+	intMillisProperty(keyAppendLinger, func(c *Config) *time.Duration { return &c.AppendLinger }),
+	{keyAutoJoin, func(c *Config, v string) (string, error) {
+		switch {
+		case strings.EqualFold(v, "true"):
+			c.AutoJoin = true
+		case strings.EqualFold(v, "false"):
+			c.AutoJoin = false
+		default:
+			return "", errors.New("must be true or false")
+		}
+		return "", nil
+	}, func(c Config) (string, bool) { return strconv.FormatBool(c.AutoJoin), true }},
+	int32Property(keyFetchMaxBytes, func(c *Config) *int32 { return &c.FetchMaxBytes }),
+	int32Property(keyFetchSnapshotMaxBytes, func(c *Config) *int32 { return &c.FetchSnapshotMaxBytes }),
+	int64Property(keyMaxRecordBytesBetweenSnapshots, func(c *Config) *int64 { return &c.MaxRecordBytesBetweenSnapshots }),
+	longMillisProperty(keyMaxSnapshotInterval, func(c *Config) *time.Duration { return &c.MaxSnapshotInterval }),
+	int32Property(keySegmentBytes, func(c *Config) *int32 { return &c.SegmentBytes }),
+	longMillisProperty(keySegmentTime, func(c *Config) *time.Duration { return &c.SegmentTime }),
+	int64Property(keyMaxRetentionBytes, func(c *Config) *int64 { return &c.MaxRetentionBytes }),
+	longMillisProperty(keyMaxRetentionTime, func(c *Config) *time.Duration { return &c.MaxRetentionTime }),
+	intMillisProperty(keyMaxIdleInterval, func(c *Config) *time.Duration { return &c.MaxIdleInterval }),
+	{keyInternalSegmentBytes, func(c *Config, v string) (string, error) {
+		n, err := parseInt32(v)
+		if err == nil && n < 1 {
+			return "", errors.New("must be at least 1")
+		}
+		c.InternalSegmentBytes = n
+		return "", err
+	}, func(c Config) (string, bool) {
+		return strconv.FormatInt(int64(c.InternalSegmentBytes), 10), c.InternalSegmentBytes != 0
+	}},
+	int32Property(keyInternalMaxBatchBytes, func(c *Config) *int32 { return &c.InternalMaxBatchBytes }),
+	longMillisProperty(keyInternalDeleteDelay, func(c *Config) *time.Duration { return &c.InternalDeleteDelay }),
+	int32Property(keySocketRequestMaxBytes, func(c *Config) *int32 { return &c.SocketRequestMaxBytes }),
+	longMillisProperty(keyConnectionsMaxIdle, func(c *Config) *time.Duration { return &c.ConnectionsMaxIdle }),
+	int32Property(keyMaxConnections, func(c *Config) *int32 { return &c.MaxConnections }),
+	int32Property(keyMaxConnectionsPerIP, func(c *Config) *int32 { return &c.MaxConnectionsPerIP }),
+	{keyMaxConnectionsPerIPOverrides, func(c *Config, v string) (string, error) {
+		m, err := parseOverrides(v)
+		c.MaxConnectionsPerIPOverrides = m
+		return "", err
+	}, func(c Config) (string, bool) { return formatOverrides(c.MaxConnectionsPerIPOverrides), true }},
+}
+
+var propertyByKey = func() map[string]property {
+	m := make(map[string]property, len(propertyTable))
+	for _, p := range propertyTable {
+		m[p.key] = p
+	}
+	return m
+}()
+
+func int32Property(key string, field func(*Config) *int32) property {
+	return property{key, func(c *Config, v string) (string, error) {
+		n, err := parseInt32(v)
+		if err == nil {
+			*field(c) = n
+		}
+		return "", err
+	}, func(c Config) (string, bool) { return strconv.FormatInt(int64(*field(&c)), 10), true }}
+}
+
+func int64Property(key string, field func(*Config) *int64) property {
+	return property{key, func(c *Config, v string) (string, error) {
+		n, err := parseInt64(v)
+		if err == nil {
+			*field(c) = n
+		}
+		return "", err
+	}, func(c Config) (string, bool) { return strconv.FormatInt(*field(&c), 10), true }}
+}
+
+// intMillisProperty is a Kafka INT property in milliseconds.
+func intMillisProperty(key string, field func(*Config) *time.Duration) property {
+	return property{key, func(c *Config, v string) (string, error) {
+		n, err := parseInt32(v)
+		if err == nil {
+			*field(c) = time.Duration(n) * time.Millisecond
+		}
+		return "", err
+	}, func(c Config) (string, bool) { return formatMillis(*field(&c)), true }}
+}
+
+// maxMillis is the longest duration a time.Duration holds, in whole
+// milliseconds (about 292 years).
+const maxMillis = math.MaxInt64 / int64(time.Millisecond)
+
+// longMillisProperty is a Kafka LONG property in milliseconds. Values
+// beyond what a time.Duration holds (Kafka users write
+// 9223372036854775807 for "forever") are capped with a warning.
+func longMillisProperty(key string, field func(*Config) *time.Duration) property {
+	return property{key, func(c *Config, v string) (string, error) {
+		n, err := parseInt64(v)
+		if err != nil {
+			return "", err
+		}
+		warn := ""
+		if n > maxMillis || n < -maxMillis {
+			warn = fmt.Sprintf("%d ms is longer than Krabka can hold; using %d ms (about 292 years)", n, max(min(n, maxMillis), -maxMillis))
+			n = max(min(n, maxMillis), -maxMillis)
+		}
+		*field(c) = time.Duration(n) * time.Millisecond
+		return warn, nil
+	}, func(c Config) (string, bool) { return formatMillis(*field(&c)), true }}
+}
+
+func parseInt32(v string) (int32, error) {
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil {
+		return 0, errors.New("must be a 32-bit integer")
+	}
+	return int32(n), nil
+}
+
+func parseInt64(v string) (int64, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, errors.New("must be a 64-bit integer")
+	}
+	return n, nil
+}
+
+// splitList splits a Kafka LIST value: comma-separated, each entry
+// trimmed, nil for an empty value. An empty entry is an error, as Kafka's
+// validators reject it.
+func splitList(v string) ([]string, error) {
+	if v == "" {
+		return nil, nil
+	}
+	entries := strings.Split(v, ",")
+	for i, e := range entries {
+		entries[i] = strings.TrimSpace(e)
+		if entries[i] == "" {
+			return nil, errors.New("empty entry in comma-separated list")
+		}
+	}
+	return entries, nil
+}
+
+// splitCSV splits a comma-separated value the way Kafka reads listeners
+// and log.dirs: entries trimmed, empty entries dropped.
+func splitCSV(v string) []string {
+	var out []string
+	for e := range strings.SplitSeq(v, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// listenerSyntax is Kafka's listener syntax NAME://host:port, the host
+// optionally in brackets (SocketServerConfigs.URI_PARSE_REGEXP).
+var listenerSyntax = regexp.MustCompile(`^(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)$`)
+
+// hostPortSyntax is Kafka's host:port syntax, the host optionally in
+// brackets (Utils.HOST_PORT_PATTERN).
+var hostPortSyntax = regexp.MustCompile(`^(?:[0-9a-zA-Z\-%._]*://)?\[?([0-9a-zA-Z\-%._:]*)\]?:([0-9]+)$`)
+
+func parsePort(s string) (uint16, error) {
+	n, err := strconv.ParseInt(s, 10, 32)
+	if err != nil || n < 0 || n > math.MaxUint16 {
+		return 0, fmt.Errorf("port %s is out of range 0-65535", s)
+	}
+	return uint16(n), nil
+}
+
+func parseEndpoints(v string) ([]Endpoint, error) {
+	var out []Endpoint
+	for _, entry := range splitCSV(v) {
+		m := listenerSyntax.FindStringSubmatch(entry)
+		if m == nil {
+			return nil, fmt.Errorf("cannot read listener %q; write NAME://host:port, such as CONTROLLER://:9093 or CONTROLLER://[::1]:9093", entry)
+		}
+		port, err := parsePort(m[3])
+		if err != nil {
+			return nil, fmt.Errorf("listener %q: %w", entry, err)
+		}
+		out = append(out, Endpoint{Name: strings.ToUpper(m[1]), Host: m[2], Port: port})
+	}
+	return out, nil
+}
+
+func parseHostPort(entry string) (HostPort, error) {
+	m := hostPortSyntax.FindStringSubmatch(entry)
+	if m == nil {
+		return HostPort{}, fmt.Errorf("cannot read %q as host:port", entry)
+	}
+	port, err := parsePort(m[2])
+	if err != nil {
+		return HostPort{}, fmt.Errorf("%q: %w", entry, err)
+	}
+	return HostPort{Host: m[1], Port: port}, nil
+}
+
+func parseHostPorts(v string) ([]HostPort, error) {
+	entries, err := splitList(v)
+	if err != nil {
+		return nil, err
+	}
+	var out []HostPort
+	for _, e := range entries {
+		hp, err := parseHostPort(e)
+		if err != nil {
+			return nil, fmt.Errorf("%w; each entry must be {host}:{port}", err)
+		}
+		out = append(out, hp)
+	}
+	return out, nil
+}
+
+func parseVoters(v string) ([]QuorumVoter, error) {
+	entries, err := splitList(v)
+	if err != nil {
+		return nil, err
+	}
+	const form = "each entry must be {id}@{host}:{port}, such as 1@controller-1:9093"
+	var out []QuorumVoter
+	for _, e := range entries {
+		id, addr, ok := strings.Cut(e, "@")
+		if !ok || strings.Contains(addr, "@") {
+			return nil, fmt.Errorf("cannot read voter %q; %s", e, form)
+		}
+		n, err := strconv.ParseInt(id, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("voter %q: id %q is not a 32-bit integer; %s", e, id, form)
+		}
+		hp, err := parseHostPort(addr)
+		if err != nil {
+			return nil, fmt.Errorf("voter %q: %w; %s", e, err, form)
+		}
+		out = append(out, QuorumVoter{ID: NodeID(n), Host: hp.Host, Port: hp.Port})
+	}
+	return out, nil
+}
+
+// splitMap reads Kafka's comma-separated key:value map, splitting each
+// entry at its last colon so that IPv6 keys work (Csv.parseCsvMap).
+func splitMap(v string) ([][2]string, error) {
+	var out [][2]string
+	for _, e := range splitCSV(v) {
+		i := strings.LastIndexByte(e, ':')
+		if i < 0 {
+			return nil, fmt.Errorf("cannot read entry %q; write key:value", e)
+		}
+		out = append(out, [2]string{strings.TrimSpace(e[:i]), strings.TrimSpace(e[i+1:])})
+	}
+	return out, nil
+}
+
+func parseProtocolMap(v string) (map[string]SecurityProtocol, error) {
+	entries, err := splitMap(v)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]SecurityProtocol, len(entries))
+	for _, kv := range entries {
+		p, ok := protocolByName(kv[1])
+		if !ok {
+			return nil, fmt.Errorf("listener %s: unknown security protocol %q (PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL)", kv[0], kv[1])
+		}
+		m[strings.ToUpper(kv[0])] = p
+	}
+	return m, nil
+}
+
+func protocolByName(name string) (SecurityProtocol, bool) {
+	for _, p := range securityProtocols {
+		if strings.EqualFold(p.String(), name) {
+			return p, true
+		}
+	}
+	return 0, false
+}
+
+func parseOverrides(v string) (map[string]int32, error) {
+	entries, err := splitMap(v)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]int32
+	for _, kv := range entries {
+		n, err := strconv.ParseInt(kv[1], 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("limit %q for %s is not a 32-bit integer", kv[1], kv[0])
+		}
+		if m == nil {
+			m = map[string]int32{}
+		}
+		m[kv[0]] = int32(n)
+	}
+	return m, nil
+}
+
+// effectiveProtocolMap returns the map [Config.ListenerSecurityProtocol]
+// consults.
+func (c Config) effectiveProtocolMap() map[string]SecurityProtocol {
+	if c.ListenerSecurityProtocolMap != nil {
+		return c.ListenerSecurityProtocolMap
+	}
+	m := map[string]SecurityProtocol{}
+	for _, p := range securityProtocols {
+		m[p.String()] = p
+	}
+	for _, n := range c.ControllerListenerNames {
+		if p, ok := c.ListenerSecurityProtocol(n); ok {
+			m[strings.ToUpper(n)] = p
+		}
+	}
+	return m
+}
+
+func formatRoles(roles []ProcessRole) string {
+	s := make([]string, len(roles))
+	for i, r := range roles {
+		s[i] = r.String()
+	}
+	return strings.Join(s, ",")
+}
+
+func formatEndpoints(eps []Endpoint) string {
+	s := make([]string, len(eps))
+	for i, e := range eps {
+		s[i] = e.String()
+	}
+	return strings.Join(s, ",")
+}
+
+func formatVoters(voters []QuorumVoter) string {
+	s := make([]string, len(voters))
+	for i, v := range voters {
+		s[i] = v.String()
+	}
+	return strings.Join(s, ",")
+}
+
+func formatHostPorts(hps []HostPort) string {
+	s := make([]string, len(hps))
+	for i, h := range hps {
+		s[i] = h.String()
+	}
+	return strings.Join(s, ",")
+}
+
+func formatProtocolMap(m map[string]SecurityProtocol) string {
+	s := make([]string, 0, len(m))
+	for _, k := range sortedKeys(m) {
+		s = append(s, k+":"+m[k].String())
+	}
+	return strings.Join(s, ",")
+}
+
+func formatOverrides(m map[string]int32) string {
+	s := make([]string, 0, len(m))
+	for _, k := range sortedKeys(m) {
+		s = append(s, k+":"+strconv.FormatInt(int64(m[k]), 10))
+	}
+	return strings.Join(s, ",")
+}
+
+func formatMillis(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
+// parseIP parses a literal IP address, without brackets or zone.
+func parseIP(host string) (netip.Addr, error) { return netip.ParseAddr(host) }
