@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -90,7 +91,7 @@ func (h *imageHarness) run(t *testing.T, d *datadriven.TestData) string {
 	case "snapshot":
 		var out strings.Builder
 		for r := range h.delta.Apply().SnapshotRecords() {
-			fmt.Fprintf(&out, "%s v%d %s\n", r.APIKey(), r.GetVersion(), strings.TrimPrefix(fmt.Sprintf("%+v", r), "&"))
+			fmt.Fprintf(&out, "%s v%d%s\n", r.APIKey(), r.GetVersion(), formatFields(reflect.ValueOf(r).Elem()))
 		}
 		return out.String()
 	case "publish":
@@ -114,6 +115,10 @@ func (h *imageHarness) run(t *testing.T, d *datadriven.TestData) string {
 			}
 		}
 		got, want := printImage(d2.Apply()), printImage(img)
+		if img.Features().MetadataVersion() > metadata.MetadataVersion3_9_IV0 {
+			// Kafka 4.x snapshots carry no ZooKeeper migration state.
+			want = strings.Replace(want, " zk-migration=0", "", 1)
+		}
 		if got != want {
 			t.Fatalf("%s: reloaded image differs:\n%s\nwant\n%s", d.Pos, got, want)
 		}
@@ -556,4 +561,45 @@ func printImage(img *metadata.Image) string {
 		fmt.Fprintf(&b, "token %s owner=%s requester=%s renewers=%v issue=%d max=%d expiry=%d\n", tk.TokenID, tk.Owner, tk.Requester, tk.Renewers, tk.IssueTimestamp, tk.MaxTimestamp, tk.ExpirationTimestamp)
 	}
 	return b.String()
+}
+
+// formatFields prints the fields of a record (or nested struct) other
+// than Version and UnknownTags as " Name=value", dereferencing pointers
+// and printing UUIDs with showUUID.
+func formatFields(v reflect.Value) string {
+	var b strings.Builder
+	for i := range v.NumField() {
+		name := v.Type().Field(i).Name
+		if name == "Version" || name == "UnknownTags" {
+			continue
+		}
+		fmt.Fprintf(&b, " %s=%s", name, formatValue(v.Field(i)))
+	}
+	return b.String()
+}
+
+func formatValue(v reflect.Value) string {
+	switch {
+	case v.Kind() == reflect.Pointer:
+		if v.IsNil() {
+			return "null"
+		}
+		return formatValue(v.Elem())
+	case v.Type() == reflect.TypeFor[[16]byte]():
+		return showUUID(v.Interface().([16]byte))
+	case v.Type() == reflect.TypeFor[[]byte]():
+		return fmt.Sprintf("%q", v.Bytes())
+	case v.Kind() == reflect.Slice:
+		if v.IsNil() {
+			return "null"
+		}
+		parts := make([]string, v.Len())
+		for i := range parts {
+			parts[i] = formatValue(v.Index(i))
+		}
+		return "[" + strings.Join(parts, " ") + "]"
+	case v.Kind() == reflect.Struct:
+		return "{" + strings.TrimSpace(formatFields(v)) + "}"
+	}
+	return fmt.Sprint(v.Interface())
 }

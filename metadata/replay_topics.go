@@ -192,17 +192,17 @@ func checkPartition(topic string, id int32, p *Partition) error {
 	for _, l := range lists {
 		for i, b := range l.ids {
 			if b < 0 {
-				return bad("%s hold the invalid broker id %d", l.name, b)
+				return bad("invalid broker id %d in %s", b, l.name)
 			}
 			if slices.Contains(l.ids[:i], b) {
-				return bad("%s hold broker %d twice", l.name, b)
+				return bad("broker %d appears twice in %s", b, l.name)
 			}
 		}
 	}
 	for _, l := range lists[1:4] {
 		for _, b := range l.ids {
 			if !slices.Contains(p.Replicas, b) {
-				return bad("%s hold broker %d, which is not a replica", l.name, b)
+				return bad("broker %d in %s is not a replica", b, l.name)
 			}
 		}
 	}
