@@ -538,3 +538,27 @@ func TestDuplicateAndStaleVoteResponsesIgnored(t *testing.T) {
 		t.Errorf("pre-vote answers counted as votes: %v", st.Role)
 	}
 }
+
+// KRAFT.md §2.5 and §2.8: a replica shutting down keeps its candidacy
+// running, and if it wins it resigns at once rather than lead; its
+// EndQuorumEpoch lets the first preferred successor take over without
+// waiting for a timeout.
+func TestCandidateElectedWhileShuttingDownResigns(t *testing.T) {
+	c := newCluster(t, 3, 0, 1)
+	c.campaign(1) // Prospective
+	c.node(1).Resign(c.now[0])
+	c.stabilize()
+	st := c.node(1).Status()
+	if st.Role == kraft.Leader {
+		t.Fatal("a node shutting down stayed leader")
+	}
+	var leader kraft.NodeID = kraft.NoNode
+	for _, n := range c.nodes {
+		if s := n.Status(); s.Role == kraft.Leader {
+			leader = s.ID
+		}
+	}
+	if leader == kraft.NoNode || leader == 1 || st.Leader.LeaderID != leader || st.Epoch != 2 {
+		t.Errorf("node 1 is %v in epoch %d following %d, leader is %d; want another node leading epoch 2", st.Role, st.Epoch, st.Leader.LeaderID, leader)
+	}
+}

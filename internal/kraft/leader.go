@@ -334,6 +334,11 @@ func (n *Node) onLeaderDurable() {
 // and BeginQuorumEpoch (re)sends.
 func (n *Node) pollLeader() {
 	l := &n.s.leader
+	if n.s.shuttingDown {
+		// Elected while shutting down (a candidacy runs on): hand over at once.
+		n.resign("shutdown")
+		return
+	}
 	if n.voters().Len() > 1 && n.s.now >= l.CheckQuorumDeadline {
 		// KAFKA-15489: a leader cut off from a majority must stop leading.
 		n.resign("check quorum expired")
