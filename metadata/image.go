@@ -80,8 +80,7 @@ func EmptyImage() *Image {
 		offset: -1,
 		epoch:  -1,
 		features: FeaturesImage{
-			levels:         newPMap[string, int16](strings.Compare),
-			zkMigrationSet: false,
+			levels: newPMap[string, int16](strings.Compare),
 		},
 		cluster: ClusterImage{
 			brokers:     newPMap[int32, *Broker](cmp.Compare[int32]),
@@ -153,7 +152,6 @@ type FeaturesImage struct {
 	metadataVersion int16
 	levels          pmap[string, int16] // every feature but metadata.version, level > 0
 	zkMigration     int8
-	zkMigrationSet  bool
 }
 
 // MetadataVersion returns the finalized metadata.version level, or 0 when
@@ -176,12 +174,10 @@ func (f FeaturesImage) Levels() iter.Seq2[string, int16] {
 	return f.levels.All()
 }
 
-// ZkMigrationState returns the ZooKeeper migration state (0 NONE, 1
-// PRE_MIGRATION, 2 MIGRATION, 3 POST_MIGRATION) and whether a
-// ZkMigrationStateRecord set it.
-func (f FeaturesImage) ZkMigrationState() (int8, bool) {
-	return f.zkMigration, f.zkMigrationSet
-}
+// ZkMigrationState returns the ZooKeeper migration state of the last
+// ZkMigrationStateRecord: 0 NONE (also when there was none), 1
+// PRE_MIGRATION, 2 MIGRATION, 3 POST_MIGRATION.
+func (f FeaturesImage) ZkMigrationState() int8 { return f.zkMigration }
 
 // compareUUID orders UUIDs by their bytes.
 func compareUUID(a, b [16]byte) int { return bytes.Compare(a[:], b[:]) }

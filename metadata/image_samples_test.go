@@ -110,8 +110,14 @@ func replayLog(t testing.TB, base *metadata.Image, recs []loggedRecord, stop int
 	return d.Apply()
 }
 
+// fatalT is the part of testing.TB and *rapid.T the helpers use.
+type fatalT interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
 // snapshotValues encodes an image's snapshot records.
-func snapshotValues(t testing.TB, img *metadata.Image) [][]byte {
+func snapshotValues(t fatalT, img *metadata.Image) [][]byte {
 	t.Helper()
 	var out [][]byte
 	for r := range img.SnapshotRecords() {

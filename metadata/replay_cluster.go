@@ -60,7 +60,6 @@ func (img *Image) replayZkMigration(r *ZkMigrationStateRecord) error {
 		return reject(ErrInvalidRecord, "unknown ZooKeeper migration state %d", r.ZkMigrationState)
 	}
 	img.features.zkMigration = r.ZkMigrationState
-	img.features.zkMigrationSet = true
 	return nil
 }
 
