@@ -253,8 +253,11 @@ type LogView interface {
 	// EndOffsetForEpoch answers Kafka's leader-epoch-cache question: for
 	// the log's latest epoch, (LEO, epoch); otherwise the largest epoch
 	// ≤ e with the start offset of the next larger epoch; if e is below
-	// every known epoch, (start offset of the first epoch, e); if e is
-	// above every known epoch, (-1, -1) (KafkaRaftLog.endOffsetForEpoch).
+	// every known epoch, (start offset of the first epoch, e); when that
+	// offset is the earliest snapshot's end offset and the epoch is e, the
+	// earliest snapshot's id; if e is above every known epoch, or the log
+	// knows no epoch, (LEO, LastFetchedEpoch) (KafkaMetadataLog's
+	// endOffsetForEpoch over LeaderEpochFileCache.endOffsetFor).
 	EndOffsetForEpoch(e Epoch) OffsetAndEpoch
 	// LatestSnapshot returns the id of the newest snapshot, if any.
 	LatestSnapshot() (OffsetAndEpoch, bool)

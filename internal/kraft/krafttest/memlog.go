@@ -90,12 +90,20 @@ func (l *MemLog) EndOffsetForEpoch(e kraft.Epoch) kraft.OffsetAndEpoch {
 	}
 	hi := slices.IndexFunc(cache, func(c entry) bool { return c.epoch > e })
 	if hi < 0 {
-		return kraft.NoOffsetAndEpoch
+		// Above every known epoch: the cache has no answer and Kafka falls
+		// back to the log end.
+		return kraft.OffsetAndEpoch{Offset: l.EndOffset(), Epoch: l.LastFetchedEpoch()}
 	}
-	if hi == 0 {
-		return kraft.OffsetAndEpoch{Offset: cache[0].start, Epoch: e}
+	found := kraft.OffsetAndEpoch{Offset: cache[hi].start, Epoch: e}
+	if hi > 0 {
+		found.Epoch = cache[hi-1].epoch
 	}
-	return kraft.OffsetAndEpoch{Offset: cache[hi].start, Epoch: cache[hi-1].epoch}
+	// Below the log's first epoch the divergence point is the snapshot at
+	// the log start offset (Kafka overrides the answer with its id).
+	if s, ok := l.EarliestSnapshot(); ok && found.Offset == s.Offset && found.Epoch == e {
+		return s
+	}
+	return found
 }
 
 // LatestSnapshot implements [kraft.LogView].

@@ -13,7 +13,9 @@ func batch(base, last kraft.Offset, epoch kraft.Epoch) kraft.BatchInfo {
 // EndOffsetForEpoch follows Kafka's LeaderEpochFileCache.endOffsetFor:
 // the latest epoch ends at the LEO, an older one where the next larger
 // epoch starts, an unknown one at the start of the next larger epoch with
-// the largest smaller epoch, and one above every epoch is undefined.
+// the largest smaller epoch, and one above every epoch falls back to the log
+// end (KafkaMetadataLog.endOffsetForEpoch: the cache answers nothing, so the
+// log end offset and last fetched epoch are returned).
 func TestMemLogEndOffsetForEpoch(t *testing.T) {
 	l := &MemLog{}
 	for _, b := range []kraft.BatchInfo{batch(0, 1, 1), batch(2, 4, 1), batch(5, 5, 3), batch(6, 8, 5)} {
@@ -31,12 +33,34 @@ func TestMemLogEndOffsetForEpoch(t *testing.T) {
 		{2, kraft.OffsetAndEpoch{Offset: 5, Epoch: 1}},
 		{1, kraft.OffsetAndEpoch{Offset: 5, Epoch: 1}},
 		{0, kraft.OffsetAndEpoch{Offset: 0, Epoch: 0}},
-		{6, kraft.NoOffsetAndEpoch},
+		{6, kraft.OffsetAndEpoch{Offset: 9, Epoch: 5}},
 	}
 	for _, tt := range tests {
 		if got := l.EndOffsetForEpoch(tt.epoch); got != tt.want {
 			t.Errorf("EndOffsetForEpoch(%d) = %s, want %s", tt.epoch, got, tt.want)
 		}
+	}
+}
+
+// Below the log's first epoch, when the log starts at the earliest
+// snapshot's end offset, the answer is that snapshot's id: it is where a
+// follower whose log predates the snapshot diverges (KafkaMetadataLog).
+func TestMemLogEndOffsetForEpochBelowSnapshot(t *testing.T) {
+	l := &MemLog{Catalog: map[kraft.OffsetAndEpoch][]kraft.ReplicaKey{}}
+	for _, b := range []kraft.BatchInfo{batch(0, 4, 2), batch(5, 9, 4)} {
+		if err := l.Append(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id, err := l.CreateSnapshot(5, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.EndOffsetForEpoch(3); got != id {
+		t.Errorf("EndOffsetForEpoch(3) = %s, want the snapshot id %s", got, id)
+	}
+	if got, want := l.EndOffsetForEpoch(4), (kraft.OffsetAndEpoch{Offset: 10, Epoch: 4}); got != want {
+		t.Errorf("EndOffsetForEpoch(4) = %s, want %s", got, want)
 	}
 }
 
