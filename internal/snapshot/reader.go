@@ -109,18 +109,19 @@ func open(fsys vfs.FS, path string, id ID, o ReadOptions) (*Reader, error) {
 		return nil, fmt.Errorf("snapshot: open %s: %w", path, err)
 	}
 	r := &Reader{f: f, path: path, id: id, epoch: id.Epoch, size: fi.Size(), opts: o}
+	r.sc = scanner{f: f, path: path, size: r.size, epoch: r.epoch, max: o.MaxBatchBytes,
+		dec: recordbatch.Decoder{MaxDecompressedSize: o.MaxDecompressedSize}}
 	if err := r.verify(); err != nil {
 		_ = f.Close() // the verification error is the one to report
 		return nil, err
 	}
-	r.sc = r.newScanner()
 	return r, nil
 }
 
-// verify runs one full pass over the file and records the header and the
-// counts.
+// verify runs one full pass over the file, records the header and the
+// counts, and rewinds the scanner for iteration (keeping its buffers).
 func (r *Reader) verify() error {
-	sc := r.newScanner()
+	sc := &r.sc
 	for {
 		b, _, err := sc.next()
 		if err != nil {
@@ -135,12 +136,8 @@ func (r *Reader) verify() error {
 	}
 	r.header = sc.header
 	r.batches = sc.index
+	sc.rewind()
 	return nil
-}
-
-func (r *Reader) newScanner() scanner {
-	return scanner{f: r.f, path: r.path, size: r.size, epoch: r.epoch, max: r.opts.MaxBatchBytes,
-		dec: recordbatch.Decoder{MaxDecompressedSize: r.opts.MaxDecompressedSize}}
 }
 
 // ID returns the snapshot id from the file name (the zero ID for
@@ -292,6 +289,11 @@ func (s *scanner) next() (*recordbatch.Batch, int64, error) {
 	s.index++
 	s.cur = b
 	return &s.cur, pos, nil
+}
+
+// rewind starts the scan again from the first batch.
+func (s *scanner) rewind() {
+	s.pos, s.nextOffset, s.index, s.footer, s.header = 0, 0, 0, false, Header{}
 }
 
 // read fills s.buf[:n] from the file at pos.
