@@ -34,16 +34,21 @@ var benchValues = sync.OnceValue(func() [][]byte {
 
 var benchID = ID{EndOffset: 5_000_000, Epoch: 12}
 
+// kafkaAppendGroup is how many records Kafka's snapshot generator hands to
+// one append (SnapshotEmitter's default batch size). It does not change
+// the batches, only the calls.
+const kafkaAppendGroup = 1024
+
 // writeBench writes the benchmark snapshot into dir, appending groups of
-// KafkaAppendGroup records as Kafka's snapshot generator does.
+// kafkaAppendGroup records as Kafka's snapshot generator does.
 func writeBench(b *testing.B, fsys vfs.FS, dir string, unique uint64) *Writer {
 	vals := benchValues()
 	w, err := Create(fsys, dir, benchID, unique, Header{LastContainedLogTimestamp: 1}, 1, WriterOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	for i := 0; i < len(vals); i += KafkaAppendGroup {
-		if err := w.Append(2, vals[i:min(i+KafkaAppendGroup, len(vals))]...); err != nil {
+	for i := 0; i < len(vals); i += kafkaAppendGroup {
+		if err := w.Append(2, vals[i:min(i+kafkaAppendGroup, len(vals))]...); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -15,7 +15,7 @@ import (
 func leaderSnapshot(t *testing.T, id ID, n int) (*Store, []byte) {
 	t.Helper()
 	m := vfs.NewMem()
-	data := writeSnapshot(t, m, "/leader", id, Header{LastContainedLogTimestamp: 5}, testValues(n), KafkaAppendGroup, WriterOptions{})
+	data := writeSnapshot(t, m, "/leader", id, Header{LastContainedLogTimestamp: 5}, testValues(n), kafkaAppendGroup, WriterOptions{})
 	return NewStore(m, "/leader"), data
 }
 

@@ -146,7 +146,6 @@ func TestKafkaSamplesReadAndRewrite(t *testing.T) {
 				for i := range b.Records {
 					vals[i] = b.Records[i].Value
 				}
-				// Kafka appends groups of 1024; these snapshots are smaller.
 				if err := w.Append(b.BaseTimestamp, vals...); err != nil {
 					t.Fatal(err)
 				}

@@ -17,12 +17,6 @@ import (
 // RecordsSnapshotWriter for every snapshot.
 const DefaultMaxBatchBytes = 8 << 20
 
-// KafkaAppendGroup is the number of records Kafka's snapshot generator
-// hands to one append call (SnapshotEmitter.DEFAULT_BATCH_SIZE, used by
-// RaftSnapshotWriter). Calling [Writer.Append] with groups of this many
-// records reproduces Kafka's batch boundaries exactly; see [Writer].
-const KafkaAppendGroup = 1024
-
 // Header is what a snapshot says about itself before its metadata
 // records: the contents of its first control batch (KRAFT.md §7.6).
 type Header struct {
@@ -81,18 +75,17 @@ const (
 //
 // # How records are split into batches
 //
-// The writer behaves as Kafka's BatchAccumulator under RecordsSnapshotWriter
-// does. Each Append call is one accumulator append: records go into the
-// open batch while the batch, with the next record, stays within
-// MaxBatchBytes (8 MiB); a record that does not fit completes the batch
-// and opens a new one. When at least one batch was completed during a
-// call, the open batch is completed too at the end of the call (Kafka
-// drains the accumulator then). Freeze completes the open batch. Kafka's
-// snapshot generator appends groups of [KafkaAppendGroup] (1024) records,
-// so a snapshot written with Append in groups of 1024 has Kafka's batch
-// boundaries: one data batch up to 8 MiB, as in every Kafka sample, and
-// beyond that a full batch followed by a short one holding the rest of the
-// group that overflowed.
+// The writer splits as Kafka's BatchAccumulator does under
+// RecordsSnapshotWriter (KafkaRaftClient passes an 8 MiB limit): records
+// go into the open batch while the batch, with the next record, stays
+// within MaxBatchBytes; a record that does not fit completes the batch and
+// opens the next one; Freeze completes the last one. The split depends
+// only on the record sizes, not on how records are grouped into Append
+// calls (Kafka's snapshot generator appends groups of 1024, and with a
+// linger of Integer.MAX_VALUE its accumulator drains only at freeze). So
+// a snapshot below 8 MiB of records has one data batch, as every Kafka
+// sample does, and a larger one has full batches and a shorter last one.
+// A batch's size is at most MaxBatchBytes.
 //
 // A Writer is used by one goroutine. After an I/O error it is unusable
 // (the error is final: a failed fsync is never retried) and Abort removes
@@ -214,50 +207,39 @@ func (w *Writer) Size() int64 { return w.size }
 // included.
 func (w *Writer) Batches() int { return w.batches }
 
-// Append adds framed metadata record values (as produced by
-// metadata.Encode) to the snapshot, as one Kafka accumulator append (see
-// [Writer] for how that decides batch boundaries). now (ms) stamps any
-// batch this call opens. The values are copied. On [ErrRecordTooLarge]
-// the records before the offending one are kept and the writer stays
-// usable; any other error is final.
+// Append adds framed metadata record values to the snapshot: the record
+// values of the metadata log, as metadata.Encode produces them (the
+// writer takes bytes so that it does not depend on the record types).
+// now (ms) stamps any batch this call opens (see [Writer] for the
+// batching). The values are copied. On [ErrRecordTooLarge] the records
+// before the offending one are kept and the writer stays usable; any
+// other error is final.
 func (w *Writer) Append(now int64, values ...[]byte) error {
 	if w.state != writing {
 		return fmt.Errorf("snapshot: append to %s: %w", w.finalPath, ErrClosed)
 	}
-	completed := false
 	for _, v := range values {
 		if v == nil {
 			return fmt.Errorf("snapshot: append to %s: nil record value", w.finalPath)
 		}
-		need := recordSize(w.b.Len(), len(v))
+		// Kafka's BatchAccumulator refuses a record that would not fit
+		// even in an empty batch (RecordBatchTooLargeException).
 		if recordbatch.HeaderSize+recordSize(0, len(v)) > w.maxBytes {
-			if err := w.drain(completed); err != nil {
-				return err
-			}
 			return fmt.Errorf("snapshot: append to %s: record of %d bytes, batch limit %d: %w",
 				w.finalPath, len(v), w.maxBytes, ErrRecordTooLarge)
 		}
-		if w.inBatch && (w.b.Size()+need > w.maxBytes || (w.maxRecords > 0 && w.b.Len() >= w.maxRecords)) {
+		full := w.inBatch && (w.b.Size()+recordSize(w.b.Len(), len(v)) > w.maxBytes ||
+			w.maxRecords > 0 && w.b.Len() >= w.maxRecords)
+		if full {
 			if err := w.completeBatch(); err != nil {
 				return err
 			}
-			completed = true
 		}
 		if !w.inBatch {
 			w.startBatch(now)
 		}
 		w.b.Append(w.batchTime, nil, v, nil)
 		w.records++
-	}
-	return w.drain(completed)
-}
-
-// drain completes the open batch when a batch was completed during the
-// current append call, as Kafka's RecordsSnapshotWriter.append drains the
-// accumulator whenever it holds completed batches.
-func (w *Writer) drain(completed bool) error {
-	if completed && w.inBatch {
-		return w.completeBatch()
 	}
 	return nil
 }

@@ -55,7 +55,7 @@ func TestWriterRoundTrip(t *testing.T) {
 		m := vfs.NewMem()
 		vals := testValues(3000)
 		id := ID{EndOffset: 50000, Epoch: 7}
-		data := writeSnapshot(t, m, "/d", id, h, vals, KafkaAppendGroup, WriterOptions{})
+		data := writeSnapshot(t, m, "/d", id, h, vals, 1024, WriterOptions{})
 		got, gotVals, err := readAll(m, "/d/"+FileName(id))
 		if err != nil {
 			t.Fatal(err)
@@ -86,13 +86,11 @@ func TestWriterRoundTrip(t *testing.T) {
 	}
 }
 
-// TestWriterBatchingFollowsKafka checks the accumulator rules described
-// on Writer: a batch closes when the next record would take it past the
-// byte limit, and a call during which a batch closed also closes the open
-// batch at its end (RecordsSnapshotWriter.append drains then).
+// TestWriterBatchingFollowsKafka checks the accumulator rule described on
+// Writer: a batch closes when the next record would take it past the byte
+// limit, whatever the grouping of records into Append calls, and a batch
+// carries the time of the call that opened it.
 func TestWriterBatchingFollowsKafka(t *testing.T) {
-	// A NoOp record takes 11 bytes in a batch (offset delta < 64), so a
-	// limit of 61+5*11 holds 5 records per batch.
 	limit := recordbatch.HeaderSize + 5*recordSize(0, len(noOp))
 	m := vfs.NewMem()
 	mkdirDurable(t, m, "/d")
@@ -122,12 +120,10 @@ func TestWriterBatchingFollowsKafka(t *testing.T) {
 	}
 	want := []batchInfo{
 		{1, 0, 1, 10, true},
-		{5, 1, 1, 20, false}, // call 1: 12 records -> 5, 5, then the drained 2
+		{5, 1, 1, 20, false}, // call 1: 12 records -> 5, 5, and 2 of the third
 		{5, 6, 1, 20, false},
-		{2, 11, 1, 20, false},
-		{5, 13, 1, 30, false}, // call 2 opens a batch (3); call 3 adds 2, overflows, drains 1
-		{1, 18, 1, 40, false},
-		{2, 19, 1, 50, false}, // call 4: open until Freeze
+		{5, 11, 1, 20, false}, // call 2 fills the third
+		{5, 16, 1, 40, false}, // call 3 opens the fourth, call 4 fills it
 		{1, 21, 1, 60, true},
 	}
 	if got := batchesOf(t, data); !slices.Equal(got, want) {
@@ -138,8 +134,73 @@ func TestWriterBatchingFollowsKafka(t *testing.T) {
 			t.Errorf("batch of %d bytes above the limit %d", len(b), limit)
 		}
 	}
-	if w.Records() != 20 || w.Batches() != 8 || w.Size() != int64(len(data)) {
+	if w.Records() != 20 || w.Batches() != 6 || w.Size() != int64(len(data)) {
 		t.Errorf("Records %d Batches %d Size %d", w.Records(), w.Batches(), w.Size())
+	}
+}
+
+// TestWriterBatchingIgnoresGrouping writes the same records in groups of
+// 1, 7 and all at once, with one time: the files are identical.
+func TestWriterBatchingIgnoresGrouping(t *testing.T) {
+	vals := testValues(500)
+	limit := 2000 // several batches
+	var first []byte
+	for _, group := range []int{1, 7, 500} {
+		m := vfs.NewMem()
+		mkdirDurable(t, m, "/d")
+		w, err := Create(m, "/d", ID{600, 2}, 1, Header{}, 5, WriterOptions{MaxBatchBytes: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < len(vals); i += group {
+			if err := w.Append(5, vals[i:min(i+group, len(vals))]...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Freeze(5); err != nil {
+			t.Fatal(err)
+		}
+		data, err := m.ReadDurable(w.Path())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = data
+			if n := len(batchesOf(t, data)); n < 10 {
+				t.Fatalf("only %d batches; the test needs several", n)
+			}
+			for _, b := range bytesOfBatches(t, data) {
+				if len(b) > limit {
+					t.Errorf("batch of %d bytes above the limit %d", len(b), limit)
+				}
+			}
+		} else if !bytes.Equal(data, first) {
+			t.Errorf("groups of %d give a different file", group)
+		}
+	}
+}
+
+// TestWriterDefaultLimitIs8MiB appends three 3 MiB records: two fit in one
+// 8 MiB batch, the third opens the next.
+func TestWriterDefaultLimitIs8MiB(t *testing.T) {
+	big := make([]byte, 3<<20)
+	m := vfs.NewMem()
+	data := writeSnapshot(t, m, "/d", ID{3, 1}, Header{}, [][]byte{big, big, big}, 3, WriterOptions{})
+	var counts []int
+	for _, b := range batchesOf(t, data) {
+		counts = append(counts, b.records)
+	}
+	if want := []int{1, 2, 1, 1}; !slices.Equal(counts, want) {
+		t.Errorf("records per batch = %v, want %v", counts, want)
+	}
+	huge := make([]byte, DefaultMaxBatchBytes)
+	w, err := Create(m, "/d", ID{4, 1}, 1, Header{}, 0, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	if err := w.Append(1, huge); !errors.Is(err, ErrRecordTooLarge) {
+		t.Errorf("Append of an 8 MiB record: %v, want ErrRecordTooLarge", err)
 	}
 }
 
@@ -163,8 +224,6 @@ func TestWriterMaxBatchRecords(t *testing.T) {
 	for _, b := range batchesOf(t, data) {
 		counts = append(counts, b.records)
 	}
-	// 3 and 3 close on the count; the call saw a batch close, so the last
-	// record is drained into its own batch at the end of the call.
 	if want := []int{1, 3, 3, 1, 1}; !slices.Equal(counts, want) {
 		t.Errorf("records per batch = %v, want %v", counts, want)
 	}
