@@ -142,9 +142,10 @@ func fromProperties(keys []string, values map[string]string) (Config, Warnings, 
 	c.MetadataLogDir = resolveMetadataLogDir(values)
 
 	for _, e := range c.problems() {
-		var ce *ConfigError
-		if errors.As(e, &ce) && bad[ce.Key] {
-			continue // already reported as unreadable
+		// A problem that involves an unreadable property was caused by
+		// what could not be read, which is reported already.
+		if ce, ok := e.(*ConfigError); ok && slices.ContainsFunc(ce.keys(), func(k string) bool { return bad[k] }) {
+			continue
 		}
 		errs = append(errs, e)
 	}
@@ -214,7 +215,9 @@ type property struct {
 var propertyTable = []property{
 	{keyNodeID, func(c *Config, v string) (string, error) {
 		n, err := parseInt32(v)
-		c.NodeID = NodeID(n)
+		if err == nil {
+			c.NodeID = NodeID(n)
+		}
 		return "", err
 	}, func(c Config) (string, bool) { return c.NodeID.String(), true }},
 	{keyProcessRoles, func(c *Config, v string) (string, error) {
@@ -222,47 +225,60 @@ var propertyTable = []property{
 		if err != nil {
 			return "", err
 		}
-		c.ProcessRoles = nil
+		var roles []ProcessRole
 		for _, e := range entries {
 			switch e {
 			case "broker":
-				c.ProcessRoles = append(c.ProcessRoles, BrokerRole)
+				roles = append(roles, BrokerRole)
 			case "controller":
-				c.ProcessRoles = append(c.ProcessRoles, ControllerRole)
+				roles = append(roles, ControllerRole)
 			default:
 				return "", fmt.Errorf("unknown process role %q (only broker and controller exist)", e)
 			}
 		}
+		c.ProcessRoles = roles
 		return "", nil
 	}, func(c Config) (string, bool) { return formatRoles(c.ProcessRoles), true }},
 	{keyControllerListenerNames, func(c *Config, v string) (string, error) {
 		entries, err := splitList(v)
-		c.ControllerListenerNames = entries
+		if err == nil {
+			c.ControllerListenerNames = entries
+		}
 		return "", err
 	}, func(c Config) (string, bool) { return strings.Join(c.ControllerListenerNames, ","), true }},
 	{keyListeners, func(c *Config, v string) (string, error) {
 		eps, err := parseEndpoints(v)
-		c.Listeners = eps
+		if err == nil {
+			c.Listeners = eps
+		}
 		return "", err
 	}, func(c Config) (string, bool) { return formatEndpoints(c.Listeners), true }},
 	{keyAdvertisedListeners, func(c *Config, v string) (string, error) {
 		eps, err := parseEndpoints(v)
-		c.AdvertisedListeners = eps
+		if err == nil {
+			c.AdvertisedListeners = eps
+		}
 		return "", err
 	}, func(c Config) (string, bool) { return formatEndpoints(c.AdvertisedListeners), true }},
 	{keyListenerSecurityProtocolMap, func(c *Config, v string) (string, error) {
 		m, err := parseProtocolMap(v)
-		c.ListenerSecurityProtocolMap = m
+		if err == nil {
+			c.ListenerSecurityProtocolMap = m
+		}
 		return "", err
 	}, func(c Config) (string, bool) { return formatProtocolMap(c.effectiveProtocolMap()), true }},
 	{keyQuorumVoters, func(c *Config, v string) (string, error) {
 		voters, err := parseVoters(v)
-		c.QuorumVoters = voters
+		if err == nil {
+			c.QuorumVoters = voters
+		}
 		return "", err
 	}, func(c Config) (string, bool) { return formatVoters(c.QuorumVoters), true }},
 	{keyQuorumBootstrapServers, func(c *Config, v string) (string, error) {
 		servers, err := parseHostPorts(v)
-		c.QuorumBootstrapServers = servers
+		if err == nil {
+			c.QuorumBootstrapServers = servers
+		}
 		return "", err
 	}, func(c Config) (string, bool) { return formatHostPorts(c.QuorumBootstrapServers), true }},
 	intMillisProperty(keyElectionTimeout, func(c *Config) *time.Duration { return &c.ElectionTimeout }),
@@ -293,11 +309,14 @@ var propertyTable = []property{
 	intMillisProperty(keyMaxIdleInterval, func(c *Config) *time.Duration { return &c.MaxIdleInterval }),
 	{keyInternalSegmentBytes, func(c *Config, v string) (string, error) {
 		n, err := parseInt32(v)
-		if err == nil && n < 1 {
+		if err != nil {
+			return "", err
+		}
+		if n < 1 {
 			return "", errors.New("must be at least 1")
 		}
 		c.InternalSegmentBytes = n
-		return "", err
+		return "", nil
 	}, func(c Config) (string, bool) {
 		return strconv.FormatInt(int64(c.InternalSegmentBytes), 10), c.InternalSegmentBytes != 0
 	}},
@@ -309,7 +328,9 @@ var propertyTable = []property{
 	int32Property(keyMaxConnectionsPerIP, func(c *Config) *int32 { return &c.MaxConnectionsPerIP }),
 	{keyMaxConnectionsPerIPOverrides, func(c *Config, v string) (string, error) {
 		m, err := parseOverrides(v)
-		c.MaxConnectionsPerIPOverrides = m
+		if err == nil {
+			c.MaxConnectionsPerIPOverrides = m
+		}
 		return "", err
 	}, func(c Config) (string, bool) { return formatOverrides(c.MaxConnectionsPerIPOverrides), true }},
 }

@@ -23,7 +23,13 @@ type ConfigError struct {
 	Value string
 	// Reason says what is wrong and, where it helps, what to do.
 	Reason string
+
+	// related are the other properties the problem depends on.
+	related []string
 }
+
+// keys returns Key and the other properties the problem depends on.
+func (e *ConfigError) keys() []string { return append([]string{e.Key}, e.related...) }
 
 // Error formats the problem as raft: key="value": reason.
 func (e *ConfigError) Error() string {
@@ -69,6 +75,12 @@ type validator struct{ errs []error }
 
 func (v *validator) add(key, value, format string, args ...any) {
 	v.errs = append(v.errs, &ConfigError{Key: key, Value: value, Reason: fmt.Sprintf(format, args...)})
+}
+
+// addRelated adds a problem with key that also depends on the related
+// properties.
+func (v *validator) addRelated(key string, related []string, value, format string, args ...any) {
+	v.errs = append(v.errs, &ConfigError{Key: key, Value: value, Reason: fmt.Sprintf(format, args...), related: related})
 }
 
 func (c Config) validateIdentity(v *validator) {
@@ -117,7 +129,7 @@ func (c Config) validateListeners(v *validator) {
 			if _, ok := findEndpoint(c.Listeners, n); ok {
 				hint = " (listener names are upper case)"
 			}
-			v.add(keyControllerListenerNames, names, "listener %s must appear in listeners%s", n, hint)
+			v.addRelated(keyControllerListenerNames, []string{keyListeners}, names, "listener %s must appear in listeners%s", n, hint)
 		}
 	}
 
@@ -128,7 +140,7 @@ func (c Config) validateListeners(v *validator) {
 	c.validateEndpoints(v, keyListeners, listeners, c.Listeners)
 	for _, e := range c.Listeners {
 		if e.Name != "" && !slices.Contains(c.ControllerListenerNames, e.Name) {
-			v.add(keyListeners, listeners, "listener %s is not in controller.listener.names; a controller-only node may list controller listeners only", e.Name)
+			v.addRelated(keyListeners, []string{keyControllerListenerNames}, listeners, "listener %s is not in controller.listener.names; a controller-only node may list controller listeners only", e.Name)
 		}
 	}
 	c.validatePorts(v, listeners)
@@ -137,7 +149,7 @@ func (c Config) validateListeners(v *validator) {
 	c.validateEndpoints(v, keyAdvertisedListeners, advertised, c.AdvertisedListeners)
 	for _, e := range c.AdvertisedControllerEndpoints() {
 		if e.Host == nonRoutableHost {
-			v.add(keyAdvertisedListeners, advertised, "controller listener %s would advertise the non-routable address 0.0.0.0 (advertised.listeners falls back to listeners); advertise a routable host", e.Name)
+			v.addRelated(keyAdvertisedListeners, []string{keyListeners, keyControllerListenerNames}, advertised, "controller listener %s would advertise the non-routable address 0.0.0.0 (advertised.listeners falls back to listeners); advertise a routable host", e.Name)
 		}
 	}
 
@@ -168,7 +180,7 @@ func (c Config) validateEndpoints(v *validator, key, value string, eps []Endpoin
 			v.add(key, value, "listener %s has an invalid host %q", e.Name, e.Host)
 		}
 		if _, ok := c.ListenerSecurityProtocol(e.Name); !ok {
-			v.add(key, value, "no security protocol defined for listener %s; add it to listener.security.protocol.map", e.Name)
+			v.addRelated(key, []string{keyListenerSecurityProtocolMap, keyControllerListenerNames, keyListeners}, value, "no security protocol defined for listener %s; add it to listener.security.protocol.map", e.Name)
 		}
 	}
 }
@@ -212,7 +224,7 @@ func isIPv4(host string) bool {
 func (c Config) validateQuorum(v *validator) {
 	voters := formatVoters(c.QuorumVoters)
 	if len(c.QuorumVoters) == 0 && len(c.QuorumBootstrapServers) == 0 {
-		v.add(keyQuorumVoters, "", "controller.quorum.voters (a static quorum) or controller.quorum.bootstrap.servers (a dynamic quorum) must name the controllers")
+		v.addRelated(keyQuorumVoters, []string{keyQuorumBootstrapServers}, "", "controller.quorum.voters (a static quorum) or controller.quorum.bootstrap.servers (a dynamic quorum) must name the controllers")
 	}
 	for i, q := range c.QuorumVoters {
 		switch {
@@ -231,7 +243,7 @@ func (c Config) validateQuorum(v *validator) {
 		}
 	}
 	if len(c.QuorumVoters) > 0 && c.NodeID >= 0 && !slices.ContainsFunc(c.QuorumVoters, func(q QuorumVoter) bool { return q.ID == c.NodeID }) {
-		v.add(keyQuorumVoters, voters, "this node's id %d must be one of the voters, since process.roles contains controller", c.NodeID)
+		v.addRelated(keyQuorumVoters, []string{keyNodeID}, voters, "this node's id %d must be one of the voters, since process.roles contains controller", c.NodeID)
 	}
 	servers := formatHostPorts(c.QuorumBootstrapServers)
 	for _, s := range c.QuorumBootstrapServers {
@@ -279,7 +291,7 @@ func (c Config) validateNumbers(v *validator) {
 	atLeast(keyMaxConnectionsPerIP, int64(c.MaxConnectionsPerIP), 0)
 
 	if c.MaxConnectionsPerIP == 0 && len(c.MaxConnectionsPerIPOverrides) == 0 {
-		v.add(keyMaxConnectionsPerIP, "0", "may be 0 only when max.connections.per.ip.overrides is set")
+		v.addRelated(keyMaxConnectionsPerIP, []string{keyMaxConnectionsPerIPOverrides}, "0", "may be 0 only when max.connections.per.ip.overrides is set")
 	}
 	overrides := formatOverrides(c.MaxConnectionsPerIPOverrides)
 	for _, host := range sortedKeys(c.MaxConnectionsPerIPOverrides) {
