@@ -99,7 +99,7 @@ func open(fsys vfs.FS, path string, id ID, o ReadOptions) (*Reader, error) {
 	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("snapshot: open %s: %w", path, errors.Join(ErrNotFound, err))
+			return nil, fmt.Errorf("snapshot: open %s: %w: %w", path, ErrNotFound, err)
 		}
 		return nil, fmt.Errorf("snapshot: open %s: %w", path, err)
 	}
@@ -442,7 +442,7 @@ func ReadHeader(fsys vfs.FS, path string) (Header, error) {
 	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return Header{}, fmt.Errorf("snapshot: read header of %s: %w", path, errors.Join(ErrNotFound, err))
+			return Header{}, fmt.Errorf("snapshot: read header of %s: %w: %w", path, ErrNotFound, err)
 		}
 		return Header{}, fmt.Errorf("snapshot: read header of %s: %w", path, err)
 	}

@@ -79,7 +79,7 @@ func (s *Store) OpenRange(id ID) (*RangeReader, error) {
 	f, err := s.fs.OpenFile(s.Path(id), os.O_RDONLY, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("snapshot: open %s for reading: %w", id, errors.Join(ErrNotFound, err))
+			return nil, fmt.Errorf("snapshot: open %s for reading: %w: %w", id, ErrNotFound, err)
 		}
 		return nil, fmt.Errorf("snapshot: open %s for reading: %w", id, err)
 	}
