@@ -113,6 +113,7 @@ func genRecords(t *rapid.T) []metadata.Record {
 			p.TopicId, p.PartitionId = id(rapid.IntRange(0, 3).Draw(t, "topic")), rapid.Int32Range(0, 2).Draw(t, "partition")
 			p.Replicas = ints("replicas")
 			p.Isr = p.Replicas
+			p.LeaderEpoch, p.PartitionEpoch = 0, 0
 			p.Leader = -1
 			if len(p.Isr) > 0 {
 				p.Leader = p.Isr[0]

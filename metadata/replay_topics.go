@@ -113,7 +113,7 @@ func (img *Image) replayPartition(r *PartitionRecord) error {
 	}
 	p := &Partition{
 		Replicas:            cloneNonEmpty(r.Replicas),
-		Directories:         defaultToMigrating(r.Directories, len(r.Replicas)),
+		Directories:         defaultToMigrating(r.Directories, len(r.Replicas), false),
 		ISR:                 cloneNonEmpty(r.Isr),
 		RemovingReplicas:    cloneNonEmpty(r.RemovingReplicas),
 		AddingReplicas:      cloneNonEmpty(r.AddingReplicas),
@@ -127,8 +127,18 @@ func (img *Image) replayPartition(r *PartitionRecord) error {
 	if err := checkPartition(topic.Name, r.PartitionId, p); err != nil {
 		return err
 	}
+	p.ISR = shareIfEqual(p.ISR, p.Replicas)
 	img.setPartition(topic, r.PartitionId, p)
 	return nil
+}
+
+// shareIfEqual returns b when a holds the same ids, so that equal lists
+// of an immutable partition share memory.
+func shareIfEqual(a, b []int32) []int32 {
+	if a != nil && slices.Equal(a, b) {
+		return b
+	}
+	return a
 }
 
 // setPartition stores p as partition id of topic.
@@ -138,11 +148,11 @@ func (img *Image) setPartition(topic *Topic, id int32, p *Partition) {
 	img.topics.byID = img.topics.byID.Set(topic.ID, &nt)
 }
 
-// defaultToMigrating returns the directories of a partition: a copy of
-// dirs, or every replica in DirectoryMigrating when dirs is empty or
-// only holds DirectoryMigrating (Kafka's
-// PartitionRegistration.defaultToMigrating).
-func defaultToMigrating(dirs [][16]byte, replicas int) [][16]byte {
+// defaultToMigrating returns the directories of a partition: dirs (a
+// copy unless owned, that is already held by the image), or every
+// replica in DirectoryMigrating when dirs is empty or only holds
+// DirectoryMigrating (Kafka's PartitionRegistration.defaultToMigrating).
+func defaultToMigrating(dirs [][16]byte, replicas int, owned bool) [][16]byte {
 	migrating := DirectoryMigrating()
 	all := true
 	for _, d := range dirs {
@@ -152,7 +162,13 @@ func defaultToMigrating(dirs [][16]byte, replicas int) [][16]byte {
 		}
 	}
 	if !all {
+		if owned {
+			return dirs
+		}
 		return slices.Clone(dirs)
+	}
+	if owned && len(dirs) == replicas {
+		return dirs
 	}
 	if replicas == 0 {
 		return nil
@@ -259,11 +275,11 @@ func (img *Image) replayPartitionChange(r *PartitionChangeRecord) error {
 	if r.Replicas != nil {
 		p.Replicas = cloneNonEmpty(r.Replicas)
 	}
-	dirs := old.Directories
 	if r.Directories != nil {
-		dirs = r.Directories
+		p.Directories = defaultToMigrating(r.Directories, len(p.Replicas), false)
+	} else {
+		p.Directories = defaultToMigrating(old.Directories, len(p.Replicas), true)
 	}
-	p.Directories = defaultToMigrating(dirs, len(p.Replicas))
 	if len(p.Directories) != len(p.Replicas) {
 		return reject(ErrInvalidRecord, "partition %s-%d would have %d directories for %d replicas", topic.Name, r.PartitionId, len(p.Directories), len(p.Replicas))
 	}
@@ -293,6 +309,7 @@ func (img *Image) replayPartitionChange(r *PartitionChangeRecord) error {
 	if err := checkPartition(topic.Name, r.PartitionId, &p); err != nil {
 		return err
 	}
+	p.ISR = shareIfEqual(p.ISR, p.Replicas)
 	img.setPartition(topic, r.PartitionId, &p)
 	return nil
 }

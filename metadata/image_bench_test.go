@@ -1,0 +1,213 @@
+package metadata_test
+
+import (
+	"encoding/binary"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/krabka-go/krabka/internal/sharedtest"
+	"github.com/krabka-go/krabka/metadata"
+)
+
+// topicUUID is the id of synthetic topic i.
+func topicUUID(i int) [16]byte {
+	var u [16]byte
+	binary.BigEndian.PutUint64(u[:8], 0x5eed)
+	binary.BigEndian.PutUint64(u[8:], uint64(i))
+	return u
+}
+
+// buildImage returns an image at metadata.version 4.2-IV1 with three
+// brokers and topics × partitions partitions of three replicas each,
+// with directories, as Kafka creates them.
+func buildImage(tb testing.TB, topics, partitions int) *metadata.Image {
+	tb.Helper()
+	d := metadata.NewDelta(metadata.EmptyImage())
+	off := int64(0)
+	replay := func(r metadata.Record) {
+		if err := d.Replay(r, off, 1); err != nil {
+			tb.Fatal(err)
+		}
+		off++
+	}
+	mv := metadata.NewFeatureLevelRecord()
+	mv.Name, mv.FeatureLevel = metadata.FeatureMetadataVersion, 29
+	replay(mv)
+	for b := int32(1); b <= 3; b++ {
+		r := metadata.NewRegisterBrokerRecord()
+		r.Version = 3
+		r.BrokerId, r.BrokerEpoch, r.IncarnationId = b, off, testUUID(uint64(b))
+		r.EndPoints = []metadata.RegisterBrokerRecordBrokerEndpoint{{Name: "PLAINTEXT", Host: fmt.Sprintf("b%d", b), Port: 9092}}
+		r.Features = []metadata.RegisterBrokerRecordBrokerFeature{{Name: metadata.FeatureMetadataVersion, MinSupportedVersion: 7, MaxSupportedVersion: 29}}
+		r.LogDirs = [][16]byte{testUUID(uint64(500 + b))}
+		replay(r)
+	}
+	dirs := [][16]byte{testUUID(501), testUUID(502), testUUID(503)}
+	for i := range topics {
+		tr := metadata.NewTopicRecord()
+		tr.Name, tr.TopicId = fmt.Sprintf("topic-%07d", i), topicUUID(i)
+		replay(tr)
+		for p := range partitions {
+			r := metadata.NewPartitionRecord()
+			r.Version = 2
+			r.TopicId, r.PartitionId = tr.TopicId, int32(p)
+			r.Replicas = []int32{1, 2, 3}
+			r.Isr = r.Replicas
+			r.Leader = int32(1 + p%3)
+			r.Directories = dirs
+			r.LeaderEpoch, r.PartitionEpoch = 0, 0
+			replay(r)
+		}
+	}
+	return d.Apply()
+}
+
+// isrChange returns a PartitionChangeRecord that shrinks the ISR of a
+// partition to two replicas.
+func isrChange(topic, partition int) *metadata.PartitionChangeRecord {
+	r := metadata.NewPartitionChangeRecord()
+	r.Version = 2
+	r.TopicId, r.PartitionId = topicUUID(topic), int32(partition)
+	r.Isr = []int32{1, 2}
+	if partition%3 == 2 {
+		r.Leader = 1
+	}
+	return r
+}
+
+// publishOne publishes the image after one partition change on img.
+func publishOne(tb testing.TB, img *metadata.Image, topic int) *metadata.Image {
+	d := metadata.NewDelta(img)
+	if err := d.Replay(isrChange(topic, 2), img.Offset()+1, 1); err != nil {
+		tb.Fatal(err)
+	}
+	return d.Apply()
+}
+
+// TestPublishCostIsLogarithmic: publishing one partition change
+// allocates O(log n): the allocations grow by a small constant when the
+// image grows sixteenfold, and stay far below the image size.
+func TestPublishCostIsLogarithmic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds images of 16,000 topics")
+	}
+	small, large := buildImage(t, 1000, 10), buildImage(t, 16000, 10)
+	a1 := testing.AllocsPerRun(50, func() { publishOne(t, small, 500) })
+	a2 := testing.AllocsPerRun(50, func() { publishOne(t, large, 8000) })
+	// Four more levels of the topic tree cost at most two nodes each.
+	if a2 > a1+8 || a2 > 60 {
+		t.Errorf("publish allocates %v times on 10,000 partitions and %v on 160,000", a1, a2)
+	}
+	t.Logf("allocations per published change: %v (1,000 topics), %v (16,000 topics)", a1, a2)
+}
+
+// BenchmarkImagePublish measures publishing one partition change on an
+// image of 100,000 topics × 10 partitions: a new Delta, one Replay, one
+// Apply. Run with -benchmem: the allocations are O(log n).
+func BenchmarkImagePublish(b *testing.B) {
+	img := buildImage(b, 100000, 10)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		publishOne(b, img, i%100000)
+	}
+}
+
+// BenchmarkImageMemory reports the heap held by an image of 100,000
+// topics × 10 partitions (3 replicas with directories each), per
+// partition.
+func BenchmarkImageMemory(b *testing.B) {
+	for b.Loop() {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		img := buildImage(b, 100000, 10)
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		if img.Topics().Len() != 100000 {
+			b.Fatal("wrong image")
+		}
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/1e6, "MB/image")
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/1e6, "bytes/partition") // 1e6 partitions
+		runtime.KeepAlive(img)
+	}
+}
+
+// BenchmarkReplayKafkaLog replays the whole kafka42 sample log (16,956
+// decoded records: registrations, topics, partitions, partition changes,
+// configs, NoOps) into an empty image.
+func BenchmarkReplayKafkaLog(b *testing.B) {
+	recs := readMetadataRecords(b, filepath.Join(sharedtest.Dir(b, "kafka-samples"), "kafka42-single-static", "__cluster_metadata-0", "00000000000000000000.log"))
+	b.ReportAllocs()
+	for b.Loop() {
+		d := metadata.NewDelta(metadata.EmptyImage())
+		for _, r := range recs {
+			if err := d.Replay(r.rec, r.offset, r.epoch); err != nil {
+				b.Fatal(err)
+			}
+		}
+		_ = d.Apply()
+	}
+	b.ReportMetric(float64(len(recs)*b.N)/b.Elapsed().Seconds(), "records/s")
+}
+
+// BenchmarkReplayMix replays a steady-state mix on an image of 10,000
+// topics × 10 partitions: 60% ISR and leader changes, 20% NoOps, 10%
+// config changes, 5% broker heartbeat changes, 5% topic creations with
+// their partitions; one image is published per 100 records.
+func BenchmarkReplayMix(b *testing.B) {
+	const topics = 10000
+	base := buildImage(b, topics, 10)
+	var mix []metadata.Record
+	created := 0
+	for i := range 1000 {
+		switch k := i % 20; {
+		case k < 12:
+			mix = append(mix, isrChange(i*7%topics, i%10))
+			back := isrChange(i*7%topics, i%10)
+			back.Isr, back.Leader = []int32{1, 2, 3}, -2
+			mix = append(mix, back)
+		case k < 16:
+			mix = append(mix, metadata.NewNoOpRecord())
+		case k < 18:
+			c := metadata.NewConfigRecord()
+			v := fmt.Sprint(i)
+			c.ResourceType, c.ResourceName, c.Name, c.Value = metadata.ConfigResourceTopic, fmt.Sprintf("topic-%07d", i%topics), "retention.ms", &v
+			mix = append(mix, c)
+		case k < 19:
+			c := metadata.NewBrokerRegistrationChangeRecord()
+			c.BrokerId, c.BrokerEpoch, c.InControlledShutdown = 1, 1, 0
+			mix = append(mix, c)
+		default:
+			t := metadata.NewTopicRecord()
+			t.Name, t.TopicId = fmt.Sprintf("new-%d", created), topicUUID(topics+created)
+			created++
+			mix = append(mix, t)
+			for p := range 10 {
+				r := metadata.NewPartitionRecord()
+				r.Version = 2
+				r.TopicId, r.PartitionId, r.Replicas, r.Isr, r.Leader = t.TopicId, int32(p), []int32{1, 2, 3}, []int32{1, 2, 3}, 1
+				r.Directories = [][16]byte{testUUID(501), testUUID(502), testUUID(503)}
+				r.LeaderEpoch, r.PartitionEpoch = 0, 0
+				mix = append(mix, r)
+			}
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		d := metadata.NewDelta(base)
+		off := base.Offset()
+		for i, r := range mix {
+			off++
+			if err := d.Replay(r, off, 1); err != nil {
+				b.Fatal(err)
+			}
+			if i%100 == 99 {
+				_ = d.Apply()
+			}
+		}
+	}
+	b.ReportMetric(float64(len(mix)*b.N)/b.Elapsed().Seconds(), "records/s")
+}
