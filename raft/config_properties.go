@@ -189,17 +189,21 @@ func (c Config) Properties() map[string]string {
 	return out
 }
 
-// String renders [Config.Properties] as key=value lines sorted by key,
-// suitable for logging the effective configuration at startup.
+// String renders [Config.Properties] as a properties file of key=value
+// lines sorted by key, for logging the effective configuration at
+// startup. Characters that properties text cannot hold as they are (line
+// breaks, backslashes, anything beyond ISO-8859-1) are escaped, so
+// [ParseProperties] reads the text back.
 func (c Config) String() string {
+	p := properties.NewProperties()
+	p.DisableExpansion = true
+	p.WriteSeparator = "="
 	props := c.Properties()
-	var b strings.Builder
 	for _, k := range slices.Sorted(maps.Keys(props)) {
-		b.WriteString(k)
-		b.WriteByte('=')
-		b.WriteString(props[k])
-		b.WriteByte('\n')
+		_, _, _ = p.Set(k, props[k]) // fails only with expansion on
 	}
+	var b strings.Builder
+	_, _ = p.Write(&b, properties.ISO_8859_1) // a strings.Builder does not fail
 	return b.String()
 }
 
