@@ -233,6 +233,15 @@ func TestReaderAccepts(t *testing.T) {
 	if _, err := openBytes(t, BootstrapFile, cat(ctlBatch(t, 0, 1, hdr), ctlBatch(t, 1, 1, foot)), ReadOptions{}); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("bootstrap.checkpoint at epoch 1: %v, want ErrCorrupt", err)
 	}
+	for _, name := range []string{PartFileName(ID{42, e}, 1), DeletedFileName(ID{42, e})} {
+		var ne *NameError
+		if _, err := openBytes(t, name, good, ReadOptions{}); !errors.As(err, &ne) {
+			t.Errorf("Open of %s: %v, want a *NameError", name, err)
+		}
+	}
+	if _, err := openBytes(t, name, good, ReadOptions{MaxBatchBytes: -1}); err == nil || errors.Is(err, ErrCorrupt) {
+		t.Errorf("Open with a negative limit: %v", err)
+	}
 	if _, err := openBytes(t, "notes.txt", good, ReadOptions{}); !errors.Is(err, ErrNotSnapshotName) {
 		t.Errorf("Open of a non-snapshot name: %v", err)
 	}

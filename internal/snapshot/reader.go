@@ -74,27 +74,43 @@ type Reader struct {
 // final control batch ending with SnapshotFooter, with nothing after it.
 // Unknown control record types are skipped, as Kafka's readers do.
 //
-// The name must be a snapshot name (see [ParseFileName]; a .part file is
-// accepted, which is how a download is checked before it is installed)
-// or bootstrap.checkpoint. Any violation is a *CorruptError naming the
+// The name must be a complete snapshot's name (see [ParseFileName]; .part
+// and .deleted files are refused, they are never loaded) or
+// bootstrap.checkpoint. Any violation is a *CorruptError naming the
 // file, the byte position and the reason; a missing file matches
 // [ErrNotFound]. Open reads the file once; iteration reads it again.
 func Open(fsys vfs.FS, path string, o ReadOptions) (*Reader, error) {
-	base := filepath.Base(path)
-	var id ID
-	if base != BootstrapFile {
-		var err error
-		id, _, err = ParseFileName(base)
-		if err != nil {
-			return nil, fmt.Errorf("snapshot: open %s: %w", path, err)
-		}
+	id, err := loadableID(path)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: open %s: %w", path, err)
 	}
 	return open(fsys, path, id, o)
+}
+
+// loadableID returns the ID a loadable file's name gives (the zero ID for
+// bootstrap.checkpoint). Names of .part and .deleted files are refused:
+// those are never loaded (RELIABILITY.md S5, D15).
+func loadableID(path string) (ID, error) {
+	base := filepath.Base(path)
+	if base == BootstrapFile {
+		return ID{}, nil
+	}
+	id, kind, err := ParseFileName(base)
+	if err != nil {
+		return ID{}, err
+	}
+	if kind != KindSnapshot {
+		return ID{}, &NameError{Name: base, Reason: "a " + kind.String() + " file is never loaded"}
+	}
+	return id, nil
 }
 
 func open(fsys vfs.FS, path string, id ID, o ReadOptions) (*Reader, error) {
 	if o.MaxBatchBytes == 0 {
 		o.MaxBatchBytes = DefaultMaxReadBatchBytes
+	}
+	if o.MaxBatchBytes < 0 || o.MaxDecompressedSize < 0 {
+		return nil, fmt.Errorf("snapshot: open %s: negative limit in %+v", path, o)
 	}
 	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
@@ -431,13 +447,9 @@ func (s *scanner) decodeControl(b *recordbatch.Batch, i int, pos int64) (control
 // without reading the whole file; it does not prove the rest of the file
 // valid.
 func ReadHeader(fsys vfs.FS, path string) (Header, error) {
-	base := filepath.Base(path)
-	var id ID
-	if base != BootstrapFile {
-		var err error
-		if id, _, err = ParseFileName(base); err != nil {
-			return Header{}, fmt.Errorf("snapshot: read header of %s: %w", path, err)
-		}
+	id, err := loadableID(path)
+	if err != nil {
+		return Header{}, fmt.Errorf("snapshot: read header of %s: %w", path, err)
 	}
 	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
