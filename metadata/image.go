@@ -98,7 +98,8 @@ func EmptyImage() *Image {
 			entities: newPMap[string, *ClientQuota](strings.Compare),
 		},
 		acls: ACLsImage{
-			byID: newPMap[[16]byte, *ACL](compareUUID),
+			byID:      newPMap[[16]byte, *ACL](compareUUID),
+			byBinding: newPMap[string, [16]byte](strings.Compare),
 		},
 		scram: ScramImage{
 			creds: newPMap[scramKey, *ScramCredential](compareScramKey),

@@ -2,6 +2,7 @@ package metadata
 
 import (
 	"cmp"
+	"fmt"
 	"iter"
 	"strings"
 )
@@ -187,6 +188,14 @@ type ACL struct {
 // ACLsImage holds the access control entries by id (Kafka's AclsImage).
 type ACLsImage struct {
 	byID pmap[[16]byte, *ACL]
+	// byBinding maps aclBinding of every entry to its id, to reject a
+	// second entry with the same binding as Kafka's AclControlManager.
+	byBinding pmap[string, [16]byte]
+}
+
+// aclBinding encodes everything but the id of an entry.
+func aclBinding(a *ACL) string {
+	return fmt.Sprintf("%d\x00%s\x00%d\x00%s\x00%s\x00%d\x00%d", a.ResourceType, a.ResourceName, a.PatternType, a.Principal, a.Host, a.Operation, a.PermissionType)
 }
 
 // Get returns the entry with the given id.

@@ -136,7 +136,8 @@ func (img *Image) replayProducerIDs(r *ProducerIdsRecord) error {
 }
 
 // replayACL applies an AccessControlEntryRecord. Rules (Kafka's
-// AclControlManager.validateNewAcl): the id is not zero and not in use;
+// AclControlManager.validateNewAcl and replay): the id is not zero and
+// not in use, and no entry has the same binding (all other fields);
 // the resource type, pattern type, operation and permission are concrete
 // values (not ANY or UNKNOWN); the resource name and host are not empty;
 // the principal has the form type:name.
@@ -168,16 +169,23 @@ func (img *Image) replayACL(r *AccessControlEntryRecord) error {
 		ID: r.Id, ResourceType: r.ResourceType, ResourceName: r.ResourceName, PatternType: r.PatternType,
 		Principal: r.Principal, Host: r.Host, Operation: r.Operation, PermissionType: r.PermissionType,
 	}
+	binding := aclBinding(a)
+	if other, ok := img.acls.byBinding.Get(binding); ok {
+		return reject(ErrAlreadyExists, "acl %s has the same binding as acl %s", formatUUID(r.Id), formatUUID(other))
+	}
 	img.acls.byID = img.acls.byID.Set(r.Id, a)
+	img.acls.byBinding = img.acls.byBinding.Set(binding, r.Id)
 	return nil
 }
 
 // replayRemoveACL removes an ACL, which must exist.
 func (img *Image) replayRemoveACL(r *RemoveAccessControlEntryRecord) error {
-	if _, ok := img.acls.byID.Get(r.Id); !ok {
+	a, ok := img.acls.byID.Get(r.Id)
+	if !ok {
 		return reject(ErrNotFound, "no acl with id %s", formatUUID(r.Id))
 	}
 	img.acls.byID = img.acls.byID.Delete(r.Id)
+	img.acls.byBinding = img.acls.byBinding.Delete(aclBinding(a))
 	return nil
 }
 
