@@ -135,9 +135,16 @@ func Create(fsys vfs.FS, dir string, id ID, unique uint64, h Header, now int64, 
 // bootstrap records given to Append (FeatureLevelRecord metadata.version
 // first, then the other features by name, then SCRAM records), then the
 // footer. It is written to bootstrap.checkpoint.tmp and renamed over any
-// existing bootstrap.checkpoint by Freeze. now stamps the header batch.
+// existing bootstrap.checkpoint by Freeze. A bootstrap.checkpoint.tmp left
+// by an interrupted format is removed first: format runs before
+// meta.properties exists, so no other writer can own it. now stamps the
+// header batch.
 func CreateBootstrap(fsys vfs.FS, dir string, now int64, o WriterOptions) (*Writer, error) {
-	return create(fsys, dir, filepath.Join(dir, BootstrapTempFile), filepath.Join(dir, BootstrapFile), 0, Header{}, now, o)
+	tmp := filepath.Join(dir, BootstrapTempFile)
+	if err := fsys.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("snapshot: create %s: remove leftover: %w", tmp, err)
+	}
+	return create(fsys, dir, tmp, filepath.Join(dir, BootstrapFile), 0, Header{}, now, o)
 }
 
 func create(fsys vfs.FS, dir, tmpPath, finalPath string, epoch int32, h Header, now int64, o WriterOptions) (*Writer, error) {

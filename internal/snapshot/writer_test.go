@@ -443,7 +443,9 @@ func TestBootstrapCheckpoint(t *testing.T) {
 	if err != nil || h != (Header{}) || len(vals) != 1 || !bytes.Equal(vals[0], mv) {
 		t.Errorf("read back %+v %x %v", h, vals, err)
 	}
-	// Formatting again replaces the file.
+	// Formatting again, after an interrupted attempt left its temporary
+	// file, replaces the file.
+	writeFile(t, m, "/logs/"+BootstrapTempFile, []byte("torn"))
 	w, err = CreateBootstrap(m, "/logs", 600, WriterOptions{})
 	if err != nil {
 		t.Fatal(err)
