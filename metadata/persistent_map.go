@@ -54,12 +54,6 @@ func (m pmap[K, V]) Get(k K) (V, bool) {
 	return zero, false
 }
 
-// Has reports whether k is present.
-func (m pmap[K, V]) Has(k K) bool {
-	_, ok := m.Get(k)
-	return ok
-}
-
 // Set returns a map with k bound to v; m is unchanged.
 func (m pmap[K, V]) Set(k K, v V) pmap[K, V] {
 	root, added := m.insert(m.root, k, v)

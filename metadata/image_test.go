@@ -1,0 +1,153 @@
+package metadata_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/krabka-go/krabka/metadata"
+)
+
+// replayLines replays record lines (the datadriven syntax) from offset 1
+// and fails the test on a rejection.
+func replayLines(t *testing.T, lines ...string) *metadata.Delta {
+	t.Helper()
+	d := metadata.NewDelta(metadata.EmptyImage())
+	for i, l := range lines {
+		rec, err := parseRecord(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Replay(rec, int64(i+1), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return d
+}
+
+func TestReplayErrorMatchesItsKind(t *testing.T) {
+	d := replayLines(t, "feature name=metadata.version level=21")
+	rec, _ := parseRecord("remove-topic id=100")
+	err := d.Replay(rec, 7, 1)
+	var re *metadata.ReplayError
+	if !errors.As(err, &re) {
+		t.Fatalf("Replay = %v, want a *ReplayError", err)
+	}
+	if re.APIKey != metadata.APIKeyRemoveTopicRecord || re.Offset != 7 || re.Kind != metadata.ErrNotFound {
+		t.Errorf("ReplayError = %+v", re)
+	}
+	if !errors.Is(err, metadata.ErrNotFound) || errors.Is(err, metadata.ErrInvalidRecord) {
+		t.Errorf("errors.Is does not follow the kind: %v", err)
+	}
+	if want := "metadata: replay RemoveTopicRecord at offset 7: no topic with id"; !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Error() = %q, want prefix %q", err, want)
+	}
+	if d.Offset() != 1 {
+		t.Errorf("rejected record moved the offset to %d", d.Offset())
+	}
+	if err := d.Replay(nil, 8, 1); !errors.Is(err, metadata.ErrInvalidRecord) {
+		t.Errorf("Replay(nil) = %v", err)
+	}
+}
+
+func TestImageAccessors(t *testing.T) {
+	img := replayLines(t,
+		"feature name=metadata.version level=21",
+		"feature name=group.version level=1",
+		"broker id=1 epoch=2 rack=r1 features=metadata.version:7-21,group.version:0-1",
+		"controller id=3000",
+		"topic name=orders id=100",
+		"partition topic=100 id=0 replicas=1",
+		"partition topic=100 id=1 replicas=1",
+		"config type=2 name=orders key=retention.ms value=5",
+		"quota user=alice client-id=app key=producer_byte_rate value=7",
+		"producer-ids broker=1 epoch=2 next=3000",
+		"acl id=11 resource=orders",
+		"scram name=alice mech=2",
+		"token id=t1 owner=User:alice",
+	).Apply()
+	if img.Offset() != 13 || img.Epoch() != 1 {
+		t.Errorf("provenance %d/%d, want 13/1", img.Offset(), img.Epoch())
+	}
+	f := img.Features()
+	if f.Level(metadata.FeatureMetadataVersion) != 21 || f.Level("group.version") != 1 || f.Level("other") != 0 || f.ZkMigrationState() != 0 {
+		t.Errorf("features: %d %d %d", f.Level(metadata.FeatureMetadataVersion), f.Level("group.version"), f.Level("other"))
+	}
+	c := img.Cluster()
+	if b, ok := c.Broker(1); !ok || *b.Rack != "r1" || b.Epoch != 2 || c.NumBrokers() != 1 {
+		t.Errorf("Broker(1) = %+v, %v", b, ok)
+	}
+	if _, ok := c.Broker(2); ok {
+		t.Error("Broker(2) found")
+	}
+	if ct, ok := c.Controller(3000); !ok || ct.ID != 3000 || c.NumControllers() != 1 {
+		t.Errorf("Controller(3000) = %+v, %v", ct, ok)
+	}
+	topic, ok := img.Topics().ByName("orders")
+	if !ok || topic.NumPartitions() != 2 || img.Topics().Len() != 1 || img.Topics().NumPartitions() != 2 {
+		t.Fatalf("ByName(orders) = %+v, %v", topic, ok)
+	}
+	if byID, _ := img.Topics().ByID(topic.ID); byID != topic {
+		t.Error("ByID and ByName disagree")
+	}
+	if p, ok := topic.Partition(1); !ok || p.Leader != 1 {
+		t.Errorf("Partition(1) = %+v, %v", p, ok)
+	}
+	if _, ok := topic.Partition(2); ok {
+		t.Error("Partition(2) found")
+	}
+	n := 0
+	for range img.Topics().All() {
+		n++
+	}
+	if n != 1 {
+		t.Errorf("All yields %d topics", n)
+	}
+	if v, ok := img.Configs().Get(metadata.ConfigResource{Type: metadata.ConfigResourceTopic, Name: "orders"}, "retention.ms"); !ok || v != "5" || img.Configs().Len() != 1 {
+		t.Errorf("config = %q, %v", v, ok)
+	}
+	if _, ok := img.Configs().Get(metadata.ConfigResource{Type: metadata.ConfigResourceTopic, Name: "x"}, "retention.ms"); ok {
+		t.Error("config of an unknown resource found")
+	}
+	alice, app := "alice", "app"
+	q, ok := img.ClientQuotas().Get([]metadata.QuotaEntityPart{{Type: metadata.QuotaEntityUser, Name: &alice}, {Type: metadata.QuotaEntityClientID, Name: &app}})
+	if !ok || img.ClientQuotas().Len() != 1 {
+		t.Fatal("quota not found with the entity in another order")
+	}
+	if v, ok := q.Value("producer_byte_rate"); !ok || v != 7 {
+		t.Errorf("quota value = %v, %v", v, ok)
+	}
+	if img.ProducerIDs().NextProducerID() != 3000 {
+		t.Errorf("next producer id %d", img.ProducerIDs().NextProducerID())
+	}
+	if a, ok := img.ACLs().Get(testUUID(11)); !ok || a.ResourceName != "orders" || img.ACLs().Len() != 1 {
+		t.Errorf("ACL = %+v, %v", a, ok)
+	}
+	if s, ok := img.Scram().Get(metadata.ScramSHA512, "alice"); !ok || s.Iterations != 4096 || img.Scram().Len() != 1 {
+		t.Errorf("SCRAM = %+v, %v", s, ok)
+	}
+	if _, ok := img.Scram().Get(metadata.ScramSHA256, "alice"); ok {
+		t.Error("SCRAM-SHA-256 credential found")
+	}
+	if tk, ok := img.DelegationTokens().Get("t1"); !ok || tk.Owner != "User:alice" || img.DelegationTokens().Len() != 1 {
+		t.Errorf("token = %+v, %v", tk, ok)
+	}
+}
+
+// TestRejectionChangesNothing: whatever random record is rejected, the
+// delta's image and offset stay as they were.
+func TestRejectionChangesNothing(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		d := metadata.NewDelta(metadata.EmptyImage())
+		for i, r := range genRecords(t) {
+			before, off, txn := printImage(d.Apply()), d.Offset(), d.InTransaction()
+			if err := d.Replay(r, int64(i), 1); err != nil {
+				if got := printImage(d.Apply()); got != before || d.Offset() != off || d.InTransaction() != txn {
+					t.Fatalf("rejected %s (%v) changed the delta", r.APIKey(), err)
+				}
+			}
+		}
+	})
+}
