@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf16"
 
 	"github.com/magiconair/properties"
 )
@@ -191,20 +192,40 @@ func (c Config) Properties() map[string]string {
 
 // String renders [Config.Properties] as a properties file of key=value
 // lines sorted by key, for logging the effective configuration at
-// startup. Characters that properties text cannot hold as they are (line
-// breaks, backslashes, anything beyond ISO-8859-1) are escaped, so
-// [ParseProperties] reads the text back.
+// startup. Characters that properties text cannot hold as they are
+// (backslashes, control characters, anything beyond ASCII) are escaped
+// as Java escapes them, so [ParseProperties] reads the text back.
 func (c Config) String() string {
-	p := properties.NewProperties()
-	p.DisableExpansion = true
-	p.WriteSeparator = "="
 	props := c.Properties()
-	for _, k := range slices.Sorted(maps.Keys(props)) {
-		_, _, _ = p.Set(k, props[k]) // fails only with expansion on
-	}
 	var b strings.Builder
-	_, _ = p.Write(&b, properties.ISO_8859_1) // a strings.Builder does not fail
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		b.WriteString(k)
+		b.WriteByte('=')
+		writeEscaped(&b, props[k])
+		b.WriteByte('\n')
+	}
 	return b.String()
+}
+
+// writeEscaped writes a property value in ASCII: a leading space and
+// backslashes escaped, control and non-ASCII characters as \uXXXX
+// (UTF-16, as Java writes them).
+func writeEscaped(b *strings.Builder, v string) {
+	for i, r := range v {
+		switch {
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == ' ' && i == 0:
+			b.WriteString(`\ `)
+		case r >= 0x20 && r < 0x7f:
+			b.WriteRune(r)
+		case r > 0xffff:
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(b, `\u%04x\u%04x`, r1, r2)
+		default:
+			fmt.Fprintf(b, `\u%04x`, r)
+		}
+	}
 }
 
 // property reads and writes one Kafka property of a Config. parse gets
