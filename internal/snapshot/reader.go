@@ -272,7 +272,7 @@ func (s *scanner) next() (*recordbatch.Batch, int64, error) {
 	if rest < recordbatch.LogOverhead {
 		return nil, pos, s.corrupt(pos, true, nil, "%d bytes left, less than a batch's length prefix", rest)
 	}
-	if err := s.read(pos, recordbatch.LogOverhead); err != nil {
+	if err := s.read(0, pos, recordbatch.LogOverhead); err != nil {
 		return nil, pos, err
 	}
 	total, err := recordbatch.TotalSize(s.buf[:recordbatch.LogOverhead])
@@ -285,7 +285,8 @@ func (s *scanner) next() (*recordbatch.Batch, int64, error) {
 	if int64(total) > rest {
 		return nil, pos, s.corrupt(pos, true, nil, "batch of %d bytes but only %d bytes left", total, rest)
 	}
-	if err := s.read(pos, total); err != nil {
+	// The length prefix is already in the buffer; read the rest.
+	if err := s.read(recordbatch.LogOverhead, pos+recordbatch.LogOverhead, total); err != nil {
 		return nil, pos, err
 	}
 	b, err := s.dec.Decode(s.buf[:total])
@@ -312,14 +313,16 @@ func (s *scanner) rewind() {
 	s.pos, s.nextOffset, s.index, s.footer, s.header = 0, 0, 0, false, Header{}
 }
 
-// read fills s.buf[:n] from the file at pos.
-func (s *scanner) read(pos int64, n int) error {
+// read fills s.buf[from:n] from the file at pos, keeping s.buf[:from].
+func (s *scanner) read(from int, pos int64, n int) error {
 	if cap(s.buf) < n {
-		s.buf = make([]byte, n)
+		nb := make([]byte, n)
+		copy(nb, s.buf[:from])
+		s.buf = nb
 	}
 	s.buf = s.buf[:n]
-	got, err := s.f.ReadAt(s.buf, pos)
-	if got == n {
+	got, err := s.f.ReadAt(s.buf[from:], pos)
+	if got == n-from {
 		return nil
 	}
 	if err == nil || errors.Is(err, io.EOF) {
