@@ -52,7 +52,8 @@
 // parameter. The bootstrap files go through the same code:
 // [CreateBootstrap] for bootstrap.checkpoint, and Create with ID 0-0 and a
 // Header carrying kraft.version 1 and the initial voters for the bootstrap
-// snapshot of a dynamic quorum.
+// snapshot of a dynamic quorum; [WriteBootstrapCheckpoint] and
+// [WriteBootstrapSnapshot] do either in one call for the format command.
 //
 // # Reading
 //

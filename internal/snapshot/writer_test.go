@@ -493,3 +493,35 @@ func TestRecordSize(t *testing.T) {
 		}
 	}
 }
+
+func TestWriteBootstrapHelpers(t *testing.T) {
+	m := vfs.NewMem()
+	mkdirDurable(t, m, "/logs/__cluster_metadata-0")
+	if err := WriteBootstrapCheckpoint(m, "/logs", 77, [][]byte{noOp, noOp}); err != nil {
+		t.Fatal(err)
+	}
+	h, vals, err := readAll(m, "/logs/"+BootstrapFile)
+	if err != nil || h != (Header{}) || len(vals) != 2 {
+		t.Errorf("bootstrap.checkpoint: %+v, %d values, %v", h, len(vals), err)
+	}
+	if err := WriteBootstrapCheckpoint(m, "/logs", 77, [][]byte{nil}); err == nil {
+		t.Error("WriteBootstrapCheckpoint with a nil value succeeded")
+	}
+	dir := "/logs/__cluster_metadata-0"
+	if err := WriteBootstrapSnapshot(m, dir, 1, 1760258513916, nil); err == nil {
+		t.Error("WriteBootstrapSnapshot without voters succeeded")
+	}
+	if err := WriteBootstrapSnapshot(m, dir, 1, 1760258513916, testVoters()); err != nil {
+		t.Fatal(err)
+	}
+	h, vals, err = readAll(m, dir+"/"+FileName(Bootstrap))
+	if err != nil || h.LastContainedLogTimestamp != 1760258513916 || h.KRaftVersion != 1 || !reflect.DeepEqual(h.Voters, testVoters()) || len(vals) != 0 {
+		t.Errorf("0-0 snapshot: %+v, %d values, %v", h, len(vals), err)
+	}
+	if err := WriteBootstrapSnapshot(m, dir, 2, 1, testVoters()); !errors.Is(err, ErrExists) {
+		t.Errorf("second bootstrap snapshot: %v, want ErrExists", err)
+	}
+	if l, _ := List(m, dir); len(l.Parts) != 0 || len(l.Snapshots) != 1 {
+		t.Errorf("listing: %+v", l)
+	}
+}
