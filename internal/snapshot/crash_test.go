@@ -146,3 +146,43 @@ func TestStopAfterCountsOperations(t *testing.T) {
 		t.Fatalf("Create after one operation: %v", err)
 	}
 }
+
+// TestDeleteCrashAtEveryStep stops the machine after each operation of
+// Store.Delete (rename to .deleted, directory sync, removal): after a
+// crash and Recover the snapshot is either complete or gone, and gone
+// whenever Delete had returned.
+func TestDeleteCrashAtEveryStep(t *testing.T) {
+	const dir = "/d"
+	id := ID{EndOffset: 500, Epoch: 4}
+	vals := testValues(10)
+	for k := 0; ; k++ {
+		m := vfs.NewMem()
+		writeSnapshot(t, m, dir, id, Header{}, vals, 10, WriterOptions{})
+		stopped := stopAfter(m, k)
+		_, err := NewStore(m, dir).Delete(id)
+		for _, mode := range []vfs.CrashMode{vfs.CrashDropUnsynced, vfs.CrashKeepPrefix, vfs.CrashReorder} {
+			c := m.Clone()
+			c.ClearFaults()
+			c.Crash(rand.New(rand.NewPCG(uint64(k), 9)), mode)
+			l, rerr := Recover(c, dir)
+			if rerr != nil {
+				t.Fatal(rerr)
+			}
+			switch {
+			case len(l.Snapshots) == 0:
+			case err == nil:
+				t.Fatalf("step %d %v: deleted snapshot came back", k, mode)
+			default:
+				if _, got, rerr := readAll(c, dir+"/"+FileName(id)); rerr != nil || len(got) != len(vals) {
+					t.Fatalf("step %d %v: snapshot damaged: %v", k, mode, rerr)
+				}
+			}
+		}
+		if !stopped() {
+			if err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
+}
