@@ -1,8 +1,10 @@
 package snapshot
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/krabka-go/krabka/internal/control"
@@ -217,12 +219,29 @@ func TestReaderAccepts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, data := range [][]byte{
+	var compressed [][]byte
+	for _, c := range []recordbatch.Compression{recordbatch.CompressionGzip, recordbatch.CompressionSnappy, recordbatch.CompressionLZ4, recordbatch.CompressionZstd} {
+		// Kafka compresses snapshot batches when the metadata log is
+		// configured to; the records come back decompressed.
+		compressed = append(compressed, cat(ctlBatch(t, 0, e, hdr), dataBatch(t, 1, e, recordbatch.Attributes(0).WithCompression(c), testValues(20)...), ctlBatch(t, 21, e, foot)))
+	}
+	for _, data := range append([][]byte{
 		cat(rawCtlBatch(t, 0, e, recordbatch.KeyValue{Key: k, Value: v}, unknown), rawCtlBatch(t, 2, e, unknown, recordbatch.KeyValue{Key: fk, Value: fv})),
 		cat(ctlBatch(t, 0, e, hdr), rawCtlBatch(t, 1, e, unknown), ctlBatch(t, 2, e, foot)),
-	} {
+	}, compressed...) {
 		if _, err := openBytes(t, name, data, ReadOptions{}); err != nil {
 			t.Errorf("Open: %v", err)
+		}
+	}
+	for _, data := range compressed {
+		m := vfs.NewMem()
+		writeFile(t, m, "/d/"+name, data)
+		_, vals, err := readAll(m, "/d/"+name)
+		if err != nil || !slices.EqualFunc(vals, testValues(20), bytes.Equal) {
+			t.Errorf("compressed batch read back %d values, %v", len(vals), err)
+		}
+		if _, err := Open(m, "/d/"+name, ReadOptions{MaxDecompressedSize: 100}); !errors.Is(err, recordbatch.ReasonTooLarge) {
+			t.Errorf("decompression above the limit: %v, want ReasonTooLarge", err)
 		}
 	}
 	// bootstrap.checkpoint must be at epoch 0.
