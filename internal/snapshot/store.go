@@ -93,7 +93,8 @@ func (s *Store) OpenRange(id ID) (*RangeReader, error) {
 }
 
 // ReadRange returns the bytes [position, position+maxBytes) of snapshot
-// id, clipped at the end of the file, and the file's total size: one
+// id, clipped at the end of the file and at [MaxRangeBytes], and the
+// file's total size: one
 // FetchSnapshot response's UnalignedRecords and Size. It opens the file,
 // reads and closes it; a leader serving many chunks of one snapshot may
 // keep a [RangeReader] open instead.
@@ -112,10 +113,18 @@ func (r *RangeReader) ID() ID { return r.id }
 // Size returns the snapshot's size in bytes.
 func (r *RangeReader) Size() int64 { return r.size }
 
-// ReadRange returns the bytes [position, position+maxBytes) of the
-// snapshot, clipped at its end, and its total size. A position outside
-// [0, size) is a *PositionError (ErrPositionOutOfRange); maxBytes must be
-// positive. The returned slice is newly allocated, at most maxBytes long.
+// MaxRangeBytes caps the bytes one range read returns, whatever maxBytes
+// the request carries: 8 MiB, what Kafka used as the fixed
+// FetchSnapshot size before 4.3 (its default is now 1 MiB). Kafka sends a
+// zero-copy slice of the file; a range read here allocates, so the cap
+// bounds the allocation. The follower simply asks for the next chunk.
+const MaxRangeBytes = 8 << 20
+
+// ReadRange returns the bytes [position, position+min(maxBytes,
+// MaxRangeBytes)) of the snapshot, clipped at its end, and its total
+// size. A position outside [0, size) is a *PositionError
+// (ErrPositionOutOfRange); maxBytes must be positive. The returned slice
+// is newly allocated.
 func (r *RangeReader) ReadRange(position int64, maxBytes int) ([]byte, int64, error) {
 	if position < 0 || position >= r.size {
 		return nil, r.size, &PositionError{ID: r.id, Position: position, Size: r.size}
@@ -123,7 +132,7 @@ func (r *RangeReader) ReadRange(position int64, maxBytes int) ([]byte, int64, er
 	if maxBytes <= 0 {
 		return nil, r.size, fmt.Errorf("snapshot: read %s: max bytes %d is not positive", r.id, maxBytes)
 	}
-	n := min(int64(maxBytes), r.size-position)
+	n := min(int64(maxBytes), MaxRangeBytes, r.size-position)
 	buf := make([]byte, n)
 	r.mu.Lock()
 	closed := r.closed

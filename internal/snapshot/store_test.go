@@ -176,3 +176,16 @@ func TestConcurrentReadsAndDelete(t *testing.T) {
 		t.Errorf("after concurrent reads and delete: %+v", l)
 	}
 }
+
+func TestReadRangeIsCapped(t *testing.T) {
+	id := ID{EndOffset: 3, Epoch: 1}
+	m := vfs.NewMem()
+	big := make([]byte, 3<<20)
+	big[0] = 1
+	data := writeSnapshot(t, m, "/d", id, Header{}, [][]byte{big, big, big}, 3, WriterOptions{})
+	s := NewStore(m, "/d")
+	got, size, err := s.ReadRange(id, 1, 1<<30)
+	if err != nil || size != int64(len(data)) || len(got) != MaxRangeBytes || !bytes.Equal(got, data[1:1+MaxRangeBytes]) {
+		t.Errorf("ReadRange with a huge maxBytes: %d bytes of %d, %v", len(got), size, err)
+	}
+}
