@@ -42,8 +42,10 @@ func FuzzParseProperties(f *testing.F) {
 			}
 		}
 		back, _, backErr := ParseProperties([]byte(c.String()))
-		if (err == nil) != (backErr == nil) {
-			t.Errorf("reading String() back = %v, first read = %v\ntext:\n%s", backErr, err, c)
+		// An unreadable value leaves its default, which may make the
+		// rendered text valid; a valid file must stay valid.
+		if err == nil && backErr != nil {
+			t.Errorf("reading String() back = %v\ntext:\n%s", backErr, c)
 		}
 		if diff := cmp.Diff(c.Properties(), back.Properties()); diff != "" {
 			t.Errorf("round trip changed the properties (-before +after):\n%s", diff)

@@ -156,8 +156,8 @@ func fromProperties(keys []string, values map[string]string) (Config, Warnings, 
 // resolveMetadataLogDir applies Kafka's rule: metadata.log.dir, else the
 // first of log.dirs, else the first of log.dir, else log.dir's default.
 func resolveMetadataLogDir(values map[string]string) string {
-	if v, ok := values[keyMetadataLogDir]; ok && strings.TrimSpace(v) != "" {
-		return strings.TrimSpace(v)
+	if v, ok := values[keyMetadataLogDir]; ok {
+		return strings.TrimSpace(v) // even when empty, as Kafka takes it
 	}
 	dirs, ok := values[keyLogDirs]
 	if !ok {

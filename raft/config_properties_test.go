@@ -57,7 +57,6 @@ func TestParsePropertiesEveryKey(t *testing.T) {
 		{"metadata.log.dir=/data/meta\nlog.dirs=/data/a,/data/b", func(c Config) any { return c.MetadataLogDir }, "/data/meta"},
 		{"log.dirs= /data/a , /data/b\nlog.dir=/data/c", func(c Config) any { return c.MetadataLogDir }, "/data/a"},
 		{"log.dir=/data/c", func(c Config) any { return c.MetadataLogDir }, "/data/c"},
-		{"metadata.log.dir=\nlog.dir=/data/c", func(c Config) any { return c.MetadataLogDir }, "/data/c"},
 		{"controller.quorum.voters=1@[::1]:9093,2@PLAINTEXT://c2:9093,3@::3:9093", func(c Config) any { return c.QuorumVoters },
 			[]QuorumVoter{{ID: 1, Host: "::1", Port: 9093}, {ID: 2, Host: "c2", Port: 9093}, {ID: 3, Host: "::3", Port: 9093}}},
 		{"controller.quorum.bootstrap.servers=c1:9093, [2001:db8::2]:9093", func(c Config) any { return c.QuorumBootstrapServers },
@@ -202,6 +201,7 @@ func TestParsePropertiesValidates(t *testing.T) {
 		{"metadata.log.segment.bytes=8388607", "metadata.log.segment.bytes", "at least 8388608", 1},
 		{"controller.quorum.election.timeout.ms=-1", "controller.quorum.election.timeout.ms", "at least 0", 1},
 		{"log.dirs=", "metadata.log.dir", "required", 1},
+		{"metadata.log.dir=\nlog.dir=/data/c", "metadata.log.dir", "required", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {
