@@ -52,3 +52,38 @@ func FuzzSnapshotRead(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseFileName checks that every name ParseFileName accepts is the
+// one the format functions produce for its ID: parsing is strict, with no
+// second spelling of an ID.
+func FuzzParseFileName(f *testing.F) {
+	for _, s := range []string{
+		"00000000000000012666-0000000003.checkpoint",
+		"00000000000000012666-0000000003-42.checkpoint.part",
+		"00000000000000012666-0000000003.checkpoint.deleted",
+		"09223372036854775807-2147483647.checkpoint",
+		"1-1.checkpoint",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		id, kind, err := ParseFileName(name)
+		if err != nil {
+			return
+		}
+		var want string
+		switch kind {
+		case KindSnapshot:
+			want = FileName(id)
+		case KindDeleted:
+			want = DeletedFileName(id)
+		case KindPart:
+			want = id.prefix() + name[idWidth:]
+		default:
+			t.Fatalf("kind %v", kind)
+		}
+		if name != want {
+			t.Fatalf("ParseFileName(%q) = %v, %v, which formats as %q", name, id, kind, want)
+		}
+	})
+}
