@@ -80,8 +80,10 @@ func reject(kind error, format string, args ...any) error {
 // an AbortTransactionRecord discards the transaction's records.
 //
 // A Delta is not safe for concurrent use; the images it returns are.
-// Replaying costs O(log n) time and allocations per record, and the
-// images share all unchanged state with their base.
+// Replaying costs O(log n) time per record; the images share all
+// unchanged state with their base. Between two calls of Apply, the delta
+// changes the nodes it created in place, so a run of records (a batch,
+// a snapshot) allocates only for what is new.
 type Delta struct {
 	cur Image
 	// txn is the state before the open transaction's Begin, nil when no
@@ -91,7 +93,9 @@ type Delta struct {
 
 // NewDelta returns a delta on top of base.
 func NewDelta(base *Image) *Delta {
-	return &Delta{cur: *base}
+	d := &Delta{cur: *base}
+	d.cur.edit = new(editToken)
+	return d
 }
 
 // InTransaction reports whether a metadata transaction is open.
@@ -110,6 +114,10 @@ func (d *Delta) Apply() *Image {
 		return &img
 	}
 	img := d.cur
+	img.edit = nil
+	// The image now shares the delta's nodes: later records must copy
+	// them.
+	d.cur.edit = new(editToken)
 	return &img
 }
 
@@ -146,7 +154,10 @@ func (d *Delta) Replay(rec Record, offset int64, epoch int32) error {
 			return fail(reject(ErrUnsupportedFeature, "metadata transactions need metadata.version 3.6-IV1 (13), have %d", mv))
 		}
 		before := d.cur
+		before.edit = nil
 		d.txn = &before
+		// Abort returns to before: the transaction must copy its nodes.
+		d.cur.edit = new(editToken)
 		d.cur.offset, d.cur.epoch = offset, epoch
 		return nil
 	case *EndTransactionRecord:
@@ -161,6 +172,7 @@ func (d *Delta) Replay(rec Record, offset int64, epoch int32) error {
 			return fail(reject(ErrTransactionState, "no transaction is open"))
 		}
 		d.cur = *d.txn
+		d.cur.edit = new(editToken)
 		d.txn = nil
 		d.cur.offset, d.cur.epoch = offset, epoch
 		return nil
@@ -177,9 +189,10 @@ func (d *Delta) Replay(rec Record, offset int64, epoch int32) error {
 // metadataVersion3_6_IV1 adds metadata transactions (KIP-868).
 const metadataVersion3_6_IV1 int16 = 13
 
-// replay applies one record to img, a private copy. On error img may be
-// partly changed and must be dropped: every handler validates before it
-// assigns, but callers do not rely on it.
+// replay applies one record to img, the delta's working copy. Every
+// handler validates the record completely before it changes anything:
+// changes may be made in place (nodes stamped with img.edit), so a
+// rejection after a change would leak into the delta.
 func (img *Image) replay(rec Record) error {
 	switch r := rec.(type) {
 	case *NoOpRecord:

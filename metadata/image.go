@@ -61,6 +61,9 @@ const (
 type Image struct {
 	offset int64
 	epoch  int32
+	// edit is nil in a published image; in a Delta's working copy it is
+	// the token of the nodes the delta may still change in place.
+	edit *editToken
 
 	features    FeaturesImage
 	cluster     ClusterImage

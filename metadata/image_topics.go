@@ -41,6 +41,9 @@ type Topic struct {
 	ID [16]byte
 
 	partitions pmap[int32, *Partition]
+	// edit is the token of the delta that made this copy; see
+	// Image.setPartition.
+	edit *editToken
 }
 
 // Partition returns partition id of the topic.

@@ -12,6 +12,15 @@ import "iter"
 // The zero pmap is not usable: make one with newPMap, which fixes the
 // key order. A pmap is a small value (root, size, comparator) and is
 // passed and stored by value.
+//
+// Transient updates: with and without take an edit token. Nodes are
+// stamped with the token that created them, and an update under the same
+// token changes such nodes in place instead of copying them. This makes a
+// run of updates under one token (a Delta replaying a batch, a snapshot
+// load) allocate only what is new. The owner of a token must stop using
+// it (take a new one) before any map that holds its nodes is shared:
+// from then on those nodes are never written again. A nil token makes
+// every update copy its path.
 type pmap[K, V any] struct {
 	root *pnode[K, V]
 	size int
@@ -25,7 +34,12 @@ type pnode[K, V any] struct {
 	val         V
 	left, right *pnode[K, V]
 	height      int8
+	edit        *editToken
 }
+
+// editToken identifies a run of transient updates; see pmap. It has a
+// size so that every new token is a distinct pointer.
+type editToken struct{ _ byte }
 
 // newPMap returns an empty map ordered by cmp, which must be a strict
 // total order (negative, zero or positive like cmp.Compare).
@@ -55,8 +69,16 @@ func (m pmap[K, V]) Get(k K) (V, bool) {
 }
 
 // Set returns a map with k bound to v; m is unchanged.
-func (m pmap[K, V]) Set(k K, v V) pmap[K, V] {
-	root, added := m.insert(m.root, k, v)
+func (m pmap[K, V]) Set(k K, v V) pmap[K, V] { return m.with(k, v, nil) }
+
+// Delete returns a map without k; m is unchanged. Deleting an absent key
+// returns m itself.
+func (m pmap[K, V]) Delete(k K) pmap[K, V] { return m.without(k, nil) }
+
+// with returns a map with k bound to v. Nodes of m stamped with tok may
+// be changed in place; every other node of m is left unchanged.
+func (m pmap[K, V]) with(k K, v V, tok *editToken) pmap[K, V] {
+	root, added := m.insert(m.root, k, v, tok)
 	m.root = root
 	if added {
 		m.size++
@@ -64,10 +86,10 @@ func (m pmap[K, V]) Set(k K, v V) pmap[K, V] {
 	return m
 }
 
-// Delete returns a map without k; m is unchanged. Deleting an absent key
-// returns m itself.
-func (m pmap[K, V]) Delete(k K) pmap[K, V] {
-	root, removed := m.remove(m.root, k)
+// without returns a map without k, changing in place only nodes stamped
+// with tok. Deleting an absent key returns m itself.
+func (m pmap[K, V]) without(k K, tok *editToken) pmap[K, V] {
+	root, removed := m.remove(m.root, k, tok)
 	if !removed {
 		return m
 	}
@@ -109,67 +131,82 @@ func height[K, V any](n *pnode[K, V]) int8 {
 
 // mk allocates a node over two subtrees whose heights differ by at most
 // one.
-func mk[K, V any](k K, v V, l, r *pnode[K, V]) *pnode[K, V] {
-	return &pnode[K, V]{key: k, val: v, left: l, right: r, height: max(height(l), height(r)) + 1}
+func mk[K, V any](k K, v V, l, r *pnode[K, V], tok *editToken) *pnode[K, V] {
+	return &pnode[K, V]{key: k, val: v, left: l, right: r, height: max(height(l), height(r)) + 1, edit: tok}
+}
+
+// rebuild returns node n with children l and r: n itself, changed in
+// place, when tok owns it and no rotation is needed, else new nodes.
+func rebuild[K, V any](n, l, r *pnode[K, V], tok *editToken) *pnode[K, V] {
+	hl, hr := height(l), height(r)
+	if tok != nil && n.edit == tok && hl <= hr+1 && hr <= hl+1 {
+		n.left, n.right, n.height = l, r, max(hl, hr)+1
+		return n
+	}
+	return balance(n.key, n.val, l, r, tok)
 }
 
 // balance builds a node over l and r, whose heights may differ by two,
 // with at most two rotations.
-func balance[K, V any](k K, v V, l, r *pnode[K, V]) *pnode[K, V] {
+func balance[K, V any](k K, v V, l, r *pnode[K, V], tok *editToken) *pnode[K, V] {
 	hl, hr := height(l), height(r)
 	switch {
 	case hl > hr+1:
 		if height(l.left) >= height(l.right) {
-			return mk(l.key, l.val, l.left, mk(k, v, l.right, r))
+			return mk(l.key, l.val, l.left, mk(k, v, l.right, r, tok), tok)
 		}
 		lr := l.right
-		return mk(lr.key, lr.val, mk(l.key, l.val, l.left, lr.left), mk(k, v, lr.right, r))
+		return mk(lr.key, lr.val, mk(l.key, l.val, l.left, lr.left, tok), mk(k, v, lr.right, r, tok), tok)
 	case hr > hl+1:
 		if height(r.right) >= height(r.left) {
-			return mk(r.key, r.val, mk(k, v, l, r.left), r.right)
+			return mk(r.key, r.val, mk(k, v, l, r.left, tok), r.right, tok)
 		}
 		rl := r.left
-		return mk(rl.key, rl.val, mk(k, v, l, rl.left), mk(r.key, r.val, rl.right, r.right))
+		return mk(rl.key, rl.val, mk(k, v, l, rl.left, tok), mk(r.key, r.val, rl.right, r.right, tok), tok)
 	}
-	return mk(k, v, l, r)
+	return mk(k, v, l, r, tok)
 }
 
-func (m pmap[K, V]) insert(n *pnode[K, V], k K, v V) (*pnode[K, V], bool) {
+func (m pmap[K, V]) insert(n *pnode[K, V], k K, v V, tok *editToken) (*pnode[K, V], bool) {
 	if n == nil {
-		return &pnode[K, V]{key: k, val: v, height: 1}, true
+		return &pnode[K, V]{key: k, val: v, height: 1, edit: tok}, true
 	}
 	c := m.cmp(k, n.key)
 	switch {
 	case c < 0:
-		l, added := m.insert(n.left, k, v)
-		return balance(n.key, n.val, l, n.right), added
+		l, added := m.insert(n.left, k, v, tok)
+		return rebuild(n, l, n.right, tok), added
 	case c > 0:
-		r, added := m.insert(n.right, k, v)
-		return balance(n.key, n.val, n.left, r), added
+		r, added := m.insert(n.right, k, v, tok)
+		return rebuild(n, n.left, r, tok), added
+	}
+	if tok != nil && n.edit == tok {
+		n.key, n.val = k, v
+		return n, false
 	}
 	c2 := *n
-	c2.key, c2.val = k, v
+	c2.key, c2.val, c2.edit = k, v, tok
 	return &c2, false
 }
 
-func (m pmap[K, V]) remove(n *pnode[K, V], k K) (*pnode[K, V], bool) {
+func (m pmap[K, V]) remove(n *pnode[K, V], k K, tok *editToken) (*pnode[K, V], bool) {
 	if n == nil {
 		return nil, false
 	}
 	c := m.cmp(k, n.key)
 	switch {
 	case c < 0:
-		l, ok := m.remove(n.left, k)
+		l, ok := m.remove(n.left, k, tok)
 		if !ok {
 			return n, false
 		}
-		return balance(n.key, n.val, l, n.right), true
+		return rebuild(n, l, n.right, tok), true
 	case c > 0:
-		r, ok := m.remove(n.right, k)
+		r, ok := m.remove(n.right, k, tok)
 		if !ok {
 			return n, false
 		}
-		return balance(n.key, n.val, n.left, r), true
+		return rebuild(n, n.left, r, tok), true
 	}
 	if n.left == nil {
 		return n.right, true
@@ -177,16 +214,20 @@ func (m pmap[K, V]) remove(n *pnode[K, V], k K) (*pnode[K, V], bool) {
 	if n.right == nil {
 		return n.left, true
 	}
-	sk, sv, r := removeMin(n.right)
-	return balance(sk, sv, n.left, r), true
+	sk, sv, r := removeMin(n.right, tok)
+	if tok != nil && n.edit == tok {
+		n.key, n.val = sk, sv
+		return rebuild(n, n.left, r, tok), true
+	}
+	return balance(sk, sv, n.left, r, tok), true
 }
 
 // removeMin returns the smallest entry of the non-empty tree n and the
 // tree without it.
-func removeMin[K, V any](n *pnode[K, V]) (K, V, *pnode[K, V]) {
+func removeMin[K, V any](n *pnode[K, V], tok *editToken) (K, V, *pnode[K, V]) {
 	if n.left == nil {
 		return n.key, n.val, n.right
 	}
-	k, v, l := removeMin(n.left)
-	return k, v, balance(n.key, n.val, l, n.right)
+	k, v, l := removeMin(n.left, tok)
+	return k, v, rebuild(n, l, n.right, tok)
 }

@@ -29,8 +29,9 @@ func checkAVL[K, V any](t *rapid.T, m pmap[K, V], n *pnode[K, V], lo, hi *K) int
 }
 
 // TestPMapModel runs random Set, Delete and Get sequences against a Go
-// map, keeping every earlier version and checking that none of them
-// changes: the persistence property.
+// map, with and without transient edit tokens. Every published version
+// (a copy taken before the token is replaced) must keep its contents
+// while later updates go on: the persistence property.
 func TestPMapModel(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		type version struct {
@@ -38,20 +39,28 @@ func TestPMapModel(t *testing.T) {
 			model map[int]int
 		}
 		cur := version{m: newPMap[int, int](cmp.Compare[int]), model: map[int]int{}}
+		var tok *editToken
+		if rapid.Bool().Draw(t, "transient") {
+			tok = new(editToken)
+		}
 		var history []version
 		keys := rapid.IntRange(-50, 50)
 		steps := rapid.IntRange(1, 300).Draw(t, "steps")
 		for range steps {
-			history = append(history, version{m: cur.m, model: maps.Clone(cur.model)})
-			switch rapid.IntRange(0, 2).Draw(t, "op") {
+			switch rapid.IntRange(0, 3).Draw(t, "op") {
 			case 0, 1:
 				k, v := keys.Draw(t, "k"), rapid.Int().Draw(t, "v")
-				cur.m = cur.m.Set(k, v)
+				cur.m = cur.m.with(k, v, tok)
 				cur.model[k] = v
 			case 2:
 				k := keys.Draw(t, "k")
-				cur.m = cur.m.Delete(k)
+				cur.m = cur.m.without(k, tok)
 				delete(cur.model, k)
+			case 3:
+				history = append(history, version{m: cur.m, model: maps.Clone(cur.model)})
+				if tok != nil {
+					tok = new(editToken)
+				}
 			}
 			k := keys.Draw(t, "probe")
 			got, ok := cur.m.Get(k)
@@ -77,6 +86,28 @@ func TestPMapModel(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestPMapTransientAllocs: updates under one token allocate only new
+// nodes; a replaced value under the owning token allocates nothing.
+func TestPMapTransientAllocs(t *testing.T) {
+	tok := new(editToken)
+	m := newPMap[int, int](cmp.Compare[int])
+	for i := range 10000 {
+		m = m.with(i, i, tok)
+	}
+	if allocs := testing.AllocsPerRun(100, func() { m = m.with(5000, 1, tok) }); allocs != 0 {
+		t.Errorf("owned update allocates %v times, want 0", allocs)
+	}
+	frozen := m
+	tok = new(editToken)
+	m = m.with(5000, 2, tok)
+	if m.root == frozen.root {
+		t.Error("update under a new token changed the frozen root in place")
+	}
+	if v, _ := frozen.Get(5000); v != 1 {
+		t.Errorf("frozen map changed: %d", v)
+	}
 }
 
 // TestPMapPathCopy checks that an update allocates only a path: after

@@ -35,9 +35,9 @@ func (img *Image) replayFeatureLevel(r *FeatureLevelRecord) error {
 		return nil
 	}
 	if r.FeatureLevel == 0 {
-		img.features.levels = img.features.levels.Delete(r.Name)
+		img.features.levels = img.features.levels.without(r.Name, img.edit)
 	} else {
-		img.features.levels = img.features.levels.Set(r.Name, r.FeatureLevel)
+		img.features.levels = img.features.levels.with(r.Name, r.FeatureLevel, img.edit)
 	}
 	return nil
 }
@@ -110,7 +110,7 @@ func (img *Image) replayRegisterBroker(r *RegisterBrokerRecord) error {
 	if err := img.checkSupportsFinalized("broker", r.BrokerId, b.Features); err != nil {
 		return err
 	}
-	img.cluster.brokers = img.cluster.brokers.Set(b.ID, b)
+	img.cluster.brokers = img.cluster.brokers.with(b.ID, b, img.edit)
 	return nil
 }
 
@@ -177,7 +177,7 @@ func (img *Image) replayUnregisterBroker(r *UnregisterBrokerRecord) error {
 	if _, err := img.brokerAt(r.BrokerId, r.BrokerEpoch); err != nil {
 		return err
 	}
-	img.cluster.brokers = img.cluster.brokers.Delete(r.BrokerId)
+	img.cluster.brokers = img.cluster.brokers.without(r.BrokerId, img.edit)
 	return nil
 }
 
@@ -190,7 +190,7 @@ func (img *Image) replayFenceBroker(id int32, epoch int64, fenced bool) error {
 	}
 	nb := *b
 	nb.Fenced = fenced
-	img.cluster.brokers = img.cluster.brokers.Set(id, &nb)
+	img.cluster.brokers = img.cluster.brokers.with(id, &nb, img.edit)
 	return nil
 }
 
@@ -226,7 +226,7 @@ func (img *Image) replayBrokerRegistrationChange(r *BrokerRegistrationChangeReco
 	if r.CordonedLogDirs != nil {
 		nb.CordonedLogDirs = slices.Clone(r.CordonedLogDirs)
 	}
-	img.cluster.brokers = img.cluster.brokers.Set(r.BrokerId, &nb)
+	img.cluster.brokers = img.cluster.brokers.with(r.BrokerId, &nb, img.edit)
 	return nil
 }
 
@@ -255,7 +255,7 @@ func (img *Image) replayRegisterController(r *RegisterControllerRecord) error {
 	if err := checkRegistration("controller", r.ControllerId, c.Endpoints, c.Features); err != nil {
 		return err
 	}
-	img.cluster.controllers = img.cluster.controllers.Set(c.ID, c)
+	img.cluster.controllers = img.cluster.controllers.with(c.ID, c, img.edit)
 	return nil
 }
 

@@ -42,14 +42,14 @@ func (img *Image) replayConfig(r *ConfigRecord) error {
 		m = newPMap[string, string](strings.Compare)
 	}
 	if r.Value == nil {
-		m = m.Delete(r.Name)
+		m = m.without(r.Name, img.edit)
 	} else {
-		m = m.Set(r.Name, *r.Value)
+		m = m.with(r.Name, *r.Value, img.edit)
 	}
 	if m.Len() == 0 {
-		img.configs.resources = img.configs.resources.Delete(res)
+		img.configs.resources = img.configs.resources.without(res, img.edit)
 	} else {
-		img.configs.resources = img.configs.resources.Set(res, m)
+		img.configs.resources = img.configs.resources.with(res, m, img.edit)
 	}
 	return nil
 }
@@ -104,14 +104,14 @@ func (img *Image) replayClientQuota(r *ClientQuotaRecord) error {
 		values = q.values
 	}
 	if r.Remove {
-		values = values.Delete(r.Key)
+		values = values.without(r.Key, img.edit)
 	} else {
-		values = values.Set(r.Key, r.Value)
+		values = values.with(r.Key, r.Value, img.edit)
 	}
 	if values.Len() == 0 {
-		img.quotas.entities = img.quotas.entities.Delete(key)
+		img.quotas.entities = img.quotas.entities.without(key, img.edit)
 	} else {
-		img.quotas.entities = img.quotas.entities.Set(key, &ClientQuota{Entity: entity, values: values})
+		img.quotas.entities = img.quotas.entities.with(key, &ClientQuota{Entity: entity, values: values}, img.edit)
 	}
 	return nil
 }
@@ -173,8 +173,8 @@ func (img *Image) replayACL(r *AccessControlEntryRecord) error {
 	if other, ok := img.acls.byBinding.Get(binding); ok {
 		return reject(ErrAlreadyExists, "acl %s has the same binding as acl %s", formatUUID(r.Id), formatUUID(other))
 	}
-	img.acls.byID = img.acls.byID.Set(r.Id, a)
-	img.acls.byBinding = img.acls.byBinding.Set(binding, r.Id)
+	img.acls.byID = img.acls.byID.with(r.Id, a, img.edit)
+	img.acls.byBinding = img.acls.byBinding.with(binding, r.Id, img.edit)
 	return nil
 }
 
@@ -184,8 +184,8 @@ func (img *Image) replayRemoveACL(r *RemoveAccessControlEntryRecord) error {
 	if !ok {
 		return reject(ErrNotFound, "no acl with id %s", formatUUID(r.Id))
 	}
-	img.acls.byID = img.acls.byID.Delete(r.Id)
-	img.acls.byBinding = img.acls.byBinding.Delete(aclBinding(a))
+	img.acls.byID = img.acls.byID.without(r.Id, img.edit)
+	img.acls.byBinding = img.acls.byBinding.without(aclBinding(a), img.edit)
 	return nil
 }
 
@@ -223,7 +223,7 @@ func (img *Image) replayScram(r *UserScramCredentialRecord) error {
 		Name: r.Name, Mechanism: r.Mechanism, Iterations: r.Iterations,
 		Salt: cloneNonEmpty(r.Salt), StoredKey: cloneNonEmpty(r.StoredKey), ServerKey: cloneNonEmpty(r.ServerKey),
 	}
-	img.scram.creds = img.scram.creds.Set(scramKey{r.Mechanism, r.Name}, c)
+	img.scram.creds = img.scram.creds.with(scramKey{r.Mechanism, r.Name}, c, img.edit)
 	return nil
 }
 
@@ -234,7 +234,7 @@ func (img *Image) replayRemoveScram(r *RemoveUserScramCredentialRecord) error {
 	if _, ok := img.scram.creds.Get(k); !ok {
 		return reject(ErrNotFound, "user %s has no credential for SCRAM mechanism %d", r.Name, r.Mechanism)
 	}
-	img.scram.creds = img.scram.creds.Delete(k)
+	img.scram.creds = img.scram.creds.without(k, img.edit)
 	return nil
 }
 
@@ -260,7 +260,7 @@ func (img *Image) replayDelegationToken(r *DelegationTokenRecord) error {
 		TokenID: r.TokenId, Owner: r.Owner, Requester: r.Requester, Renewers: cloneNonEmpty(r.Renewers),
 		IssueTimestamp: r.IssueTimestamp, MaxTimestamp: r.MaxTimestamp, ExpirationTimestamp: r.ExpirationTimestamp,
 	}
-	img.tokens.byID = img.tokens.byID.Set(r.TokenId, t)
+	img.tokens.byID = img.tokens.byID.with(r.TokenId, t, img.edit)
 	return nil
 }
 
@@ -269,6 +269,6 @@ func (img *Image) replayRemoveDelegationToken(r *RemoveDelegationTokenRecord) er
 	if _, ok := img.tokens.byID.Get(r.TokenId); !ok {
 		return reject(ErrNotFound, "no delegation token %s", r.TokenId)
 	}
-	img.tokens.byID = img.tokens.byID.Delete(r.TokenId)
+	img.tokens.byID = img.tokens.byID.without(r.TokenId, img.edit)
 	return nil
 }

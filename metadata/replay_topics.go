@@ -54,10 +54,10 @@ func (img *Image) replayTopic(r *TopicRecord) error {
 		if other, ok := t.byLegal.Get(legal); ok {
 			return reject(ErrInvalidRecord, "topic %s collides with existing topic %s", r.Name, other)
 		}
-		t.byLegal = t.byLegal.Set(legal, r.Name)
+		t.byLegal = t.byLegal.with(legal, r.Name, img.edit)
 	}
-	t.byID = t.byID.Set(r.TopicId, &Topic{Name: r.Name, ID: r.TopicId, partitions: newPartitionMap()})
-	t.byName = t.byName.Set(r.Name, r.TopicId)
+	t.byID = t.byID.with(r.TopicId, &Topic{Name: r.Name, ID: r.TopicId, partitions: newPartitionMap(), edit: img.edit}, img.edit)
+	t.byName = t.byName.with(r.Name, r.TopicId, img.edit)
 	return nil
 }
 
@@ -79,12 +79,12 @@ func (img *Image) replayRemoveTopic(r *RemoveTopicRecord) error {
 	if !ok {
 		return reject(ErrNotFound, "no topic with id %s", formatUUID(r.TopicId))
 	}
-	t.byID = t.byID.Delete(r.TopicId)
-	t.byName = t.byName.Delete(topic.Name)
+	t.byID = t.byID.without(r.TopicId, img.edit)
+	t.byName = t.byName.without(topic.Name, img.edit)
 	if legal, collides := legalName(topic.Name); collides {
-		t.byLegal = t.byLegal.Delete(legal)
+		t.byLegal = t.byLegal.without(legal, img.edit)
 	}
-	img.configs.resources = img.configs.resources.Delete(ConfigResource{Type: ConfigResourceTopic, Name: topic.Name})
+	img.configs.resources = img.configs.resources.without(ConfigResource{Type: ConfigResourceTopic, Name: topic.Name}, img.edit)
 	return nil
 }
 
@@ -141,11 +141,18 @@ func shareIfEqual(a, b []int32) []int32 {
 	return a
 }
 
-// setPartition stores p as partition id of topic.
+// setPartition stores p as partition id of topic. A topic that this
+// delta already copied (stamped with its edit token) is changed in
+// place.
 func (img *Image) setPartition(topic *Topic, id int32, p *Partition) {
+	if img.edit != nil && topic.edit == img.edit {
+		topic.partitions = topic.partitions.with(id, p, img.edit)
+		return
+	}
 	nt := *topic
-	nt.partitions = topic.partitions.Set(id, p)
-	img.topics.byID = img.topics.byID.Set(topic.ID, &nt)
+	nt.edit = img.edit
+	nt.partitions = topic.partitions.with(id, p, img.edit)
+	img.topics.byID = img.topics.byID.with(topic.ID, &nt, img.edit)
 }
 
 // defaultToMigrating returns the directories of a partition: dirs (a
@@ -339,8 +346,11 @@ func (img *Image) replayClearElr(r *ClearElrRecord) error {
 }
 
 func (img *Image) clearElr(topic *Topic) {
-	parts := topic.partitions
-	changed := false
+	type change struct {
+		id int32
+		p  *Partition
+	}
+	var changes []change
 	for id, p := range topic.partitions.All() {
 		if len(p.ELR) == 0 && len(p.LastKnownELR) == 0 {
 			continue
@@ -348,13 +358,11 @@ func (img *Image) clearElr(topic *Topic) {
 		np := *p
 		np.ELR, np.LastKnownELR = nil, nil
 		np.PartitionEpoch++
-		parts = parts.Set(id, &np)
-		changed = true
+		changes = append(changes, change{id, &np})
 	}
-	if changed {
-		nt := *topic
-		nt.partitions = parts
-		img.topics.byID = img.topics.byID.Set(topic.ID, &nt)
+	for _, c := range changes {
+		img.setPartition(topic, c.id, c.p)
+		topic, _ = img.topics.byID.Get(topic.ID)
 	}
 }
 
