@@ -71,8 +71,8 @@
 // # FetchSnapshot
 //
 // The leader serves chunks with [Store.ReadRange] (the bytes from a
-// position, at most MaxBytes, and the total size); the 0-0 bootstrap
-// snapshot is never served. The follower writes them in order into a
+// position, at most MaxBytes and at most [MaxRangeBytes], and the total
+// size); the 0-0 bootstrap snapshot is never served. The follower writes them in order into a
 // [Download], which refuses a chunk at the wrong position, past the end or
 // announcing another size, and changes nothing when it does, so the
 // follower can ask again. [Download.Install] fsyncs, verifies the file as
