@@ -57,7 +57,7 @@ func TestImageAccessors(t *testing.T) {
 		"feature name=metadata.version level=21",
 		"feature name=group.version level=1",
 		"broker id=1 epoch=2 rack=r1 features=metadata.version:7-21,group.version:0-1",
-		"controller id=3000",
+		"controller id=3000 features=metadata.version:7-21,group.version:0-1",
 		"topic name=orders id=100",
 		"partition topic=100 id=0 replicas=1",
 		"partition topic=100 id=1 replicas=1",

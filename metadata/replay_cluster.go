@@ -11,9 +11,9 @@ import (
 //   - metadata.version lies in [MinMetadataVersion, MaxMetadataVersion]
 //     (it cannot be removed with level 0);
 //   - other levels are not negative; level 0 removes the feature;
-//   - every registered broker supports the new level, as Kafka's
-//     controller checks before finalizing a level (a broker that does
-//     not list the feature supports only level 0).
+//   - every registered broker and controller supports the new level, as
+//     Kafka's controller checks before finalizing a level (a node that
+//     does not list the feature supports only level 0).
 func (img *Image) replayFeatureLevel(r *FeatureLevelRecord) error {
 	switch {
 	case r.Name == "":
@@ -28,6 +28,11 @@ func (img *Image) replayFeatureLevel(r *FeatureLevelRecord) error {
 	for b := range img.cluster.brokers.Values() {
 		if !supports(b.Features, r.Name, r.FeatureLevel) {
 			return reject(ErrUnsupportedFeature, "broker %d does not support %s level %d", b.ID, r.Name, r.FeatureLevel)
+		}
+	}
+	for c := range img.cluster.controllers.Values() {
+		if !supports(c.Features, r.Name, r.FeatureLevel) {
+			return reject(ErrUnsupportedFeature, "controller %d does not support %s level %d", c.ID, r.Name, r.FeatureLevel)
 		}
 	}
 	if r.Name == FeatureMetadataVersion {
@@ -234,7 +239,8 @@ func (img *Image) replayBrokerRegistrationChange(r *BrokerRegistrationChangeReco
 // replaces any earlier registration of the controller. Rules: the
 // metadata.version is at least 3.7-IV0 (Kafka has no controller
 // registration before); the id is not negative; the incarnation id is
-// not zero; endpoint and feature names are unique.
+// not zero; endpoint and feature names are unique; the controller
+// supports every finalized feature level.
 func (img *Image) replayRegisterController(r *RegisterControllerRecord) error {
 	if mv := img.features.metadataVersion; mv < MetadataVersion3_7_IV0 {
 		return reject(ErrUnsupportedFeature, "controller registration needs metadata.version 3.7-IV0 (15), have %d", mv)
@@ -253,6 +259,9 @@ func (img *Image) replayRegisterController(r *RegisterControllerRecord) error {
 		c.Features = append(c.Features, SupportedFeature{Name: f.Name, Min: f.MinSupportedVersion, Max: f.MaxSupportedVersion})
 	}
 	if err := checkRegistration("controller", r.ControllerId, c.Endpoints, c.Features); err != nil {
+		return err
+	}
+	if err := img.checkSupportsFinalized("controller", r.ControllerId, c.Features); err != nil {
 		return err
 	}
 	img.cluster.controllers = img.cluster.controllers.with(c.ID, c, img.edit)
