@@ -1,0 +1,479 @@
+package raft
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/krabka-go/krabka/internal/kraft"
+	"github.com/krabka-go/krabka/internal/logstore"
+	"github.com/krabka-go/krabka/internal/transport"
+	"github.com/krabka-go/krabka/internal/vfs"
+	"github.com/krabka-go/krabka/internal/wire"
+	"github.com/krabka-go/krabka/metadata"
+)
+
+// SubmitResult is where a committed submission landed.
+type SubmitResult struct {
+	// Offset is the offset of the submission's first record.
+	Offset int64
+	// LastOffset is the offset of its last record.
+	LastOffset int64
+	// Epoch is the leader epoch of the batch that holds the records.
+	Epoch int32
+}
+
+// QuorumState is a node's view of the quorum, as last published by its
+// engine.
+type QuorumState struct {
+	// NodeID is this node.
+	NodeID NodeID
+	// Role is the node's role: Unattached, Prospective, Candidate, Leader,
+	// Follower or Resigned.
+	Role string
+	// Epoch is the node's current epoch.
+	Epoch int32
+	// LeaderID is the leader of Epoch, or -1 when unknown.
+	LeaderID NodeID
+	// HighWatermark is the commit offset this node knows, or -1 when it
+	// knows none yet (after a restart, until the leader reports one).
+	HighWatermark int64
+	// LogEndOffset is the end of the local log.
+	LogEndOffset int64
+	// AppliedOffset is the offset below which every record has been
+	// applied to the image.
+	AppliedOffset int64
+}
+
+// ReplicaState is one replica's progress as the leader tracks it
+// (DescribeQuorum, KRAFT.md §11).
+type ReplicaState struct {
+	// ReplicaID is the replica's node id.
+	ReplicaID NodeID
+	// LogEndOffset is the end offset of its last fetch (the leader's own
+	// log end offset for the leader), -1 if it never fetched.
+	LogEndOffset int64
+	// LastFetchTimestamp and LastCaughtUpTimestamp are wall-clock
+	// milliseconds, -1 if unknown; for the leader both are now.
+	LastFetchTimestamp    int64
+	LastCaughtUpTimestamp int64
+}
+
+// QuorumDescription is the leader's answer to DescribeQuorum.
+type QuorumDescription struct {
+	LeaderID      NodeID
+	LeaderEpoch   int32
+	HighWatermark int64
+	Voters        []ReplicaState
+	Observers     []ReplicaState
+}
+
+// Controller is a running Krabka controller node: the engine that owns the
+// consensus state, the listener that serves the quorum's RPCs, and one
+// sender per peer. Its methods are safe for concurrent use.
+type Controller struct {
+	rc     runtimeConfig
+	eng    *engine
+	srv    *transport.Server
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	// done is closed when the engine goroutine has returned; runErr is
+	// its result, readable after done.
+	done   chan struct{}
+	runErr error
+
+	closers      []io.Closer
+	shutdownOnce sync.Once
+	shutdownErr  error
+}
+
+// Start opens (and locks) the metadata log directory
+// <metadata.log.dir>/__cluster_metadata-0, recovers the log, reads the
+// quorum state (a fresh directory starts at epoch 0), binds the first
+// controller listener and starts the engine and the peer senders. It
+// returns once the node is serving; the quorum elects a leader on its own.
+//
+// ctx bounds the node's life: cancelling it stops every goroutine at once,
+// like a crash that loses nothing durable. [Controller.Shutdown] is the
+// graceful stop and must be called in any case to release the port and
+// the directory.
+func Start(ctx context.Context, cfg Config) (*Controller, error) {
+	return start(ctx, cfg, nil)
+}
+
+// start is Start with an optional listener already bound (tests bind
+// every node's port before any node starts, so that each can name the
+// others' addresses).
+func start(ctx context.Context, cfg Config, ln net.Listener) (c *Controller, err error) {
+	rc, err := newRuntimeConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	fsys := vfs.OS()
+	c = &Controller{rc: rc, done: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			if ln != nil {
+				_ = ln.Close()
+			}
+			c.closeAll()
+		}
+	}()
+	if err := fsys.MkdirAll(rc.logDir, 0o755); err != nil {
+		return nil, fmt.Errorf("raft: create metadata log dir %s: %w", rc.logDir, err)
+	}
+	lock, err := logstore.LockDir(fsys, rc.logDir)
+	if err != nil {
+		return nil, fmt.Errorf("raft: lock metadata log dir %s: %w", rc.logDir, err)
+	}
+	c.closers = append(c.closers, lock)
+	clusterID := ""
+	switch mp, err := logstore.ReadMetaProperties(fsys, rc.logDir); {
+	case err == nil:
+		clusterID = mp.ClusterID
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	}
+	log, _, err := logstore.Open(fsys, rc.dir, rc.logOpts)
+	if err != nil {
+		return nil, fmt.Errorf("raft: open metadata log: %w", err)
+	}
+	c.closers = append(c.closers, log)
+	ps := kraft.PersistentState{LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
+	switch qs, err := logstore.ReadQuorumState(fsys, rc.dir); {
+	case err == nil:
+		ps = kraft.PersistentState{
+			Epoch:    kraft.Epoch(qs.LeaderEpoch),
+			LeaderID: kraft.NodeID(qs.LeaderID),
+			VotedKey: kraft.ReplicaKey{ID: kraft.NodeID(qs.VotedID), DirectoryID: kraft.Uuid(qs.VotedDirectoryID)},
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	}
+
+	e := &engine{
+		rc:         rc,
+		fsys:       fsys,
+		log:        log,
+		start:      time.Now(),
+		clusterID:  clusterID,
+		logger:     rc.logger,
+		inbox:      make(chan event, inboxCapacity),
+		peers:      map[kraft.NodeID]*transport.Peer{},
+		forwarders: map[kraft.NodeID]*transport.Peer{},
+		pub:        &publishedState{},
+		handles:    map[kraft.RecordsHandle]*heldRecords{},
+		inbound:    map[uint64]pendingReply{},
+		delta:      metadata.NewDelta(metadata.EmptyImage()),
+		hw:         -1,
+	}
+	for _, v := range cfg.QuorumVoters {
+		e.voterIDs = append(e.voterIDs, int32(v.ID))
+	}
+	e.applied = kraft.Offset(log.LogStartOffset())
+	e.pub.image.Store(metadata.EmptyImage())
+	node, err := kraft.NewNode(e.now(), rc.core, ps, logView{log: log})
+	if err != nil {
+		return nil, fmt.Errorf("raft: start consensus: %w", err)
+	}
+	e.node = node
+	c.eng = e
+
+	runCtx, cancel := context.WithCancel(ctx)
+	c.cancel = cancel
+	for id, addr := range rc.peers {
+		for _, pc := range []struct {
+			cfg transport.PeerConfig
+			to  map[kraft.NodeID]*transport.Peer
+		}{{rc.peer, e.peers}, {rc.forward, e.forwarders}} {
+			cfg := pc.cfg
+			cfg.Addr = addr
+			p, err := transport.DialPeer(runCtx, cfg)
+			if err != nil {
+				return nil, fmt.Errorf("raft: peer %d at %s: %w", id, addr, err)
+			}
+			pc.to[id] = p
+		}
+	}
+
+	if ln == nil {
+		ln, err = net.Listen("tcp", rc.listenAddr)
+		if err != nil {
+			return nil, fmt.Errorf("raft: listen on %s: %w", rc.listenAddr, err)
+		}
+	}
+	srvCfg := rc.server
+	srvCfg.Handler = &handler{c: c}
+	srv, err := transport.Serve(runCtx, ln, srvCfg)
+	if err != nil {
+		return nil, fmt.Errorf("raft: serve %s: %w", ln.Addr(), err)
+	}
+	ln = nil // the server owns it now
+	c.srv = srv
+
+	e.observe()
+	c.wg.Go(func() {
+		defer close(c.done)
+		c.runErr = e.run(runCtx)
+	})
+	rc.logger.LogAttrs(ctx, slog.LevelInfo, "controller started",
+		slog.String(logKeyAddr, srv.Addr().String()), slog.Int(logKeyEpoch, int(ps.Epoch)),
+		slog.Int64(logKeyOffset, log.LogEndOffset()))
+	return c, nil
+}
+
+// Addr returns the address the controller listener is bound to.
+func (c *Controller) Addr() net.Addr { return c.srv.Addr() }
+
+// enqueue hands ev to the engine, waiting while its queue is full. It
+// fails when ctx ends or the engine has stopped.
+func (c *Controller) enqueue(ctx context.Context, ev event) error {
+	select {
+	case c.eng.inbox <- ev:
+		return nil
+	case <-c.done:
+		return ErrShuttingDown
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// SubmitChange appends records to the metadata log as one atomic unit and
+// returns once they are committed (the high watermark passed them) and
+// applied to this node's image. On a follower the records are forwarded to
+// the leader over the private SubmitChange RPC and the leader's answer is
+// returned.
+//
+// Errors: a [*NotLeaderError] (errors.Is [ErrNotLeader]) when the node
+// that answered knows another leader; [ErrLeaderUnknown] during an
+// election; [ErrInvalidChange] when the image rejects a record;
+// [ErrShuttingDown]; ctx's error. Cancelling ctx stops the wait, not the
+// write: records already handed to the leader may still commit. The same
+// holds for a NotLeaderError after leadership was lost while waiting.
+func (c *Controller) SubmitChange(ctx context.Context, records []metadata.Record) (SubmitResult, error) {
+	if len(records) == 0 {
+		return SubmitResult{}, fmt.Errorf("%w: no records", ErrInvalidChange)
+	}
+	s := &submission{records: records}
+	for _, r := range records {
+		b, err := metadata.Encode(r)
+		if err != nil {
+			return SubmitResult{}, fmt.Errorf("%w: encode %s: %w", ErrInvalidChange, r.APIKey(), err)
+		}
+		s.encoded = append(s.encoded, b)
+	}
+	type outcome struct {
+		res SubmitResult
+		err error
+	}
+	done := make(chan outcome, 1)
+	s.complete = func(res SubmitResult, err error) {
+		select {
+		case done <- outcome{res, err}:
+		default:
+		}
+	}
+	if err := c.enqueue(ctx, event{submit: s}); err != nil {
+		return SubmitResult{}, err
+	}
+	select {
+	case o := <-done:
+		return o.res, o.err
+	case <-ctx.Done():
+		return SubmitResult{}, ctx.Err()
+	case <-c.done:
+		// The engine completes every submission before it returns.
+		select {
+		case o := <-done:
+			return o.res, o.err
+		default:
+			return SubmitResult{}, ErrShuttingDown
+		}
+	}
+}
+
+// QuorumState returns the quorum state the engine published last. It never
+// blocks.
+func (c *Controller) QuorumState() QuorumState {
+	return *c.eng.pub.quorum.Load()
+}
+
+// CurrentImage returns the metadata image of every record applied so far.
+// It never blocks; the image is immutable.
+func (c *Controller) CurrentImage() *metadata.Image {
+	return c.eng.pub.image.Load()
+}
+
+// DescribeQuorum returns the leader's view of every replica's progress
+// (KRAFT.md §11). On a node that is not the leader it fails like
+// SubmitChange does ([*NotLeaderError] or [ErrLeaderUnknown]).
+func (c *Controller) DescribeQuorum(ctx context.Context) (QuorumDescription, error) {
+	type outcome struct {
+		d   QuorumDescription
+		err error
+	}
+	done := make(chan outcome, 1)
+	err := c.enqueue(ctx, event{call: func(e *engine) {
+		d, err := e.describe()
+		done <- outcome{d, err}
+	}})
+	if err != nil {
+		return QuorumDescription{}, err
+	}
+	select {
+	case o := <-done:
+		return o.d, o.err
+	case <-ctx.Done():
+		return QuorumDescription{}, ctx.Err()
+	case <-c.done:
+		return QuorumDescription{}, ErrShuttingDown
+	}
+}
+
+// describe builds the DescribeQuorum view from the core's status.
+func (e *engine) describe() (QuorumDescription, error) {
+	now := e.now()
+	e.node.ExpireObservers(now)
+	st := e.node.Status()
+	if st.Role != kraft.Leader {
+		return QuorumDescription{}, e.notLeader(st)
+	}
+	wall := time.Now().UnixMilli()
+	toWall := func(at kraft.Instant) int64 {
+		if at < 0 {
+			return -1
+		}
+		return wall - int64(now-at)
+	}
+	d := QuorumDescription{LeaderID: NodeID(st.ID), LeaderEpoch: int32(st.Epoch), HighWatermark: int64(st.HighWatermark)}
+	for _, r := range st.Replicas {
+		rs := ReplicaState{ReplicaID: NodeID(r.Key.ID), LogEndOffset: int64(r.LogEndOffset),
+			LastFetchTimestamp: toWall(r.LastFetch), LastCaughtUpTimestamp: toWall(r.LastCaughtUp)}
+		if r.Key.ID == st.ID {
+			rs.LogEndOffset = int64(st.LogEndOffset)
+			rs.LastFetchTimestamp, rs.LastCaughtUpTimestamp = wall, wall
+		}
+		if r.Voter {
+			d.Voters = append(d.Voters, rs)
+		} else {
+			d.Observers = append(d.Observers, rs)
+		}
+	}
+	return d, nil
+}
+
+// Shutdown stops the node gracefully: a leader first resigns (sending
+// EndQuorumEpoch so that a successor is elected without waiting for a
+// timeout) and runs on until a successor is known or two election
+// timeouts pass; then every goroutine exits, the listener's port and the
+// directory lock are released and the log is closed. Submissions still
+// waiting fail with [ErrShuttingDown]. ctx bounds the resignation wait.
+// It returns the error that stopped the engine, if one did; calling it
+// again returns the same result.
+func (c *Controller) Shutdown(ctx context.Context) error {
+	c.shutdownOnce.Do(func() {
+		resigned := make(chan struct{})
+		if c.enqueue(ctx, event{call: func(e *engine) { e.resign(resigned) }}) == nil {
+			select {
+			case <-resigned:
+			case <-c.done:
+			case <-ctx.Done():
+			}
+		}
+		c.cancel()
+		c.wg.Wait()
+		c.closeAll()
+		c.shutdownErr = c.runErr
+		c.rc.logger.LogAttrs(context.Background(), slog.LevelInfo, "controller stopped")
+	})
+	return c.shutdownErr
+}
+
+// closeAll stops the listener and the peers and closes the log and the
+// directory lock, in that order. Every goroutine they own has exited when
+// it returns.
+func (c *Controller) closeAll() {
+	if c.cancel != nil {
+		c.cancel()
+	}
+	if c.srv != nil {
+		_ = c.srv.Close()
+	}
+	if c.eng != nil {
+		for _, p := range c.eng.peers {
+			p.Close()
+		}
+		for _, p := range c.eng.forwarders {
+			p.Close()
+		}
+	}
+	for i := len(c.closers) - 1; i >= 0; i-- {
+		_ = c.closers[i].Close()
+	}
+	c.closers = nil
+}
+
+// forwardOutcome turns the leader's answer to a forwarded submission into
+// SubmitChange's result.
+func forwardOutcome(resp kmsg.Response, err error, records int) (SubmitResult, error) {
+	if err != nil {
+		return SubmitResult{}, fmt.Errorf("%w: forward to the leader: %w", ErrLeaderUnknown, err)
+	}
+	r, ok := resp.(*wire.SubmitChangeResponse)
+	if !ok {
+		return SubmitResult{}, fmt.Errorf("raft: forward to the leader: unexpected answer %T", resp)
+	}
+	msg := ""
+	if r.ErrorMessage != nil {
+		msg = *r.ErrorMessage
+	}
+	switch r.ErrorCode {
+	case 0:
+		return SubmitResult{Offset: r.BaseOffset, LastOffset: r.BaseOffset + int64(records) - 1, Epoch: r.Epoch}, nil
+	case kerr.NotLeaderForPartition.Code:
+		if r.LeaderID < 0 {
+			return SubmitResult{}, ErrLeaderUnknown
+		}
+		return SubmitResult{}, &NotLeaderError{LeaderID: NodeID(r.LeaderID), Epoch: r.LeaderEpoch}
+	case kerr.BrokerNotAvailable.Code:
+		return SubmitResult{}, fmt.Errorf("%w: the leader is shutting down", ErrLeaderUnknown)
+	case kerr.InvalidRequest.Code:
+		return SubmitResult{}, fmt.Errorf("%w: %s", ErrInvalidChange, msg)
+	}
+	return SubmitResult{}, fmt.Errorf("raft: forwarded submission failed on the leader: %w: %s", wire.ErrorForCode(r.ErrorCode), msg)
+}
+
+// submitAnswer is the leader's SubmitChange response for a local outcome.
+func submitAnswer(req *wire.SubmitChangeRequest, res SubmitResult, err error) *wire.SubmitChangeResponse {
+	resp := req.ResponseKind().(*wire.SubmitChangeResponse)
+	if err == nil {
+		resp.BaseOffset, resp.Epoch = res.Offset, res.Epoch
+		return resp
+	}
+	msg := err.Error()
+	resp.ErrorMessage = &msg
+	var nl *NotLeaderError
+	switch {
+	case errors.As(err, &nl):
+		resp.ErrorCode = kerr.NotLeaderForPartition.Code
+		resp.LeaderID, resp.LeaderEpoch = int32(nl.LeaderID), nl.Epoch
+	case errors.Is(err, ErrLeaderUnknown):
+		resp.ErrorCode = kerr.NotLeaderForPartition.Code
+	case errors.Is(err, ErrShuttingDown):
+		resp.ErrorCode = kerr.BrokerNotAvailable.Code
+	case errors.Is(err, ErrInvalidChange):
+		resp.ErrorCode = kerr.InvalidRequest.Code
+	default:
+		resp.ErrorCode = kerr.UnknownServerError.Code
+	}
+	return resp
+}

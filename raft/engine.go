@@ -1,0 +1,825 @@
+package raft
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/krabka-go/krabka/internal/kraft"
+	"github.com/krabka-go/krabka/internal/logstore"
+	"github.com/krabka-go/krabka/internal/recordbatch"
+	"github.com/krabka-go/krabka/internal/transport"
+	"github.com/krabka-go/krabka/internal/vfs"
+	"github.com/krabka-go/krabka/internal/wire"
+	"github.com/krabka-go/krabka/metadata"
+)
+
+// event is one input of the engine. Exactly one field is set.
+type event struct {
+	// request is a KRaft request from a peer, with its reply slot.
+	request *inboundRequest
+	// response is the answer (or the failure) of a request this node sent.
+	response *peerResponse
+	// submit is a metadata change to append (or forward).
+	submit *submission
+	// call runs on the engine goroutine: queries and commands (status,
+	// DescribeQuorum, resign).
+	call func(*engine)
+}
+
+// inboundRequest is a peer's KRaft request waiting for the core's answer.
+type inboundRequest struct {
+	msg     kraft.Message
+	reply   *transport.Reply
+	version int16
+}
+
+// pendingReply is the reply slot of an inbound request the core has not
+// answered yet, keyed by the RequestID the engine gave it.
+type pendingReply struct {
+	reply   *transport.Reply
+	version int16
+}
+
+// peerResponse is a response delivered from a peer sender's callback.
+// records holds the bytes of a Fetch or FetchSnapshot answer.
+type peerResponse struct {
+	msg     kraft.Message
+	records []byte
+}
+
+// heldRecords are bytes the core refers to by a [kraft.RecordsHandle]: the
+// encoded batch of a proposal, or the batches of a Fetch response (then
+// byBase indexes each whole batch by its base offset).
+type heldRecords struct {
+	raw    []byte
+	byBase map[kraft.Offset][]byte
+}
+
+// submission is one SubmitChange: its records, and, once proposed, the
+// offsets they hold. complete is called exactly once, never blocking.
+type submission struct {
+	records []metadata.Record
+	encoded [][]byte
+	// forwarded marks a submission that arrived over the private RPC: a
+	// node that is not the leader answers it instead of forwarding again.
+	forwarded bool
+	complete  func(SubmitResult, error)
+
+	base, last kraft.Offset
+	epoch      kraft.Epoch
+	err        error // the first rejection at apply time
+}
+
+// publishedState is what the engine shares with other goroutines: written
+// only by the engine, read without locks.
+type publishedState struct {
+	quorum atomic.Pointer[QuorumState]
+	image  atomic.Pointer[metadata.Image]
+}
+
+// engine is the single goroutine that owns the consensus core, the log
+// store writer, the applied metadata image and the submission waiters
+// (STYLE.md §3). Everything reaches it through inbox.
+type engine struct {
+	rc        runtimeConfig
+	fsys      vfs.FS
+	log       *logstore.Log
+	node      *kraft.Node
+	start     time.Time
+	clusterID string
+	voterIDs  []int32
+	logger    *slog.Logger
+
+	inbox      chan event
+	peers      map[kraft.NodeID]*transport.Peer
+	forwarders map[kraft.NodeID]*transport.Peer
+	pub        *publishedState
+
+	nextHandle    kraft.RecordsHandle
+	handles       map[kraft.RecordsHandle]*heldRecords
+	nextRequestID uint64
+	inbound       map[uint64]pendingReply
+	// deferred are failure responses for requests that could not even be
+	// queued; they are stepped after the Ready that sent them.
+	deferred []kraft.Message
+
+	pending []*submission // received, not yet proposed
+	waiters []*submission // proposed, in offset order, waiting for commit
+	// spec is the image plus every accepted, uncommitted submission: new
+	// submissions are validated against it. nil means "start from the
+	// applied image".
+	spec *metadata.Delta
+
+	delta   *metadata.Delta
+	applied kraft.Offset // next offset to apply
+	hw      kraft.Offset
+	dec     recordbatch.Decoder
+
+	lastStatus kraft.Status
+
+	resigning      bool
+	resignDeadline time.Time
+	resignDone     []chan struct{}
+}
+
+// now is the core's clock: milliseconds since the engine started, on the
+// monotonic clock.
+func (e *engine) now() kraft.Instant { return kraft.Instant(time.Since(e.start).Milliseconds()) }
+
+// run is the engine loop. It returns when ctx ends, when a resigning
+// leader is done, or with the error that stopped it (a failed write: the
+// log is poisoned and the node must restart to recover).
+func (e *engine) run(ctx context.Context) error {
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	defer e.failAll(ErrShuttingDown)
+	for {
+		if err := e.drive(); err != nil {
+			e.logger.LogAttrs(ctx, slog.LevelError, "engine stopped", slog.String(logKeyError, err.Error()))
+			return err
+		}
+		if e.resignFinished() {
+			return nil
+		}
+		e.armTimer(timer)
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev := <-e.inbox:
+			e.handle(ev)
+			// Group commit: take everything already queued before the
+			// next Ready, so that submissions that arrived together are
+			// appended together and fsynced once. Nothing waits for more.
+			for range inboxCapacity {
+				select {
+				case ev := <-e.inbox:
+					e.handle(ev)
+					continue
+				default:
+				}
+				break
+			}
+		case <-timer.C:
+			e.node.Tick(e.now())
+		}
+	}
+}
+
+// armTimer sets timer to the core's next deadline (and a resigning
+// leader's give-up time).
+func (e *engine) armTimer(timer *time.Timer) {
+	d := e.node.NextDeadline()
+	var wait time.Duration
+	switch {
+	case d == kraft.Never && !e.resigning:
+		timer.Stop()
+		return
+	case d == kraft.Never:
+		wait = time.Until(e.resignDeadline)
+	default:
+		wait = time.Duration(d-e.now()) * time.Millisecond
+		if e.resigning {
+			wait = min(wait, time.Until(e.resignDeadline))
+		}
+	}
+	timer.Reset(max(wait, 0))
+}
+
+// handle applies one input to the core (or queues a submission).
+func (e *engine) handle(ev event) {
+	switch {
+	case ev.request != nil:
+		e.nextRequestID++
+		id := e.nextRequestID
+		setRequestID(ev.request.msg, id)
+		e.inbound[id] = pendingReply{reply: ev.request.reply, version: ev.request.version}
+		e.step(ev.request.msg)
+	case ev.response != nil:
+		m := ev.response.msg
+		if fr, ok := m.(*kraft.FetchResponse); ok && len(ev.response.records) > 0 {
+			e.holdFetched(fr, ev.response.records)
+		}
+		e.step(m)
+	case ev.submit != nil:
+		if e.resigning {
+			ev.submit.complete(SubmitResult{}, ErrShuttingDown)
+			return
+		}
+		e.pending = append(e.pending, ev.submit)
+	case ev.call != nil:
+		ev.call(e)
+	}
+}
+
+// step delivers m to the core. Peer input never fails there; an error is
+// this runtime's misuse, logged for the operator.
+func (e *engine) step(m kraft.Message) {
+	if err := e.node.Step(e.now(), m); err != nil {
+		e.logger.LogAttrs(context.Background(), slog.LevelWarn, "message refused by the consensus core",
+			slog.String("message", m.String()), slog.String(logKeyError, err.Error()))
+	}
+}
+
+// drive proposes the queued submissions and carries out every Ready until
+// the core is quiet, then notices role changes.
+func (e *engine) drive() error {
+	for {
+		e.observe()
+		e.flushSubmissions()
+		if !e.node.HasReady() {
+			break
+		}
+		if err := e.processReady(); err != nil {
+			return err
+		}
+		deferred := e.deferred
+		e.deferred = nil
+		for _, m := range deferred {
+			e.step(m)
+		}
+	}
+	e.observe()
+	return nil
+}
+
+// processReady carries out one Ready in the contract's order: quorum
+// state, truncate, append, one fsync, messages, apply, Advance.
+func (e *engine) processReady() error {
+	rd := e.node.Ready()
+	if rd.State != nil {
+		qs := logstore.QuorumState{
+			DataVersion:   0,
+			LeaderID:      int32(rd.State.LeaderID),
+			LeaderEpoch:   int32(rd.State.Epoch),
+			VotedID:       int32(rd.State.VotedKey.ID),
+			CurrentVoters: e.voterIDs,
+		}
+		if err := logstore.WriteQuorumState(e.fsys, e.rc.dir, qs); err != nil {
+			return fmt.Errorf("raft: persist quorum state %s: %w", rd.State, err)
+		}
+	}
+	if len(rd.SnapshotWrites) > 0 || rd.InstallSnapshot.Valid() {
+		return fmt.Errorf("raft: the leader sent a snapshot (%s), which this runtime cannot install yet", rd.InstallSnapshot)
+	}
+	wrote := false
+	if rd.TruncateTo >= 0 {
+		if err := e.log.Truncate(int64(rd.TruncateTo)); err != nil {
+			return fmt.Errorf("raft: truncate log to %d: %w", rd.TruncateTo, err)
+		}
+		wrote = true
+		if rd.TruncateTo < e.applied {
+			panic(fmt.Sprintf("raft: invariant: truncation to %d below the applied offset %d", rd.TruncateTo, e.applied))
+		}
+	}
+	if len(rd.Appends) > 0 {
+		if err := e.appendBatches(rd.Appends); err != nil {
+			return err
+		}
+		wrote = true
+	}
+	if wrote {
+		if _, err := e.log.Sync(); err != nil {
+			return fmt.Errorf("raft: fsync log: %w", err)
+		}
+	}
+	for _, m := range rd.Messages {
+		e.send(m)
+	}
+	if rd.HighWatermark >= 0 {
+		e.hw = rd.HighWatermark
+		if err := e.applyCommitted(); err != nil {
+			return err
+		}
+	}
+	clear(e.handles)
+	e.node.Advance(rd)
+	return nil
+}
+
+// appendBatches writes the Ready's appends: runs of the leader's own
+// batches through AppendAsLeader, runs of fetched batches through
+// AppendAsFollower, each checked to land where the core placed it.
+func (e *engine) appendBatches(apps []kraft.Append) error {
+	var (
+		buf    []byte
+		leader bool
+		epoch  kraft.Epoch
+		first  kraft.Offset
+		next   kraft.Offset
+	)
+	flush := func() error {
+		if len(buf) == 0 {
+			return nil
+		}
+		var res logstore.AppendResult
+		var err error
+		if leader {
+			res, err = e.log.AppendAsLeader(buf, int32(epoch))
+		} else {
+			res, err = e.log.AppendAsFollower(buf)
+		}
+		if err != nil {
+			return fmt.Errorf("raft: append [%d, %d) at epoch %d: %w", first, next, epoch, err)
+		}
+		if kraft.Offset(res.FirstOffset) != first || kraft.Offset(res.NextOffset) != next {
+			panic(fmt.Sprintf("raft: invariant: append landed at [%d, %d), the core placed it at [%d, %d)", res.FirstOffset, res.NextOffset, first, next))
+		}
+		buf = buf[:0]
+		return nil
+	}
+	for _, a := range apps {
+		var b []byte
+		own := true
+		switch held := e.handles[a.Handle]; {
+		case a.Handle == 0:
+			enc, err := encodeControlBatch(a.Batch, time.Now().UnixMilli())
+			if err != nil {
+				return err
+			}
+			b = enc
+		case held == nil:
+			panic(fmt.Sprintf("raft: invariant: append %s names unknown records handle %d", a.Batch, a.Handle))
+		case held.byBase != nil:
+			own = false
+			b = held.byBase[a.Batch.BaseOffset]
+			if b == nil {
+				panic(fmt.Sprintf("raft: invariant: append %s is not a batch of records handle %d", a.Batch, a.Handle))
+			}
+		default:
+			b = held.raw
+		}
+		if len(buf) > 0 && (own != leader || a.Batch.Epoch != epoch) {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		if len(buf) == 0 {
+			first, leader, epoch = a.Batch.BaseOffset, own, a.Batch.Epoch
+		}
+		buf = append(buf, b...)
+		next = a.Batch.LastOffset + 1
+	}
+	return flush()
+}
+
+// send hands one message to the network: a request to its peer's sender,
+// a response to the reply slot of the request it answers. It never
+// blocks.
+func (e *engine) send(m kraft.Message) {
+	h := kraft.HeaderOf(m)
+	if kraft.IsRequest(m) {
+		p := e.peers[h.To]
+		req, err := wire.KmsgRequest(m, e.clusterID)
+		if p == nil || err != nil {
+			e.deferFailure(m)
+			return
+		}
+		req.SetVersion(transport.NegotiateVersion)
+		if !p.Send(req, func(resp kmsg.Response, err error) { e.onPeerAnswer(m, resp, err) }) {
+			e.deferFailure(m)
+		}
+		return
+	}
+	pr, ok := e.inbound[h.RequestID]
+	if !ok {
+		return
+	}
+	delete(e.inbound, h.RequestID)
+	var records []byte
+	if fr, ok := m.(*kraft.FetchResponse); ok && !fr.Read.Empty() {
+		var err error
+		if records, err = e.readRecords(fr.Read); err != nil {
+			e.logger.LogAttrs(context.Background(), slog.LevelWarn, "read records for a fetch",
+				slog.Int(logKeyPeer, int(h.To)), slog.Int64(logKeyOffset, int64(fr.Read.From)), slog.String(logKeyError, err.Error()))
+			records = nil
+		}
+	}
+	resp, err := wire.KmsgResponse(m, pr.version, records)
+	if err != nil {
+		pr.reply.Close()
+		return
+	}
+	pr.reply.Send(resp)
+}
+
+// deferFailure arranges for the core to learn that request m failed
+// locally, as BROKER_NOT_AVAILABLE, once the current Ready is done.
+func (e *engine) deferFailure(m kraft.Message) {
+	if f, err := wire.KRaftFailure(m, kraft.CodeBrokerNotAvailable); err == nil {
+		e.deferred = append(e.deferred, f)
+	}
+}
+
+// onPeerAnswer runs on a peer sender's goroutine: it turns the outcome of
+// request req into a response event. It never blocks: when the inbox is
+// full the answer is dropped and the core's request timeout frees the
+// destination.
+func (e *engine) onPeerAnswer(req kraft.Message, resp kmsg.Response, err error) {
+	rh := kraft.HeaderOf(req)
+	h := kraft.Header{From: rh.To, To: rh.From, RequestID: rh.RequestID}
+	var pr peerResponse
+	if err == nil {
+		m, records, derr := wire.KRaftResponse(resp, h)
+		if derr == nil {
+			pr = peerResponse{msg: m, records: records}
+		} else {
+			err = derr
+		}
+	}
+	if err != nil {
+		code := kraft.CodeBrokerNotAvailable
+		if c := wire.CodeForError(err); c == int16(kraft.CodeUnsupportedVersion) {
+			code = kraft.CodeUnsupportedVersion
+		}
+		f, ferr := wire.KRaftFailure(req, code)
+		if ferr != nil {
+			return
+		}
+		pr = peerResponse{msg: f}
+	}
+	select {
+	case e.inbox <- event{response: &pr}:
+	default:
+	}
+}
+
+// readRecords reads the whole batches a leader's Fetch answer carries:
+// from the batch holding r.From, within r.MaxBytes (at least one batch),
+// none at or past r.Until.
+func (e *engine) readRecords(r kraft.RecordsRead) ([]byte, error) {
+	rr, err := e.log.Read(int64(r.From), int(max(r.MaxBytes, 1)))
+	if err != nil {
+		return nil, err
+	}
+	b, pos := rr.Batches, 0
+	for pos < len(b) {
+		h, err := recordbatch.PeekHeader(b[pos:])
+		if err != nil || kraft.Offset(h.BaseOffset) >= r.Until {
+			break
+		}
+		pos += h.Size()
+	}
+	return b[:pos], nil
+}
+
+// holdFetched summarises the whole batches of a follower's Fetch response
+// for the core and keeps their bytes under a new handle. A trailing partial
+// or damaged batch ends the summary: the core fetches again from there.
+func (e *engine) holdFetched(m *kraft.FetchResponse, records []byte) {
+	held := &heldRecords{raw: records, byBase: map[kraft.Offset][]byte{}}
+	it := recordbatch.NewIterator(&e.dec, records)
+	for it.Next() {
+		b := it.Batch()
+		info, err := summarize(b)
+		if err != nil {
+			e.logger.LogAttrs(context.Background(), slog.LevelWarn, "undecodable control batch in fetch response",
+				slog.Int(logKeyPeer, int(m.From)), slog.Int64(logKeyOffset, b.BaseOffset), slog.String(logKeyError, err.Error()))
+			break
+		}
+		m.Batches = append(m.Batches, info)
+		held.byBase[info.BaseOffset] = b.Raw
+	}
+	if len(m.Batches) > 0 {
+		e.nextHandle++
+		m.Records = e.nextHandle
+		e.handles[e.nextHandle] = held
+	}
+}
+
+// setRequestID sets the RequestID of an inbound request.
+func setRequestID(m kraft.Message, id uint64) {
+	switch m := m.(type) {
+	case *kraft.VoteRequest:
+		m.RequestID = id
+	case *kraft.BeginQuorumEpochRequest:
+		m.RequestID = id
+	case *kraft.EndQuorumEpochRequest:
+		m.RequestID = id
+	case *kraft.FetchRequest:
+		m.RequestID = id
+	case *kraft.FetchSnapshotRequest:
+		m.RequestID = id
+	}
+}
+
+// observe notices role, epoch and leader changes: it logs them, fails the
+// waiters of a leadership that ended, and publishes the quorum state.
+func (e *engine) observe() {
+	st := e.node.Status()
+	prev := e.lastStatus
+	e.lastStatus = st
+	if st.Role != prev.Role || st.Epoch != prev.Epoch || st.Leader != prev.Leader {
+		e.logger.LogAttrs(context.Background(), slog.LevelInfo, "quorum state changed",
+			slog.String(logKeyRole, st.Role.String()), slog.Int(logKeyEpoch, int(st.Epoch)), slog.Int(logKeyLeaderID, int(st.Leader.LeaderID)))
+		if st.Role != kraft.Leader || st.Epoch != prev.Epoch {
+			e.spec = nil
+			if len(e.waiters) > 0 {
+				err := e.notLeader(st)
+				for _, w := range e.waiters {
+					w.complete(SubmitResult{}, err)
+				}
+				e.waiters = nil
+			}
+		}
+	}
+	q := &QuorumState{
+		NodeID: NodeID(st.ID), Role: st.Role.String(), Epoch: int32(st.Epoch),
+		LeaderID: NodeID(st.Leader.LeaderID), HighWatermark: int64(st.HighWatermark),
+		LogEndOffset: int64(st.LogEndOffset), AppliedOffset: int64(e.applied),
+	}
+	if old := e.pub.quorum.Load(); old == nil || *old != *q {
+		e.pub.quorum.Store(q)
+	}
+}
+
+// notLeader is the error for a submission this node cannot append.
+func (e *engine) notLeader(st kraft.Status) error {
+	switch {
+	case e.resigning || st.ShuttingDown:
+		return ErrShuttingDown
+	case st.Leader.LeaderID == kraft.NoNode || st.Leader.LeaderID == st.ID:
+		return ErrLeaderUnknown
+	}
+	return &NotLeaderError{LeaderID: NodeID(st.Leader.LeaderID), Epoch: int32(st.Leader.Epoch)}
+}
+
+// flushSubmissions proposes every queued submission on the leader, as few
+// batches as the batch size limit allows, after validating each against
+// the image plus the uncommitted submissions before it. A follower
+// forwards them to the leader; other nodes fail them.
+func (e *engine) flushSubmissions() {
+	if len(e.pending) == 0 {
+		return
+	}
+	subs := e.pending
+	e.pending = nil
+	st := e.lastStatus
+	if st.Role != kraft.Leader || st.ShuttingDown {
+		for _, s := range subs {
+			e.forward(s, st)
+		}
+		return
+	}
+	if !e.caughtUp(st.Epoch) {
+		// As Kafka's controller does, a new leader accepts changes only
+		// once it has applied the whole log up to its epoch's start (its
+		// LeaderChange record has committed): validating against an
+		// image that lags the log would reject or accept wrongly. The
+		// submissions wait for that, which is one commit round.
+		e.pending = subs
+		return
+	}
+	if e.spec == nil {
+		e.spec = metadata.NewDelta(e.pub.image.Load())
+	}
+	now := time.Now().UnixMilli()
+	offset := st.LogEndOffset
+	var batch []*submission
+	var builder recordbatch.Builder
+	size := 0
+	propose := func() {
+		if len(batch) == 0 {
+			return
+		}
+		raw, err := builder.Finish()
+		n := 0
+		for _, s := range batch {
+			n += len(s.records)
+		}
+		var info kraft.BatchInfo
+		if err == nil {
+			e.nextHandle++
+			e.handles[e.nextHandle] = &heldRecords{raw: raw}
+			info, err = e.node.Propose(e.now(), kraft.Proposal{Records: n, Handle: e.nextHandle})
+		}
+		if err != nil {
+			// Not reachable on an active leader between Readys; fail
+			// the batch rather than lose track of it.
+			for _, s := range batch {
+				s.complete(SubmitResult{}, fmt.Errorf("raft: propose %d records: %w", n, err))
+			}
+			e.spec = nil
+		} else {
+			at := info.BaseOffset
+			for _, s := range batch {
+				s.base, s.last, s.epoch = at, at+kraft.Offset(len(s.records))-1, info.Epoch
+				at = s.last + 1
+				e.waiters = append(e.waiters, s)
+			}
+		}
+		batch, size = nil, 0
+	}
+	for _, s := range subs {
+		ssize := 0
+		for _, v := range s.encoded {
+			ssize += len(v) + recordOverhead
+		}
+		if ssize+recordbatch.HeaderSize > e.rc.maxBatchBytes {
+			s.complete(SubmitResult{}, fmt.Errorf("%w: %d records of %d bytes exceed the batch limit of %d bytes", ErrInvalidChange, len(s.records), ssize, e.rc.maxBatchBytes))
+			continue
+		}
+		if err := e.validate(s, offset, st.Epoch); err != nil {
+			s.complete(SubmitResult{}, err)
+			continue
+		}
+		offset += kraft.Offset(len(s.records))
+		if len(batch) > 0 && size+ssize+recordbatch.HeaderSize > e.rc.maxBatchBytes {
+			propose()
+		}
+		if len(batch) == 0 {
+			p := recordbatch.DefaultParams()
+			p.PartitionLeaderEpoch = int32(st.Epoch)
+			builder.Reset(nil, p)
+		}
+		for _, v := range s.encoded {
+			builder.Append(now, nil, v, nil)
+		}
+		batch = append(batch, s)
+		size += ssize
+	}
+	propose()
+}
+
+// caughtUp reports whether the leader of epoch has applied every record
+// before its epoch's first batch, and that batch.
+func (e *engine) caughtUp(epoch kraft.Epoch) bool {
+	entries := e.log.EpochEntries()
+	if len(entries) == 0 || entries[len(entries)-1].Epoch != int32(epoch) {
+		return false // the LeaderChange batch is not even written yet
+	}
+	return int64(e.applied) > entries[len(entries)-1].StartOffset
+}
+
+// recordOverhead bounds the framing a record adds to its value in a batch
+// (length, attributes, deltas, key and header counts).
+const recordOverhead = 24
+
+// validate replays s's records on the speculative image at the offsets
+// they will take. On a rejection it restores the speculative image and
+// returns the error.
+func (e *engine) validate(s *submission, offset kraft.Offset, epoch kraft.Epoch) error {
+	saved := *e.spec
+	for i, r := range s.records {
+		if err := e.spec.Replay(r, int64(offset)+int64(i), int32(epoch)); err != nil {
+			*e.spec = saved
+			return fmt.Errorf("%w: %w", ErrInvalidChange, err)
+		}
+	}
+	return nil
+}
+
+// forward sends a submission that reached a follower to the leader over
+// the private SubmitChange RPC, on a connection of its own. A submission
+// that was itself forwarded, or one made while no leader is known, fails
+// with the leader this node knows.
+func (e *engine) forward(s *submission, st kraft.Status) {
+	p := e.forwarders[st.Leader.LeaderID]
+	if s.forwarded || p == nil || e.resigning || st.ShuttingDown {
+		s.complete(SubmitResult{}, e.notLeader(st))
+		return
+	}
+	req := wire.NewSubmitChangeRequest()
+	req.Records = s.encoded
+	if !p.Send(req, func(resp kmsg.Response, err error) { s.complete(forwardOutcome(resp, err, len(s.encoded))) }) {
+		s.complete(SubmitResult{}, ErrLeaderUnknown)
+	}
+}
+
+// applyCommitted replays the committed records below the high watermark
+// into the image, publishes it and completes the waiters it covers.
+func (e *engine) applyCommitted() error {
+	start := e.applied
+	for e.applied < e.hw {
+		rr, err := e.log.Read(int64(e.applied), 1<<20)
+		if err != nil {
+			return fmt.Errorf("raft: read committed records at %d: %w", e.applied, err)
+		}
+		progressed := false
+		it := recordbatch.NewIterator(&e.dec, rr.Batches)
+		for it.Next() {
+			b := it.Batch()
+			if kraft.Offset(b.BaseOffset) >= e.hw {
+				break
+			}
+			if !b.IsControl() {
+				for i := range b.Records {
+					r := &b.Records[i]
+					off := b.RecordOffset(r)
+					if kraft.Offset(off) < e.applied || kraft.Offset(off) >= e.hw {
+						continue
+					}
+					e.replay(r.Value, off, b.PartitionLeaderEpoch)
+				}
+			}
+			e.applied = min(e.hw, kraft.Offset(b.NextOffset()))
+			progressed = true
+		}
+		if err := it.Err(); err != nil {
+			return fmt.Errorf("raft: decode committed batch at %d: %w", e.applied, err)
+		}
+		if !progressed {
+			return fmt.Errorf("raft: no committed batch at %d below the high watermark %d", e.applied, e.hw)
+		}
+	}
+	if e.applied != start {
+		e.pub.image.Store(e.delta.Apply())
+	}
+	done := 0
+	for _, w := range e.waiters {
+		if w.last >= e.applied {
+			break
+		}
+		if w.err != nil {
+			w.complete(SubmitResult{}, w.err)
+		} else {
+			w.complete(SubmitResult{Offset: int64(w.base), LastOffset: int64(w.last), Epoch: int32(w.epoch)}, nil)
+		}
+		done++
+	}
+	e.waiters = slices.Delete(e.waiters, 0, done)
+	if len(e.waiters) == 0 {
+		e.spec = nil
+	}
+	return nil
+}
+
+// replay applies one committed record to the image. A record the image
+// rejects is skipped (every replica rejects it alike) and the rejection
+// goes to the submission that holds its offset.
+func (e *engine) replay(value []byte, offset int64, epoch int32) {
+	rec, err := metadata.Decode(value)
+	if err == nil {
+		err = e.delta.Replay(rec, offset, epoch)
+	}
+	if err == nil {
+		return
+	}
+	e.logger.LogAttrs(context.Background(), slog.LevelWarn, "committed record rejected by the image",
+		slog.Int64(logKeyOffset, offset), slog.String(logKeyError, err.Error()))
+	for _, w := range e.waiters {
+		if kraft.Offset(offset) >= w.base && kraft.Offset(offset) <= w.last {
+			if w.err == nil {
+				w.err = fmt.Errorf("%w: %w", ErrInvalidChange, err)
+			}
+			return
+		}
+	}
+}
+
+// resignFinished reports whether a graceful shutdown may stop the engine:
+// a successor is known, or the resign deadline has passed.
+func (e *engine) resignFinished() bool {
+	if !e.resigning {
+		return false
+	}
+	st := e.lastStatus
+	successor := st.Leader.LeaderID != kraft.NoNode && st.Leader.LeaderID != st.ID
+	if successor || !time.Now().Before(e.resignDeadline) {
+		for _, c := range e.resignDone {
+			close(c)
+		}
+		e.resignDone = nil
+		return true
+	}
+	return false
+}
+
+// resign starts a graceful shutdown (called on the engine goroutine).
+// A leader resigns and the engine runs on until a successor is known or
+// the resign timeout passes; any other node stops at once.
+func (e *engine) resign(done chan struct{}) {
+	e.resignDone = append(e.resignDone, done)
+	if e.resigning {
+		return
+	}
+	wasLeader := e.lastStatus.Role == kraft.Leader
+	e.resigning = true
+	e.node.Resign(e.now())
+	if wasLeader {
+		e.resignDeadline = time.Now().Add(e.rc.resignTimeout)
+	} else {
+		e.resignDeadline = time.Now()
+	}
+}
+
+// failAll completes every submission still in the engine's care with err.
+func (e *engine) failAll(err error) {
+	for _, s := range e.pending {
+		s.complete(SubmitResult{}, err)
+	}
+	for _, s := range e.waiters {
+		s.complete(SubmitResult{}, err)
+	}
+	e.pending, e.waiters = nil, nil
+	for _, c := range e.resignDone {
+		close(c)
+	}
+	e.resignDone = nil
+}

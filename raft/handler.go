@@ -1,0 +1,147 @@
+package raft
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/krabka-go/krabka/internal/transport"
+	"github.com/krabka-go/krabka/internal/wire"
+	"github.com/krabka-go/krabka/metadata"
+)
+
+// handler serves the controller listener. It runs on the connections'
+// reader goroutines: it answers what needs no consensus state
+// (ApiVersions, malformed KRaft requests) itself and hands the rest to the
+// engine's queue, waiting while the queue is full (back-pressure on that
+// connection only).
+type handler struct {
+	c *Controller
+}
+
+// Serve implements [transport.Handler].
+func (h *handler) Serve(ctx context.Context, req *transport.Request, reply *transport.Reply) {
+	c := h.c
+	e := c.eng
+	switch body := req.Body.(type) {
+	case *kmsg.ApiVersionsRequest:
+		reply.Send(wire.AnswerAPIVersions(body, featureState(e.pub.image.Load())))
+	case *kmsg.VoteRequest, *kmsg.BeginQuorumEpochRequest, *kmsg.EndQuorumEpochRequest, *kmsg.FetchRequest, *kmsg.FetchSnapshotRequest:
+		msg, answer, err := wire.KRaftRequest(body, e.clusterID, c.rc.id)
+		switch {
+		case err != nil:
+			reply.Close()
+		case answer != nil:
+			reply.Send(answer)
+		default:
+			ev := event{request: &inboundRequest{msg: msg, reply: reply, version: body.GetVersion()}}
+			if c.enqueue(ctx, ev) != nil {
+				reply.Close()
+			}
+		}
+	case *wire.SubmitChangeRequest:
+		h.submit(ctx, body, reply)
+	case *kmsg.DescribeQuorumRequest:
+		h.describeQuorum(ctx, body, reply)
+	default:
+		e.logger.LogAttrs(ctx, slog.LevelDebug, "request not served by this controller; closing the connection",
+			slog.Int(logKeyAPIKey, int(req.Body.Key())))
+		reply.Close()
+	}
+}
+
+// submit runs a forwarded SubmitChange through the engine like a local
+// one, but never forwards it again.
+func (h *handler) submit(ctx context.Context, req *wire.SubmitChangeRequest, reply *transport.Reply) {
+	s := &submission{forwarded: true, encoded: req.Records}
+	for i, b := range req.Records {
+		r, err := metadata.Decode(b)
+		if err != nil {
+			reply.Send(submitAnswer(req, SubmitResult{}, fmt.Errorf("%w: record %d: %w", ErrInvalidChange, i, err)))
+			return
+		}
+		s.records = append(s.records, r)
+	}
+	if len(s.records) == 0 {
+		reply.Send(submitAnswer(req, SubmitResult{}, fmt.Errorf("%w: no records", ErrInvalidChange)))
+		return
+	}
+	s.complete = func(res SubmitResult, err error) { reply.Send(submitAnswer(req, res, err)) }
+	if err := h.c.enqueue(ctx, event{submit: s}); err != nil {
+		reply.Send(submitAnswer(req, SubmitResult{}, ErrShuttingDown))
+	}
+}
+
+// describeQuorum answers DescribeQuorum (KRAFT.md §4.4, §11) from the
+// engine's status.
+func (h *handler) describeQuorum(ctx context.Context, req *kmsg.DescribeQuorumRequest, reply *transport.Reply) {
+	resp := req.ResponseKind().(*kmsg.DescribeQuorumResponse)
+	t := kmsg.NewDescribeQuorumResponseTopic()
+	t.Topic = wire.MetadataTopic
+	p := kmsg.NewDescribeQuorumResponseTopicPartition()
+	if len(req.Topics) != 1 || len(req.Topics[0].Partitions) != 1 {
+		resp.ErrorCode = kerr.InvalidRequest.Code
+		reply.Send(resp)
+		return
+	}
+	rt, rp := req.Topics[0], req.Topics[0].Partitions[0]
+	t.Topic, p.Partition = rt.Topic, rp.Partition
+	if rt.Topic != wire.MetadataTopic || rp.Partition != wire.MetadataPartition {
+		p.ErrorCode = kerr.UnknownTopicOrPartition.Code
+		t.Partitions = append(t.Partitions, p)
+		resp.Topics = append(resp.Topics, t)
+		reply.Send(resp)
+		return
+	}
+	d, err := h.c.DescribeQuorum(ctx)
+	if err != nil {
+		p.ErrorCode = kerr.NotLeaderForPartition.Code
+		st := h.c.QuorumState()
+		p.LeaderID, p.LeaderEpoch, p.HighWatermark = int32(st.LeaderID), st.Epoch, -1
+		t.Partitions = append(t.Partitions, p)
+		resp.Topics = append(resp.Topics, t)
+		reply.Send(resp)
+		return
+	}
+	p.LeaderID, p.LeaderEpoch, p.HighWatermark = int32(d.LeaderID), d.LeaderEpoch, d.HighWatermark
+	conv := func(rs []ReplicaState) []kmsg.DescribeQuorumResponseTopicPartitionReplicaState {
+		var out []kmsg.DescribeQuorumResponseTopicPartitionReplicaState
+		for _, r := range rs {
+			s := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
+			s.ReplicaID, s.LogEndOffset = int32(r.ReplicaID), r.LogEndOffset
+			s.LastFetchTimestamp, s.LastCaughtUpTimestamp = r.LastFetchTimestamp, r.LastCaughtUpTimestamp
+			out = append(out, s)
+		}
+		return out
+	}
+	p.CurrentVoters, p.Observers = conv(d.Voters), conv(d.Observers)
+	t.Partitions = append(t.Partitions, p)
+	resp.Topics = append(resp.Topics, t)
+	if req.Version >= 2 {
+		for _, v := range h.c.rc.voters {
+			n := kmsg.NewDescribeQuorumResponseNode()
+			n.NodeID = int32(v.ID)
+			l := kmsg.NewDescribeQuorumResponseNodeListener()
+			l.Name, l.Host, l.Port = h.c.rc.listenerName, v.Host, v.Port
+			n.Listeners = append(n.Listeners, l)
+			resp.Nodes = append(resp.Nodes, n)
+		}
+	}
+	reply.Send(resp)
+}
+
+// featureState is what ApiVersions reports: the metadata.version range
+// this node supports and the finalized levels of the image.
+func featureState(img *metadata.Image) wire.FeatureState {
+	fs := wire.FeatureState{
+		MetadataVersion: wire.SupportedFeature{Min: metadata.MinMetadataVersion, Max: metadata.MaxMetadataVersion},
+		FinalizedEpoch:  img.Offset(),
+	}
+	for name, level := range img.Features().Levels() {
+		fs.Finalized = append(fs.Finalized, wire.FinalizedFeature{Name: name, Level: level})
+	}
+	return fs
+}

@@ -1,0 +1,47 @@
+package raft
+
+import (
+	"github.com/krabka-go/krabka/internal/kraft"
+	"github.com/krabka-go/krabka/internal/logstore"
+)
+
+// logView adapts the log store to the consensus core's read-only
+// [kraft.LogView]: the same questions under the core's names and scalar
+// types. The engine goroutine is its only user.
+type logView struct {
+	log *logstore.Log
+}
+
+var _ kraft.LogView = logView{}
+
+func (v logView) StartOffset() kraft.Offset { return kraft.Offset(v.log.LogStartOffset()) }
+
+func (v logView) EndOffset() kraft.Offset { return kraft.Offset(v.log.LogEndOffset()) }
+
+func (v logView) LastFetchedEpoch() kraft.Epoch { return kraft.Epoch(v.log.LastEpoch()) }
+
+func (v logView) EndOffsetForEpoch(e kraft.Epoch) kraft.OffsetAndEpoch {
+	return fromStore(v.log.EndOffsetForEpoch(int32(e)))
+}
+
+func (v logView) LatestSnapshot() (kraft.OffsetAndEpoch, bool) {
+	id, ok := v.log.LatestSnapshot()
+	return fromStore(id), ok
+}
+
+func (v logView) EarliestSnapshot() (kraft.OffsetAndEpoch, bool) {
+	id, ok := v.log.EarliestSnapshot()
+	return fromStore(id), ok
+}
+
+// SnapshotSize reports no snapshot: this runtime neither takes nor
+// downloads snapshots yet, so the log store never names one.
+func (v logView) SnapshotSize(kraft.OffsetAndEpoch) (int64, bool) { return 0, false }
+
+// VoterHistory is empty: the runtime runs kraft.version 0, whose voter set
+// is the static controller.quorum.voters, and writes no Voters records.
+func (v logView) VoterHistory() []kraft.VoterSetAt { return nil }
+
+func fromStore(id logstore.OffsetAndEpoch) kraft.OffsetAndEpoch {
+	return kraft.OffsetAndEpoch{Offset: kraft.Offset(id.Offset), Epoch: kraft.Epoch(id.Epoch)}
+}

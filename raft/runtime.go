@@ -1,0 +1,165 @@
+package raft
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/krabka-go/krabka/internal/kraft"
+	"github.com/krabka-go/krabka/internal/logstore"
+	"github.com/krabka-go/krabka/internal/transport"
+)
+
+// PartitionDirName is the name of the metadata partition's directory under
+// the metadata log directory (Kafka's UnifiedLog.logDirName of
+// __cluster_metadata-0).
+const PartitionDirName = "__cluster_metadata-0"
+
+// inboxCapacity bounds the engine's input queue (Kafka's raft event queue
+// is unbounded; ours pushes back on connections and callers instead).
+const inboxCapacity = 1024
+
+// runtimeConfig is everything the runtime derives from a [Config]: the
+// core's configuration, the peers' addresses, the listener, the log store
+// options and the few settings Config has no property for.
+type runtimeConfig struct {
+	id         kraft.NodeID
+	logDir     string // metadata.log.dir
+	dir        string // the partition directory
+	listenAddr string
+	// peers maps every other voter to its controller address.
+	peers map[kraft.NodeID]string
+	// voters is controller.quorum.voters; listenerName names their
+	// endpoints (the first controller listener).
+	voters       []QuorumVoter
+	listenerName string
+
+	core    kraft.Config
+	peer    transport.PeerConfig
+	forward transport.PeerConfig
+	server  transport.ServerConfig
+	logOpts logstore.Options
+
+	// maxBatchBytes bounds one batch of submitted records
+	// (internal.metadata.max.batch.size.in.bytes).
+	maxBatchBytes int
+	// resignTimeout bounds how long a resigning leader waits for a
+	// successor during Shutdown: two election timeouts, so that a
+	// successor's election can complete.
+	resignTimeout time.Duration
+
+	logger *slog.Logger
+}
+
+// newRuntimeConfig validates cfg and derives the runtime's settings.
+func newRuntimeConfig(cfg Config) (runtimeConfig, error) {
+	if err := cfg.Validate(); err != nil {
+		return runtimeConfig{}, err
+	}
+	if len(cfg.QuorumVoters) == 0 {
+		return runtimeConfig{}, errors.New("raft: controller.quorum.voters is empty: this runtime supports static voter sets (kraft.version 0) only")
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	logger = logger.With(slog.Int(logKeyNodeID, int(cfg.NodeID)))
+
+	rc := runtimeConfig{
+		id:            kraft.NodeID(cfg.NodeID),
+		logDir:        cfg.MetadataLogDir,
+		dir:           filepath.Join(cfg.MetadataLogDir, PartitionDirName),
+		peers:         map[kraft.NodeID]string{},
+		maxBatchBytes: int(cfg.InternalMaxBatchBytes),
+		resignTimeout: 2 * cfg.ElectionTimeout,
+		logger:        logger,
+	}
+	listener, ok := findEndpoint(cfg.Listeners, strings.ToUpper(cfg.ControllerListenerNames[0]))
+	if !ok {
+		return runtimeConfig{}, fmt.Errorf("raft: no listener named %s (controller.listener.names)", cfg.ControllerListenerNames[0])
+	}
+	rc.listenAddr = listener.Address()
+	rc.listenerName = listener.Name
+	rc.voters = cfg.QuorumVoters
+
+	core := kraft.DefaultConfig()
+	core.ID = rc.id
+	for _, v := range cfg.QuorumVoters {
+		core.Voters = append(core.Voters, kraft.ReplicaKey{ID: kraft.NodeID(v.ID)})
+		if v.ID != cfg.NodeID {
+			rc.peers[kraft.NodeID(v.ID)] = v.Address()
+		}
+	}
+	core.ElectionTimeout = cfg.ElectionTimeout
+	core.FetchTimeout = cfg.FetchTimeout
+	core.ElectionBackoffMax = cfg.ElectionBackoffMax
+	core.RequestTimeout = cfg.RequestTimeout
+	core.RetryBackoff = cfg.RetryBackoff
+	core.FetchMaxWait = min(core.FetchMaxWait, cfg.FetchTimeout/2)
+	core.FetchMaxBytes = cfg.FetchMaxBytes
+	core.FetchSnapshotMaxBytes = cfg.FetchSnapshotMaxBytes
+	core.Seed = uint64(time.Now().UnixNano())
+	core.Logger = logger
+	if err := core.Validate(); err != nil {
+		return runtimeConfig{}, fmt.Errorf("raft: consensus configuration: %w", err)
+	}
+	rc.core = core
+
+	peer := transport.DefaultPeerConfig()
+	peer.ClientID = fmt.Sprintf("raft-client-%d", cfg.NodeID)
+	peer.RequestTimeout = cfg.RequestTimeout
+	peer.RetryBackoff = cfg.RetryBackoff
+	peer.MaxFrameSize = cfg.SocketRequestMaxBytes
+	peer.Logger = logger
+	rc.peer = peer
+	// A forwarded submission waits for its commit on the leader, which
+	// can take a fetch round and an fsync on each side, so it gets the
+	// fetch timeout on top of the request timeout, and its own
+	// connection: answers on a Kafka connection come back in request
+	// order, and a Fetch queued behind a waiting submission would hold up
+	// the very replication the submission waits for.
+	forward := peer
+	forward.ClientID = fmt.Sprintf("raft-forward-%d", cfg.NodeID)
+	forward.RequestTimeout = cfg.RequestTimeout + cfg.FetchTimeout
+	rc.forward = forward
+
+	srv := transport.DefaultServerConfig()
+	srv.MaxFrameSize = cfg.SocketRequestMaxBytes
+	srv.MaxConnections = int(cfg.MaxConnections)
+	srv.MaxConnectionsPerIP = int(cfg.MaxConnectionsPerIP)
+	if cfg.ConnectionsMaxIdle > 0 {
+		srv.IdleTimeout = cfg.ConnectionsMaxIdle
+	} else {
+		srv.IdleTimeout = 0
+	}
+	srv.Logger = logger
+	rc.server = srv
+
+	opts := logstore.DefaultOptions()
+	opts.SegmentBytes = int64(cfg.SegmentBytes)
+	opts.InternalSegmentBytes = int64(cfg.InternalSegmentBytes)
+	opts.SegmentTime = cfg.SegmentTime
+	opts.MaxBatchBytes = int(cfg.InternalMaxBatchBytes)
+	opts.RetentionBytes = cfg.MaxRetentionBytes
+	opts.RetentionTime = cfg.MaxRetentionTime
+	opts.Logger = logger
+	rc.logOpts = opts
+	return rc, nil
+}
+
+// Log keys used by the runtime (STYLE.md §7: one spelling each).
+const (
+	logKeyNodeID        = "node_id"
+	logKeyRole          = "role"
+	logKeyEpoch         = "epoch"
+	logKeyLeaderID      = "leader_id"
+	logKeyOffset        = "offset"
+	logKeyHighWatermark = "high_watermark"
+	logKeyPeer          = "peer"
+	logKeyError         = "error"
+	logKeyAPIKey        = "api_key"
+	logKeyAddr          = "addr"
+)
