@@ -467,3 +467,31 @@ func TestPropertiesRenderEveryKey(t *testing.T) {
 		t.Errorf("Properties() lacks metadata.log.dir")
 	}
 }
+
+func TestStringEscapesValues(t *testing.T) {
+	tests := []struct {
+		dir, line string
+		roundTrip bool
+	}{
+		{`C:\kafka\meta`, `metadata.log.dir=C:\\kafka\\meta`, true},
+		{"/data/été", `metadata.log.dir=/data/\u00e9t\u00e9`, true},
+		{"/data/a\tb\nc", `metadata.log.dir=/data/a\u0009b\u000ac`, true},
+		{" /data", `metadata.log.dir=\ /data`, false}, // values are trimmed on reading, as Kafka trims them
+		{"/data/😀", `metadata.log.dir=/data/\ud83d\ude00`, false},
+	}
+	for _, tt := range tests {
+		c := validConfig()
+		c.MetadataLogDir = tt.dir
+		s := c.String()
+		if !strings.Contains(s, tt.line+"\n") {
+			t.Errorf("String() with metadata.log.dir %q lacks line %q:\n%s", tt.dir, tt.line, s)
+		}
+		if !tt.roundTrip {
+			continue
+		}
+		back, _, err := ParseProperties([]byte(s))
+		if err != nil || back.MetadataLogDir != tt.dir {
+			t.Errorf("reading String() back gives metadata.log.dir %q, %v; want %q", back.MetadataLogDir, err, tt.dir)
+		}
+	}
+}
