@@ -36,7 +36,7 @@ var (
 // the record, its offset, the kind of rejection (one of the Err...
 // sentinels above, matched by errors.Is) and the reason.
 type ReplayError struct {
-	// APIKey is the type of the rejected record.
+	// APIKey is the type of the rejected record, -1 for a nil record.
 	APIKey APIKey
 	// Offset is the offset passed to Replay.
 	Offset int64
@@ -130,7 +130,7 @@ func (d *Delta) Apply() *Image {
 // Replay keeps no reference to rec or its slices.
 func (d *Delta) Replay(rec Record, offset int64, epoch int32) error {
 	if rec == nil {
-		return &ReplayError{Offset: offset, Kind: ErrInvalidRecord, Reason: "nil record"}
+		return &ReplayError{APIKey: -1, Offset: offset, Kind: ErrInvalidRecord, Reason: "nil record"}
 	}
 	fail := func(err error) error {
 		var r *rejection
