@@ -188,6 +188,7 @@ func TestValidateAcceptsValidConfig(t *testing.T) {
 		{"largest int milliseconds", func(c *Config) { c.FetchTimeout = math.MaxInt32 * time.Millisecond }},
 		{"retention disabled", func(c *Config) { c.MaxRetentionBytes, c.MaxRetentionTime = -1, -time.Millisecond }},
 		{"idle connections never closed", func(c *Config) { c.ConnectionsMaxIdle = -time.Millisecond }},
+		{"idle timeout just above the failed-authentication delay", func(c *Config) { c.ConnectionsMaxIdle = 101 * time.Millisecond }},
 		{"segment bytes at the minimum", func(c *Config) { c.SegmentBytes = 8 << 20 }},
 		{"internal segment bytes below the minimum", func(c *Config) { c.InternalSegmentBytes = 1 << 20 }},
 		{"per-ip limit 0 with overrides", func(c *Config) {
@@ -362,6 +363,12 @@ func TestValidateRules(t *testing.T) {
 		}},
 		{"override empty address", func(c *Config) { c.MaxConnectionsPerIPOverrides = map[string]int32{"": 1} }, []problem{
 			{"max.connections.per.ip.overrides", `invalid address ""`},
+		}},
+		{"idle timeout within the failed-authentication delay", func(c *Config) { c.ConnectionsMaxIdle = 100 * time.Millisecond }, []problem{
+			{"connections.max.idle.ms", "must be more than 100 (connection.failed.authentication.delay.ms)"},
+		}},
+		{"idle timeout 0", func(c *Config) { c.ConnectionsMaxIdle = 0 }, []problem{
+			{"connections.max.idle.ms", "must be more than 100"},
 		}},
 		{"override negative limit", func(c *Config) { c.MaxConnectionsPerIPOverrides = map[string]int32{"10.0.0.1": -2} }, []problem{
 			{"max.connections.per.ip.overrides", "limit -2 for 10.0.0.1 must be at least 0"},

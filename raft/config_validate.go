@@ -43,6 +43,10 @@ func (e *ConfigError) Error() string {
 // (Utils.validHostPattern).
 var validHost = regexp.MustCompile(`^[0-9a-zA-Z\-%._:]*$`)
 
+// failedAuthenticationDelay is Kafka's default of
+// connection.failed.authentication.delay.ms.
+const failedAuthenticationDelay = 100 * time.Millisecond
+
 // nonRoutableHost is the wildcard address that Kafka refuses wherever
 // another node must connect (QuorumConfig.NON_ROUTABLE_HOST).
 const nonRoutableHost = "0.0.0.0"
@@ -274,6 +278,13 @@ func (c Config) validateNumbers(v *validator) {
 	c.checkMillis(v, keyInternalDeleteDelay, c.InternalDeleteDelay, 0, math.MaxInt64)
 	c.checkMillis(v, keyMaxRetentionTime, c.MaxRetentionTime, math.MinInt64, math.MaxInt64)
 	c.checkMillis(v, keyConnectionsMaxIdle, c.ConnectionsMaxIdle, math.MinInt64, math.MaxInt64)
+	// Kafka closes a connection that failed authentication after
+	// connection.failed.authentication.delay.ms (100 by default; Krabka
+	// keeps the default); the idle timeout must be longer, or the answer
+	// would never reach the client.
+	if c.ConnectionsMaxIdle >= 0 && c.ConnectionsMaxIdle <= failedAuthenticationDelay {
+		v.add(keyConnectionsMaxIdle, formatMillis(c.ConnectionsMaxIdle), "must be more than %d (connection.failed.authentication.delay.ms), or negative to never close idle connections", failedAuthenticationDelay.Milliseconds())
+	}
 
 	atLeast := func(key string, n, lo int64) {
 		if n < lo {
