@@ -139,10 +139,14 @@ func (d *Delta) Replay(rec Record, offset int64, epoch int32) error {
 		}
 		return &ReplayError{APIKey: rec.APIKey(), Offset: offset, Kind: ErrInvalidRecord, Reason: err.Error()}
 	}
-	if offset < d.cur.offset || offset < 0 {
+	switch {
+	case offset < 0:
+		return fail(reject(ErrOffsetOrder, "negative offset %d", offset))
+	case epoch < 0:
+		return fail(reject(ErrOffsetOrder, "negative epoch %d", epoch))
+	case offset < d.cur.offset:
 		return fail(reject(ErrOffsetOrder, "offset %d is below the last replayed offset %d", offset, d.cur.offset))
-	}
-	if epoch < d.cur.epoch || epoch < 0 {
+	case epoch < d.cur.epoch:
 		return fail(reject(ErrOffsetOrder, "epoch %d is below the last replayed epoch %d", epoch, d.cur.epoch))
 	}
 	switch rec.(type) {
