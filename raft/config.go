@@ -151,7 +151,8 @@ func formatHostPort(host string, port uint16) string {
 // change them while a node uses the Config.
 type Config struct {
 	// NodeID is node.id, this node's id (≥ 0). It has no default: -1
-	// means unset.
+	// means unset. A properties file may spell it broker.id, Kafka's
+	// older name for the same setting.
 	NodeID NodeID
 	// ProcessRoles is process.roles. Krabka runs controllers only, so it
 	// must be exactly [ControllerRole]; "broker" (and with it Kafka's
@@ -168,7 +169,8 @@ type Config struct {
 	Listeners []Endpoint
 	// AdvertisedListeners is advertised.listeners: the endpoints other
 	// nodes use to reach this one. Empty means Listeners, name by name
-	// (see [Config.AdvertisedControllerEndpoints]).
+	// (see [Config.AdvertisedControllerEndpoints]). An advertised
+	// controller listener must not use 0.0.0.0.
 	AdvertisedListeners []Endpoint
 	// ListenerSecurityProtocolMap is listener.security.protocol.map,
 	// keyed by upper-case listener name. Nil means Kafka's default:
@@ -373,9 +375,10 @@ func (c Config) EffectiveSegmentBytes() int32 {
 
 // AdvertisedControllerEndpoints returns the endpoint this node publishes
 // for each controller listener, in ControllerListenerNames order: the
-// advertised listener of that name, else the listener of that name. A
-// name found in neither is skipped. This is Kafka's
-// effectiveAdvertisedControllerListeners; the first entry is the
+// advertised listener of that name, else the listener of that name with
+// a 0.0.0.0 host turned into the empty (wildcard) host, which stands for
+// this machine's name. A name found in neither is skipped. This is
+// Kafka's effectiveAdvertisedControllerListeners; the first entry is the
 // endpoint the other voters use.
 func (c Config) AdvertisedControllerEndpoints() []Endpoint {
 	var out []Endpoint
@@ -383,6 +386,9 @@ func (c Config) AdvertisedControllerEndpoints() []Endpoint {
 		if e, ok := findEndpoint(c.AdvertisedListeners, name); ok {
 			out = append(out, e)
 		} else if e, ok := findEndpoint(c.Listeners, name); ok {
+			if e.Host == nonRoutableHost {
+				e.Host = ""
+			}
 			out = append(out, e)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 // The Kafka properties that Config mirrors.
 const (
 	keyNodeID                         = "node.id"
+	keyBrokerID                       = "broker.id"
 	keyProcessRoles                   = "process.roles"
 	keyControllerListenerNames        = "controller.listener.names"
 	keyListeners                      = "listeners"
@@ -123,8 +124,8 @@ func fromProperties(keys []string, values map[string]string) (Config, Warnings, 
 	bad := map[string]bool{}
 	for _, k := range keys {
 		v := strings.TrimSpace(values[k])
-		if k == keyMetadataLogDir || k == keyLogDirs || k == keyLogDir {
-			continue
+		if k == keyMetadataLogDir || k == keyLogDirs || k == keyLogDir || k == keyBrokerID {
+			continue // read below, together with the keys they depend on
 		}
 		prop, ok := propertyByKey[k]
 		if !ok {
@@ -141,6 +142,9 @@ func fromProperties(keys []string, values map[string]string) (Config, Warnings, 
 		}
 	}
 	c.MetadataLogDir = resolveMetadataLogDir(values)
+	if err := applyBrokerID(&c, values, bad); err != nil {
+		errs = append(errs, err)
+	}
 
 	for _, e := range c.problems() {
 		// A problem that involves an unreadable property was caused by
@@ -151,6 +155,33 @@ func fromProperties(keys []string, values map[string]string) (Config, Warnings, 
 		errs = append(errs, e)
 	}
 	return c, warnings, errors.Join(errs...)
+}
+
+// applyBrokerID reads broker.id, which Kafka treats as a synonym of
+// node.id: it sets node.id when node.id is absent, and must equal it
+// otherwise.
+func applyBrokerID(c *Config, values map[string]string, bad map[string]bool) error {
+	v, ok := values[keyBrokerID]
+	if !ok {
+		return nil
+	}
+	v = strings.TrimSpace(v)
+	_, hasNodeID := values[keyNodeID]
+	id, err := parseInt32(v)
+	switch {
+	case err != nil:
+		bad[keyBrokerID] = true
+		if !hasNodeID {
+			bad[keyNodeID] = true
+		}
+		return &ConfigError{Key: keyBrokerID, Value: v, Reason: err.Error()}
+	case !hasNodeID:
+		c.NodeID = NodeID(id)
+	case !bad[keyNodeID] && NodeID(id) != c.NodeID:
+		bad[keyNodeID] = true
+		return &ConfigError{Key: keyNodeID, Value: c.NodeID.String(), Reason: fmt.Sprintf("must equal broker.id (%d), Kafka's older name for the same setting", id)}
+	}
+	return nil
 }
 
 // resolveMetadataLogDir applies Kafka's rule: metadata.log.dir, else the

@@ -42,6 +42,7 @@ func TestParsePropertiesEveryKey(t *testing.T) {
 	}{
 		{"node.id=2\ncontroller.quorum.voters=2@c2:9093", func(c Config) any { return c.NodeID }, NodeID(2)},
 		{"node.id= +1 ", func(c Config) any { return c.NodeID }, NodeID(1)},
+		{"node.id=1\nbroker.id=1", func(c Config) any { return c.NodeID }, NodeID(1)},
 		{"process.roles = controller", func(c Config) any { return c.ProcessRoles }, []ProcessRole{ControllerRole}},
 		{"controller.listener.names=CONTROLLER , BACKUP\nlisteners=CONTROLLER://:9093,BACKUP://:9094",
 			func(c Config) any { return c.ControllerListenerNames }, []string{"CONTROLLER", "BACKUP"}},
@@ -196,7 +197,7 @@ func TestParsePropertiesValidates(t *testing.T) {
 		{"controller.quorum.voters=1@:9093", "controller.quorum.voters", "voter 1 has no host", 1},
 		{"controller.quorum.voters=", "controller.quorum.voters", "controller.quorum.bootstrap.servers", 1},
 		{"controller.listener.names=\nlisteners=", "controller.listener.names", "required", 2},
-		{"listeners=CONTROLLER://0.0.0.0:9093", "advertised.listeners", "non-routable address 0.0.0.0", 1},
+		{"advertised.listeners=CONTROLLER://0.0.0.0:9093", "advertised.listeners", "non-routable address 0.0.0.0", 1},
 		{"controller.quorum.fetch.max.bytes=0", "controller.quorum.fetch.max.bytes", "at least 1", 1},
 		{"metadata.log.segment.bytes=8388607", "metadata.log.segment.bytes", "at least 8388608", 1},
 		{"controller.quorum.election.timeout.ms=-1", "controller.quorum.election.timeout.ms", "at least 0", 1},
@@ -211,6 +212,39 @@ func TestParsePropertiesValidates(t *testing.T) {
 				t.Errorf("ParseProperties(%q) = %v, want %d problems, the first with %s: %q", tt.line, err, tt.n, tt.key, tt.reason)
 			}
 		})
+	}
+}
+
+// TestParsePropertiesBrokerID checks Kafka's synonym broker.id for
+// node.id.
+func TestParsePropertiesBrokerID(t *testing.T) {
+	const rest = `process.roles=controller
+listeners=CONTROLLER://:9093
+controller.listener.names=CONTROLLER
+controller.quorum.voters=2@controller-2:9093
+`
+	c, _, err := ParseProperties([]byte(rest + "broker.id=2\n"))
+	if err != nil || c.NodeID != 2 {
+		t.Errorf("broker.id=2 alone gives node %d, %v; want node 2", c.NodeID, err)
+	}
+	if _, ok := c.Properties()["broker.id"]; ok {
+		t.Errorf("Properties() shows broker.id; node.id is the one name it renders")
+	}
+
+	tests := []struct {
+		lines, key, value, reason string
+	}{
+		{"node.id=2\nbroker.id=3", "node.id", "2", "must equal broker.id (3)"},
+		{"broker.id=two", "broker.id", "two", "32-bit integer"},
+		{"node.id=2\nbroker.id=two", "broker.id", "two", "32-bit integer"},
+		{"node.id=x\nbroker.id=2", "node.id", "x", "32-bit integer"},
+	}
+	for _, tt := range tests {
+		_, _, err := ParseProperties([]byte(rest + tt.lines + "\n"))
+		problems := configErrors(t, err)
+		if len(problems) != 1 || problems[0].Key != tt.key || problems[0].Value != tt.value || !strings.Contains(problems[0].Reason, tt.reason) {
+			t.Errorf("ParseProperties(%q) = %v, want one problem: %s=%q %s", tt.lines, err, tt.key, tt.value, tt.reason)
+		}
 	}
 }
 

@@ -203,6 +203,8 @@ func TestValidateAcceptsValidConfig(t *testing.T) {
 			c.ControllerListenerNames = []string{"CONTROLLER", "OTHER"}
 			c.Listeners = []Endpoint{{Name: "CONTROLLER", Port: 0}, {Name: "OTHER", Port: 0}}
 		}},
+		// Kafka advertises a 0.0.0.0 listener as the wildcard host.
+		{"wildcard listener without advertised listeners", func(c *Config) { c.Listeners[0].Host = "0.0.0.0" }},
 		{"wildcard listener with a routable advertised listener", func(c *Config) {
 			c.Listeners = []Endpoint{{Name: "CONTROLLER", Host: "0.0.0.0", Port: 9093}}
 			c.AdvertisedListeners = []Endpoint{{Name: "CONTROLLER", Host: "controller-1", Port: 9093}}
@@ -289,9 +291,6 @@ func TestValidateRules(t *testing.T) {
 			c.ControllerListenerNames = []string{"CONTROLLER", "OTHER"}
 			c.Listeners = []Endpoint{{Name: "CONTROLLER", Host: "127.0.0.1", Port: 9093}, {Name: "OTHER", Host: "10.0.0.1", Port: 9093}}
 		}, []problem{{"listeners", "share port 9093"}}},
-		{"listener 0.0.0.0 without advertised.listeners", func(c *Config) { c.Listeners[0].Host = "0.0.0.0" }, []problem{
-			{"advertised.listeners", "non-routable address 0.0.0.0"},
-		}},
 		{"advertised.listeners 0.0.0.0", func(c *Config) {
 			c.AdvertisedListeners = []Endpoint{{Name: "CONTROLLER", Host: "0.0.0.0", Port: 9093}}
 		}, []problem{{"advertised.listeners", "non-routable address 0.0.0.0"}}},
@@ -467,6 +466,12 @@ func TestAdvertisedControllerEndpoints(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, c.AdvertisedControllerEndpoints()); diff != "" {
 		t.Errorf("AdvertisedControllerEndpoints() mismatch (-want +got):\n%s", diff)
+	}
+	c.AdvertisedListeners = nil
+	c.Listeners[0].Host = "0.0.0.0"
+	want[0] = Endpoint{Name: "CONTROLLER", Host: "", Port: 9093}
+	if diff := cmp.Diff(want, c.AdvertisedControllerEndpoints()); diff != "" {
+		t.Errorf("AdvertisedControllerEndpoints() from a 0.0.0.0 listener mismatch (-want +got):\n%s", diff)
 	}
 }
 

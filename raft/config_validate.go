@@ -153,7 +153,7 @@ func (c Config) validateListeners(v *validator) {
 	c.validateEndpoints(v, keyAdvertisedListeners, advertised, c.AdvertisedListeners)
 	for _, e := range c.AdvertisedControllerEndpoints() {
 		if e.Host == nonRoutableHost {
-			v.addRelated(keyAdvertisedListeners, []string{keyListeners, keyControllerListenerNames}, advertised, "controller listener %s would advertise the non-routable address 0.0.0.0 (advertised.listeners falls back to listeners); advertise a routable host", e.Name)
+			v.addRelated(keyAdvertisedListeners, []string{keyControllerListenerNames}, advertised, "controller listener %s advertises the non-routable address 0.0.0.0; advertise a host the other controllers can reach", e.Name)
 		}
 	}
 
