@@ -231,6 +231,23 @@ func start(ctx context.Context, cfg Config, ln net.Listener) (c *Controller, err
 	return c, nil
 }
 
+// Done is closed when the engine has stopped: after Shutdown, when the
+// context given to Start ends, or when a failed write stopped it (see
+// [Controller.Err]).
+func (c *Controller) Done() <-chan struct{} { return c.done }
+
+// Err returns the error that stopped the engine (a failed write or fsync,
+// after which the log store refuses every write and the node must be
+// restarted to recover), or nil while it runs or after a clean stop.
+func (c *Controller) Err() error {
+	select {
+	case <-c.done:
+		return c.runErr
+	default:
+		return nil
+	}
+}
+
 // Addr returns the address the controller listener is bound to.
 func (c *Controller) Addr() net.Addr { return c.srv.Addr() }
 

@@ -140,6 +140,9 @@ func featureState(img *metadata.Image) wire.FeatureState {
 		MetadataVersion: wire.SupportedFeature{Min: metadata.MinMetadataVersion, Max: metadata.MaxMetadataVersion},
 		FinalizedEpoch:  img.Offset(),
 	}
+	if mv := img.Features().MetadataVersion(); mv > 0 {
+		fs.Finalized = append(fs.Finalized, wire.FinalizedFeature{Name: metadata.FeatureMetadataVersion, Level: mv})
+	}
 	for name, level := range img.Features().Levels() {
 		fs.Finalized = append(fs.Finalized, wire.FinalizedFeature{Name: name, Level: level})
 	}

@@ -1,0 +1,179 @@
+package raft
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/krabka-go/krabka/internal/transport"
+	"github.com/krabka-go/krabka/internal/wire"
+	"github.com/krabka-go/krabka/metadata"
+)
+
+// roundTrip sends req to the controller at addr as a Kafka client would
+// and returns the answer.
+func roundTrip(t *testing.T, addr string, req kmsg.Request) kmsg.Response {
+	t.Helper()
+	cfg := transport.DefaultPeerConfig()
+	cfg.Addr = addr
+	cfg.ClientID = "test-client"
+	cfg.RequestTimeout = 5 * time.Second
+	p, err := transport.DialPeer(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	type outcome struct {
+		resp kmsg.Response
+		err  error
+	}
+	done := make(chan outcome, 1)
+	if !p.Send(req, func(resp kmsg.Response, err error) { done <- outcome{resp, err} }) {
+		t.Fatal("Send refused the request")
+	}
+	o := <-done
+	if o.err != nil {
+		t.Fatalf("%T: %v", req, o.err)
+	}
+	return o.resp
+}
+
+// TestWireDescribeQuorumAndApiVersions: the leader answers DescribeQuorum
+// with every voter (KRAFT.md §11); a follower answers
+// NOT_LEADER_OR_FOLLOWER; ApiVersions lists the KRaft APIs and the
+// finalized metadata.version.
+func TestWireDescribeQuorumAndApiVersions(t *testing.T) {
+	c := newTestCluster(t, 3)
+	leader := c.leader()
+	res := submit(t, c.node(leader), metadataVersionRecord())
+	c.waitApplied(res.LastOffset + 1)
+
+	describe := func(id NodeID) *kmsg.DescribeQuorumResponseTopicPartition {
+		req := kmsg.NewPtrDescribeQuorumRequest()
+		req.SetVersion(2)
+		topic := kmsg.NewDescribeQuorumRequestTopic()
+		topic.Topic = wire.MetadataTopic
+		topic.Partitions = append(topic.Partitions, kmsg.NewDescribeQuorumRequestTopicPartition())
+		req.Topics = append(req.Topics, topic)
+		resp := roundTrip(t, c.node(id).Addr().String(), req).(*kmsg.DescribeQuorumResponse)
+		if resp.ErrorCode != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+			t.Fatalf("DescribeQuorum from %d = %+v", id, resp)
+		}
+		if id == leader && len(resp.Nodes) != 3 {
+			t.Errorf("DescribeQuorum v2 lists %d nodes, want 3", len(resp.Nodes))
+		}
+		return &resp.Topics[0].Partitions[0]
+	}
+	p := describe(leader)
+	if p.ErrorCode != 0 || NodeID(p.LeaderID) != leader || len(p.CurrentVoters) != 3 || p.HighWatermark <= res.LastOffset {
+		t.Errorf("leader's DescribeQuorum partition = %+v", p)
+	}
+	for _, v := range p.CurrentVoters {
+		if NodeID(v.ReplicaID) == leader && v.LogEndOffset <= res.LastOffset {
+			t.Errorf("leader's own log end offset %d, want past %d", v.LogEndOffset, res.LastOffset)
+		}
+	}
+	if p := describe(c.follower(leader)); p.ErrorCode != kerr.NotLeaderForPartition.Code || NodeID(p.LeaderID) != leader {
+		t.Errorf("follower's DescribeQuorum partition = %+v, want NOT_LEADER_OR_FOLLOWER naming %d", p, leader)
+	}
+
+	av := kmsg.NewPtrApiVersionsRequest()
+	av.SetVersion(4)
+	av.ClientSoftwareName, av.ClientSoftwareVersion = "test", "1"
+	resp := roundTrip(t, c.node(leader).Addr().String(), av).(*kmsg.ApiVersionsResponse)
+	keys := map[int16]bool{}
+	for _, k := range resp.ApiKeys {
+		keys[k.ApiKey] = true
+	}
+	for _, k := range []int16{wire.KeyFetch, wire.KeyVote, wire.KeyBeginQuorumEpoch, wire.KeyEndQuorumEpoch, wire.KeyDescribeQuorum, wire.KeySubmitChange} {
+		if !keys[k] {
+			t.Errorf("ApiVersions lacks api key %d", k)
+		}
+	}
+	found := false
+	for _, f := range resp.FinalizedFeatures {
+		if f.Name == metadata.FeatureMetadataVersion && f.MaxVersionLevel == metadata.MaxMetadataVersion {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("ApiVersions finalized features %+v lack metadata.version %d", resp.FinalizedFeatures, metadata.MaxMetadataVersion)
+	}
+}
+
+// TestWireSubmitChange: the private SubmitChange RPC commits on the leader,
+// is answered NOT_LEADER_OR_FOLLOWER with the leader's id by a follower
+// (never forwarded twice), and INVALID_REQUEST for bytes that are not a
+// metadata record.
+func TestWireSubmitChange(t *testing.T) {
+	c := newTestCluster(t, 3)
+	leader := c.leader()
+	enc, err := metadata.Encode(metadataVersionRecord())
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(id NodeID, records ...[]byte) *wire.SubmitChangeResponse {
+		req := wire.NewSubmitChangeRequest()
+		req.Records = records
+		return roundTrip(t, c.node(id).Addr().String(), req).(*wire.SubmitChangeResponse)
+	}
+	var r *wire.SubmitChangeResponse
+	// The new leader takes changes once its LeaderChange has committed;
+	// until then the request waits, so one attempt suffices.
+	r = send(leader, enc)
+	if r.ErrorCode != 0 || r.BaseOffset < 1 || r.Epoch != c.node(leader).QuorumState().Epoch {
+		t.Errorf("SubmitChange to the leader = %+v", r)
+	}
+	f := c.follower(leader)
+	r = send(f, enc)
+	if r.ErrorCode != kerr.NotLeaderForPartition.Code || NodeID(r.LeaderID) != leader {
+		t.Errorf("SubmitChange to follower %d = %+v, want NOT_LEADER_OR_FOLLOWER naming %d", f, r, leader)
+	}
+	r = send(leader, []byte{1, 2, 3})
+	if r.ErrorCode != kerr.InvalidRequest.Code {
+		t.Errorf("SubmitChange of garbage = %+v, want INVALID_REQUEST", r)
+	}
+}
+
+// TestSingleNodeRestart: a lone voter (Config ForTests) elects itself,
+// commits alone, and after a restart replays its log into the image.
+func TestSingleNodeRestart(t *testing.T) {
+	cfg := ForTests(1, t.TempDir())
+	n, err := Start(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := submit(t, n, metadataVersionRecord(), topicRecord("solo"))
+	if err := n.Shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.SubmitChange(t.Context(), []metadata.Record{topicRecord("late")}); !errors.Is(err, ErrShuttingDown) {
+		t.Errorf("SubmitChange after Shutdown: err = %v, want ErrShuttingDown", err)
+	}
+
+	n, err = Start(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := n.Shutdown(ctx); err != nil {
+			t.Error(err)
+		}
+	}()
+	waitFor(t, "the restarted node to replay its log", func() bool {
+		return n.QuorumState().AppliedOffset > res.LastOffset
+	})
+	if _, ok := n.CurrentImage().Topics().ByName("solo"); !ok {
+		t.Error("restarted node: image has no topic solo")
+	}
+	st := n.QuorumState()
+	if st.Role != "Leader" || st.Epoch <= res.Epoch {
+		t.Errorf("restarted node state %+v, want Leader in an epoch after %d", st, res.Epoch)
+	}
+}
