@@ -2,6 +2,7 @@ package metadata_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -165,4 +166,40 @@ func TestRejectionChangesNothing(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestLongListsAreChecked covers the map-based checks used for long
+// lists (a client may send hundreds of thousands of ids in one record).
+func TestLongListsAreChecked(t *testing.T) {
+	d := replayLines(t, "feature name=metadata.version level=21", "topic name=big id=100")
+	ids := make([]int32, 100000)
+	for i := range ids {
+		ids[i] = int32(i)
+	}
+	part := func(replicas, isr []int32) *metadata.PartitionRecord {
+		r := metadata.NewPartitionRecord()
+		r.TopicId, r.PartitionId, r.Replicas, r.Isr, r.Leader = testUUID(100), 0, replicas, isr, isr[0]
+		r.LeaderEpoch, r.PartitionEpoch = 0, 0
+		return r
+	}
+	withLeader := func(r *metadata.PartitionRecord, leader int32) *metadata.PartitionRecord {
+		r.Leader = leader
+		return r
+	}
+	dup := append(slices.Clone(ids), 77)
+	for name, tc := range map[string]struct {
+		rec  *metadata.PartitionRecord
+		want string
+	}{
+		"duplicate replica":    {part(dup, ids[:1]), "broker 77 appears twice in replicas"},
+		"isr outside replicas": {part(ids, append(slices.Clone(ids[1:]), 100000)), "broker 100000 in isr is not a replica"},
+		"leader outside isr":   {withLeader(part(ids, ids[1:]), 0), "leader 0 is not in the isr"},
+	} {
+		if err := d.Replay(tc.rec, 10, 1); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: Replay = %v, want %q", name, err, tc.want)
+		}
+	}
+	if err := d.Replay(part(ids, ids), 10, 1); err != nil {
+		t.Fatalf("valid partition with %d replicas: %v", len(ids), err)
+	}
 }

@@ -122,28 +122,28 @@ func (img *Image) replayRegisterBroker(r *RegisterBrokerRecord) error {
 // checkRegistration checks the endpoints and features of a broker or
 // controller registration.
 func checkRegistration(what string, id int32, endpoints []Endpoint, features []SupportedFeature) error {
+	names := make([]string, len(endpoints))
 	for i, e := range endpoints {
 		if e.Name == "" {
 			return reject(ErrInvalidRecord, "%s %d has an endpoint without a name", what, id)
 		}
-		for _, o := range endpoints[:i] {
-			if o.Name == e.Name {
-				return reject(ErrInvalidRecord, "%s %d lists endpoint %s twice", what, id, e.Name)
-			}
-		}
+		names[i] = e.Name
 	}
-	for i, f := range features {
+	if n, ok := firstDuplicate(names); ok {
+		return reject(ErrInvalidRecord, "%s %d lists endpoint %s twice", what, id, n)
+	}
+	names = names[:0]
+	for _, f := range features {
 		if f.Name == "" {
 			return reject(ErrInvalidRecord, "%s %d has a feature without a name", what, id)
 		}
 		if f.Min > f.Max {
 			return reject(ErrInvalidRecord, "%s %d supports %s from %d to %d", what, id, f.Name, f.Min, f.Max)
 		}
-		for _, o := range features[:i] {
-			if o.Name == f.Name {
-				return reject(ErrInvalidRecord, "%s %d lists feature %s twice", what, id, f.Name)
-			}
-		}
+		names = append(names, f.Name)
+	}
+	if n, ok := firstDuplicate(names); ok {
+		return reject(ErrInvalidRecord, "%s %d lists feature %s twice", what, id, n)
 	}
 	return nil
 }

@@ -213,42 +213,97 @@ func checkPartition(topic string, id int32, p *Partition) error {
 		{"adding replicas", p.AddingReplicas}, {"elr", p.ELR}, {"last known elr", p.LastKnownELR},
 	}
 	for _, l := range lists {
-		for i, b := range l.ids {
+		for _, b := range l.ids {
 			if b < 0 {
 				return bad("invalid broker id %d in %s", b, l.name)
 			}
-			if slices.Contains(l.ids[:i], b) {
-				return bad("broker %d appears twice in %s", b, l.name)
-			}
+		}
+		if b, ok := firstDuplicate(l.ids); ok {
+			return bad("broker %d appears twice in %s", b, l.name)
 		}
 	}
+	replicas := newIDSet(p.Replicas)
 	for _, l := range lists[1:4] {
 		for _, b := range l.ids {
-			if !slices.Contains(p.Replicas, b) {
+			if !replicas.has(b) {
 				return bad("broker %d in %s is not a replica", b, l.name)
 			}
 		}
 	}
+	removing := newIDSet(p.RemovingReplicas)
 	for _, b := range p.AddingReplicas {
-		if slices.Contains(p.RemovingReplicas, b) {
+		if removing.has(b) {
 			return bad("broker %d is both being added and removed", b)
 		}
 	}
+	isr := newIDSet(p.ISR)
 	for _, b := range p.ELR {
-		if slices.Contains(p.ISR, b) {
+		if isr.has(b) {
 			return bad("broker %d is in both the isr and the elr", b)
 		}
 	}
 	if len(p.Directories) != 0 && len(p.Directories) != len(p.Replicas) {
 		return bad("%d directories for %d replicas", len(p.Directories), len(p.Replicas))
 	}
-	if p.Leader != NoLeader && !slices.Contains(p.ISR, p.Leader) {
-		return bad("leader %d is not in the isr %v", p.Leader, p.ISR)
+	if p.Leader != NoLeader && !isr.has(p.Leader) {
+		return bad("leader %d is not in the isr", p.Leader)
 	}
 	if p.LeaderRecoveryState != LeaderRecovered && p.LeaderRecoveryState != LeaderRecovering {
 		return bad("unknown leader recovery state %d", p.LeaderRecoveryState)
 	}
 	return nil
+}
+
+// smallSet is the list length up to which membership is a linear scan;
+// longer lists use a map, so that validating a record stays linear in
+// its size whatever a client sends.
+const smallSet = 16
+
+// idSet answers membership in a list of broker ids.
+type idSet struct {
+	ids []int32
+	m   map[int32]struct{}
+}
+
+func newIDSet(ids []int32) idSet {
+	if len(ids) <= smallSet {
+		return idSet{ids: ids}
+	}
+	m := make(map[int32]struct{}, len(ids))
+	for _, b := range ids {
+		m[b] = struct{}{}
+	}
+	return idSet{m: m}
+}
+
+func (s idSet) has(b int32) bool {
+	if s.m != nil {
+		_, ok := s.m[b]
+		return ok
+	}
+	return slices.Contains(s.ids, b)
+}
+
+// firstDuplicate returns the first element of s that repeats an earlier
+// one.
+func firstDuplicate[T comparable](s []T) (T, bool) {
+	if len(s) <= smallSet {
+		for i, v := range s {
+			if slices.Contains(s[:i], v) {
+				return v, true
+			}
+		}
+	} else {
+		seen := make(map[T]struct{}, len(s))
+		for _, v := range s {
+			if _, ok := seen[v]; ok {
+				return v, true
+			}
+			seen[v] = struct{}{}
+		}
+	}
+	var zero T
+	return zero, false
 }
 
 // replayPartitionChange applies a PartitionChangeRecord (Kafka's
