@@ -1,8 +1,9 @@
-// Package raft is Krabka's public runtime package: the node's [Config],
-// with Kafka's property names and defaults, read from a server.properties
-// file by [LoadConfig] or built in Go from [DefaultConfig] or [ForTests].
+// Package raft is Krabka's public runtime: [Start] runs a KRaft controller
+// node from a [Config] and returns its [Controller].
 //
-// Krabka runs KRaft controllers only (process.roles=controller).
-// [Config.Validate] reports every problem with a configuration at once,
-// each naming the Kafka property it concerns.
+// A Config mirrors Kafka's properties, with Kafka's names and defaults.
+// Build one with [DefaultConfig] or [ForTests], or read a
+// server.properties file with [LoadConfig]. [Config.Validate] reports
+// every problem at once, each naming the Kafka property it concerns.
+// Krabka runs controllers only (process.roles=controller).
 package raft
