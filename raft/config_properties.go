@@ -93,8 +93,10 @@ func LoadConfig(path string) (Config, Warnings, error) {
 // leaves such values as written). Values are trimmed, as Kafka trims
 // them.
 //
-// A property that Config does not mirror, such as a broker's, is not an
-// error: it comes back as a [Warning], to be logged. A value that cannot
+// Besides the properties Config mirrors, it reads log.dirs and log.dir
+// for the metadata directory (see [Config].MetadataLogDir) and broker.id,
+// Kafka's older name for node.id. Any other property, such as a broker's,
+// is not an error: it comes back as a [Warning], to be logged. A value that cannot
 // be read (a non-integer, a listener without a port) is a [*ConfigError]
 // naming the property and the value; it is reported together with every
 // problem that [Config.Validate] finds in the rest of the file, joined

@@ -57,11 +57,13 @@ const nonRoutableHost = "0.0.0.0"
 //
 // It applies Kafka's rules for a controller-only node (KafkaConfig's
 // validation, QuorumConfig, the ConfigDef ranges of each property) and
-// Krabka's own: only the controller role, and voter entries must have
-// distinct, non-negative ids and a host, because the consensus core
-// cannot run otherwise (Kafka keeps the last of two entries with one id
-// and reads an empty host as the local host). Kafka enforces no relation
-// between the quorum timeouts, and neither does Validate.
+// Krabka's own: only the controller role; voter entries with distinct,
+// non-negative ids and a host, because the consensus core cannot run
+// otherwise (Kafka keeps the last of two entries with one id and reads an
+// empty host as the local host); upper-case listener names, as Kafka's
+// parser leaves them; and durations in whole milliseconds, as the
+// properties hold them. Kafka enforces no relation between the quorum
+// timeouts, and neither does Validate.
 func (c Config) Validate() error { return errors.Join(c.problems()...) }
 
 // problems returns every problem with c, each a *ConfigError, in field
@@ -157,7 +159,8 @@ func (c Config) validateListeners(v *validator) {
 		}
 	}
 
-	for name, p := range c.ListenerSecurityProtocolMap {
+	for _, name := range sortedKeys(c.ListenerSecurityProtocolMap) {
+		p := c.ListenerSecurityProtocolMap[name]
 		if name == "" || name != strings.ToUpper(name) {
 			v.add(keyListenerSecurityProtocolMap, formatProtocolMap(c.ListenerSecurityProtocolMap), "listener name %q must be non-empty and upper case", name)
 		}
@@ -315,9 +318,9 @@ func (c Config) validateNumbers(v *validator) {
 	}
 }
 
-// checkMillis checks that d is a whole number of milliseconds within
-// [lo, maxMillis], as a Kafka *.ms property holds it.
-func (c Config) checkMillis(v *validator, key string, d, lo time.Duration, maxMillis int64) {
+// checkMillis checks that d is a whole number of milliseconds, at least
+// lo and at most hi milliseconds, as a Kafka *.ms property holds it.
+func (c Config) checkMillis(v *validator, key string, d, lo time.Duration, hi int64) {
 	value := formatMillis(d)
 	if d%time.Millisecond != 0 {
 		v.add(key, d.String(), "must be a whole number of milliseconds")
@@ -326,7 +329,7 @@ func (c Config) checkMillis(v *validator, key string, d, lo time.Duration, maxMi
 	if d < lo {
 		v.add(key, value, "must be at least %d", lo/time.Millisecond)
 	}
-	if d.Milliseconds() > maxMillis {
-		v.add(key, value, "must be at most %d", maxMillis)
+	if d.Milliseconds() > hi {
+		v.add(key, value, "must be at most %d", hi)
 	}
 }
