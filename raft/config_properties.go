@@ -94,7 +94,7 @@ func LoadConfig(path string) (Config, Warnings, error) {
 // them.
 //
 // Besides the properties Config mirrors, it reads log.dirs and log.dir
-// for the metadata directory (see [Config].MetadataLogDir) and broker.id,
+// for the metadata directory (see [Config.MetadataLogDir]) and broker.id,
 // Kafka's older name for node.id. Any other property, such as a broker's,
 // is not an error: it comes back as a [Warning], to be logged. A value that cannot
 // be read (a non-integer, a listener without a port) is a [*ConfigError]
