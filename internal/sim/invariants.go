@@ -77,19 +77,25 @@ type reqKey struct {
 // checker holds the ghost state (RELIABILITY.md §2.1): facts about the
 // whole history that no node keeps, against which every event is checked.
 type checker struct {
-	c          *cluster
-	leaderOf   map[kraft.Epoch]leaderRec
-	epochStart map[kraft.Epoch]kraft.Offset
-	votes      map[voteKey]kraft.NodeID
-	keys       map[epochKey]logKey
-	committed  []Entry // contiguous from offset 0: the committed prefix
-	commitPay  map[Payload]kraft.Offset
-	proposals  map[Payload]Entry
-	acked      map[Payload]kraft.Offset
-	preVotes   map[reqKey]bool // Vote requests delivered, by responder view
-	fetchReq   map[kraft.NodeID]uint64
-	goodFetch  map[kraft.NodeID]fetchSeen
-	lastFetch  map[kraft.NodeID]map[kraft.NodeID]kraft.Instant // leader -> voter -> time
+	c           *cluster
+	leaderOf    map[kraft.Epoch]leaderRec
+	epochStart  map[kraft.Epoch]kraft.Offset
+	votes       map[voteKey]kraft.NodeID
+	keys        map[epochKey]logKey
+	committed   []Entry // contiguous from offset 0: the committed prefix
+	commitPay   map[Payload]kraft.Offset
+	proposals   map[Payload]Entry
+	acked       map[Payload]kraft.Offset
+	preVotes    map[reqKey]bool // Vote requests delivered, by responder view
+	fetchReq    map[kraft.NodeID]uint64
+	goodFetch   map[kraft.NodeID]fetchSeen
+	lastFetch   map[kraft.NodeID]map[kraft.NodeID]kraft.Instant // leader -> voter -> time
+	votersSince map[kraft.NodeID]votersAt                       // leader -> voter set in force since
+}
+
+type votersAt struct {
+	set   string
+	since kraft.Instant
 }
 
 type fetchSeen struct {
@@ -99,18 +105,19 @@ type fetchSeen struct {
 
 func newChecker(c *cluster) *checker {
 	return &checker{
-		c:          c,
-		leaderOf:   map[kraft.Epoch]leaderRec{},
-		epochStart: map[kraft.Epoch]kraft.Offset{},
-		votes:      map[voteKey]kraft.NodeID{},
-		keys:       map[epochKey]logKey{},
-		commitPay:  map[Payload]kraft.Offset{},
-		proposals:  map[Payload]Entry{},
-		acked:      map[Payload]kraft.Offset{},
-		preVotes:   map[reqKey]bool{},
-		fetchReq:   map[kraft.NodeID]uint64{},
-		goodFetch:  map[kraft.NodeID]fetchSeen{},
-		lastFetch:  map[kraft.NodeID]map[kraft.NodeID]kraft.Instant{},
+		c:           c,
+		leaderOf:    map[kraft.Epoch]leaderRec{},
+		epochStart:  map[kraft.Epoch]kraft.Offset{},
+		votes:       map[voteKey]kraft.NodeID{},
+		keys:        map[epochKey]logKey{},
+		commitPay:   map[Payload]kraft.Offset{},
+		proposals:   map[Payload]Entry{},
+		acked:       map[Payload]kraft.Offset{},
+		preVotes:    map[reqKey]bool{},
+		fetchReq:    map[kraft.NodeID]uint64{},
+		goodFetch:   map[kraft.NodeID]fetchSeen{},
+		lastFetch:   map[kraft.NodeID]map[kraft.NodeID]kraft.Instant{},
+		votersSince: map[kraft.NodeID]votersAt{},
 	}
 }
 
@@ -128,6 +135,7 @@ func (k *checker) clone(c *cluster) *checker {
 	d.preVotes = maps.Clone(k.preVotes)
 	d.fetchReq = maps.Clone(k.fetchReq)
 	d.goodFetch = maps.Clone(k.goodFetch)
+	d.votersSince = maps.Clone(k.votersSince)
 	d.lastFetch = map[kraft.NodeID]map[kraft.NodeID]kraft.Instant{}
 	for l, m := range k.lastFetch {
 		d.lastFetch[l] = maps.Clone(m)
@@ -279,6 +287,16 @@ func (k *checker) onTruncate(n *simNode, t kraft.Offset) error {
 		if c, ok := k.committedAt(e.Batch.BaseOffset); ok && sameEntry(c, e) {
 			return violation(invNoTruncateCommit, "node %d truncates to %d through committed %s", n.id, t, e)
 		}
+	}
+	return nil
+}
+
+// afterPreVote checks E5 after n handled a pre-vote request: one that does
+// not carry a higher epoch leaves the durable state alone. (A higher
+// epoch moves the receiver to Unattached in that epoch, as in Kafka.)
+func (k *checker) afterPreVote(n *simNode, m *kraft.VoteRequest, before kraft.PersistentState) error {
+	if m.ReplicaEpoch <= before.Epoch && n.qs != before {
+		return violation(invPreVote, "node %d handled %s and its durable state went from %s to %s", n.id, m, before, n.qs)
 	}
 	return nil
 }
@@ -490,7 +508,14 @@ func (k *checker) checkQuorum(now kraft.Instant) error {
 			continue
 		}
 		window := 3 * kraft.Instant(n.cfg.FetchTimeout.Milliseconds())
-		if now-n.roleSince < window {
+		// A new voter set restarts the count: the majority to reach is
+		// the new set's (KIP-853: in force on append).
+		vs := st.Voters.String()
+		if rec, ok := k.votersSince[n.id]; !ok || rec.set != vs {
+			k.votersSince[n.id] = votersAt{set: vs, since: now}
+		}
+		since := max(n.roleSince, k.votersSince[n.id].since)
+		if now-since < window {
 			continue
 		}
 		heard := 1

@@ -19,6 +19,11 @@ type simNode struct {
 	now   kraft.Instant
 	lives int // incarnation number, raised by every restart
 
+	// What the last Ready wrote, for the runtime mutations that make it
+	// less durable than the contract requires.
+	prevQS      kraft.PersistentState
+	lastAppends int
+
 	// Per-incarnation observations the checker compares against.
 	hw        kraft.Offset // last high watermark the core handed out
 	role      kraft.Role
@@ -115,7 +120,23 @@ type cluster struct {
 	// drainPlan, if set, is consulted at the start of each Ready and may
 	// crash the node inside it.
 	drainPlan func(n *simNode, rd kraft.Ready) crashPlan
+	// mutation breaks the runtime on purpose, to show that the checker
+	// notices (tests only).
+	mutation mutation
 }
+
+// mutation is a deliberate runtime bug: each makes the durability the
+// core relies on a lie, as the bug-zoo entries of RELIABILITY.md §6 do.
+type mutation uint8
+
+const (
+	// mutVoteNotDurable: a crash loses the last quorum-state write, so a
+	// vote (or epoch) sent out is forgotten (Z3).
+	mutVoteNotDurable mutation = iota + 1
+	// mutAppendNotDurable: a crash loses the appends of the node's last
+	// Ready although they were reported durable (Z1, Z2).
+	mutAppendNotDurable
+)
 
 func (c *cluster) tracef(format string, args ...any) {
 	if c.trace != nil {
@@ -185,6 +206,15 @@ func (c *cluster) start(n *simNode) error {
 // crash stops n: the core and everything in memory are gone; the durable
 // quorum state and the durable log image stay.
 func (c *cluster) crash(n *simNode) {
+	switch c.mutation {
+	case mutVoteNotDurable:
+		n.qs = n.prevQS
+	case mutAppendNotDurable:
+		if k := len(n.log.entries) - n.lastAppends; n.lastAppends > 0 && k >= 0 {
+			n.log.entries = n.log.entries[:k:k]
+		}
+	}
+	n.lastAppends = 0
 	n.core = nil
 	c.witness.Crashes++
 	c.tracef("%d crash", n.id)
@@ -204,10 +234,18 @@ func (c *cluster) restart(n *simNode) error {
 // step delivers m to n (which must be up).
 func (c *cluster) step(n *simNode, m kraft.Message) error {
 	c.chk.beforeDeliver(n, m)
+	before := n.qs
+	timerDue := n.core.NextDeadline() <= n.now
 	if err := n.core.Step(n.now, m); err != nil {
 		return fmt.Errorf("node %d: step %s: %w", n.id, m, err)
 	}
-	return c.drain(n)
+	if err := c.drain(n); err != nil {
+		return err
+	}
+	if v, ok := m.(*kraft.VoteRequest); ok && v.PreVote && n.up() && !timerDue {
+		return c.chk.afterPreVote(n, v, before)
+	}
+	return nil
 }
 
 // tick runs n's timers.
@@ -316,7 +354,7 @@ func (c *cluster) apply(n *simNode, rd kraft.Ready, cp crashPlan) (bool, error) 
 		if err := c.chk.onPersist(n, *rd.State); err != nil {
 			return false, err
 		}
-		n.qs = *rd.State
+		n.prevQS, n.qs = n.qs, *rd.State
 	}
 	// The log operations: an optional truncation, then appends.
 	type op struct {
@@ -340,6 +378,9 @@ func (c *cluster) apply(n *simNode, rd kraft.Ready, cp crashPlan) (bool, error) 
 			e.Payload = es[i].Payload
 		}
 		ops = append(ops, op{truncate: -1, entry: e})
+	}
+	if len(ops) > 0 {
+		n.lastAppends = len(rd.Appends)
 	}
 	for _, o := range ops {
 		if o.truncate >= 0 {

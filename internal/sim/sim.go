@@ -34,6 +34,8 @@ type Options struct {
 	TraceTail int
 	// KeepTrace keeps every trace event in [Result.Trace].
 	KeepTrace bool
+
+	mutation mutation // a deliberate runtime bug (tests only)
 }
 
 // Faults are the fault kinds of a run and their rates. A zero rate
@@ -111,10 +113,10 @@ func (f Faults) String() string {
 // fault or event is zero did not test what it claims to.
 type Witness struct {
 	LeaderChanges, Elections, PreVotes, Resignations, Truncations int
-	VoterChanges, Crashes, Restarts, TornTails, UnsyncedLost       int
-	Dropped, Duplicated, PartitionDrops, DownDrops                 int
-	Partitions, OneWayPartitions, LeaderIsolations, Heals          int
-	Proposals, Acked                                               int
+	VoterChanges, Crashes, Restarts, TornTails, UnsyncedLost      int
+	Dropped, Duplicated, PartitionDrops, DownDrops                int
+	Partitions, OneWayPartitions, LeaderIsolations, Heals         int
+	Proposals, Acked                                              int
 }
 
 // Add adds o's counters to w.
@@ -327,6 +329,7 @@ func (w *world) run() error {
 		return err
 	}
 	w.cluster = c
+	c.mutation = w.opts.mutation
 	c.trace = w.tracef
 	c.send = w.sendMsg
 	c.maxFetch = 1 + w.rng.IntN(4)
@@ -617,18 +620,29 @@ func (w *world) crashRandom() error {
 }
 
 // voterChange makes the leader add the first observer to the voter set,
-// or remove it again (KIP-853, one voter at a time).
+// or remove it again (KIP-853, one voter at a time). As Kafka's
+// AddRaftVoter handler does, it adds the observer only once the leader
+// has seen it fetch recently and reach the high watermark.
 func (w *world) voterChange() error {
 	l := w.leader()
 	if l == nil || w.opts.Observers == 0 {
 		return nil
 	}
-	cur := l.core.Status().Voters.Keys()
+	st := l.core.Status()
+	cur := st.Voters.Keys()
 	cand := kraft.ReplicaKey{ID: kraft.NodeID(w.opts.Voters + 1)}
 	var next []kraft.ReplicaKey
 	if i := slices.Index(cur, cand); i >= 0 {
 		next = slices.Delete(cur, i, i+1)
 	} else {
+		i := slices.IndexFunc(st.Replicas, func(r kraft.ReplicaStatus) bool { return r.Key.ID == cand.ID })
+		if i < 0 {
+			return nil
+		}
+		r := st.Replicas[i]
+		if r.LastFetch < 0 || w.now-r.LastFetch > kraft.Instant(l.cfg.FetchTimeout.Milliseconds()) || r.LogEndOffset < st.HighWatermark {
+			return nil
+		}
 		next = append(cur, cand)
 	}
 	_, err := w.proposeVoters(l, next)

@@ -1,8 +1,10 @@
 package sim
 
 import (
+	"errors"
 	"flag"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -65,5 +67,81 @@ func TestSim(t *testing.T) {
 	t.Logf("%d seeds × %d fault-phase steps: %d events in %v (%.1f seeds/s, %.0f events/s)",
 		len(seeds), steps, events, el.Round(time.Millisecond), float64(len(seeds))/el.Seconds(), float64(events)/el.Seconds())
 	t.Logf("witness: %s", total)
+	if len(seeds) >= 50 && !t.Failed() {
+		checkWitness(t, total)
+	}
 }
 
+// checkWitness fails t if a campaign left a fault kind or an event the
+// invariants depend on unexercised: a simulator that silently stopped
+// injecting a fault would otherwise keep passing.
+func checkWitness(t *testing.T, w Witness) {
+	t.Helper()
+	for _, c := range []struct {
+		name string
+		n    int
+	}{
+		{"leader changes", w.LeaderChanges}, {"elections", w.Elections}, {"pre-votes", w.PreVotes},
+		{"resignations", w.Resignations}, {"truncations", w.Truncations}, {"voter changes", w.VoterChanges},
+		{"crashes", w.Crashes}, {"restarts", w.Restarts}, {"torn tails", w.TornTails},
+		{"unsynced writes lost", w.UnsyncedLost}, {"messages dropped", w.Dropped}, {"messages duplicated", w.Duplicated},
+		{"partition drops", w.PartitionDrops}, {"partitions", w.Partitions}, {"one-way partitions", w.OneWayPartitions},
+		{"leader isolations", w.LeaderIsolations}, {"heals", w.Heals}, {"acknowledged proposals", w.Acked},
+	} {
+		if c.n == 0 {
+			t.Errorf("the campaign never exercised %s", c.name)
+		}
+	}
+}
+
+// Running a seed twice gives the same trace, event for event.
+func TestDeterminism(t *testing.T) {
+	for s := uint64(1); s <= 20; s++ {
+		o := optionsFor(s, 800)
+		o.KeepTrace = true
+		a, b := Simulate(o), Simulate(o)
+		if a.TraceHash != b.TraceHash || len(a.Trace) != len(b.Trace) {
+			t.Fatalf("seed %d: trace hashes %x and %x, %d and %d events", s, a.TraceHash, b.TraceHash, len(a.Trace), len(b.Trace))
+		}
+		for i := range a.Trace {
+			if a.Trace[i] != b.Trace[i] {
+				t.Fatalf("seed %d: event %d differs:\n  %s\n  %s", s, i, a.Trace[i], b.Trace[i])
+			}
+		}
+	}
+	// Different seeds give different runs.
+	if Simulate(optionsFor(1, 300)).TraceHash == Simulate(optionsFor(2, 300)).TraceHash {
+		t.Error("seeds 1 and 2 give the same trace")
+	}
+}
+
+// The checker catches a runtime that breaks the durability contract: each
+// mutation must be caught, by one of the invariants that guard it, within
+// a few hundred seeds.
+func TestMutationsCaught(t *testing.T) {
+	crashy := Faults{Drop: 0.05, DelayMax: 20, Partition: 1, IsolateLeader: 1, Crash: 4, NemesisEvery: 300, ProposeEvery: 20}
+	for _, tc := range []struct {
+		name string
+		mut  mutation
+		want []string
+	}{
+		{"vote not durable (Z3)", mutVoteNotDurable, []string{invDurableVote, invElectionSafety, invEpochMonotonic}},
+		{"append not durable (Z1, Z2)", mutAppendNotDurable, []string{invDurableMajority, invCommitted, invLogMatching, invLeaderComplete, invAcked, invNoTruncateCommit, invHWMonotonic}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for s := uint64(1); s <= 400; s++ {
+				res := Simulate(Options{Seed: s, Voters: 3, Steps: 1500, Faults: &crashy, mutation: tc.mut})
+				if res.Err == nil {
+					continue
+				}
+				var v *Violation
+				if !errors.As(res.Err, &v) || !slices.Contains(tc.want, v.Invariant) {
+					t.Fatalf("seed %d: %v; want a violation of one of %v", s, res.Err, tc.want)
+				}
+				t.Logf("caught at seed %d: %v", s, v)
+				return
+			}
+			t.Fatalf("not caught in 400 seeds")
+		})
+	}
+}

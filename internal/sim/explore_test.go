@@ -1,0 +1,30 @@
+package sim
+
+import (
+	"testing"
+	"time"
+)
+
+// TestExhaustive enumerates every interleaving of three voters within
+// small budgets and checks every invariant in every state.
+func TestExhaustive(t *testing.T) {
+	b := Bounds{Voters: 3, Proposals: 1, Crashes: 1, Ticks: 3, MaxEpoch: 2, InFlight: 2, MaxDepth: 80, MaxStates: 200_000}
+	start := time.Now()
+	res := Explore(b)
+	el := time.Since(start)
+	t.Logf("bounds %+v: %d unique states, %d transitions, max depth %d, in %v (%.0f states/s)",
+		b, res.States, res.Transitions, res.MaxDepthSeen, el.Round(time.Millisecond), float64(res.States)/el.Seconds())
+	t.Logf("scope edges: epoch %d, in-flight %d; caps: depth %d, states %d; sometimes: %v",
+		res.EpochCut, res.InFlightCut, res.DepthCut, res.StateCut, res.Sometimes)
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if !res.Complete() {
+		t.Errorf("the search was cut by its caps (depth %d times, states %d times): not complete within the scope", res.DepthCut, res.StateCut)
+	}
+	for p, ok := range res.Sometimes {
+		if !ok {
+			t.Errorf("sometimes property %q never reached", p)
+		}
+	}
+}
