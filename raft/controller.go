@@ -173,6 +173,7 @@ func start(ctx context.Context, cfg Config, ln net.Listener) (c *Controller, err
 		pub:        &publishedState{},
 		handles:    map[kraft.RecordsHandle]*heldRecords{},
 		inbound:    map[uint64]pendingReply{},
+		parkedFrom: map[kraft.NodeID]uint64{},
 		delta:      metadata.NewDelta(metadata.EmptyImage()),
 		hw:         -1,
 	}

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/krabka-go/krabka/internal/kraft"
@@ -105,6 +106,8 @@ type engine struct {
 	handles       map[kraft.RecordsHandle]*heldRecords
 	nextRequestID uint64
 	inbound       map[uint64]pendingReply
+	// parkedFrom is the RequestID of each replica's latest Fetch.
+	parkedFrom map[kraft.NodeID]uint64
 	// deferred are failure responses for requests that could not even be
 	// queued; they are stepped after the Ready that sent them.
 	deferred []kraft.Message
@@ -200,6 +203,23 @@ func (e *engine) handle(ev event) {
 		id := e.nextRequestID
 		setRequestID(ev.request.msg, id)
 		e.inbound[id] = pendingReply{reply: ev.request.reply, version: ev.request.version}
+		if f, ok := ev.request.msg.(*kraft.FetchRequest); ok {
+			// The core drops a replica's parked fetch when the replica
+			// fetches again (its sender gave up waiting), so the older
+			// reply slot would never be used. Answer it empty: should it
+			// share a connection with the new fetch, the new answer
+			// would otherwise wait behind it.
+			if old, ok := e.parkedFrom[f.From]; ok {
+				if pr, ok := e.inbound[old]; ok {
+					delete(e.inbound, old)
+					resp := kmsg.NewPtrFetchResponse()
+					resp.Version = pr.version
+					resp.ErrorCode = kerr.RequestTimedOut.Code
+					pr.reply.Send(resp)
+				}
+			}
+			e.parkedFrom[f.From] = id
+		}
 		e.step(ev.request.msg)
 	case ev.response != nil:
 		m := ev.response.msg
