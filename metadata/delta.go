@@ -62,6 +62,7 @@ type rejection struct {
 	reason string
 }
 
+// Error implements error; Replay turns a rejection into a ReplayError.
 func (r *rejection) Error() string { return r.reason }
 
 func reject(kind error, format string, args ...any) error {

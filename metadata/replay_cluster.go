@@ -9,7 +9,10 @@ import (
 //   - the name is not empty and is not kraft.version, which Kafka keeps
 //     in control records and never finalizes with this record;
 //   - metadata.version lies in [MinMetadataVersion, MaxMetadataVersion]
-//     (it cannot be removed with level 0);
+//     (it cannot be removed with level 0); a lower level than the
+//     current one is accepted, as Kafka 4.x allows downgrades (the next
+//     snapshot then uses the lower level's record versions and may drop
+//     what they cannot carry, see Image.SnapshotRecords);
 //   - other levels are not negative; level 0 removes the feature;
 //   - every registered broker and controller supports the new level, as
 //     Kafka's controller checks before finalizing a level (a node that
