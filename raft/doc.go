@@ -6,4 +6,27 @@
 // server.properties file with [LoadConfig]. [Config.Validate] reports
 // every problem at once, each naming the Kafka property it concerns.
 // Krabka runs controllers only (process.roles=controller).
+//
+// # The runtime
+//
+// [Start] locks <metadata.log.dir>, opens and recovers the metadata log in
+// <metadata.log.dir>/__cluster_metadata-0, reads its quorum-state file (a
+// fresh directory starts at epoch 0), binds the first controller listener
+// and starts one engine goroutine. The engine alone owns the consensus
+// core (internal/kraft), the log writer (internal/logstore) and the
+// metadata image; listener connections, peer senders and callers reach it
+// through one bounded queue. It carries out the core's work in the order
+// durability needs: quorum state, truncate, append, one fsync, then
+// messages, then apply what is committed. docs/architecture.md draws the
+// goroutine map and follows a change through the system.
+//
+// [Controller.SubmitChange] returns once its records are committed and
+// applied; on a follower it forwards them to the leader. Errors a caller
+// branches on: [*NotLeaderError] ([ErrNotLeader]), [ErrLeaderUnknown],
+// [ErrInvalidChange], [ErrShuttingDown]. [Controller.Shutdown] resigns
+// leadership first, then stops every goroutine and releases the port and
+// the directory.
+//
+// Not yet: snapshots, dynamic voters (kraft.version 1), observers, the
+// MetadataFetch RPC, NoOp records on an idle leader.
 package raft
