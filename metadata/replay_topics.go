@@ -114,7 +114,7 @@ func (img *Image) replayPartition(r *PartitionRecord) error {
 	p := &Partition{
 		Replicas:            cloneNonEmpty(r.Replicas),
 		Directories:         defaultToMigrating(r.Directories, len(r.Replicas), false),
-		ISR:                 cloneNonEmpty(r.Isr),
+		ISR:                 cloneUnlessEqual(r.Isr, r.Replicas),
 		RemovingReplicas:    cloneNonEmpty(r.RemovingReplicas),
 		AddingReplicas:      cloneNonEmpty(r.AddingReplicas),
 		ELR:                 cloneNonEmpty(r.EligibleLeaderReplicas),
@@ -124,12 +124,23 @@ func (img *Image) replayPartition(r *PartitionRecord) error {
 		LeaderEpoch:         r.LeaderEpoch,
 		PartitionEpoch:      r.PartitionEpoch,
 	}
+	if p.ISR == nil && len(r.Isr) > 0 {
+		p.ISR = p.Replicas
+	}
 	if err := checkPartition(topic.Name, r.PartitionId, p); err != nil {
 		return err
 	}
-	p.ISR = shareIfEqual(p.ISR, p.Replicas)
 	img.setPartition(topic, r.PartitionId, p)
 	return nil
+}
+
+// cloneUnlessEqual copies a, or returns nil when a is empty or holds
+// the same ids as b (the caller then shares b's copy).
+func cloneUnlessEqual(a, b []int32) []int32 {
+	if slices.Equal(a, b) {
+		return nil
+	}
+	return cloneNonEmpty(a)
 }
 
 // shareIfEqual returns b when a holds the same ids, so that equal lists
