@@ -297,6 +297,10 @@ func parseRecord(line string) (metadata.Record, error) {
 		r.BrokerId, r.BrokerEpoch = int32(a.int("id", 0)), a.int("epoch", 0)
 		r.Fenced, r.InControlledShutdown = int8(a.int("fenced", 0)), int8(a.int("shutdown", 0))
 		r.LogDirs = a.uuids("dirs")
+		if a.has("cordoned") {
+			r.Version = 3
+			r.CordonedLogDirs = a.uuids("cordoned")
+		}
 		rec = r
 	case "controller":
 		r := metadata.NewRegisterControllerRecord()
@@ -487,6 +491,9 @@ func printImage(img *metadata.Image) string {
 		}
 		if br.LogDirs != nil {
 			fmt.Fprintf(&b, " dirs=%s", showDirs(br.LogDirs))
+		}
+		if br.CordonedLogDirs != nil {
+			fmt.Fprintf(&b, " cordoned=%s", showDirs(br.CordonedLogDirs))
 		}
 		b.WriteString("\n")
 	}

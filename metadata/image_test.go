@@ -203,3 +203,16 @@ func TestLongListsAreChecked(t *testing.T) {
 		t.Fatalf("valid partition with %d replicas: %v", len(ids), err)
 	}
 }
+
+// foreignRecord is a record type the image does not know.
+type foreignRecord struct{ metadata.NoOpRecord }
+
+func (*foreignRecord) APIKey() metadata.APIKey { return 99 }
+
+func TestUnknownRecordTypeIsRejected(t *testing.T) {
+	d := replayLines(t, "feature name=metadata.version level=21")
+	err := d.Replay(&foreignRecord{}, 2, 1)
+	if !errors.Is(err, metadata.ErrInvalidRecord) || !strings.Contains(err.Error(), "APIKey(99) cannot be replayed") {
+		t.Errorf("Replay(foreign record) = %v", err)
+	}
+}

@@ -253,9 +253,6 @@ func checkPartition(topic string, id int32, p *Partition) error {
 			return bad("broker %d is in both the isr and the elr", b)
 		}
 	}
-	if len(p.Directories) != 0 && len(p.Directories) != len(p.Replicas) {
-		return bad("%d directories for %d replicas", len(p.Directories), len(p.Replicas))
-	}
 	if p.Leader != NoLeader && !isr.has(p.Leader) {
 		return bad("leader %d is not in the isr", p.Leader)
 	}
