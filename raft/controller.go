@@ -113,13 +113,16 @@ func Start(ctx context.Context, cfg Config) (*Controller, error) {
 // start is Start with an optional listener already bound (tests bind
 // every node's port before any node starts, so that each can name the
 // others' addresses).
-func start(ctx context.Context, cfg Config, ln net.Listener) (c *Controller, err error) {
+func start(ctx context.Context, cfg Config, ln net.Listener) (_ *Controller, err error) {
 	rc, err := newRuntimeConfig(cfg)
 	if err != nil {
+		if ln != nil {
+			_ = ln.Close()
+		}
 		return nil, err
 	}
 	fsys := vfs.OS()
-	c = &Controller{rc: rc, done: make(chan struct{})}
+	c := &Controller{rc: rc, done: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			if ln != nil {

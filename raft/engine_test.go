@@ -1,0 +1,189 @@
+package raft
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/krabka-go/krabka/internal/kraft"
+	"github.com/krabka-go/krabka/internal/logstore"
+	"github.com/krabka-go/krabka/internal/recordbatch"
+	"github.com/krabka-go/krabka/internal/transport"
+	"github.com/krabka-go/krabka/internal/vfs"
+	"github.com/krabka-go/krabka/internal/wire"
+	"github.com/krabka-go/krabka/metadata"
+)
+
+// TestControlBatchRoundTrip: a control batch the core makes, encoded by
+// the leader and summarised by a follower, gives the core back the same
+// BatchInfo.
+func TestControlBatchRoundTrip(t *testing.T) {
+	keys := func(ids ...kraft.NodeID) []kraft.ReplicaKey {
+		var ks []kraft.ReplicaKey
+		for _, id := range ids {
+			ks = append(ks, kraft.ReplicaKey{ID: id})
+		}
+		return ks
+	}
+	for _, b := range []kraft.BatchInfo{
+		{BaseOffset: 7, LastOffset: 7, Epoch: 3, Control: true, KRaftVersion: -1,
+			LeaderChange: kraft.LeaderChange{LeaderID: 2, Voters: keys(1, 2, 3), Granting: keys(2, 3)}},
+		{BaseOffset: 0, LastOffset: 2, Epoch: 1, Control: true, KRaftVersion: 1, Voters: keys(1, 2, 3),
+			LeaderChange: kraft.LeaderChange{LeaderID: 1, Voters: keys(1, 2, 3), Granting: keys(1)}},
+		{BaseOffset: 12, LastOffset: 12, Epoch: 4, Control: true, KRaftVersion: -1, Voters: keys(1, 2),
+			LeaderChange: kraft.LeaderChange{LeaderID: kraft.NoNode}},
+	} {
+		t.Run(b.String(), func(t *testing.T) {
+			raw, err := encodeControlBatch(b, 1700000000000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			parsed, err := recordbatch.Parse(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := summarize(&parsed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(b, got); diff != "" {
+				t.Errorf("summarize(encodeControlBatch(b)) (-want +got):\n%s", diff)
+			}
+		})
+	}
+	// A BatchInfo whose offsets do not match its records is refused.
+	bad := kraft.BatchInfo{BaseOffset: 0, LastOffset: 1, Control: true, KRaftVersion: -1, LeaderChange: kraft.LeaderChange{LeaderID: 1}}
+	if _, err := encodeControlBatch(bad, 0); err == nil {
+		t.Error("encodeControlBatch with 2 offsets for 1 record: nil error")
+	}
+}
+
+// TestReadRecordsStopsAtUntil: a leader's Fetch answer never carries a
+// batch at or past the end offset the core decided on.
+func TestReadRecordsStopsAtUntil(t *testing.T) {
+	log, _, err := logstore.Open(vfs.OS(), t.TempDir(), logstore.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = log.Close() }()
+	var b recordbatch.Builder
+	for i := range 4 {
+		b.Reset(nil, recordbatch.DefaultParams())
+		b.Append(0, nil, []byte{byte(i)}, nil)
+		b.Append(0, nil, []byte{byte(i)}, nil)
+		raw, err := b.Finish()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := log.AppendAsLeader(raw, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := &engine{log: log}
+	for _, tt := range []struct {
+		read      kraft.RecordsRead
+		wantFirst int64
+		wantNext  int64
+	}{
+		{kraft.RecordsRead{From: 0, Until: 8, MaxBytes: 1 << 20}, 0, 8},
+		{kraft.RecordsRead{From: 2, Until: 6, MaxBytes: 1 << 20}, 2, 6},
+		{kraft.RecordsRead{From: 4, Until: 4, MaxBytes: 1 << 20}, -1, -1},
+		{kraft.RecordsRead{From: 0, Until: 8, MaxBytes: 1}, 0, 2}, // at least one batch
+	} {
+		t.Run(fmt.Sprintf("[%d,%d)max%d", tt.read.From, tt.read.Until, tt.read.MaxBytes), func(t *testing.T) {
+			got, err := e.readRecords(tt.read)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first, next := int64(-1), int64(-1)
+			it := recordbatch.NewIterator(nil, got)
+			for it.Next() {
+				if first < 0 {
+					first = it.Batch().BaseOffset
+				}
+				next = it.Batch().NextOffset()
+			}
+			if it.Err() != nil || first != tt.wantFirst || next != tt.wantNext {
+				t.Errorf("readRecords = batches [%d, %d) (err %v), want [%d, %d)", first, next, it.Err(), tt.wantFirst, tt.wantNext)
+			}
+		})
+	}
+}
+
+// TestSubmitErrorMapping: the leader's SubmitChange answer and the
+// forwarding node's translation of it agree for every outcome.
+func TestSubmitErrorMapping(t *testing.T) {
+	req := wire.NewSubmitChangeRequest()
+	for _, tt := range []struct {
+		name     string
+		err      error
+		code     int16
+		wantIs   error
+		wantLead NodeID
+	}{
+		{"ok", nil, 0, nil, 0},
+		{"not leader", &NotLeaderError{LeaderID: 3, Epoch: 9}, kerr.NotLeaderForPartition.Code, ErrNotLeader, 3},
+		{"leader unknown", ErrLeaderUnknown, kerr.NotLeaderForPartition.Code, ErrLeaderUnknown, 0},
+		{"shutting down", ErrShuttingDown, kerr.BrokerNotAvailable.Code, ErrLeaderUnknown, 0},
+		{"invalid", fmt.Errorf("%w: topic exists", ErrInvalidChange), kerr.InvalidRequest.Code, ErrInvalidChange, 0},
+		{"other", errors.New("disk on fire"), kerr.UnknownServerError.Code, nil, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := submitAnswer(req, SubmitResult{Offset: 10, LastOffset: 11, Epoch: 2}, tt.err)
+			if resp.ErrorCode != tt.code {
+				t.Fatalf("submitAnswer code = %d, want %d", resp.ErrorCode, tt.code)
+			}
+			res, err := forwardOutcome(resp, nil, 2)
+			switch {
+			case tt.err == nil:
+				if err != nil || res != (SubmitResult{Offset: 10, LastOffset: 11, Epoch: 2}) {
+					t.Errorf("forwardOutcome = %+v, %v", res, err)
+				}
+			case tt.wantIs != nil && !errors.Is(err, tt.wantIs):
+				t.Errorf("forwardOutcome err = %v, want errors.Is %v", err, tt.wantIs)
+			case err == nil:
+				t.Error("forwardOutcome err = nil")
+			}
+			if nl, ok := errors.AsType[*NotLeaderError](err); ok && nl.LeaderID != tt.wantLead {
+				t.Errorf("leader hint %d, want %d", nl.LeaderID, tt.wantLead)
+			}
+		})
+	}
+	if _, err := forwardOutcome(nil, transport.ErrDisconnected, 1); !errors.Is(err, ErrLeaderUnknown) || !errors.Is(err, transport.ErrDisconnected) {
+		t.Errorf("forwardOutcome(network error) = %v, want ErrLeaderUnknown wrapping it", err)
+	}
+}
+
+// TestStartRejects: Start refuses an invalid Config and a directory
+// another node holds.
+func TestStartRejects(t *testing.T) {
+	cfg := ForTests(1, t.TempDir())
+	bad := cfg
+	bad.NodeID = -1
+	if _, err := Start(t.Context(), bad); err == nil {
+		t.Error("Start with node.id -1: nil error")
+	}
+	n, err := Start(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = n.Shutdown(context.Background()) }()
+	if _, err := Start(t.Context(), cfg); err == nil {
+		t.Error("second Start on a locked directory: nil error")
+	}
+	if _, err := n.SubmitChange(t.Context(), nil); !errors.Is(err, ErrInvalidChange) {
+		t.Errorf("SubmitChange of nothing: err = %v, want ErrInvalidChange", err)
+	}
+	bad = cfg
+	bad.MetadataLogDir = t.TempDir()
+	bad.QuorumVoters = nil
+	bad.QuorumBootstrapServers = []HostPort{{Host: "127.0.0.1", Port: 1}}
+	if _, err := Start(t.Context(), bad); err == nil {
+		t.Error("Start without static voters: nil error")
+	}
+	var _ metadata.Record = metadataVersionRecord()
+}
