@@ -41,6 +41,7 @@ const (
 	invFetchDurable       = "C8 fetch offsets are durable"
 	invOneVoterChange     = "R1 one voter change at a time"
 	invAcked              = "K1 acknowledged proposals survive"
+	invDurable            = "D1 synced data survives a crash"
 )
 
 type voteKey struct {

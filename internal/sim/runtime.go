@@ -3,9 +3,11 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 
 	"github.com/krabka-go/krabka/internal/kraft"
+	"github.com/krabka-go/krabka/internal/vfs"
 )
 
 // simNode is one replica: the consensus core plus the runtime around it,
@@ -15,6 +17,7 @@ type simNode struct {
 	cfg   kraft.Config
 	core  *kraft.Node // nil while the node is down
 	log   *memLog     // live log; equal to the durable image between Readys
+	disk  *disk       // disk mode: the log store the live log mirrors
 	qs    kraft.PersistentState
 	now   kraft.Instant
 	lives int // incarnation number, raised by every restart
@@ -73,7 +76,23 @@ const (
 	// TearPrefix keeps a prefix and half of the next batch; recovery finds
 	// the torn batch and cuts it off.
 	TearPrefix
+	// Reorder keeps a random subset of the unsynced writes (disk mode;
+	// the memory mode treats it as KeepPrefix).
+	Reorder
 )
+
+// vfsMode maps a crash mode to the file system's.
+func (m CrashMode) vfsMode() vfs.CrashMode {
+	switch m {
+	case KeepPrefix:
+		return vfs.CrashKeepPrefix
+	case TearPrefix:
+		return vfs.CrashTearPrefix
+	case Reorder:
+		return vfs.CrashReorder
+	}
+	return vfs.CrashDropUnsynced
+}
 
 func (m CrashMode) String() string {
 	switch m {
@@ -83,6 +102,8 @@ func (m CrashMode) String() string {
 		return "keep-prefix"
 	case TearPrefix:
 		return "tear-prefix"
+	case Reorder:
+		return "reorder"
 	}
 	return fmt.Sprintf("CrashMode(%d)", uint8(m))
 }
@@ -120,6 +141,11 @@ type cluster struct {
 	// drainPlan, if set, is consulted at the start of each Ready and may
 	// crash the node inside it.
 	drainPlan func(n *simNode, rd kraft.Ready) crashPlan
+	// infos holds the control content of every batch written in disk
+	// mode, to restore it when a store is read back (shared by clones).
+	infos map[infoKey]kraft.BatchInfo
+	// rng draws the crash modes' random choices in disk mode.
+	rng *rand.Rand
 	// mutation breaks the runtime on purpose, to show that the checker
 	// notices (tests only).
 	mutation mutation
@@ -144,8 +170,12 @@ func (c *cluster) tracef(format string, args ...any) {
 	}
 }
 
-func newCluster(voters, observers int, seed uint64, cfgFn func(*kraft.Config)) (*cluster, error) {
-	c := &cluster{handles: &handleTable{entries: map[kraft.RecordsHandle][]Entry{}}, witness: &Witness{}}
+// newCluster builds voters+observers nodes. With rng set the nodes run
+// in disk mode, on a log store each, and rng draws the crash modes'
+// choices.
+func newCluster(voters, observers int, seed uint64, rng *rand.Rand) (*cluster, error) {
+	c := &cluster{handles: &handleTable{entries: map[kraft.RecordsHandle][]Entry{}}, witness: &Witness{},
+		infos: map[infoKey]kraft.BatchInfo{}, rng: rng}
 	for i := 1; i <= voters; i++ {
 		c.voters = append(c.voters, kraft.ReplicaKey{ID: kraft.NodeID(i)})
 	}
@@ -155,11 +185,15 @@ func newCluster(voters, observers int, seed uint64, cfgFn func(*kraft.Config)) (
 		cfg.ID = kraft.NodeID(i)
 		cfg.Voters = c.voters
 		cfg.Seed = seed
-		if cfgFn != nil {
-			cfgFn(&cfg)
-		}
 		n := &simNode{id: cfg.ID, cfg: cfg, log: &memLog{},
 			qs: kraft.PersistentState{LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}}
+		if rng != nil {
+			d, err := newDisk()
+			if err != nil {
+				return nil, fmt.Errorf("node %d: %w", n.id, err)
+			}
+			n.disk = d
+		}
 		c.nodes = append(c.nodes, n)
 		if err := c.start(n); err != nil {
 			return nil, err
@@ -218,6 +252,47 @@ func (c *cluster) crash(n *simNode) {
 	n.core = nil
 	c.witness.Crashes++
 	c.tracef("%d crash", n.id)
+}
+
+// crashDisk loses power on n's disk in mode m and recovers the log store;
+// the live log and the quorum state become what recovery found. It
+// reports whether recovery cut a torn or unsynced tail.
+func (c *cluster) crashDisk(n *simNode, m CrashMode) (bool, error) {
+	rep, err := n.disk.crash(c.rng, m.vfsMode())
+	if err != nil {
+		return false, fmt.Errorf("node %d: recover after a %s crash: %w", n.id, m, err)
+	}
+	es, err := n.disk.read(c.infos)
+	if err != nil {
+		return false, fmt.Errorf("node %d: read the log store after a %s crash: %w", n.id, m, err)
+	}
+	qs, err := n.disk.readState()
+	if err != nil {
+		return false, fmt.Errorf("node %d: read quorum-state after a %s crash: %w", n.id, m, err)
+	}
+	n.log = &memLog{entries: es}
+	n.qs = qs
+	return rep.Truncation != nil, nil
+}
+
+// crashAtRest crashes n between Readys: in disk mode its file system loses
+// power too, and everything synced must survive it.
+func (c *cluster) crashAtRest(n *simNode) error {
+	if n.disk != nil {
+		before, qs := n.log, n.qs
+		m := CrashMode(c.rng.IntN(4))
+		if _, err := c.crashDisk(n, m); err != nil {
+			return err
+		}
+		if len(before.entries) != len(n.log.entries) || (len(before.entries) > 0 && !sameEntry(before.entries[len(before.entries)-1], n.log.entries[len(n.log.entries)-1])) {
+			return violation(invDurable, "node %d had log end %d synced, and after a %s crash the store holds [0,%d)", n.id, before.EndOffset(), m, n.log.EndOffset())
+		}
+		if qs != n.qs {
+			return violation(invDurable, "node %d had quorum-state %s durable, and after a %s crash it reads %s", n.id, qs, m, n.qs)
+		}
+	}
+	c.crash(n)
+	return nil
 }
 
 // restart brings a crashed node back.
@@ -354,6 +429,11 @@ func (c *cluster) apply(n *simNode, rd kraft.Ready, cp crashPlan) (bool, error) 
 		if err := c.chk.onPersist(n, *rd.State); err != nil {
 			return false, err
 		}
+		if n.disk != nil {
+			if err := n.disk.writeState(*rd.State); err != nil {
+				return false, fmt.Errorf("node %d: write quorum-state: %w", n.id, err)
+			}
+		}
 		n.prevQS, n.qs = n.qs, *rd.State
 	}
 	// The log operations: an optional truncation, then appends.
@@ -394,6 +474,11 @@ func (c *cluster) apply(n *simNode, rd kraft.Ready, cp crashPlan) (bool, error) 
 			if err := n.log.truncate(o.truncate); err != nil {
 				return false, fmt.Errorf("node %d: %w", n.id, err)
 			}
+			if n.disk != nil {
+				if err := n.disk.truncate(o.truncate); err != nil {
+					return false, fmt.Errorf("node %d: log store: truncate %d: %w", n.id, o.truncate, err)
+				}
+			}
 			continue
 		}
 		if err := c.chk.onAppend(n, o.entry); err != nil {
@@ -402,6 +487,29 @@ func (c *cluster) apply(n *simNode, rd kraft.Ready, cp crashPlan) (bool, error) 
 		if err := n.log.append(o.entry); err != nil {
 			return false, fmt.Errorf("node %d: %w", n.id, err)
 		}
+		if n.disk != nil {
+			b := o.entry.Batch
+			c.infos[infoKey{b.BaseOffset, b.Epoch, o.entry.Payload}] = b
+			if err := n.disk.append(o.entry); err != nil {
+				return false, fmt.Errorf("node %d: log store: %w", n.id, err)
+			}
+		}
+	}
+	if cp.at == beforeSync && n.disk != nil {
+		end := n.log.EndOffset()
+		torn, err := c.crashDisk(n, cp.mode)
+		if err != nil {
+			return false, err
+		}
+		if torn {
+			c.witness.TornTails++
+		}
+		if n.log.EndOffset() != end {
+			c.witness.UnsyncedLost++
+		}
+		c.tracef("%d crash before fsync (%s): log store recovered [0,%d) of [0,%d)", n.id, cp.mode, n.log.EndOffset(), end)
+		c.crash(n)
+		return true, nil
 	}
 	if cp.at == beforeSync {
 		// Rebuild the durable image: the state before this Ready plus what
@@ -429,6 +537,14 @@ func (c *cluster) apply(n *simNode, rd kraft.Ready, cp crashPlan) (bool, error) 
 		return true, nil
 	}
 	// fsync: the live log is now the durable image.
+	if n.disk != nil && len(ops) > 0 {
+		if err := n.disk.sync(); err != nil {
+			return false, fmt.Errorf("node %d: log store: sync: %w", n.id, err)
+		}
+		if end, synced := n.disk.log.LogEndOffset(), n.disk.log.SyncedOffset(); end != int64(n.log.EndOffset()) || synced != end {
+			return false, fmt.Errorf("node %d: log store ends at %d (synced %d), the mirror at %d", n.id, end, synced, n.log.EndOffset())
+		}
+	}
 	for i, m := range rd.Messages {
 		if cp.at == afterSync && i == cp.sendOut {
 			c.tracef("%d crash after fsync, %d of %d messages sent", n.id, i, len(rd.Messages))

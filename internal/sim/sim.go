@@ -34,6 +34,12 @@ type Options struct {
 	TraceTail int
 	// KeepTrace keeps every trace event in [Result.Trace].
 	KeepTrace bool
+	// Disk runs every node over the real log store and quorum-state file
+	// on its own in-memory file system, so that crashes lose unsynced
+	// writes and tear tails in the file system and recovery is the log
+	// store's own. Without it the log is in memory and a crash inside a
+	// Ready is modelled on the list of log operations.
+	Disk bool
 
 	mutation mutation // a deliberate runtime bug (tests only)
 }
@@ -324,7 +330,11 @@ func (w *world) jitter(mean int) kraft.Instant {
 }
 
 func (w *world) run() error {
-	c, err := newCluster(w.opts.Voters, w.opts.Observers, w.rng.Uint64(), nil)
+	var diskRng *rand.Rand
+	if w.opts.Disk {
+		diskRng = w.rng
+	}
+	c, err := newCluster(w.opts.Voters, w.opts.Observers, w.rng.Uint64(), diskRng)
 	if err != nil {
 		return err
 	}
@@ -340,7 +350,7 @@ func (w *world) run() error {
 		w.blocked[i] = make([]bool, n+1)
 	}
 	c.drainPlan = w.crashPlan
-	w.tracef("start seed=%d voters=%d observers=%d faults: %s", w.opts.Seed, w.opts.Voters, w.opts.Observers, w.f)
+	w.tracef("start seed=%d voters=%d observers=%d disk=%t faults: %s", w.opts.Seed, w.opts.Voters, w.opts.Observers, w.opts.Disk, w.f)
 	for _, nd := range c.nodes {
 		if err := c.drain(nd); err != nil {
 			return err
@@ -483,7 +493,11 @@ func (w *world) crashPlan(n *simNode, rd kraft.Ready) crashPlan {
 		ops++
 	}
 	if ops > 0 && w.rng.IntN(3) > 0 {
-		return crashPlan{at: beforeSync, mode: CrashMode(w.rng.IntN(3)), keep: w.rng.IntN(ops + 1)}
+		modes := 3
+		if w.opts.Disk {
+			modes = 4
+		}
+		return crashPlan{at: beforeSync, mode: CrashMode(w.rng.IntN(modes)), keep: w.rng.IntN(ops + 1)}
 	}
 	return crashPlan{at: afterSync, sendOut: w.rng.IntN(len(rd.Messages) + 1)}
 }
@@ -614,7 +628,9 @@ func (w *world) crashRandom() error {
 	if !n.up() {
 		return nil
 	}
-	w.crash(n)
+	if err := w.crashAtRest(n); err != nil {
+		return err
+	}
 	w.touch(n)
 	return nil
 }

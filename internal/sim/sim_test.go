@@ -24,10 +24,10 @@ const (
 )
 
 // optionsFor derives a run's shape from its seed: 3 or 5 voters, 0 to 2
-// observers, a swarm fault mix.
+// observers, memory or disk mode, a swarm fault mix.
 func optionsFor(seed uint64, steps int) Options {
 	r := rand.New(rand.NewPCG(seed, 0xC0FFEE))
-	return Options{Seed: seed, Voters: []int{3, 5}[r.IntN(2)], Observers: r.IntN(3), Steps: steps}
+	return Options{Seed: seed, Voters: []int{3, 5}[r.IntN(2)], Observers: r.IntN(3), Steps: steps, Disk: r.IntN(2) == 0}
 }
 
 // TestSim runs the seed campaign: -seed=N replays one seed, -seeds and
