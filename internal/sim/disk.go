@@ -38,7 +38,7 @@ type disk struct {
 
 func diskOptions() logstore.Options {
 	o := logstore.DefaultOptions()
-	o.InternalSegmentBytes = 4096 // many segments: rolls and multi-segment recovery
+	o.InternalSegmentBytes = 4096                       // many segments: rolls and multi-segment recovery
 	o.Now = func() time.Time { return time.Unix(0, 0) } // no wall clock
 	return o
 }
