@@ -14,7 +14,9 @@ const (
 	// ConfigResourceBroker is a broker's configuration; the name "" is
 	// the cluster-wide default.
 	ConfigResourceBroker int8 = 4
-	// ConfigResourceBrokerLogger is a broker's logger levels.
+	// ConfigResourceBrokerLogger is a broker's logger levels; Kafka
+	// changes them on the broker and never in the metadata log, so the
+	// image rejects ConfigRecords of this type.
 	ConfigResourceBrokerLogger int8 = 8
 	// ConfigResourceClientMetrics is a client metrics subscription
 	// (KIP-714).

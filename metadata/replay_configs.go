@@ -7,11 +7,11 @@ import (
 
 // replayConfig applies a ConfigRecord (Kafka's ConfigurationsDelta): a
 // value sets the key, null deletes it. Rules: the resource type is
-// topic, broker, broker logger, client metrics or group; the key is not
-// empty; a topic resource names an existing topic (Kafka answers
+// topic, broker, client metrics or group (Kafka's controller never
+// persists broker logger levels); the key is not empty; a topic
+// resource names an existing topic (Kafka answers
 // UNKNOWN_TOPIC_OR_PARTITION otherwise); a broker resource is "" (the
-// cluster default) or a broker id, a broker logger resource a broker
-// id; other resources have a name.
+// cluster default) or a broker id; other resources have a name.
 func (img *Image) replayConfig(r *ConfigRecord) error {
 	res := ConfigResource{Type: r.ResourceType, Name: r.ResourceName}
 	switch r.ResourceType {
@@ -24,9 +24,7 @@ func (img *Image) replayConfig(r *ConfigRecord) error {
 			return reject(ErrInvalidRecord, "config %s of broker %q, which is not a broker id", r.Name, r.ResourceName)
 		}
 	case ConfigResourceBrokerLogger:
-		if !isBrokerID(r.ResourceName) {
-			return reject(ErrInvalidRecord, "logger %s of broker %q, which is not a broker id", r.Name, r.ResourceName)
-		}
+		return reject(ErrInvalidRecord, "logger %s of broker %q: broker logger levels are not kept in the metadata log", r.Name, r.ResourceName)
 	case ConfigResourceClientMetrics, ConfigResourceGroup:
 		if r.ResourceName == "" {
 			return reject(ErrInvalidRecord, "config %s of a resource of type %d without a name", r.Name, r.ResourceType)

@@ -10,12 +10,19 @@ import (
 // maxTopicNameLength is Kafka's limit on topic names (Topic.MAX_NAME_LENGTH).
 const maxTopicNameLength = 249
 
+// metadataTopicName is the name of the metadata log's partition; no
+// topic may take it.
+const metadataTopicName = "__cluster_metadata"
+
 // checkTopicName applies Kafka's Topic.validate: a name is 1 to 249
-// characters of [a-zA-Z0-9._-] and is neither "." nor "..".
+// characters of [a-zA-Z0-9._-] and is neither "." nor "..". The name
+// __cluster_metadata is reserved for the metadata log.
 func checkTopicName(name string) error {
 	switch {
 	case name == "":
 		return reject(ErrInvalidRecord, "empty topic name")
+	case name == metadataTopicName:
+		return reject(ErrInvalidRecord, "topic name %s is reserved for the metadata log", name)
 	case name == "." || name == "..":
 		return reject(ErrInvalidRecord, "topic name %q is not allowed", name)
 	case len(name) > maxTopicNameLength:
