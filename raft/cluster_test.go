@@ -29,6 +29,8 @@ type testCluster struct {
 	t     *testing.T
 	cfgs  []Config
 	nodes []*Controller // nil while a node is stopped
+	// cancels ends each node's Start context: a crash.
+	cancels []context.CancelFunc
 }
 
 // newTestCluster binds n loopback ports, then starts n voters that name
@@ -54,13 +56,16 @@ func newTestCluster(t *testing.T, n int) *testCluster {
 		c.cfgs = append(c.cfgs, cfg)
 	}
 	c.nodes = make([]*Controller, n)
+	c.cancels = make([]context.CancelFunc, n)
 	t.Cleanup(func() {
 		for i := range c.nodes {
 			c.stop(NodeID(i + 1))
 		}
 	})
 	for i := range n {
-		node, err := start(t.Context(), c.cfgs[i], lns[i])
+		ctx, cancel := context.WithCancel(t.Context())
+		c.cancels[i] = cancel
+		node, err := start(ctx, c.cfgs[i], lns[i])
 		if err != nil {
 			for _, ln := range lns[i+1:] {
 				_ = ln.Close()
@@ -89,10 +94,22 @@ func (c *testCluster) stop(id NodeID) {
 	}
 }
 
+// crash stops node id without resigning: its context ends, so every
+// goroutine stops where it is; what was fsynced stays.
+func (c *testCluster) crash(id NodeID) {
+	c.t.Helper()
+	n := c.nodes[id-1]
+	c.cancels[id-1]()
+	<-n.Done()
+	c.stop(id)
+}
+
 // restart starts node id again on its directory and port.
 func (c *testCluster) restart(id NodeID) {
 	c.t.Helper()
-	node, err := Start(c.t.Context(), c.cfgs[id-1])
+	ctx, cancel := context.WithCancel(c.t.Context())
+	c.cancels[id-1] = cancel
+	node, err := Start(ctx, c.cfgs[id-1])
 	if err != nil {
 		c.t.Fatalf("restart node %d: %v", id, err)
 	}
@@ -390,4 +407,46 @@ func readCommitted(t *testing.T, cfg Config, hw int64) []byte {
 		}
 	}
 	return out
+}
+
+// TestClusterLeaderCrash: after the leader crashes (no resignation) the
+// others elect a leader once their fetch timeout passes, and commit; the
+// crashed node restarts, follows and catches up, and every log holds the
+// same committed bytes.
+func TestClusterLeaderCrash(t *testing.T) {
+	c := newTestCluster(t, 3)
+	first := c.leader()
+	submit(t, c.node(first), metadataVersionRecord(), topicRecord("before"))
+	oldEpoch := c.node(first).QuorumState().Epoch
+
+	c.crash(first)
+	second := c.leader()
+	if second == first || c.node(second).QuorumState().Epoch <= oldEpoch {
+		t.Fatalf("after the crash of %d: leader %d in epoch %d", first, second, c.node(second).QuorumState().Epoch)
+	}
+	c.submitRetrying(topicRecord("during"))
+
+	c.restart(first)
+	c.leader()
+	after := c.submitRetrying(topicRecord("after"))
+	c.waitApplied(after.LastOffset + 1)
+	for _, name := range []string{"before", "during", "after"} {
+		if _, ok := c.node(first).CurrentImage().Topics().ByName(name); !ok {
+			t.Errorf("restarted node %d: image has no topic %q", first, name)
+		}
+	}
+	var hws []int64
+	for _, n := range c.nodes {
+		hws = append(hws, n.QuorumState().HighWatermark)
+	}
+	for i := range c.nodes {
+		c.stop(NodeID(i + 1))
+	}
+	common := min(hws[0], hws[1], hws[2])
+	want := readCommitted(t, c.cfgs[0], common)
+	for i, cfg := range c.cfgs[1:] {
+		if got := readCommitted(t, cfg, common); !bytes.Equal(got, want) {
+			t.Errorf("node %d: committed log bytes differ from node 1's", i+2)
+		}
+	}
 }
