@@ -37,6 +37,13 @@ type testCluster struct {
 // each other's ports.
 func newTestCluster(t *testing.T, n int) *testCluster {
 	t.Helper()
+	return newFormattedCluster(t, n, "")
+}
+
+// newFormattedCluster is newTestCluster with every directory formatted
+// for cluster clusterID ("" leaves them unformatted).
+func newFormattedCluster(t *testing.T, n int, clusterID string) *testCluster {
+	t.Helper()
 	c := &testCluster{t: t}
 	var lns []net.Listener
 	var voters []QuorumVoter
@@ -54,6 +61,12 @@ func newTestCluster(t *testing.T, n int) *testCluster {
 		cfg.Listeners[0].Port = voters[i].Port
 		cfg.QuorumVoters = voters
 		c.cfgs = append(c.cfgs, cfg)
+		if clusterID != "" {
+			mp := logstore.MetaProperties{Version: 1, ClusterID: clusterID, NodeID: int32(i + 1)}
+			if err := logstore.WriteMetaProperties(vfs.OS(), cfg.MetadataLogDir, mp, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	c.nodes = make([]*Controller, n)
 	c.cancels = make([]context.CancelFunc, n)

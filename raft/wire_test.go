@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/transport"
 	"github.com/krabka-go/krabka/internal/wire"
 	"github.com/krabka-go/krabka/metadata"
@@ -175,5 +176,26 @@ func TestSingleNodeRestart(t *testing.T) {
 	st := n.QuorumState()
 	if st.Role != "Leader" || st.Epoch <= res.Epoch {
 		t.Errorf("restarted node state %+v, want Leader in an epoch after %d", st, res.Epoch)
+	}
+}
+
+// TestWireClusterIDChecked: formatted nodes of one cluster form a quorum;
+// a KRaft request naming another cluster id is answered
+// INCONSISTENT_CLUSTER_ID at the top level (KRAFT.md §4).
+func TestWireClusterIDChecked(t *testing.T) {
+	c := newFormattedCluster(t, 3, "krabka-test-cluster")
+	leader := c.leader()
+	submit(t, c.node(leader), metadataVersionRecord())
+
+	req, err := wire.KmsgRequest(&kraft.VoteRequest{Replica: kraft.ReplicaKey{ID: 9}, Voter: kraft.ReplicaKey{ID: kraft.NoNode}, ReplicaEpoch: 100}, "another-cluster")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := roundTrip(t, c.node(leader).Addr().String(), req).(*kmsg.VoteResponse)
+	if resp.ErrorCode != kerr.InconsistentClusterID.Code || len(resp.Topics) != 0 {
+		t.Errorf("Vote from another cluster = %+v, want top-level INCONSISTENT_CLUSTER_ID", resp)
+	}
+	if st := c.node(leader).QuorumState(); st.Role != "Leader" {
+		t.Errorf("the foreign vote request disturbed the leader: %+v", st)
 	}
 }
