@@ -437,11 +437,14 @@ func (k *checker) onHighWatermark(n *simNode, hw kraft.Offset) error {
 	if es, ok := k.epochStart[st.Epoch]; ok && hw <= es {
 		return violation(invCurrentEpochCommit, "leader %d of epoch %d sets high watermark %d, not above its epoch start offset %d", n.id, st.Epoch, hw, es)
 	}
-	// C3: a majority of the voters hold the batch below hw durably.
+	// C3: a majority of the voters hold the batch below hw durably. The
+	// voters are read from the leader's log, not from the core, so that a
+	// core counting the wrong set is caught.
+	voters := k.latestVoters(n)
 	i := n.log.find(hw - 1)
 	last := n.log.entries[i]
 	holders := 0
-	for _, v := range st.Voters.Keys() {
+	for _, v := range voters {
 		m := k.c.node(v.ID)
 		if m == nil {
 			continue
@@ -450,8 +453,8 @@ func (k *checker) onHighWatermark(n *simNode, hw kraft.Offset) error {
 			holders++
 		}
 	}
-	if need := st.Voters.Len()/2 + 1; holders < need {
-		return violation(invDurableMajority, "leader %d sets high watermark %d but only %d of voters %s hold %s durably (need %d)", n.id, hw, holders, st.Voters, last, need)
+	if need := len(voters)/2 + 1; holders < need {
+		return violation(invDurableMajority, "leader %d sets high watermark %d but only %d of voters %v hold %s durably (need %d)", n.id, hw, holders, voters, last, need)
 	}
 	for p, e := range k.proposals {
 		if e.Batch.BaseOffset < hw && e.Batch.Epoch == st.Epoch {
@@ -464,6 +467,17 @@ func (k *checker) onHighWatermark(n *simNode, hw kraft.Offset) error {
 		}
 	}
 	return nil
+}
+
+// latestVoters is the voter set in force on n by KIP-853: the latest
+// Voters record in its log, committed or not, else the static set.
+func (k *checker) latestVoters(n *simNode) []kraft.ReplicaKey {
+	for i := len(n.log.entries) - 1; i >= 0; i-- {
+		if v := n.log.entries[i].Batch.Voters; v != nil {
+			return v
+		}
+	}
+	return k.c.voters
 }
 
 // onLeader checks a node that has just become leader: E1 (one leader per
@@ -505,13 +519,14 @@ func (k *checker) checkQuorum(now kraft.Instant) error {
 			continue
 		}
 		st := n.core.Status()
-		if st.Voters.Len() <= 1 {
+		voters := k.latestVoters(n)
+		if len(voters) <= 1 {
 			continue
 		}
 		window := 3 * kraft.Instant(n.cfg.FetchTimeout.Milliseconds())
 		// A new voter set restarts the count: the majority to reach is
 		// the new set's (KIP-853: in force on append).
-		vs := st.Voters.String()
+		vs := fmt.Sprint(voters)
 		if rec, ok := k.votersSince[n.id]; !ok || rec.set != vs {
 			k.votersSince[n.id] = votersAt{set: vs, since: now}
 		}
@@ -519,17 +534,20 @@ func (k *checker) checkQuorum(now kraft.Instant) error {
 		if now-since < window {
 			continue
 		}
-		heard := 1
-		for _, v := range st.Voters.Keys() {
+		heard := 0
+		if slices.ContainsFunc(voters, func(v kraft.ReplicaKey) bool { return v.ID == n.id }) {
+			heard = 1 // a leader outside the set does not count itself (KAFKA-16531)
+		}
+		for _, v := range voters {
 			if v.ID != n.id && now-k.lastFetch[n.id][v.ID] <= window {
 				if _, ok := k.lastFetch[n.id][v.ID]; ok {
 					heard++
 				}
 			}
 		}
-		if need := st.Voters.Len()/2 + 1; heard < need {
+		if need := len(voters)/2 + 1; heard < need {
 			return violation(invCheckQuorum, "node %d has led epoch %d since %s and heard from %d of %d voters in the last %dms (need %d)",
-				n.id, st.Epoch, n.roleSince, heard, st.Voters.Len(), window, need)
+				n.id, st.Epoch, n.roleSince, heard, len(voters), window, need)
 		}
 	}
 	return nil
