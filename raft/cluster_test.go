@@ -62,7 +62,7 @@ func newFormattedCluster(t *testing.T, n int, clusterID string) *testCluster {
 		cfg.QuorumVoters = voters
 		c.cfgs = append(c.cfgs, cfg)
 		if clusterID != "" {
-			mp := logstore.MetaProperties{Version: 1, ClusterID: clusterID, NodeID: int32(i + 1)}
+			mp := logstore.MetaProperties{Version: 1, ClusterID: clusterID, NodeID: int32(i + 1), DirectoryID: logstore.UUID{0xd1, byte(i + 1)}}
 			if err := logstore.WriteMetaProperties(vfs.OS(), cfg.MetadataLogDir, mp, time.Now()); err != nil {
 				t.Fatal(err)
 			}

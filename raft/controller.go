@@ -142,10 +142,17 @@ func start(ctx context.Context, cfg Config, ln net.Listener) (_ *Controller, err
 	clusterID := ""
 	switch mp, err := logstore.ReadMetaProperties(fsys, rc.logDir); {
 	case err == nil:
+		if mp.NodeID >= 0 && NodeID(mp.NodeID) != cfg.NodeID {
+			return nil, fmt.Errorf("raft: %s/meta.properties belongs to node %d, not node.id %d", rc.logDir, mp.NodeID, cfg.NodeID)
+		}
 		clusterID = mp.ClusterID
+		// The directory id joins the node id in this replica's key
+		// (Fetch, Vote and BeginQuorumEpoch carry it), as in Kafka.
+		rc.core.DirectoryID = kraft.Uuid(mp.DirectoryID)
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, err
 	}
+	c.rc = rc
 	log, _, err := logstore.Open(fsys, rc.dir, rc.logOpts)
 	if err != nil {
 		return nil, fmt.Errorf("raft: open metadata log: %w", err)

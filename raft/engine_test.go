@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -15,7 +16,6 @@ import (
 	"github.com/krabka-go/krabka/internal/transport"
 	"github.com/krabka-go/krabka/internal/vfs"
 	"github.com/krabka-go/krabka/internal/wire"
-	"github.com/krabka-go/krabka/metadata"
 )
 
 // TestControlBatchRoundTrip: a control batch the core makes, encoded by
@@ -185,5 +185,12 @@ func TestStartRejects(t *testing.T) {
 	if _, err := Start(t.Context(), bad); err == nil {
 		t.Error("Start without static voters: nil error")
 	}
-	var _ metadata.Record = metadataVersionRecord()
+	bad = ForTests(2, t.TempDir())
+	mp := logstore.MetaProperties{Version: 1, ClusterID: "c", NodeID: 3}
+	if err := logstore.WriteMetaProperties(vfs.OS(), bad.MetadataLogDir, mp, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Start(t.Context(), bad); err == nil {
+		t.Error("Start on a directory formatted for node 3 as node 2: nil error")
+	}
 }
