@@ -165,6 +165,8 @@ type Result struct {
 	Voters    int
 	Observers int
 	Faults    Faults
+	// FaultSteps is Options.Steps, the length of the fault phase.
+	FaultSteps int
 	// Steps is the number of events processed, both phases.
 	Steps int
 	// VirtualTime is the simulated time at the end, in milliseconds.
@@ -181,9 +183,10 @@ type Result struct {
 	Err error
 }
 
-// Replay returns the command that runs this seed again.
+// Replay returns the command that runs this seed again (TestSim derives
+// the voters, observers, mode and faults from the seed).
 func (r Result) Replay() string {
-	return fmt.Sprintf("go test ./internal/sim -run 'TestSim$' -seed=%d", r.Seed)
+	return fmt.Sprintf("go test ./internal/sim -run 'TestSim$' -seed=%d -steps=%d", r.Seed, r.FaultSteps)
 }
 
 // Run simulates one seed and fails t with the replay command and the
@@ -192,8 +195,8 @@ func Run(t testing.TB, opts Options) Result {
 	t.Helper()
 	res := Simulate(opts)
 	if res.Err != nil {
-		t.Errorf("seed %d (voters=%d observers=%d faults: %s): %v\nreplay: %s\nlast %d events:\n  %s",
-			res.Seed, res.Voters, res.Observers, res.Faults, res.Err, res.Replay(), len(res.Tail), strings.Join(res.Tail, "\n  "))
+		t.Errorf("seed %d (voters=%d observers=%d disk=%t faults: %s): %v\nreplay: %s\nlast %d events:\n  %s",
+			res.Seed, res.Voters, res.Observers, opts.Disk, res.Faults, res.Err, res.Replay(), len(res.Tail), strings.Join(res.Tail, "\n  "))
 	}
 	return res
 }
@@ -283,7 +286,7 @@ func Simulate(opts Options) Result {
 	w := &world{opts: opts, f: f, rng: rng, tail: make([]string, 0, opts.TraceTail)}
 	h := fnv.New64a()
 	w.hash = h.Sum64()
-	res := Result{Seed: opts.Seed, Voters: opts.Voters, Observers: opts.Observers, Faults: f}
+	res := Result{Seed: opts.Seed, FaultSteps: opts.Steps, Voters: opts.Voters, Observers: opts.Observers, Faults: f}
 	err := w.run()
 	res.Steps = w.steps
 	res.VirtualTime = w.now

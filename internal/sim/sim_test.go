@@ -3,8 +3,10 @@ package sim
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -143,5 +145,35 @@ func TestMutationsCaught(t *testing.T) {
 			}
 			t.Fatalf("not caught in 400 seeds")
 		})
+	}
+}
+
+// recorder is a testing.TB that keeps the failure message instead of
+// failing.
+type recorder struct {
+	testing.TB
+	msg string
+}
+
+func (r *recorder) Helper() {}
+
+func (r *recorder) Errorf(format string, args ...any) { r.msg = fmt.Sprintf(format, args...) }
+
+// A failure names the invariant and prints the command that replays the
+// seed and the last trace events.
+func TestFailureMessage(t *testing.T) {
+	crashy := Faults{Drop: 0.05, DelayMax: 20, Partition: 1, IsolateLeader: 1, Crash: 4, NemesisEvery: 300, ProposeEvery: 20}
+	rec := &recorder{TB: t}
+	res := Run(rec, Options{Seed: 7, Voters: 3, Steps: 1500, Faults: &crashy, mutation: mutVoteNotDurable, TraceTail: 5})
+	if res.Err == nil {
+		t.Fatal("seed 7 with a non-durable vote passed")
+	}
+	for _, want := range []string{invDurableVote, "replay: go test ./internal/sim -run 'TestSim$' -seed=7 -steps=1500", "last 5 events:"} {
+		if !strings.Contains(rec.msg, want) {
+			t.Errorf("failure message lacks %q:\n%s", want, rec.msg)
+		}
+	}
+	if len(res.Tail) != 5 {
+		t.Errorf("%d tail events, want 5", len(res.Tail))
 	}
 }
