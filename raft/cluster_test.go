@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 // testCluster is a quorum of real controllers on loopback TCP, each with
 // its own directory.
 type testCluster struct {
-	t     *testing.T
+	t     testing.TB
 	cfgs  []Config
 	nodes []*Controller // nil while a node is stopped
 	// cancels ends each node's Start context: a crash.
@@ -35,14 +35,14 @@ type testCluster struct {
 
 // newTestCluster binds n loopback ports, then starts n voters that name
 // each other's ports.
-func newTestCluster(t *testing.T, n int) *testCluster {
+func newTestCluster(t testing.TB, n int) *testCluster {
 	t.Helper()
 	return newFormattedCluster(t, n, "")
 }
 
 // newFormattedCluster is newTestCluster with every directory formatted
 // for cluster clusterID ("" leaves them unformatted).
-func newFormattedCluster(t *testing.T, n int, clusterID string) *testCluster {
+func newFormattedCluster(t testing.TB, n int, clusterID string) *testCluster {
 	t.Helper()
 	c := &testCluster{t: t}
 	var lns []net.Listener
@@ -130,7 +130,7 @@ func (c *testCluster) restart(id NodeID) {
 }
 
 // waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.NewTimer(15 * time.Second)
 	defer deadline.Stop()
@@ -209,7 +209,7 @@ func topicRecord(name string) metadata.Record {
 	return r
 }
 
-func submit(t *testing.T, c *Controller, recs ...metadata.Record) SubmitResult {
+func submit(t testing.TB, c *Controller, recs ...metadata.Record) SubmitResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
@@ -393,7 +393,7 @@ func TestClusterFailoverAndRestart(t *testing.T) {
 
 // readCommitted returns the bytes of the whole batches below hw in the
 // node's log, read with the log store.
-func readCommitted(t *testing.T, cfg Config, hw int64) []byte {
+func readCommitted(t testing.TB, cfg Config, hw int64) []byte {
 	t.Helper()
 	log, _, err := logstore.Open(vfs.OS(), cfg.MetadataLogDir+"/"+PartitionDirName, logstore.DefaultOptions())
 	if err != nil {

@@ -70,11 +70,17 @@ type ReplicaState struct {
 
 // QuorumDescription is the leader's answer to DescribeQuorum.
 type QuorumDescription struct {
-	LeaderID      NodeID
-	LeaderEpoch   int32
+	// LeaderID and LeaderEpoch are the answering leader and its epoch.
+	LeaderID    NodeID
+	LeaderEpoch int32
+	// HighWatermark is the leader's high watermark, -1 until its first
+	// commit in the epoch.
 	HighWatermark int64
-	Voters        []ReplicaState
-	Observers     []ReplicaState
+	// Voters are the replicas of the voter set, the leader included.
+	Voters []ReplicaState
+	// Observers are the other replicas that fetched in the last five
+	// minutes.
+	Observers []ReplicaState
 }
 
 // Controller is a running Krabka controller node: the engine that owns the
