@@ -85,7 +85,7 @@ type checker struct {
 	keys        map[epochKey]logKey
 	committed   []Entry // contiguous from offset 0: the committed prefix
 	commitPay   map[Payload]kraft.Offset
-	proposals   map[Payload]Entry
+	proposals   map[kraft.Epoch][]Entry // pending, per epoch, in offset order
 	acked       map[Payload]kraft.Offset
 	preVotes    map[reqKey]bool // Vote requests delivered, by responder view
 	fetchReq    map[kraft.NodeID]uint64
@@ -112,7 +112,7 @@ func newChecker(c *cluster) *checker {
 		votes:       map[voteKey]kraft.NodeID{},
 		keys:        map[epochKey]logKey{},
 		commitPay:   map[Payload]kraft.Offset{},
-		proposals:   map[Payload]Entry{},
+		proposals:   map[kraft.Epoch][]Entry{},
 		acked:       map[Payload]kraft.Offset{},
 		preVotes:    map[reqKey]bool{},
 		fetchReq:    map[kraft.NodeID]uint64{},
@@ -132,6 +132,9 @@ func (k *checker) clone(c *cluster) *checker {
 	d.committed = slices.Clip(k.committed)
 	d.commitPay = maps.Clone(k.commitPay)
 	d.proposals = maps.Clone(k.proposals)
+	for e, ps := range d.proposals {
+		d.proposals[e] = slices.Clip(ps)
+	}
 	d.acked = maps.Clone(k.acked)
 	d.preVotes = maps.Clone(k.preVotes)
 	d.fetchReq = maps.Clone(k.fetchReq)
@@ -398,7 +401,9 @@ func (k *checker) onSend(n *simNode, m kraft.Message) error {
 }
 
 // onPropose records a client proposal accepted by a leader.
-func (k *checker) onPropose(_ *simNode, e Entry) { k.proposals[e.Payload] = e }
+func (k *checker) onPropose(_ *simNode, e Entry) {
+	k.proposals[e.Batch.Epoch] = append(k.proposals[e.Batch.Epoch], e)
+}
 
 // onHighWatermark checks a high watermark n hands out: C1, C2, C5, and
 // on a leader C3 and C4; it records newly committed batches and
@@ -456,16 +461,18 @@ func (k *checker) onHighWatermark(n *simNode, hw kraft.Offset) error {
 	if need := len(voters)/2 + 1; holders < need {
 		return violation(invDurableMajority, "leader %d sets high watermark %d but only %d of voters %v hold %s durably (need %d)", n.id, hw, holders, voters, last, need)
 	}
-	for p, e := range k.proposals {
-		if e.Batch.BaseOffset < hw && e.Batch.Epoch == st.Epoch {
-			j := n.log.find(e.Batch.BaseOffset)
-			if j >= 0 && n.log.entries[j].Payload == p {
-				k.acked[p] = e.Batch.BaseOffset
-				k.c.witness.Acked++
-				delete(k.proposals, p)
-			}
+	// The proposals of this epoch below hw are acknowledged to their
+	// clients: the leader that took them committed them.
+	ps := k.proposals[st.Epoch]
+	for len(ps) > 0 && ps[0].Batch.BaseOffset < hw {
+		e := ps[0]
+		ps = ps[1:]
+		if j := n.log.find(e.Batch.BaseOffset); j >= 0 && n.log.entries[j].Payload == e.Payload {
+			k.acked[e.Payload] = e.Batch.BaseOffset
+			k.c.witness.Acked++
 		}
 	}
+	k.proposals[st.Epoch] = ps
 	return nil
 }
 
