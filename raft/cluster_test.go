@@ -37,12 +37,20 @@ type testCluster struct {
 // each other's ports.
 func newTestCluster(t testing.TB, n int) *testCluster {
 	t.Helper()
-	return newFormattedCluster(t, n, "")
+	return newTestClusterWith(t, n, "", nil)
 }
 
 // newFormattedCluster is newTestCluster with every directory formatted
-// for cluster clusterID ("" leaves them unformatted).
+// for cluster clusterID.
 func newFormattedCluster(t testing.TB, n int, clusterID string) *testCluster {
+	t.Helper()
+	return newTestClusterWith(t, n, clusterID, nil)
+}
+
+// newTestClusterWith is newTestCluster with every directory formatted for
+// cluster clusterID ("" leaves them unformatted) and every Config passed
+// through adjust (if not nil) before the nodes start.
+func newTestClusterWith(t testing.TB, n int, clusterID string, adjust func(*Config)) *testCluster {
 	t.Helper()
 	c := &testCluster{t: t}
 	var lns []net.Listener
@@ -60,6 +68,9 @@ func newFormattedCluster(t testing.TB, n int, clusterID string) *testCluster {
 		cfg := ForTests(NodeID(i+1), t.TempDir())
 		cfg.Listeners[0].Port = voters[i].Port
 		cfg.QuorumVoters = voters
+		if adjust != nil {
+			adjust(&cfg)
+		}
 		c.cfgs = append(c.cfgs, cfg)
 		if clusterID != "" {
 			mp := logstore.MetaProperties{Version: 1, ClusterID: clusterID, NodeID: int32(i + 1), DirectoryID: logstore.UUID{0xd1, byte(i + 1)}}
@@ -461,5 +472,18 @@ func TestClusterLeaderCrash(t *testing.T) {
 		if got := readCommitted(t, cfg, common); !bytes.Equal(got, want) {
 			t.Errorf("node %d: committed log bytes differ from node 1's", i+2)
 		}
+	}
+}
+
+// TestClusterIdleNoOps: with metadata.max.idle.interval.ms set, an idle
+// leader appends NoOpRecords (KIP-835), so the high watermark moves on
+// every node without submissions, and the image ignores them.
+func TestClusterIdleNoOps(t *testing.T) {
+	c := newTestClusterWith(t, 3, "", func(cfg *Config) { cfg.MaxIdleInterval = 20 * time.Millisecond })
+	leader := c.leader()
+	res := submit(t, c.node(leader), metadataVersionRecord())
+	c.waitApplied(res.LastOffset + 5)
+	if got := c.node(leader).CurrentImage().Topics().Len(); got != 0 {
+		t.Errorf("image holds %d topics after NoOps, want 0", got)
 	}
 }

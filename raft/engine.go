@@ -126,6 +126,10 @@ type engine struct {
 
 	lastStatus kraft.Status
 
+	// noOpDue is when the leader appends its next NoOpRecord; zero while
+	// not an active leader or with NoOps disabled.
+	noOpDue time.Time
+
 	resigning      bool
 	resignDeadline time.Time
 	resignDone     []chan struct{}
@@ -175,24 +179,52 @@ func (e *engine) run(ctx context.Context) error {
 	}
 }
 
-// armTimer sets timer to the core's next deadline (and a resigning
-// leader's give-up time).
+// armTimer sets timer to the earliest of the core's next deadline, a
+// resigning leader's give-up time and the next NoOpRecord.
 func (e *engine) armTimer(timer *time.Timer) {
-	d := e.node.NextDeadline()
-	var wait time.Duration
-	switch {
-	case d == kraft.Never && !e.resigning:
+	const never = time.Duration(1<<63 - 1)
+	wait := never
+	if d := e.node.NextDeadline(); d != kraft.Never {
+		wait = time.Duration(d-e.now()) * time.Millisecond
+	}
+	if e.resigning {
+		wait = min(wait, time.Until(e.resignDeadline))
+	}
+	if !e.noOpDue.IsZero() {
+		wait = min(wait, time.Until(e.noOpDue))
+	}
+	if wait == never {
 		timer.Stop()
 		return
-	case d == kraft.Never:
-		wait = time.Until(e.resignDeadline)
-	default:
-		wait = time.Duration(d-e.now()) * time.Millisecond
-		if e.resigning {
-			wait = min(wait, time.Until(e.resignDeadline))
-		}
 	}
 	timer.Reset(max(wait, 0))
+}
+
+// maybeNoOp queues a NoOpRecord every metadata.max.idle.interval.ms while
+// this node is the active leader (KIP-835), so that the high watermark and
+// the followers' caught-up times keep moving on an idle quorum.
+func (e *engine) maybeNoOp() {
+	st := e.lastStatus
+	if e.rc.maxIdle <= 0 || e.resigning || st.Role != kraft.Leader || st.ShuttingDown || !e.caughtUp(st.Epoch) {
+		e.noOpDue = time.Time{}
+		return
+	}
+	now := time.Now()
+	switch {
+	case e.noOpDue.IsZero():
+		e.noOpDue = now.Add(e.rc.maxIdle)
+	case !now.Before(e.noOpDue):
+		e.noOpDue = now.Add(e.rc.maxIdle)
+		rec := metadata.NewNoOpRecord()
+		enc, err := metadata.Encode(rec)
+		if err != nil {
+			panic(fmt.Sprintf("raft: invariant: encode NoOpRecord: %v", err))
+		}
+		e.pending = append(e.pending, &submission{
+			records: []metadata.Record{rec}, encoded: [][]byte{enc}, forwarded: true,
+			complete: func(SubmitResult, error) {},
+		})
+	}
 }
 
 // handle applies one input to the core (or queues a submission).
@@ -252,6 +284,7 @@ func (e *engine) step(m kraft.Message) {
 func (e *engine) drive() error {
 	for {
 		e.observe()
+		e.maybeNoOp()
 		e.flushSubmissions()
 		if !e.node.HasReady() {
 			break

@@ -46,6 +46,9 @@ type runtimeConfig struct {
 	// maxBatchBytes bounds one batch of submitted records
 	// (internal.metadata.max.batch.size.in.bytes).
 	maxBatchBytes int
+	// maxIdle is metadata.max.idle.interval.ms: how often an active
+	// leader appends a NoOpRecord (KIP-835); 0 disables it.
+	maxIdle time.Duration
 	// resignTimeout bounds how long a resigning leader waits for a
 	// successor during Shutdown: two election timeouts, so that a
 	// successor's election can complete.
@@ -75,6 +78,7 @@ func newRuntimeConfig(cfg Config) (runtimeConfig, error) {
 		peers:         map[kraft.NodeID]string{},
 		maxBatchBytes: int(cfg.InternalMaxBatchBytes),
 		resignTimeout: 2 * cfg.ElectionTimeout,
+		maxIdle:       cfg.MaxIdleInterval,
 		logger:        logger,
 	}
 	listener, ok := findEndpoint(cfg.Listeners, strings.ToUpper(cfg.ControllerListenerNames[0]))
