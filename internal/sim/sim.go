@@ -257,6 +257,8 @@ type world struct {
 	steps   int
 	ttl     kraft.Instant // liveness: time to a leader
 	ttc     kraft.Instant // liveness: time to a committed proposal
+	gotL    bool          // ttl is set
+	gotC    bool          // ttc is set
 
 	hash    uint64
 	tail    []string
@@ -697,12 +699,12 @@ func (w *world) liveness() error {
 		if w.now > deadline {
 			return fmt.Errorf("L1-L3 liveness: %s after healing at %s, %s", kraft.Instant(bound), start, w.progress(tried))
 		}
-		if l := w.leader(); l != nil && w.ttl == 0 {
-			w.ttl = w.now - start
+		if l := w.leader(); l != nil && !w.gotL {
+			w.ttl, w.gotL = w.now-start, true
 		}
 		// Propose until one of the liveness proposals commits; one may be
 		// truncated away by a leader change, so retry every 2 s.
-		if w.ttc == 0 && w.now >= nextTry {
+		if !w.gotC && w.now >= nextTry {
 			if l := w.leader(); l != nil {
 				p := Payload(w.proposed + 1)
 				ok, err := w.propose(l, 1)
@@ -721,8 +723,8 @@ func (w *world) liveness() error {
 			if !ok {
 				continue
 			}
-			if w.ttc == 0 {
-				w.ttc = w.now - start
+			if !w.gotC {
+				w.ttc, w.gotC = w.now-start, true
 			}
 			caught := true
 			for _, n := range w.nodes {

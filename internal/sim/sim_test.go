@@ -56,11 +56,16 @@ func TestSim(t *testing.T) {
 	}
 	var total Witness
 	var events int
+	var ttl, ttc []int
+	var virtual int64
 	start := time.Now()
 	for _, s := range seeds {
 		res := Run(t, optionsFor(s, steps))
 		total.Add(res.Witness)
 		events += res.Steps
+		virtual += int64(res.VirtualTime)
+		ttl = append(ttl, int(res.TimeToLeader))
+		ttc = append(ttc, int(res.TimeToCommit))
 		if t.Failed() {
 			break
 		}
@@ -68,10 +73,22 @@ func TestSim(t *testing.T) {
 	el := time.Since(start)
 	t.Logf("%d seeds × %d fault-phase steps: %d events in %v (%.1f seeds/s, %.0f events/s)",
 		len(seeds), steps, events, el.Round(time.Millisecond), float64(len(seeds))/el.Seconds(), float64(events)/el.Seconds())
+	t.Logf("virtual time: %.1f h in all, %.1f s per seed", float64(virtual)/3.6e6, float64(virtual)/1e3/float64(len(seeds)))
+	t.Logf("after heal: time to leader p50=%dms p99=%dms max=%dms; time to commit p50=%dms p99=%dms max=%dms",
+		pct(ttl, 50), pct(ttl, 99), pct(ttl, 100), pct(ttc, 50), pct(ttc, 99), pct(ttc, 100))
 	t.Logf("witness: %s", total)
 	if len(seeds) >= 50 && !t.Failed() {
 		checkWitness(t, total)
 	}
+}
+
+// pct returns the p-th percentile of xs (p = 100: the maximum).
+func pct(xs []int, p int) int {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(xs))
+	return s[min(len(s)-1, len(s)*p/100)]
 }
 
 // checkWitness fails t if a campaign left a fault kind or an event the
