@@ -15,6 +15,7 @@ type Violation struct {
 	Detail    string
 }
 
+// Error formats the violation as "invariant: detail".
 func (v *Violation) Error() string { return v.Invariant + ": " + v.Detail }
 
 func violation(inv, format string, args ...any) error {

@@ -41,6 +41,7 @@ type Entry struct {
 	Payload Payload
 }
 
+// String formats the entry as its batch and payload.
 func (e Entry) String() string { return fmt.Sprintf("%s:%s", e.Batch, e.Payload) }
 
 // memLog is a node's log: contiguous entries from offset 0 (the simulator

@@ -548,8 +548,7 @@ func (c *cluster) apply(n *simNode, rd kraft.Ready, cp crashPlan) (bool, error) 
 	for i, m := range rd.Messages {
 		if cp.at == afterSync && i == cp.sendOut {
 			c.tracef("%d crash after fsync, %d of %d messages sent", n.id, i, len(rd.Messages))
-			c.crash(n)
-			return true, nil
+			return true, c.crashAtRest(n)
 		}
 		if err := c.fill(n, m); err != nil {
 			return false, err
@@ -566,8 +565,7 @@ func (c *cluster) apply(n *simNode, rd kraft.Ready, cp crashPlan) (bool, error) 
 		n.hw = rd.HighWatermark
 	}
 	if cp.at == afterSync {
-		c.crash(n)
-		return true, nil
+		return true, c.crashAtRest(n)
 	}
 	return false, nil
 }
