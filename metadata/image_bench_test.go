@@ -156,10 +156,65 @@ func BenchmarkReplayKafkaLog(b *testing.B) {
 // BenchmarkReplayMix replays a steady-state mix on an image of 10,000
 // topics × 10 partitions: 60% ISR and leader changes, 20% NoOps, 10%
 // config changes, 5% broker heartbeat changes, 5% topic creations with
-// their partitions; one image is published per 100 records.
+// their partitions; one image is published per 100 records. Records go
+// one by one through Replay, or by runs of 100 through ReplayBatch.
 func BenchmarkReplayMix(b *testing.B) {
 	const topics = 10000
 	base := buildImage(b, topics, 10)
+	mix := replayMix(topics)
+	b.Run("Replay", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			d := metadata.NewDelta(base)
+			off := base.Offset()
+			for i, r := range mix {
+				off++
+				if err := d.Replay(r, off, 1); err != nil {
+					b.Fatal(err)
+				}
+				if i%100 == 99 {
+					_ = d.Apply()
+				}
+			}
+		}
+		b.ReportMetric(float64(len(mix)*b.N)/b.Elapsed().Seconds(), "records/s")
+	})
+	b.Run("ReplayBatch", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			d := metadata.NewDelta(base)
+			for i := 0; i < len(mix); i += 100 {
+				run := mix[i:min(i+100, len(mix))]
+				if _, err := d.ReplayBatch(run, base.Offset()+1+int64(i), 1); err != nil {
+					b.Fatal(err)
+				}
+				_ = d.Apply()
+			}
+		}
+		b.ReportMetric(float64(len(mix)*b.N)/b.Elapsed().Seconds(), "records/s")
+	})
+}
+
+// BenchmarkSnapshotLoad loads the snapshot records of an image of
+// 10,000 topics × 10 partitions into an empty image with ReplaySnapshot.
+func BenchmarkSnapshotLoad(b *testing.B) {
+	var recs []metadata.Record
+	for r := range buildImage(b, 10000, 10).SnapshotRecords() {
+		recs = append(recs, r)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		d := metadata.NewDelta(metadata.EmptyImage())
+		if err := d.ReplaySnapshot(recs, 1000, 1); err != nil {
+			b.Fatal(err)
+		}
+		_ = d.Apply()
+	}
+	b.ReportMetric(float64(len(recs)*b.N)/b.Elapsed().Seconds(), "records/s")
+}
+
+// replayMix builds the records of BenchmarkReplayMix.
+func replayMix(topics int) []metadata.Record {
 	var mix []metadata.Record
 	created := 0
 	for i := range 1000 {
@@ -195,21 +250,7 @@ func BenchmarkReplayMix(b *testing.B) {
 			}
 		}
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		d := metadata.NewDelta(base)
-		off := base.Offset()
-		for i, r := range mix {
-			off++
-			if err := d.Replay(r, off, 1); err != nil {
-				b.Fatal(err)
-			}
-			if i%100 == 99 {
-				_ = d.Apply()
-			}
-		}
-	}
-	b.ReportMetric(float64(len(mix)*b.N)/b.Elapsed().Seconds(), "records/s")
+	return mix
 }
 
 // BenchmarkImageSnapshotWrite writes and encodes the snapshot records of

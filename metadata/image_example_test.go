@@ -16,10 +16,8 @@ func ExampleDelta() {
 	topic := metadata.NewTopicRecord()
 	topic.Name, topic.TopicId = "orders", [16]byte{15: 100}
 	d := metadata.NewDelta(metadata.EmptyImage())
-	for _, rec := range []metadata.Record{mv, topic} {
-		if err := d.Replay(rec, 2, 1); err != nil {
-			fmt.Println(err)
-		}
+	if err := d.ReplaySnapshot([]metadata.Record{mv, topic}, 2, 1); err != nil {
+		fmt.Println(err)
 	}
 	img := d.Apply()
 

@@ -80,12 +80,36 @@ func loadSnapshot(t testing.TB, path string) (*metadata.Image, []loggedRecord) {
 	end, epoch := snapshotID(t, path)
 	off := max(end-1, 0)
 	d := metadata.NewDelta(metadata.EmptyImage())
-	for _, r := range recs {
-		if err := d.Replay(r.rec, off, epoch); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
+	list := make([]metadata.Record, len(recs))
+	for i, r := range recs {
+		list[i] = r.rec
+	}
+	if err := d.ReplaySnapshot(list, off, epoch); err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
 	return d.Apply(), recs
+}
+
+// replayRuns replays records onto base with ReplayBatch, one call per
+// run of consecutive offsets in one epoch, and fails on a rejection.
+func replayRuns(t testing.TB, base *metadata.Image, recs []loggedRecord) *metadata.Image {
+	t.Helper()
+	d := metadata.NewDelta(base)
+	for i := 0; i < len(recs); {
+		j := i + 1
+		for j < len(recs) && recs[j].offset == recs[j-1].offset+1 && recs[j].epoch == recs[i].epoch {
+			j++
+		}
+		run := make([]metadata.Record, j-i)
+		for k := range run {
+			run[k] = recs[i+k].rec
+		}
+		if n, err := d.ReplayBatch(run, recs[i].offset, recs[i].epoch); err != nil {
+			t.Fatalf("record %d of the run at %d: %v", n, recs[i].offset, err)
+		}
+		i = j
+	}
+	return d.Apply()
 }
 
 // replayLog replays records onto base, stopping before offset stop (-1:
@@ -307,6 +331,11 @@ func TestKafkaSamplesReplay(t *testing.T) {
 			img := replayLog(t, base, recs, -1)
 			if img.Offset() != recs[len(recs)-1].offset {
 				t.Errorf("image offset %d, want %d", img.Offset(), recs[len(recs)-1].offset)
+			}
+			// The same records in runs, with in-place updates within
+			// each run, give the same image.
+			if err := imagesEqual(t, replayRuns(t, base, recs), img); err != nil {
+				t.Errorf("ReplayBatch: %v", err)
 			}
 			checkSampleFacts(t, name, img)
 		})
