@@ -89,7 +89,7 @@ func newTestClusterWith(t testing.TB, n int, clusterID string, adjust func(*Conf
 	for i := range n {
 		ctx, cancel := context.WithCancel(t.Context())
 		c.cancels[i] = cancel
-		node, err := start(ctx, c.cfgs[i], lns[i])
+		node, err := start(ctx, c.cfgs[i], startOptions{listener: lns[i]})
 		if err != nil {
 			for _, ln := range lns[i+1:] {
 				_ = ln.Close()

@@ -113,13 +113,20 @@ type Controller struct {
 // graceful stop and must be called in any case to release the port and
 // the directory.
 func Start(ctx context.Context, cfg Config) (*Controller, error) {
-	return start(ctx, cfg, nil)
+	return start(ctx, cfg, startOptions{})
 }
 
-// start is Start with an optional listener already bound (tests bind
-// every node's port before any node starts, so that each can name the
-// others' addresses).
-func start(ctx context.Context, cfg Config, ln net.Listener) (_ *Controller, err error) {
+// startOptions are the seams tests use: a listener already bound (every
+// node's port is bound before any node starts, so that each can name the
+// others' addresses) and a dialer for the peers (an in-memory network).
+type startOptions struct {
+	listener net.Listener
+	dial     func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+// start is Start with the test seams of opts.
+func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, err error) {
+	ln := opts.listener
 	rc, err := newRuntimeConfig(cfg)
 	if err != nil {
 		if ln != nil {
@@ -214,6 +221,7 @@ func start(ctx context.Context, cfg Config, ln net.Listener) (_ *Controller, err
 		}{{rc.peer, e.peers}, {rc.forward, e.forwarders}} {
 			cfg := pc.cfg
 			cfg.Addr = addr
+			cfg.Dial = opts.dial
 			p, err := transport.DialPeer(runCtx, cfg)
 			if err != nil {
 				return nil, fmt.Errorf("raft: peer %d at %s: %w", id, addr, err)
