@@ -191,3 +191,62 @@ func payloadOf(b recordbatch.Batch) (Payload, error) {
 	}
 	return p, nil
 }
+
+// storeView is the [kraft.LogView] a disk-mode core reads: offsets and
+// epochs come from the log store itself; the voter history, which needs
+// the control records' content, comes from the mirror.
+type storeView struct{ n *simNode }
+
+var _ kraft.LogView = storeView{}
+
+// StartOffset implements [kraft.LogView].
+func (v storeView) StartOffset() kraft.Offset { return kraft.Offset(v.n.disk.log.LogStartOffset()) }
+
+// EndOffset implements [kraft.LogView].
+func (v storeView) EndOffset() kraft.Offset { return kraft.Offset(v.n.disk.log.LogEndOffset()) }
+
+// LastFetchedEpoch implements [kraft.LogView].
+func (v storeView) LastFetchedEpoch() kraft.Epoch { return kraft.Epoch(v.n.disk.log.LastEpoch()) }
+
+// EndOffsetForEpoch implements [kraft.LogView].
+func (v storeView) EndOffsetForEpoch(e kraft.Epoch) kraft.OffsetAndEpoch {
+	r := v.n.disk.log.EndOffsetForEpoch(int32(e))
+	return kraft.OffsetAndEpoch{Offset: kraft.Offset(r.Offset), Epoch: kraft.Epoch(r.Epoch)}
+}
+
+// LatestSnapshot implements [kraft.LogView]; the simulator takes none.
+func (v storeView) LatestSnapshot() (kraft.OffsetAndEpoch, bool) { return kraft.OffsetAndEpoch{}, false }
+
+// EarliestSnapshot implements [kraft.LogView]; the simulator takes none.
+func (v storeView) EarliestSnapshot() (kraft.OffsetAndEpoch, bool) {
+	return kraft.OffsetAndEpoch{}, false
+}
+
+// SnapshotSize implements [kraft.LogView]; the simulator takes none.
+func (v storeView) SnapshotSize(kraft.OffsetAndEpoch) (int64, bool) { return 0, false }
+
+// VoterHistory implements [kraft.LogView] from the mirror.
+func (v storeView) VoterHistory() []kraft.VoterSetAt { return v.n.log.VoterHistory() }
+
+// checkStore compares what the log store answers with the mirror after an
+// fsync: end offsets, last epoch, and the end offset of every epoch up to
+// the last one (the leader-epoch cache). A difference is a log store or
+// simulator bug.
+func checkStore(n *simNode) error {
+	v := storeView{n}
+	if got, want := v.EndOffset(), n.log.EndOffset(); got != want {
+		return fmt.Errorf("node %d: log store ends at %d, the mirror at %d", n.id, got, want)
+	}
+	if s := n.disk.log.SyncedOffset(); kraft.Offset(s) != n.log.EndOffset() {
+		return fmt.Errorf("node %d: log store synced to %d after the fsync, the log ends at %d", n.id, s, n.log.EndOffset())
+	}
+	if got, want := v.LastFetchedEpoch(), n.log.LastFetchedEpoch(); got != want {
+		return fmt.Errorf("node %d: log store last epoch %d, the mirror's %d", n.id, got, want)
+	}
+	for e := kraft.Epoch(0); e <= n.log.LastFetchedEpoch(); e++ {
+		if got, want := v.EndOffsetForEpoch(e), n.log.EndOffsetForEpoch(e); got != want {
+			return fmt.Errorf("node %d: log store EndOffsetForEpoch(%d) = %s, the mirror's %s", n.id, e, got, want)
+		}
+	}
+	return nil
+}
