@@ -215,7 +215,9 @@ func (v storeView) EndOffsetForEpoch(e kraft.Epoch) kraft.OffsetAndEpoch {
 }
 
 // LatestSnapshot implements [kraft.LogView]; the simulator takes none.
-func (v storeView) LatestSnapshot() (kraft.OffsetAndEpoch, bool) { return kraft.OffsetAndEpoch{}, false }
+func (v storeView) LatestSnapshot() (kraft.OffsetAndEpoch, bool) {
+	return kraft.OffsetAndEpoch{}, false
+}
 
 // EarliestSnapshot implements [kraft.LogView]; the simulator takes none.
 func (v storeView) EarliestSnapshot() (kraft.OffsetAndEpoch, bool) {
