@@ -170,6 +170,17 @@ func (d *Delta) ReplaySnapshot(recs []Record, offset int64, epoch int32) error {
 	return nil
 }
 
+// Skip moves the delta's provenance to offset and epoch without
+// applying a record, as Kafka's loader does past a record it failed to
+// replay: a committed record that the image rejects (every replica
+// rejects it alike) still occupies its offset, and the image's
+// [Image.Offset] must cover it, for instance to name a snapshot. Offsets
+// and epochs must not decrease, as for Replay.
+func (d *Delta) Skip(offset int64, epoch int32) error {
+	d.cur.edit = new(editToken)
+	return d.replayOne(NewNoOpRecord(), offset, epoch)
+}
+
 // replayOne is Replay under the current edit token.
 func (d *Delta) replayOne(rec Record, offset int64, epoch int32) error {
 	if rec == nil {

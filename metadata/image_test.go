@@ -216,3 +216,26 @@ func TestUnknownRecordTypeIsRejected(t *testing.T) {
 		t.Errorf("Replay(foreign record) = %v", err)
 	}
 }
+
+func TestSkipMovesOnlyTheOffset(t *testing.T) {
+	d := replayLines(t, "feature name=metadata.version level=21", "topic name=a id=100")
+	before := printImage(d.Apply())
+	rec, _ := parseRecord("topic name=a id=101")
+	if err := d.Replay(rec, 3, 2); err == nil {
+		t.Fatal("duplicate topic accepted")
+	}
+	if err := d.Skip(3, 2); err != nil {
+		t.Fatal(err)
+	}
+	img := d.Apply()
+	if img.Offset() != 3 || img.Epoch() != 2 {
+		t.Errorf("after Skip: offset %d epoch %d, want 3 and 2", img.Offset(), img.Epoch())
+	}
+	want := strings.Replace(before, "offset=2 epoch=1", "offset=3 epoch=2", 1)
+	if got := printImage(img); got != want {
+		t.Errorf("Skip changed the image:\n%s\nwant\n%s", got, want)
+	}
+	if err := d.Skip(2, 2); !errors.Is(err, metadata.ErrOffsetOrder) {
+		t.Errorf("Skip backwards = %v", err)
+	}
+}
