@@ -1,0 +1,113 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// metadataVersions lists Kafka's metadata.version levels by name
+// (MetadataVersion.java), index = level. Level 7, 3.3-IV3, is the oldest
+// a Kafka 4.x node accepts; older levels are kept only so that their
+// names can be reported.
+var metadataVersions = []string{
+	1: "3.0-IV1", 2: "3.1-IV0", 3: "3.2-IV0", 4: "3.3-IV0", 5: "3.3-IV1",
+	6: "3.3-IV2", 7: "3.3-IV3", 8: "3.4-IV0", 9: "3.5-IV0", 10: "3.5-IV1",
+	11: "3.5-IV2", 12: "3.6-IV0", 13: "3.6-IV1", 14: "3.6-IV2", 15: "3.7-IV0",
+	16: "3.7-IV1", 17: "3.7-IV2", 18: "3.7-IV3", 19: "3.7-IV4", 20: "3.8-IV0",
+	21: "3.9-IV0", 22: "4.0-IV0", 23: "4.0-IV1", 24: "4.0-IV2", 25: "4.0-IV3",
+	26: "4.1-IV0", 27: "4.1-IV1", 28: "4.2-IV0", 29: "4.2-IV1", 30: "4.3-IV0",
+}
+
+const (
+	// minMetadataVersion is 3.3-IV3, the oldest level a KRaft cluster of
+	// this release can be formatted at.
+	minMetadataVersion int16 = 7
+	// latestMetadataVersion is 4.3-IV0, the newest production level and
+	// the default of storage format.
+	latestMetadataVersion int16 = 30
+)
+
+// metadataVersionName returns the release name of a level, e.g.
+// "4.3-IV0", or the number when the level is unknown.
+func metadataVersionName(level int16) string {
+	if level > 0 && int(level) < len(metadataVersions) {
+		return metadataVersions[level]
+	}
+	return strconv.Itoa(int(level))
+}
+
+// parseReleaseVersion reads a --release-version value: a full name such
+// as "3.9-IV0", or a release such as "3.9", which means that release's
+// newest level, as Kafka's MetadataVersion.fromVersionString does.
+func parseReleaseVersion(s string) (int16, error) {
+	var found int16 = -1
+	for level := minMetadataVersion; level <= latestMetadataVersion; level++ {
+		name := metadataVersions[level]
+		if name == s {
+			return level, nil
+		}
+		if release, _, _ := strings.Cut(name, "-"); release == s {
+			found = level
+		}
+	}
+	if found < 0 {
+		return 0, fmt.Errorf("unknown release version %q: supported are %s to %s (for example 3.9 or 3.9-IV0)",
+			s, metadataVersions[minMetadataVersion], metadataVersions[latestMetadataVersion])
+	}
+	return found, nil
+}
+
+// featureLevel is one level of a feature and the lowest metadata.version
+// that turns it on by default (Kafka's bootstrap metadata version of the
+// level).
+type featureLevel struct {
+	level       int16
+	bootstrapMV int16
+}
+
+// features lists the features storage format can set besides
+// metadata.version and kraft.version, with their levels in ascending
+// order (Feature.java and the *Version.java enums of Kafka 4.3).
+var features = map[string][]featureLevel{
+	"eligible.leader.replicas.version": {{1, 26}},
+	"group.version":                    {{1, 22}},
+	"share.version":                    {{1, 28}},
+	"streams.version":                  {{1, 28}},
+	"transaction.version":              {{1, 24}, {2, 24}},
+}
+
+const (
+	featureMetadataVersion = "metadata.version"
+	featureKRaftVersion    = "kraft.version"
+)
+
+// featureNames returns every feature name --feature accepts, sorted.
+func featureNames() []string {
+	names := []string{featureMetadataVersion, featureKRaftVersion}
+	for n := range features {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// defaultLevel returns the level of feature name that a cluster formatted
+// at metadata.version mv gets when --feature does not set it: the highest
+// level whose bootstrap metadata.version is at most mv, else 0.
+func defaultLevel(name string, mv int16) int16 {
+	var l int16
+	for _, fl := range features[name] {
+		if fl.bootstrapMV <= mv {
+			l = fl.level
+		}
+	}
+	return l
+}
+
+// maxLevel returns the highest level of a feature.
+func maxLevel(name string) int16 {
+	levels := features[name]
+	return levels[len(levels)-1].level
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+// version is the release of the binary; the build may set it with
+// -ldflags "-X main.version=...". When it is empty, the module version
+// recorded by the Go toolchain is used.
+var version string
+
+// buildVersion returns the version string shown by --version.
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
+// app carries what every subcommand shares: the output streams and the
+// logger configured by the root command's flags.
+type app struct {
+	stdout, stderr io.Writer
+	logFormat      string
+	log            *slog.Logger
+}
+
+// newRootCommand builds the krabka command tree writing to stdout and
+// stderr.
+func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
+	a := &app{stdout: stdout, stderr: stderr}
+	root := &cobra.Command{
+		Use:   "krabka",
+		Short: "A Kafka-compatible KRaft metadata quorum",
+		Long: "krabka runs and administers a KRaft metadata quorum that Kafka's brokers\n" +
+			"and tools talk to. Its subcommands mirror Kafka's kafka-storage and\n" +
+			"kafka-dump-log tools.",
+		Version:       buildVersion(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			lg, err := newLogger(a.logFormat, a.stderr)
+			if err != nil {
+				return err
+			}
+			a.log = lg
+			return nil
+		},
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "text", "format of the diagnostics on stderr: text or json")
+	root.AddCommand(newStorageCommand(a))
+	return root
+}
+
+// newLogger returns a slog logger writing to w in the given format.
+func newLogger(format string, w io.Writer) (*slog.Logger, error) {
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, nil)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, nil)), nil
+	default:
+		return nil, fmt.Errorf("--log-format %q: want text or json", format)
+	}
+}
+
+// run executes the command line args and returns the process exit status:
+// 0 on success, 1 after printing a one-line error on stderr.
+func run(args []string, stdout, stderr io.Writer) int {
+	root := newRootCommand(stdout, stderr)
+	root.SetArgs(args)
+	if err := root.Execute(); err != nil {
+		fmt.Fprintln(stderr, exitError(err))
+		return 1
+	}
+	return 0
+}

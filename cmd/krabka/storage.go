@@ -1,0 +1,535 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/magiconair/properties"
+	"github.com/spf13/cobra"
+
+	"github.com/krabka-go/krabka/internal/control"
+	"github.com/krabka-go/krabka/internal/logstore"
+	"github.com/krabka-go/krabka/internal/snapshot"
+	"github.com/krabka-go/krabka/internal/vfs"
+	"github.com/krabka-go/krabka/metadata"
+	"github.com/krabka-go/krabka/raft"
+)
+
+// metadataPartitionDir is the directory of the metadata log inside the
+// metadata log directory.
+const metadataPartitionDir = "__cluster_metadata-0"
+
+// newStorageCommand builds "krabka storage", Kafka's kafka-storage tool.
+func newStorageCommand(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "storage",
+		Short: "Format and inspect storage directories (kafka-storage)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return errors.New("storage needs a subcommand: random-uuid or format")
+		},
+	}
+	cmd.AddCommand(newRandomUUIDCommand(a), newFormatCommand(a))
+	return cmd
+}
+
+// newRandomUUIDCommand builds "krabka storage random-uuid".
+func newRandomUUIDCommand(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "random-uuid",
+		Short: "Print a random Kafka Uuid, for a cluster id or a directory id",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			u, err := randomUUID()
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintln(a.stdout, u)
+			return err
+		},
+	}
+}
+
+// randomUUID returns a random Kafka Uuid as Kafka's Uuid.randomUuid draws
+// it: a version 4 random UUID, drawn again while it is reserved (the zero
+// Uuid, or Uuid(0, 1), the metadata topic id) or while its text starts
+// with "-", so that it is never mistaken for a command-line flag.
+func randomUUID() (logstore.UUID, error) {
+	for {
+		var u logstore.UUID
+		if _, err := rand.Read(u[:]); err != nil {
+			return u, fmt.Errorf("random uuid: %w", err)
+		}
+		u[6] = u[6]&0x0f | 0x40 // version 4
+		u[8] = u[8]&0x3f | 0x80 // IETF variant
+		if u.IsZero() || u == logstore.MetadataTopicID || strings.HasPrefix(u.String(), "-") {
+			continue
+		}
+		return u, nil
+	}
+}
+
+// parseClusterID checks a --cluster-id value as Kafka's Uuid.fromString
+// does: the base64url text of 16 bytes, 22 characters, or 24 with "=="
+// padding. The zero Uuid and Uuid(0, 1) are reserved and refused. The
+// value is written to meta.properties exactly as given.
+func parseClusterID(s string) error {
+	if s == "" {
+		return errors.New("the cluster id is empty; generate one with: krabka storage random-uuid")
+	}
+	text := s
+	if len(s) == 24 && strings.HasSuffix(s, "==") {
+		text = s[:22]
+	}
+	u, err := logstore.ParseUUID(text)
+	if err != nil {
+		return fmt.Errorf("cluster id %q is not a valid Kafka Uuid (22 base64url characters encoding 16 bytes); generate one with: krabka storage random-uuid", s)
+	}
+	if u.IsZero() || u == logstore.MetadataTopicID {
+		return fmt.Errorf("cluster id %q is a reserved Uuid", s)
+	}
+	return nil
+}
+
+// formatOptions are the flags of "krabka storage format".
+type formatOptions struct {
+	clusterID            string
+	config               string
+	releaseVersion       string
+	features             []string
+	ignoreFormatted      bool
+	standalone           bool
+	initialControllers   string
+	noInitialControllers bool
+}
+
+// newFormatCommand builds "krabka storage format".
+func newFormatCommand(a *app) *cobra.Command {
+	var o formatOptions
+	cmd := &cobra.Command{
+		Use:   "format -t CLUSTER_ID -c server.properties",
+		Short: "Write meta.properties and the bootstrap files into every log directory",
+		Long: "format prepares the log directories of a node (metadata.log.dir and log.dirs)\n" +
+			"as kafka-storage format does: bootstrap.checkpoint with the feature levels,\n" +
+			"for a dynamic quorum with initial voters the 0-0 bootstrap snapshot, and\n" +
+			"then meta.properties. A directory that already holds meta.properties is\n" +
+			"refused unless --ignore-formatted is given.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runFormat(a, o, time.Now())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.clusterID, "cluster-id", "t", "", "the cluster id (required), a Kafka Uuid such as krabka storage random-uuid prints")
+	f.StringVarP(&o.config, "config", "c", "", "the server.properties file of the node (required)")
+	f.StringVarP(&o.releaseVersion, "release-version", "r", "", "the release to set metadata.version and the default feature levels for, e.g. 3.9 or 4.3-IV0 (default: the newest, "+metadataVersions[latestMetadataVersion]+")")
+	f.StringArrayVarP(&o.features, "feature", "f", nil, "a feature level NAME=LEVEL, e.g. group.version=1 (repeatable)")
+	f.BoolVarP(&o.ignoreFormatted, "ignore-formatted", "g", false, "skip directories that are already formatted instead of failing")
+	f.BoolVarP(&o.standalone, "standalone", "s", false, "start a dynamic quorum with this node as its only voter")
+	f.StringVarP(&o.initialControllers, "initial-controllers", "I", "", "start a dynamic quorum with these voters: ID@HOST:PORT:DIRECTORY_ID,...")
+	f.BoolVarP(&o.noInitialControllers, "no-initial-controllers", "N", false, "format a node that will join an existing dynamic quorum")
+	_ = cmd.MarkFlagRequired("cluster-id")
+	_ = cmd.MarkFlagRequired("config")
+	return cmd
+}
+
+// initialVoter is one entry of --initial-controllers.
+type initialVoter struct {
+	id          int32
+	host        string
+	port        uint16
+	directoryID logstore.UUID
+}
+
+// parseInitialControllers reads Kafka's --initial-controllers syntax:
+// comma-separated ID@HOST:PORT:DIRECTORY_ID entries, IPv6 hosts in
+// brackets (DynamicVoter.parse).
+func parseInitialControllers(s string) ([]initialVoter, error) {
+	var out []initialVoter
+	for entry := range strings.SplitSeq(s, ",") {
+		v, err := parseInitialVoter(strings.TrimSpace(entry))
+		if err != nil {
+			return nil, fmt.Errorf("--initial-controllers: %w", err)
+		}
+		for _, o := range out {
+			if o.id == v.id {
+				return nil, fmt.Errorf("--initial-controllers: node id %d is listed twice", v.id)
+			}
+			if o.directoryID == v.directoryID {
+				return nil, fmt.Errorf("--initial-controllers: directory id %s is listed twice", v.directoryID)
+			}
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// parseInitialVoter reads one ID@HOST:PORT:DIRECTORY_ID entry.
+func parseInitialVoter(s string) (initialVoter, error) {
+	var v initialVoter
+	idText, rest, ok := strings.Cut(s, "@")
+	if !ok {
+		return v, fmt.Errorf("entry %q: want ID@HOST:PORT:DIRECTORY_ID", s)
+	}
+	id, err := strconv.ParseInt(idText, 10, 32)
+	if err != nil || id < 0 {
+		return v, fmt.Errorf("entry %q: node id %q is not a non-negative integer", s, idText)
+	}
+	v.id = int32(id)
+	if strings.HasPrefix(rest, "[") {
+		end := strings.Index(rest, "]")
+		if end < 0 {
+			return v, fmt.Errorf("entry %q: IPv6 host without closing bracket", s)
+		}
+		v.host, rest = rest[1:end], rest[end+1:]
+		if !strings.HasPrefix(rest, ":") {
+			return v, fmt.Errorf("entry %q: want a port after the host", s)
+		}
+		rest = rest[1:]
+	} else {
+		v.host, rest, ok = strings.Cut(rest, ":")
+		if !ok {
+			return v, fmt.Errorf("entry %q: want ID@HOST:PORT:DIRECTORY_ID", s)
+		}
+	}
+	if v.host == "" {
+		return v, fmt.Errorf("entry %q: empty host", s)
+	}
+	portText, dirText, ok := strings.Cut(rest, ":")
+	if !ok {
+		return v, fmt.Errorf("entry %q: want ID@HOST:PORT:DIRECTORY_ID", s)
+	}
+	port, err := strconv.ParseUint(portText, 10, 16)
+	if err != nil || port == 0 {
+		return v, fmt.Errorf("entry %q: port %q is not a number from 1 to 65535", s, portText)
+	}
+	v.port = uint16(port)
+	v.directoryID, err = logstore.ParseUUID(dirText)
+	if err != nil {
+		return v, fmt.Errorf("entry %q: directory id %q is not a Kafka Uuid (22 base64url characters)", s, dirText)
+	}
+	if v.directoryID.IsZero() || v.directoryID == logstore.MetadataTopicID {
+		return v, fmt.Errorf("entry %q: directory id %s is reserved", s, dirText)
+	}
+	return v, nil
+}
+
+// standaloneVoter returns the voter --standalone describes: this node, at
+// the host and port of its first controller listener as advertised (the
+// listener itself when not advertised; localhost when the host is empty),
+// with a fresh directory id.
+func standaloneVoter(cfg raft.Config) (initialVoter, error) {
+	if len(cfg.ControllerListenerNames) == 0 {
+		return initialVoter{}, errors.New("--standalone: controller.listener.names is empty")
+	}
+	name := strings.ToUpper(cfg.ControllerListenerNames[0])
+	var ep *raft.Endpoint
+	for _, list := range [][]raft.Endpoint{cfg.AdvertisedListeners, cfg.Listeners} {
+		for i := range list {
+			if strings.EqualFold(list[i].Name, name) {
+				ep = &list[i]
+				break
+			}
+		}
+		if ep != nil {
+			break
+		}
+	}
+	if ep == nil {
+		return initialVoter{}, fmt.Errorf("--standalone: no listener named %s in listeners or advertised.listeners", name)
+	}
+	if ep.Port == 0 {
+		return initialVoter{}, fmt.Errorf("--standalone: listener %s has port 0; give it a fixed port", name)
+	}
+	dir, err := randomUUID()
+	if err != nil {
+		return initialVoter{}, err
+	}
+	host := ep.Host
+	if host == "" {
+		host = "localhost"
+	}
+	return initialVoter{id: int32(cfg.NodeID), host: host, port: ep.Port, directoryID: dir}, nil
+}
+
+// featureRecords returns the bootstrap records of bootstrap.checkpoint:
+// FeatureLevelRecord metadata.version first, then every other feature
+// with a level above 0 sorted by name; kraft.version is never written
+// (KRAFT.md §7.7). It also returns the metadata.version level and the
+// kraft.version that --feature asked for (-1 when not given).
+func featureRecords(release string, flags []string) (values [][]byte, mv, kraftVersion int16, err error) {
+	mv, kraftVersion = latestMetadataVersion, -1
+	if release != "" {
+		if mv, err = parseReleaseVersion(release); err != nil {
+			return nil, 0, 0, fmt.Errorf("--release-version: %w", err)
+		}
+	}
+	levels := map[string]int16{}
+	for _, f := range flags {
+		name, levelText, ok := strings.Cut(f, "=")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			return nil, 0, 0, fmt.Errorf("--feature %q: want NAME=LEVEL", f)
+		}
+		level, perr := strconv.ParseInt(strings.TrimSpace(levelText), 10, 16)
+		if perr != nil || level < 0 {
+			return nil, 0, 0, fmt.Errorf("--feature %q: level %q is not a non-negative integer", f, levelText)
+		}
+		if _, dup := levels[name]; dup {
+			return nil, 0, 0, fmt.Errorf("--feature %s is given more than once", name)
+		}
+		switch {
+		case name == featureMetadataVersion:
+			if release != "" {
+				return nil, 0, 0, errors.New("--release-version and --feature metadata.version cannot be used together")
+			}
+			if int16(level) < minMetadataVersion || int16(level) > latestMetadataVersion {
+				return nil, 0, 0, fmt.Errorf("--feature metadata.version=%d: supported levels are %d (%s) to %d (%s)",
+					level, minMetadataVersion, metadataVersions[minMetadataVersion], latestMetadataVersion, metadataVersions[latestMetadataVersion])
+			}
+			mv = int16(level)
+		case name == featureKRaftVersion:
+			if level > 1 {
+				return nil, 0, 0, fmt.Errorf("--feature kraft.version=%d: supported levels are 0 and 1", level)
+			}
+			kraftVersion = int16(level)
+		case features[name] != nil:
+			if max := maxLevel(name); int16(level) > max {
+				return nil, 0, 0, fmt.Errorf("--feature %s=%d: supported levels are 0 to %d", name, level, max)
+			}
+		default:
+			return nil, 0, 0, fmt.Errorf("--feature %s: unknown feature; supported features are %s", name, strings.Join(featureNames(), ", "))
+		}
+		levels[name] = int16(level)
+	}
+	rec := metadata.NewFeatureLevelRecord()
+	rec.Name, rec.FeatureLevel = featureMetadataVersion, mv
+	b, err := metadata.Encode(rec)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("encode %s: %w", featureMetadataVersion, err)
+	}
+	values = append(values, b)
+	names := make([]string, 0, len(features))
+	for n := range features {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		level, ok := levels[n]
+		if !ok {
+			level = defaultLevel(n, mv)
+		}
+		if level == 0 {
+			continue
+		}
+		rec := metadata.NewFeatureLevelRecord()
+		rec.Name, rec.FeatureLevel = n, level
+		b, err := metadata.Encode(rec)
+		if err != nil {
+			return nil, 0, 0, fmt.Errorf("encode %s: %w", n, err)
+		}
+		values = append(values, b)
+	}
+	return values, mv, kraftVersion, nil
+}
+
+// logDirectories returns the directories to format: metadata.log.dir and
+// every entry of log.dirs (log.dir when log.dirs is absent), without
+// duplicates, sorted.
+func logDirectories(path string, cfg raft.Config) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	loader := properties.Loader{Encoding: properties.ISO_8859_1, DisableExpansion: true}
+	p, err := loader.LoadBytes(data)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	dirs := []string{cfg.MetadataLogDir}
+	list, ok := p.Get("log.dirs")
+	if !ok {
+		list, ok = p.Get("log.dir")
+	}
+	if ok {
+		for d := range strings.SplitSeq(list, ",") {
+			if d = strings.TrimSpace(d); d != "" {
+				dirs = append(dirs, d)
+			}
+		}
+	}
+	for i, d := range dirs {
+		if d == "" {
+			return nil, errors.New("metadata.log.dir is empty")
+		}
+		dirs[i] = filepath.Clean(d)
+	}
+	slices.Sort(dirs)
+	return slices.Compact(dirs), nil
+}
+
+// runFormat is "krabka storage format".
+func runFormat(a *app, o formatOptions, now time.Time) error {
+	if err := parseClusterID(o.clusterID); err != nil {
+		return err
+	}
+	cfg, warnings, err := raft.LoadConfig(o.config)
+	if err != nil {
+		return fmt.Errorf("config %s: %w", o.config, err)
+	}
+	for _, w := range warnings {
+		a.log.Debug("property not used", "file", o.config, "warning", w.String())
+	}
+	if len(cfg.ProcessRoles) == 0 {
+		return fmt.Errorf("config %s: process.roles is empty: the kafka configuration file appears to be for a legacy cluster; KRaft needs process.roles", o.config)
+	}
+	if !slices.Contains(cfg.ProcessRoles, raft.ControllerRole) {
+		return fmt.Errorf("config %s: process.roles must include controller", o.config)
+	}
+	if cfg.NodeID < 0 {
+		return fmt.Errorf("config %s: node.id is not set", o.config)
+	}
+	modes := 0
+	for _, set := range []bool{o.standalone, o.initialControllers != "", o.noInitialControllers} {
+		if set {
+			modes++
+		}
+	}
+	if modes > 1 {
+		return errors.New("--standalone, --initial-controllers and --no-initial-controllers cannot be used together")
+	}
+	dynamic := len(cfg.QuorumVoters) == 0
+	if !dynamic && modes > 0 {
+		return errors.New("--standalone, --initial-controllers and --no-initial-controllers are for a dynamic quorum, but controller.quorum.voters is set (a static quorum)")
+	}
+	if dynamic && modes == 0 {
+		return errors.New("Because controller.quorum.voters is not set on this controller, you must specify one of the following: --standalone, --initial-controllers, or --no-initial-controllers.")
+	}
+	values, mv, kraftVersion, err := featureRecords(o.releaseVersion, o.features)
+	if err != nil {
+		return err
+	}
+	switch {
+	case kraftVersion == 0 && dynamic:
+		return errors.New("--feature kraft.version=0 cannot be used with a dynamic quorum (controller.quorum.voters is empty); it needs kraft.version 1")
+	case kraftVersion == 1 && !dynamic:
+		return errors.New("--feature kraft.version=1 needs a dynamic quorum: remove controller.quorum.voters and use --standalone, --initial-controllers or --no-initial-controllers")
+	}
+	var voters []initialVoter
+	switch {
+	case o.standalone:
+		v, err := standaloneVoter(cfg)
+		if err != nil {
+			return err
+		}
+		voters = []initialVoter{v}
+	case o.initialControllers != "":
+		if voters, err = parseInitialControllers(o.initialControllers); err != nil {
+			return err
+		}
+	}
+	if len(voters) > 0 && len(cfg.ControllerListenerNames) == 0 {
+		return fmt.Errorf("config %s: controller.listener.names is empty; the initial voters need a listener name", o.config)
+	}
+	dirs, err := logDirectories(o.config, cfg)
+	if err != nil {
+		return fmt.Errorf("config %s: %w", o.config, err)
+	}
+	fsys := vfs.OS()
+	var todo []string
+	for _, d := range dirs {
+		_, err := os.Stat(filepath.Join(d, logstore.MetaPropertiesFileName))
+		switch {
+		case err == nil && o.ignoreFormatted:
+			continue
+		case err == nil:
+			return fmt.Errorf("Log directory %s is already formatted. Use --ignore-formatted to ignore this directory and format the others.", d)
+		case !errors.Is(err, fs.ErrNotExist):
+			return fmt.Errorf("check log directory %s: %w", d, err)
+		}
+		todo = append(todo, d)
+	}
+	if len(todo) == 0 {
+		_, err := fmt.Fprintln(a.stdout, "All of the log directories are already formatted.")
+		return err
+	}
+	metadataDir := filepath.Clean(cfg.MetadataLogDir)
+	for _, d := range todo {
+		dirID, err := randomUUID()
+		if err != nil {
+			return err
+		}
+		kind := "data directory"
+		writeSnapshot := false
+		if d == metadataDir {
+			kind = "metadata directory"
+			if len(voters) > 0 {
+				kind, writeSnapshot = "dynamic metadata directory", true
+				for _, v := range voters {
+					if v.id == int32(cfg.NodeID) {
+						kind, dirID = "dynamic metadata voter directory", v.directoryID
+					}
+				}
+			}
+		}
+		if _, err := fmt.Fprintf(a.stdout, "Formatting %s %s with metadata.version %s.\n", kind, d, metadataVersionName(mv)); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("create log directory %s: %w", d, err)
+		}
+		if err := snapshot.WriteBootstrapCheckpoint(fsys, d, now.UnixMilli(), values); err != nil {
+			return fmt.Errorf("write bootstrap.checkpoint in %s: %w", d, err)
+		}
+		if writeSnapshot {
+			if err := writeBootstrapSnapshot(fsys, d, now, cfg.ControllerListenerNames[0], voters); err != nil {
+				return err
+			}
+		}
+		mp := logstore.MetaProperties{Version: 1, ClusterID: o.clusterID, NodeID: int32(cfg.NodeID), DirectoryID: dirID}
+		if err := logstore.WriteMetaProperties(fsys, d, mp, now); err != nil {
+			return fmt.Errorf("write meta.properties in %s: %w", d, err)
+		}
+		a.log.Debug("formatted log directory", "dir", d, "directory.id", dirID.String())
+	}
+	return nil
+}
+
+// writeBootstrapSnapshot writes the 0-0 bootstrap snapshot of a dynamic
+// quorum into dir/__cluster_metadata-0: kraft.version 1 and the initial
+// voters, each with one endpoint named after the first controller
+// listener and the supported kraft.version range 0..1.
+func writeBootstrapSnapshot(fsys vfs.FS, dir string, now time.Time, listener string, voters []initialVoter) error {
+	rec := &control.VotersRecord{}
+	for _, v := range voters {
+		rec.Voters = append(rec.Voters, control.VotersRecordVoter{
+			VoterId:          v.id,
+			VoterDirectoryId: v.directoryID,
+			Endpoints: []control.VotersRecordEndpoint{{
+				Name: strings.ToUpper(listener), Host: v.host, Port: v.port,
+			}},
+			KRaftVersionFeature: control.VotersRecordKRaftVersionFeature{MinSupportedVersion: 0, MaxSupportedVersion: 1},
+		})
+	}
+	part := filepath.Join(dir, metadataPartitionDir)
+	if err := os.MkdirAll(part, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", part, err)
+	}
+	var unique [8]byte
+	if _, err := rand.Read(unique[:]); err != nil {
+		return fmt.Errorf("write bootstrap snapshot in %s: %w", part, err)
+	}
+	if err := snapshot.WriteBootstrapSnapshot(fsys, part, binary.BigEndian.Uint64(unique[:]), now.UnixMilli(), rec); err != nil {
+		return fmt.Errorf("write bootstrap snapshot in %s: %w", part, err)
+	}
+	return nil
+}
