@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/krabka-go/krabka/internal/recordbatch"
 	"github.com/krabka-go/krabka/internal/transport"
 	"github.com/krabka-go/krabka/internal/wire"
 	"github.com/krabka-go/krabka/metadata"
@@ -44,6 +45,10 @@ func (h *handler) Serve(ctx context.Context, req *transport.Request, reply *tran
 		}
 	case *wire.SubmitChangeRequest:
 		h.submit(ctx, body, reply)
+	case *wire.MetadataFetchRequest:
+		if h.c.enqueue(ctx, event{call: func(e *engine) { reply.Send(e.metadataFetch(body)) }}) != nil {
+			reply.Close()
+		}
 	case *kmsg.DescribeQuorumRequest:
 		h.describeQuorum(ctx, body, reply)
 	default:
@@ -73,6 +78,42 @@ func (h *handler) submit(ctx context.Context, req *wire.SubmitChangeRequest, rep
 	if err := h.c.enqueue(ctx, event{submit: s}); err != nil {
 		reply.Send(submitAnswer(req, SubmitResult{}, ErrShuttingDown))
 	}
+}
+
+// metadataFetch answers the private MetadataFetch RPC (1004) from the
+// local log: the whole batches from the one holding FetchOffset, within
+// MaxBytes (at least one batch), and only batches entirely below this
+// node's high watermark, so an observer never sees an uncommitted record.
+// Negative offsets and sizes count as 0. It runs on the engine goroutine.
+func (e *engine) metadataFetch(req *wire.MetadataFetchRequest) *wire.MetadataFetchResponse {
+	resp := req.ResponseKind().(*wire.MetadataFetchResponse)
+	st := e.lastStatus
+	resp.LeaderID, resp.LeaderEpoch = int32(st.Leader.LeaderID), int32(st.Leader.Epoch)
+	resp.LogStartOffset = e.log.LogStartOffset()
+	resp.HighWatermark = int64(e.hw)
+	offset, maxBytes := max(req.FetchOffset, 0), max(req.MaxBytes, 0)
+	if e.hw < 0 || offset >= int64(e.hw) {
+		return resp
+	}
+	rr, err := e.log.Read(offset, int(max(maxBytes, 1)))
+	if err != nil {
+		msg := err.Error()
+		e.logger.LogAttrs(context.Background(), slog.LevelWarn, "metadata fetch read", slog.Int64(logKeyOffset, offset), slog.String(logKeyError, msg))
+		resp.ErrorCode = kerr.UnknownServerError.Code
+		return resp
+	}
+	b, pos := rr.Batches, 0
+	for pos < len(b) {
+		h, err := recordbatch.PeekHeader(b[pos:])
+		if err != nil || h.NextOffset() > int64(e.hw) {
+			break
+		}
+		pos += h.Size()
+	}
+	if pos > 0 {
+		resp.Records = b[:pos]
+	}
+	return resp
 }
 
 // describeQuorum answers DescribeQuorum (KRAFT.md §4.4, §11) from the

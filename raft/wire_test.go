@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/krabka-go/krabka/internal/kraft"
+	"github.com/krabka-go/krabka/internal/recordbatch"
 	"github.com/krabka-go/krabka/internal/transport"
 	"github.com/krabka-go/krabka/internal/wire"
 	"github.com/krabka-go/krabka/metadata"
@@ -197,5 +198,57 @@ func TestWireClusterIDChecked(t *testing.T) {
 	}
 	if st := c.node(leader).QuorumState(); st.Role != "Leader" {
 		t.Errorf("the foreign vote request disturbed the leader: %+v", st)
+	}
+}
+
+// TestWireMetadataFetch: any voter serves committed batches over the
+// private MetadataFetch RPC, never one at or past its high watermark, and
+// an observer reading them all sees every committed record.
+func TestWireMetadataFetch(t *testing.T) {
+	c := newTestCluster(t, 3)
+	leader := c.leader()
+	submit(t, c.node(leader), metadataVersionRecord())
+	last := submit(t, c.node(leader), topicRecord("orders"), topicRecord("payments"))
+	c.waitApplied(last.LastOffset + 1)
+
+	f := c.follower(leader)
+	topics := map[string]bool{}
+	var offset int64
+	for {
+		req := wire.NewMetadataFetchRequest()
+		req.FetchOffset, req.MaxBytes = offset, 1 // one batch at a time
+		resp := roundTrip(t, c.node(f).Addr().String(), req).(*wire.MetadataFetchResponse)
+		if resp.ErrorCode != 0 || NodeID(resp.LeaderID) != leader || resp.HighWatermark <= last.LastOffset {
+			t.Fatalf("MetadataFetch at %d = %+v", offset, resp)
+		}
+		if len(resp.Records) == 0 {
+			break
+		}
+		it := recordbatch.NewIterator(nil, resp.Records)
+		for it.Next() {
+			b := it.Batch()
+			if b.NextOffset() > resp.HighWatermark {
+				t.Errorf("batch [%d, %d) reaches past the high watermark %d", b.BaseOffset, b.NextOffset(), resp.HighWatermark)
+			}
+			for _, r := range b.Records {
+				if b.IsControl() {
+					continue
+				}
+				rec, err := metadata.Decode(r.Value)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tr, ok := rec.(*metadata.TopicRecord); ok {
+					topics[tr.Name] = true
+				}
+			}
+			offset = b.NextOffset()
+		}
+		if it.Err() != nil {
+			t.Fatal(it.Err())
+		}
+	}
+	if !topics["orders"] || !topics["payments"] {
+		t.Errorf("MetadataFetch delivered topics %v, want orders and payments", topics)
 	}
 }
