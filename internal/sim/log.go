@@ -76,8 +76,12 @@ func (l *memLog) LastFetchedEpoch() kraft.Epoch {
 }
 
 // EndOffsetForEpoch implements [kraft.LogView] with the semantics of
-// Kafka's leader epoch cache: the end offset of the largest epoch ≤ e is
-// the start offset of the next larger epoch.
+// KafkaRaftLog.endOffsetForEpoch over the leader epoch cache: the end
+// offset of the largest epoch ≤ e is the start offset of the next larger
+// epoch; an epoch the cache cannot answer for (above every known one, or
+// an empty log) gives (log end offset, last epoch), as the log store
+// does. (kraft.LogView's doc and krafttest.MemLog say (-1, -1) for an
+// epoch above every known one.)
 func (l *memLog) EndOffsetForEpoch(e kraft.Epoch) kraft.OffsetAndEpoch {
 	if len(l.entries) == 0 {
 		return kraft.OffsetAndEpoch{Offset: 0, Epoch: 0}
@@ -87,7 +91,7 @@ func (l *memLog) EndOffsetForEpoch(e kraft.Epoch) kraft.OffsetAndEpoch {
 		return kraft.OffsetAndEpoch{Offset: l.EndOffset(), Epoch: e}
 	}
 	if e > last {
-		return kraft.NoOffsetAndEpoch
+		return kraft.OffsetAndEpoch{Offset: l.EndOffset(), Epoch: last}
 	}
 	// Walk the epoch runs: (epoch, start offset).
 	prevEpoch := kraft.Epoch(-1)
@@ -103,7 +107,7 @@ func (l *memLog) EndOffsetForEpoch(e kraft.Epoch) kraft.OffsetAndEpoch {
 		}
 		prevEpoch = en.Batch.Epoch
 	}
-	return kraft.NoOffsetAndEpoch
+	return kraft.OffsetAndEpoch{Offset: l.EndOffset(), Epoch: last}
 }
 
 // LatestSnapshot implements [kraft.LogView]; the simulator takes none.
