@@ -51,6 +51,8 @@ func (h *handler) Serve(ctx context.Context, req *transport.Request, reply *tran
 		}
 	case *kmsg.DescribeQuorumRequest:
 		h.describeQuorum(ctx, body, reply)
+	case *kmsg.AddRaftVoterRequest, *kmsg.RemoveRaftVoterRequest, *kmsg.UpdateRaftVoterRequest:
+		h.serveVoterRPC(ctx, body, reply)
 	default:
 		e.logger.LogAttrs(ctx, slog.LevelDebug, "request not served by this controller; closing the connection",
 			slog.Int(logKeyAPIKey, int(req.Body.Key())))

@@ -252,3 +252,69 @@ func TestWireMetadataFetch(t *testing.T) {
 		t.Errorf("MetadataFetch delivered topics %v, want orders and payments", topics)
 	}
 }
+
+// TestWireVoterRPCs: on a static quorum (kraft.version 0) the leader runs
+// Kafka's checks for AddRaftVoter and RemoveRaftVoter and then refuses
+// them with UNSUPPORTED_VERSION; UpdateRaftVoter from a voter succeeds
+// without a write and names the leader (KRAFT.md §4.5–§4.7).
+func TestWireVoterRPCs(t *testing.T) {
+	c := newTestCluster(t, 3)
+	leader := c.leader()
+	res := submit(t, c.node(leader), metadataVersionRecord())
+	c.waitApplied(res.LastOffset + 1)
+	addr := c.node(leader).Addr().String()
+	epoch := c.node(leader).QuorumState().Epoch
+	dir := [16]byte{9}
+
+	add := func(id int32, dir [16]byte, listener string) *kmsg.AddRaftVoterResponse {
+		req := kmsg.NewPtrAddRaftVoterRequest()
+		req.VoterID, req.VoterDirectoryID = id, dir
+		l := kmsg.NewAddRaftVoterRequestListener()
+		l.Name, l.Host, l.Port = listener, "127.0.0.1", 1
+		req.Listeners = append(req.Listeners, l)
+		return roundTrip(t, addr, req).(*kmsg.AddRaftVoterResponse)
+	}
+	for _, tt := range []struct {
+		name string
+		got  int16
+		want *kerr.Error
+	}{
+		{"add", add(4, dir, "CONTROLLER").ErrorCode, kerr.UnsupportedVersion},
+		{"add without directory id", add(4, [16]byte{}, "CONTROLLER").ErrorCode, kerr.InvalidRequest},
+		{"add negative id", add(-1, dir, "CONTROLLER").ErrorCode, kerr.InvalidRequest},
+		{"add without the controller listener", add(4, dir, "OTHER").ErrorCode, kerr.InvalidRequest},
+	} {
+		if tt.got != tt.want.Code {
+			t.Errorf("%s: code %d, want %s", tt.name, tt.got, tt.want.Message)
+		}
+	}
+	rm := kmsg.NewPtrRemoveRaftVoterRequest()
+	rm.VoterID, rm.VoterDirectoryID = 3, dir
+	if r := roundTrip(t, addr, rm).(*kmsg.RemoveRaftVoterResponse); r.ErrorCode != kerr.UnsupportedVersion.Code || r.ErrorMessage == nil {
+		t.Errorf("RemoveRaftVoter = %+v, want UNSUPPORTED_VERSION with a message", r)
+	}
+	rm.VoterID = 2
+	if r := roundTrip(t, c.node(c.follower(leader)).Addr().String(), rm).(*kmsg.RemoveRaftVoterResponse); r.ErrorCode != kerr.NotLeaderForPartition.Code {
+		t.Errorf("RemoveRaftVoter on a follower = %+v, want NOT_LEADER_OR_FOLLOWER", r)
+	}
+
+	update := func(id int32, epoch int32) *kmsg.UpdateRaftVoterResponse {
+		req := kmsg.NewPtrUpdateRaftVoterRequest()
+		req.CurrentLeaderEpoch, req.VoterID, req.VoterDirectoryID = epoch, id, dir
+		l := kmsg.NewUpdateRaftVoterRequestListener()
+		l.Name, l.Host, l.Port = "CONTROLLER", "127.0.0.1", 1
+		req.Listeners = append(req.Listeners, l)
+		req.KRaftVersionFeature.MinSupportedVersion, req.KRaftVersionFeature.MaxSupportedVersion = 0, 1
+		return roundTrip(t, addr, req).(*kmsg.UpdateRaftVoterResponse)
+	}
+	r := update(int32(c.follower(leader)), epoch)
+	if r.ErrorCode != 0 || NodeID(r.CurrentLeader.LeaderID) != leader || r.CurrentLeader.LeaderEpoch != epoch || r.CurrentLeader.Port != int32(c.cfgs[leader-1].Listeners[0].Port) {
+		t.Errorf("UpdateRaftVoter = %+v", r)
+	}
+	if r := update(2, epoch+1); r.ErrorCode != kerr.UnknownLeaderEpoch.Code {
+		t.Errorf("UpdateRaftVoter from a later epoch: code %d, want UNKNOWN_LEADER_EPOCH", r.ErrorCode)
+	}
+	if r := update(9, epoch); r.ErrorCode != kerr.VoterNotFound.Code {
+		t.Errorf("UpdateRaftVoter from a non-voter: code %d, want VOTER_NOT_FOUND", r.ErrorCode)
+	}
+}
