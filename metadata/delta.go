@@ -94,12 +94,32 @@ type Delta struct {
 	// txn is the state before the open transaction's Begin, nil when no
 	// transaction is open.
 	txn *Image
+	// tokens hands out the edit tokens; it is shared by copies of the
+	// Delta, so a token is never handed out twice.
+	tokens *tokenSlab
+}
+
+// tokenSlab hands out edit tokens from blocks, so that a token costs
+// neither an allocation per record nor, held by the nodes stamped with
+// it, a memory block of its own.
+type tokenSlab struct {
+	free []editToken
+}
+
+// next returns a token never returned before.
+func (s *tokenSlab) next() *editToken {
+	if len(s.free) == 0 {
+		s.free = make([]editToken, 256)
+	}
+	t := &s.free[0]
+	s.free = s.free[1:]
+	return t
 }
 
 // NewDelta returns a delta on top of base.
 func NewDelta(base *Image) *Delta {
-	d := &Delta{cur: *base}
-	d.cur.edit = new(editToken)
+	d := &Delta{cur: *base, tokens: new(tokenSlab)}
+	d.cur.edit = d.tokens.next()
 	return d
 }
 
@@ -122,7 +142,7 @@ func (d *Delta) Apply() *Image {
 	img.edit = nil
 	// The image now shares the delta's nodes: later records must copy
 	// them.
-	d.cur.edit = new(editToken)
+	d.cur.edit = d.tokens.next()
 	return &img
 }
 
@@ -135,7 +155,7 @@ func (d *Delta) Apply() *Image {
 //
 // Replay keeps no reference to rec or its slices.
 func (d *Delta) Replay(rec Record, offset int64, epoch int32) error {
-	d.cur.edit = new(editToken)
+	d.cur.edit = d.tokens.next()
 	return d.replayOne(rec, offset, epoch)
 }
 
@@ -146,7 +166,7 @@ func (d *Delta) Replay(rec Record, offset int64, epoch int32) error {
 // returns the number of records applied and the [*ReplayError]; the
 // rejected record changed nothing, the ones before it stay applied.
 func (d *Delta) ReplayBatch(recs []Record, base int64, epoch int32) (int, error) {
-	d.cur.edit = new(editToken)
+	d.cur.edit = d.tokens.next()
 	for i, r := range recs {
 		if err := d.replayOne(r, base+int64(i), epoch); err != nil {
 			return i, err
@@ -161,7 +181,7 @@ func (d *Delta) ReplayBatch(recs []Record, base int64, epoch int32) (int, error)
 // at the first rejection and returns it; the records before it stay
 // applied.
 func (d *Delta) ReplaySnapshot(recs []Record, offset int64, epoch int32) error {
-	d.cur.edit = new(editToken)
+	d.cur.edit = d.tokens.next()
 	for _, r := range recs {
 		if err := d.replayOne(r, offset, epoch); err != nil {
 			return err
@@ -177,7 +197,7 @@ func (d *Delta) ReplaySnapshot(recs []Record, offset int64, epoch int32) error {
 // [Image.Offset] must cover it, for instance to name a snapshot. Offsets
 // and epochs must not decrease, as for Replay.
 func (d *Delta) Skip(offset int64, epoch int32) error {
-	d.cur.edit = new(editToken)
+	d.cur.edit = d.tokens.next()
 	return d.replayOne(NewNoOpRecord(), offset, epoch)
 }
 
@@ -215,7 +235,7 @@ func (d *Delta) replayOne(rec Record, offset int64, epoch int32) error {
 		before.edit = nil
 		d.txn = &before
 		// Abort returns to before: the transaction must copy its nodes.
-		d.cur.edit = new(editToken)
+		d.cur.edit = d.tokens.next()
 		d.cur.offset, d.cur.epoch = offset, epoch
 		return nil
 	case *EndTransactionRecord:
@@ -230,7 +250,7 @@ func (d *Delta) replayOne(rec Record, offset int64, epoch int32) error {
 			return fail(reject(ErrTransactionState, "no transaction is open"))
 		}
 		d.cur = *d.txn
-		d.cur.edit = new(editToken)
+		d.cur.edit = d.tokens.next()
 		d.txn = nil
 		d.cur.offset, d.cur.epoch = offset, epoch
 		return nil
