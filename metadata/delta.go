@@ -80,7 +80,8 @@ func reject(kind error, format string, args ...any) error {
 // [Delta.Apply] returns the image as of the record before the Begin, and
 // an AbortTransactionRecord discards the transaction's records.
 //
-// A Delta is not safe for concurrent use; the images it returns are.
+// A Delta, and any copy of it, is not safe for concurrent use (copies
+// share the source of edit tokens); the images it returns are.
 // Replaying costs O(log n) time and allocations per record; the images
 // share all unchanged state with their base. Within one call of
 // [Delta.ReplayBatch] or [Delta.ReplaySnapshot] the delta changes the
