@@ -23,11 +23,17 @@
 // seed also picks which fault kinds are on and how often they fire
 // ([SwarmFaults], swarm testing).
 //
-// Each node runs the Ready contract of package kraft over an in-memory
-// log whose entries carry a payload id standing for the batch bytes. The
-// log is the durable image between Readys; a crash inside a Ready rebuilds
-// the image from the state before it plus what the crash mode lets
-// survive.
+// Each node runs the Ready contract of package kraft. In memory mode its
+// log is a list of batch summaries, each with a payload id standing for
+// the batch bytes; it is the durable image between Readys, and a crash
+// inside a Ready rebuilds the image from the state before it plus what the
+// crash mode lets survive. In disk mode (Options.Disk) each node has its
+// own vfs.MemFS holding the real log store (package logstore) and
+// quorum-state file, with batches built by package recordbatch; a crash is
+// a power loss of that file system (drop-unsynced, keep-prefix,
+// tear-prefix or reorder) followed by the log store's own recovery, and
+// the core reads the log store as its LogView. The memory log then
+// mirrors the store, and the two are compared after every fsync.
 //
 // A run has two phases: Options.Steps events with faults, then a liveness
 // phase that heals the network, restarts every crashed node and requires
@@ -40,7 +46,7 @@
 // every durable vote, an oracle of what each (offset, epoch) names, the
 // committed prefix and the acknowledged proposals. Each invariant is a
 // separate check named after its RELIABILITY.md §2 identifier (E1–E6,
-// G1–G2, C1–C8, R1, K1); the first one to fail ends the run with a
+// G1–G2, C1–C8, R1, K1, and D1 for disk mode); the first one to fail ends the run with a
 // [Violation], the command that replays the seed and the last trace
 // events.
 //
@@ -57,6 +63,6 @@
 // # Not modelled
 //
 // The simulator takes no snapshots (the core's FetchSnapshot path is not
-// exercised) and its logs are in memory rather than the on-disk
-// logstore; disk errors (EIO, ENOSPC) are not injected.
+// exercised); disk errors (EIO, ENOSPC) and clock faults are not
+// injected. docs/reliability.md lists the rest.
 package sim
