@@ -220,6 +220,8 @@ func (e *engine) maybeNoOp() {
 		if err != nil {
 			panic(fmt.Sprintf("raft: invariant: encode NoOpRecord: %v", err))
 		}
+		// Marked forwarded: should leadership be lost before it is
+		// proposed, it is dropped rather than sent to the next leader.
 		e.pending = append(e.pending, &submission{
 			records: []metadata.Record{rec}, encoded: [][]byte{enc}, forwarded: true,
 			complete: func(SubmitResult, error) {},
@@ -273,9 +275,12 @@ func (e *engine) handle(ev event) {
 // step delivers m to the core. Peer input never fails there; an error is
 // this runtime's misuse, logged for the operator.
 func (e *engine) step(m kraft.Message) {
+	if e.logger.Enabled(context.Background(), slog.LevelDebug) {
+		e.logger.LogAttrs(context.Background(), slog.LevelDebug, "received", slog.String(logKeyMessage, m.String()))
+	}
 	if err := e.node.Step(e.now(), m); err != nil {
 		e.logger.LogAttrs(context.Background(), slog.LevelWarn, "message refused by the consensus core",
-			slog.String("message", m.String()), slog.String(logKeyError, err.Error()))
+			slog.String(logKeyMessage, m.String()), slog.String(logKeyError, err.Error()))
 	}
 }
 
@@ -426,6 +431,9 @@ func (e *engine) appendBatches(apps []kraft.Append) error {
 // a response to the reply slot of the request it answers. It never
 // blocks.
 func (e *engine) send(m kraft.Message) {
+	if e.logger.Enabled(context.Background(), slog.LevelDebug) {
+		e.logger.LogAttrs(context.Background(), slog.LevelDebug, "sending", slog.String(logKeyMessage, m.String()))
+	}
 	h := kraft.HeaderOf(m)
 	if kraft.IsRequest(m) {
 		p := e.peers[h.To]
@@ -570,7 +578,8 @@ func (e *engine) observe() {
 	e.lastStatus = st
 	if st.Role != prev.Role || st.Epoch != prev.Epoch || st.Leader != prev.Leader {
 		e.logger.LogAttrs(context.Background(), slog.LevelInfo, "quorum state changed",
-			slog.String(logKeyRole, st.Role.String()), slog.Int(logKeyEpoch, int(st.Epoch)), slog.Int(logKeyLeaderID, int(st.Leader.LeaderID)))
+			slog.String(logKeyRole, st.Role.String()), slog.Int(logKeyEpoch, int(st.Epoch)), slog.Int(logKeyLeaderID, int(st.Leader.LeaderID)),
+			slog.Int64(logKeyHighWatermark, int64(st.HighWatermark)))
 		if st.Role != kraft.Leader || st.Epoch != prev.Epoch {
 			e.spec = nil
 			if len(e.waiters) > 0 {

@@ -65,11 +65,11 @@ func newRuntimeConfig(cfg Config) (runtimeConfig, error) {
 	if len(cfg.QuorumVoters) == 0 {
 		return runtimeConfig{}, errors.New("raft: controller.quorum.voters is empty: this runtime supports static voter sets (kraft.version 0) only")
 	}
-	logger := cfg.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
+	base := cfg.Logger
+	if base == nil {
+		base = slog.New(slog.DiscardHandler)
 	}
-	logger = logger.With(slog.Int(logKeyNodeID, int(cfg.NodeID)))
+	logger := base.With(slog.Int(logKeyNodeID, int(cfg.NodeID)))
 
 	rc := runtimeConfig{
 		id:            kraft.NodeID(cfg.NodeID),
@@ -106,7 +106,7 @@ func newRuntimeConfig(cfg Config) (runtimeConfig, error) {
 	core.FetchMaxBytes = cfg.FetchMaxBytes
 	core.FetchSnapshotMaxBytes = cfg.FetchSnapshotMaxBytes
 	core.Seed = uint64(time.Now().UnixNano())
-	core.Logger = logger
+	core.Logger = base // the core adds node_id itself
 	if err := core.Validate(); err != nil {
 		return runtimeConfig{}, fmt.Errorf("raft: consensus configuration: %w", err)
 	}
@@ -166,4 +166,5 @@ const (
 	logKeyError         = "error"
 	logKeyAPIKey        = "api_key"
 	logKeyAddr          = "addr"
+	logKeyMessage       = "message"
 )
