@@ -577,7 +577,9 @@ func (e *engine) observe() {
 	prev := e.lastStatus
 	e.lastStatus = st
 	if st.Role != prev.Role || st.Epoch != prev.Epoch || st.Leader != prev.Leader {
-		e.logger.LogAttrs(context.Background(), slog.LevelInfo, "quorum state changed",
+		// The core logs each transition at Info; this line adds what the
+		// runtime publishes.
+		e.logger.LogAttrs(context.Background(), slog.LevelDebug, "quorum state changed",
 			slog.String(logKeyRole, st.Role.String()), slog.Int(logKeyEpoch, int(st.Epoch)), slog.Int(logKeyLeaderID, int(st.Leader.LeaderID)),
 			slog.Int64(logKeyHighWatermark, int64(st.HighWatermark)))
 		if st.Role != kraft.Leader || st.Epoch != prev.Epoch {
