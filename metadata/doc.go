@@ -49,6 +49,20 @@
 // default), which is what makes that identity hold for every input that
 // decodes.
 //
+// # Image
+//
+// [Image] is the immutable metadata image (Kafka's MetadataImage): features,
+// brokers and controllers, topics and partitions, configs, client quotas,
+// producer ids, ACLs, SCRAM credentials and delegation tokens, plus the
+// offset and epoch of the last record it reflects. It is built by replaying
+// committed records through a [Delta], which validates each record against
+// the image and rejects an invalid one with a [*ReplayError] without
+// changing anything. Images share structure through a persistent map, so
+// publishing after a small change costs O(log n) allocations and readers
+// may hold any image for as long as they like, without locks.
+// [Image.SnapshotRecords] lists an image in Kafka's snapshot order at the
+// record versions of its metadata.version.
+//
 // # Adding or changing a record
 //
 // Edit or add a file in definitions/ (the format is documented in package
