@@ -412,6 +412,7 @@ func runFormat(a *app, o formatOptions, now time.Time) error {
 		return errors.New("--standalone, --initial-controllers and --no-initial-controllers are for a dynamic quorum, but controller.quorum.voters is set (a static quorum)")
 	}
 	if dynamic && modes == 0 {
+		//lint:ignore ST1005 Kafka's exact message, which operators search for
 		return errors.New("Because controller.quorum.voters is not set on this controller, you must specify one of the following: --standalone, --initial-controllers, or --no-initial-controllers.")
 	}
 	values, mv, kraftVersion, err := featureRecords(o.releaseVersion, o.features)
@@ -452,6 +453,7 @@ func runFormat(a *app, o formatOptions, now time.Time) error {
 		case err == nil && o.ignoreFormatted:
 			continue
 		case err == nil:
+			//lint:ignore ST1005 Kafka's exact message, which scripts match
 			return fmt.Errorf("Log directory %s is already formatted. Use --ignore-formatted to ignore this directory and format the others.", d)
 		case !errors.Is(err, fs.ErrNotExist):
 			return fmt.Errorf("check log directory %s: %w", d, err)

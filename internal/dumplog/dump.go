@@ -40,8 +40,7 @@ type Options struct {
 	MaxBytes int64
 }
 
-func (o Options) deep() bool          { return o.DeepIteration || o.PrintDataLog || o.MetadataDecoder }
-func (o Options) printContents() bool { return o.PrintDataLog || o.MetadataDecoder }
+func (o Options) deep() bool { return o.DeepIteration || o.PrintDataLog || o.MetadataDecoder }
 
 // Summary counts what [Dump] found in one file.
 type Summary struct {
