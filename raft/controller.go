@@ -59,6 +59,8 @@ type QuorumState struct {
 type ReplicaState struct {
 	// ReplicaID is the replica's node id.
 	ReplicaID NodeID
+	// DirectoryID is its metadata log directory id, zero if unknown.
+	DirectoryID [16]byte
 	// LogEndOffset is the end offset of its last fetch (the leader's own
 	// log end offset for the leader), -1 if it never fetched.
 	LogEndOffset int64
@@ -398,7 +400,7 @@ func (e *engine) describe() (QuorumDescription, error) {
 	}
 	d := QuorumDescription{LeaderID: NodeID(st.ID), LeaderEpoch: int32(st.Epoch), HighWatermark: int64(st.HighWatermark)}
 	for _, r := range st.Replicas {
-		rs := ReplicaState{ReplicaID: NodeID(r.Key.ID), LogEndOffset: int64(r.LogEndOffset),
+		rs := ReplicaState{ReplicaID: NodeID(r.Key.ID), DirectoryID: [16]byte(r.Key.DirectoryID), LogEndOffset: int64(r.LogEndOffset),
 			LastFetchTimestamp: toWall(r.LastFetch), LastCaughtUpTimestamp: toWall(r.LastCaughtUp)}
 		if r.Key.ID == st.ID {
 			rs.LogEndOffset = int64(st.LogEndOffset)

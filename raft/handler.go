@@ -125,23 +125,29 @@ func (h *handler) describeQuorum(ctx context.Context, req *kmsg.DescribeQuorumRe
 	t := kmsg.NewDescribeQuorumResponseTopic()
 	t.Topic = wire.MetadataTopic
 	p := kmsg.NewDescribeQuorumResponseTopicPartition()
-	if len(req.Topics) != 1 || len(req.Topics[0].Partitions) != 1 {
-		resp.ErrorCode = kerr.InvalidRequest.Code
-		reply.Send(resp)
-		return
-	}
-	rt, rp := req.Topics[0], req.Topics[0].Partitions[0]
-	t.Topic, p.Partition = rt.Topic, rp.Partition
-	if rt.Topic != wire.MetadataTopic || rp.Partition != wire.MetadataPartition {
-		p.ErrorCode = kerr.UnknownTopicOrPartition.Code
-		t.Partitions = append(t.Partitions, p)
-		resp.Topics = append(resp.Topics, t)
+	if len(req.Topics) != 1 || len(req.Topics[0].Partitions) != 1 ||
+		req.Topics[0].Topic != wire.MetadataTopic || req.Topics[0].Partitions[0].Partition != wire.MetadataPartition {
+		// Kafka's getPartitionLevelErrorResponse: every partition asked
+		// for, each with UNKNOWN_TOPIC_OR_PARTITION.
+		for _, rt := range req.Topics {
+			et := kmsg.NewDescribeQuorumResponseTopic()
+			et.Topic = rt.Topic
+			for _, rp := range rt.Partitions {
+				ep := kmsg.NewDescribeQuorumResponseTopicPartition()
+				ep.Partition = rp.Partition
+				ep.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				ep.ErrorMessage = defaultMessage(ep.ErrorCode)
+				et.Partitions = append(et.Partitions, ep)
+			}
+			resp.Topics = append(resp.Topics, et)
+		}
 		reply.Send(resp)
 		return
 	}
 	d, err := h.c.DescribeQuorum(ctx)
 	if err != nil {
 		p.ErrorCode = kerr.NotLeaderForPartition.Code
+		p.ErrorMessage = defaultMessage(p.ErrorCode)
 		st := h.c.QuorumState()
 		p.LeaderID, p.LeaderEpoch, p.HighWatermark = int32(st.LeaderID), st.Epoch, -1
 		t.Partitions = append(t.Partitions, p)
@@ -154,7 +160,7 @@ func (h *handler) describeQuorum(ctx context.Context, req *kmsg.DescribeQuorumRe
 		var out []kmsg.DescribeQuorumResponseTopicPartitionReplicaState
 		for _, r := range rs {
 			s := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
-			s.ReplicaID, s.LogEndOffset = int32(r.ReplicaID), r.LogEndOffset
+			s.ReplicaID, s.ReplicaDirectoryID, s.LogEndOffset = int32(r.ReplicaID), r.DirectoryID, r.LogEndOffset
 			s.LastFetchTimestamp, s.LastCaughtUpTimestamp = r.LastFetchTimestamp, r.LastCaughtUpTimestamp
 			out = append(out, s)
 		}

@@ -83,6 +83,20 @@ func TestWireDescribeQuorumAndApiVersions(t *testing.T) {
 		t.Errorf("follower's DescribeQuorum partition = %+v, want NOT_LEADER_OR_FOLLOWER naming %d", p, leader)
 	}
 
+	// A request for another partition gets UNKNOWN_TOPIC_OR_PARTITION for
+	// every partition it names.
+	bad := kmsg.NewPtrDescribeQuorumRequest()
+	bad.SetVersion(2)
+	bt := kmsg.NewDescribeQuorumRequestTopic()
+	bt.Topic = "other"
+	bt.Partitions = append(bt.Partitions, kmsg.NewDescribeQuorumRequestTopicPartition(), kmsg.NewDescribeQuorumRequestTopicPartition())
+	bt.Partitions[1].Partition = 1
+	bad.Topics = append(bad.Topics, bt)
+	br := roundTrip(t, c.node(leader).Addr().String(), bad).(*kmsg.DescribeQuorumResponse)
+	if len(br.Topics) != 1 || len(br.Topics[0].Partitions) != 2 || br.Topics[0].Partitions[1].ErrorCode != kerr.UnknownTopicOrPartition.Code || br.Topics[0].Partitions[1].ErrorMessage == nil {
+		t.Errorf("DescribeQuorum of another topic = %+v", br)
+	}
+
 	av := kmsg.NewPtrApiVersionsRequest()
 	av.SetVersion(4)
 	av.ClientSoftwareName, av.ClientSoftwareVersion = "test", "1"
