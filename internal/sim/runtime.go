@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"syscall"
 
 	"github.com/krabka-go/krabka/internal/kraft"
+	"github.com/krabka-go/krabka/internal/logstore"
 	"github.com/krabka-go/krabka/internal/vfs"
 )
 
@@ -265,6 +267,9 @@ func (c *cluster) crash(n *simNode) {
 // the live log and the quorum state become what recovery found. It
 // reports whether recovery cut a torn or unsynced tail.
 func (c *cluster) crashDisk(n *simNode, m CrashMode) (bool, error) {
+	// An armed fault that has not fired is dropped: the simulator injects
+	// disk errors into running nodes, not into recovery.
+	n.disk.fs.ClearFaults()
 	rep, err := n.disk.crash(c.rng, m.vfsMode())
 	if err != nil {
 		return false, fmt.Errorf("node %d: recover after a %s crash: %w", n.id, m, err)
@@ -280,6 +285,25 @@ func (c *cluster) crashDisk(n *simNode, m CrashMode) (bool, error) {
 	n.log = &memLog{entries: es}
 	n.qs = qs
 	return rep.Truncation != nil, nil
+}
+
+// failStop handles a storage error in disk mode as Kafka does
+// (RELIABILITY.md B3): the process stops at once, sending nothing of the
+// Ready, and never retries the write or fsync. An injected fault (EIO,
+// ENOSPC, or the log store refusing writes after one) stops the node,
+// the machine then loses power, and the node restarts from what recovery
+// finds. Any other error is a failure of the run.
+func (c *cluster) failStop(n *simNode, err error) (bool, error) {
+	if !errors.Is(err, syscall.EIO) && !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, logstore.ErrPoisoned) {
+		return false, err
+	}
+	c.witness.DiskFaults++
+	c.tracef("%d fail-stop: %v", n.id, err)
+	if _, err := c.crashDisk(n, CrashMode(c.rng.IntN(4))); err != nil {
+		return false, err
+	}
+	c.crash(n)
+	return true, nil
 }
 
 // crashAtRest crashes n between Readys: in disk mode its file system loses
@@ -433,13 +457,13 @@ func (c *cluster) apply(n *simNode, rd kraft.Ready, cp crashPlan) (bool, error) 
 		before = n.log.clone()
 	}
 	if rd.State != nil {
-		if err := c.chk.onPersist(n, *rd.State); err != nil {
-			return false, err
-		}
 		if n.disk != nil {
 			if err := n.disk.writeState(*rd.State); err != nil {
-				return false, fmt.Errorf("node %d: write quorum-state: %w", n.id, err)
+				return c.failStop(n, fmt.Errorf("node %d: write quorum-state: %w", n.id, err))
 			}
+		}
+		if err := c.chk.onPersist(n, *rd.State); err != nil {
+			return false, err
 		}
 		n.prevQS, n.qs = n.qs, *rd.State
 	}
@@ -483,7 +507,7 @@ func (c *cluster) apply(n *simNode, rd kraft.Ready, cp crashPlan) (bool, error) 
 			}
 			if n.disk != nil {
 				if err := n.disk.truncate(o.truncate); err != nil {
-					return false, fmt.Errorf("node %d: log store: truncate %d: %w", n.id, o.truncate, err)
+					return c.failStop(n, fmt.Errorf("node %d: log store: truncate %d: %w", n.id, o.truncate, err))
 				}
 			}
 			continue
@@ -498,7 +522,7 @@ func (c *cluster) apply(n *simNode, rd kraft.Ready, cp crashPlan) (bool, error) 
 			b := o.entry.Batch
 			c.infos[infoKey{b.BaseOffset, b.Epoch, o.entry.Payload}] = b
 			if err := n.disk.append(o.entry); err != nil {
-				return false, fmt.Errorf("node %d: log store: %w", n.id, err)
+				return c.failStop(n, fmt.Errorf("node %d: log store: %w", n.id, err))
 			}
 		}
 	}
@@ -546,7 +570,7 @@ func (c *cluster) apply(n *simNode, rd kraft.Ready, cp crashPlan) (bool, error) 
 	// fsync: the live log is now the durable image.
 	if n.disk != nil && len(ops) > 0 {
 		if err := n.disk.sync(); err != nil {
-			return false, fmt.Errorf("node %d: log store: sync: %w", n.id, err)
+			return c.failStop(n, fmt.Errorf("node %d: log store: sync: %w", n.id, err))
 		}
 		if err := checkStore(n); err != nil {
 			return false, err

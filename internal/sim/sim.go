@@ -8,9 +8,11 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/krabka-go/krabka/internal/kraft"
+	"github.com/krabka-go/krabka/internal/vfs"
 )
 
 // Options configures one simulated run. Everything random in the run is
@@ -55,6 +57,10 @@ type Faults struct {
 	// Nemesis actions: relative weights of the kinds picked at each
 	// nemesis event.
 	Partition, OneWay, IsolateLeader, Crash, VoterChange int
+	// DiskFault is the weight of a nemesis action that makes the next
+	// write or fsync of a node's disk fail with EIO or ENOSPC (disk mode
+	// only); the node must stop and recover.
+	DiskFault int
 	// CrashInReady is the probability that a node crashes in the middle
 	// of carrying out a Ready (before or after its fsync), losing unsynced
 	// writes; it applies only when Crash is enabled.
@@ -88,6 +94,7 @@ func SwarmFaults(r *rand.Rand) Faults {
 		return 0
 	}
 	f.Partition, f.OneWay, f.IsolateLeader, f.Crash, f.VoterChange = weight(), weight(), weight(), weight(), weight()
+	f.DiskFault = weight()
 	if f.Crash > 0 {
 		f.CrashInReady = []float64{0, 0.001, 0.01}[r.IntN(3)]
 	}
@@ -111,6 +118,7 @@ func (f Faults) String() string {
 	add(f.Crash > 0, "crash=%d", f.Crash)
 	add(f.CrashInReady > 0, "crash-in-ready=%.3f", f.CrashInReady)
 	add(f.VoterChange > 0, "voter-change=%d", f.VoterChange)
+	add(f.DiskFault > 0, "disk-fault=%d", f.DiskFault)
 	add(true, "nemesis~%dms propose~%dms", f.NemesisEvery, f.ProposeEvery)
 	return strings.Join(parts, " ")
 }
@@ -120,6 +128,7 @@ func (f Faults) String() string {
 type Witness struct {
 	LeaderChanges, Elections, PreVotes, Resignations, Truncations int
 	VoterChanges, Crashes, Restarts, TornTails, UnsyncedLost      int
+	DiskFaultsArmed, DiskFaults                                   int
 	Dropped, Duplicated, PartitionDrops, DownDrops                int
 	Partitions, OneWayPartitions, LeaderIsolations, Heals         int
 	Proposals, Acked                                              int
@@ -137,6 +146,8 @@ func (w *Witness) Add(o Witness) {
 	w.Restarts += o.Restarts
 	w.TornTails += o.TornTails
 	w.UnsyncedLost += o.UnsyncedLost
+	w.DiskFaultsArmed += o.DiskFaultsArmed
+	w.DiskFaults += o.DiskFaults
 	w.Dropped += o.Dropped
 	w.Duplicated += o.Duplicated
 	w.PartitionDrops += o.PartitionDrops
@@ -152,10 +163,10 @@ func (w *Witness) Add(o Witness) {
 // String prints the counters one "name=value" each.
 func (w Witness) String() string {
 	return fmt.Sprintf("leader_changes=%d elections=%d prevotes=%d resignations=%d truncations=%d voter_changes=%d "+
-		"crashes=%d restarts=%d torn_tails=%d unsynced_ops_lost=%d dropped=%d duplicated=%d partition_drops=%d down_drops=%d "+
+		"crashes=%d restarts=%d torn_tails=%d unsynced_ops_lost=%d disk_faults_armed=%d disk_fail_stops=%d dropped=%d duplicated=%d partition_drops=%d down_drops=%d "+
 		"partitions=%d oneway=%d leader_isolations=%d heals=%d proposals=%d acked=%d",
 		w.LeaderChanges, w.Elections, w.PreVotes, w.Resignations, w.Truncations, w.VoterChanges,
-		w.Crashes, w.Restarts, w.TornTails, w.UnsyncedLost, w.Dropped, w.Duplicated, w.PartitionDrops, w.DownDrops,
+		w.Crashes, w.Restarts, w.TornTails, w.UnsyncedLost, w.DiskFaultsArmed, w.DiskFaults, w.Dropped, w.Duplicated, w.PartitionDrops, w.DownDrops,
 		w.Partitions, w.OneWayPartitions, w.LeaderIsolations, w.Heals, w.Proposals, w.Acked)
 }
 
@@ -552,6 +563,7 @@ func (w *world) nemesis() error {
 		{w.f.Partition + w.f.OneWay + w.f.IsolateLeader, w.heal},
 		{w.f.Crash, w.crashRandom},
 		{w.f.VoterChange, w.voterChange},
+		{w.f.DiskFault, w.diskFault},
 	}
 	total := 0
 	for _, k := range kinds {
@@ -637,6 +649,26 @@ func (w *world) crashRandom() error {
 		return err
 	}
 	w.touch(n)
+	return nil
+}
+
+// diskFault arms a one-shot EIO or ENOSPC on the next write or fsync of a
+// random node's disk.
+func (w *world) diskFault() error {
+	n := w.nodes[w.rng.IntN(len(w.nodes))]
+	if n.disk == nil || !n.up() {
+		return nil
+	}
+	f := vfs.Fault{Ops: vfs.OpWrite, Err: syscall.EIO, Count: 1}
+	if w.rng.IntN(2) == 0 {
+		f.Ops = vfs.OpSync
+	}
+	if f.Ops == vfs.OpWrite && w.rng.IntN(2) == 0 {
+		f.Err, f.ShortWrite = syscall.ENOSPC, w.rng.IntN(100)
+	}
+	n.disk.fs.InjectFault(f)
+	w.witness.DiskFaultsArmed++
+	w.tracef("nemesis: node %d: next %v fails with %v", n.id, map[vfs.Op]string{vfs.OpWrite: "write", vfs.OpSync: "fsync"}[f.Ops], f.Err)
 	return nil
 }
 

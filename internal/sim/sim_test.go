@@ -103,7 +103,7 @@ func checkWitness(t *testing.T, w Witness) {
 		{"leader changes", w.LeaderChanges}, {"elections", w.Elections}, {"pre-votes", w.PreVotes},
 		{"resignations", w.Resignations}, {"truncations", w.Truncations}, {"voter changes", w.VoterChanges},
 		{"crashes", w.Crashes}, {"restarts", w.Restarts}, {"torn tails", w.TornTails},
-		{"unsynced writes lost", w.UnsyncedLost}, {"messages dropped", w.Dropped}, {"messages duplicated", w.Duplicated},
+		{"unsynced writes lost", w.UnsyncedLost}, {"disk fail-stops", w.DiskFaults}, {"messages dropped", w.Dropped}, {"messages duplicated", w.Duplicated},
 		{"partition drops", w.PartitionDrops}, {"partitions", w.Partitions}, {"one-way partitions", w.OneWayPartitions},
 		{"leader isolations", w.LeaderIsolations}, {"heals", w.Heals}, {"acknowledged proposals", w.Acked},
 	} {
