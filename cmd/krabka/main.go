@@ -14,8 +14,8 @@
 package main
 
 import (
-	"fmt"
 	"os"
+	"strings"
 )
 
 func main() {
@@ -23,6 +23,9 @@ func main() {
 }
 
 // exitError formats err as the single line a failing command prints.
+// Joined errors (a configuration file with several problems) are listed
+// on that line separated by "; ".
 func exitError(err error) string {
-	return fmt.Sprintf("Error: %v", err)
+	msg := strings.Join(strings.FieldsFunc(err.Error(), func(r rune) bool { return r == '\n' }), "; ")
+	return "Error: " + msg
 }
