@@ -168,7 +168,11 @@ func appendDouble(dst []byte, f float64) []byte {
 	if !strings.Contains(mant, ".") {
 		mant += ".0"
 	}
-	exp = strings.TrimPrefix(exp, "+")
+	sign := ""
+	if strings.HasPrefix(exp, "-") {
+		sign = "-"
+	}
+	exp = sign + strings.TrimLeft(exp, "+-0")
 	return append(dst, (mant + "E" + exp)...)
 }
 
