@@ -92,14 +92,14 @@ func TestAppendDouble(t *testing.T) {
 
 func TestRecordTypeNames(t *testing.T) {
 	want := map[metadata.APIKey]string{
-		metadata.APIKeyRegisterBrokerRecord:             "REGISTER_BROKER_RECORD",
-		metadata.APIKeyZkMigrationStateRecord:           "ZK_MIGRATION_STATE_RECORD",
-		metadata.APIKeyNoOpRecord:                       "NO_OP_RECORD",
-		metadata.APIKeyClearElrRecord:                   "CLEAR_ELR_RECORD",
-		metadata.APIKeyBrokerRegistrationChangeRecord:   "BROKER_REGISTRATION_CHANGE_RECORD",
-		metadata.APIKeyRemoveUserScramCredentialRecord:  "REMOVE_USER_SCRAM_CREDENTIAL_RECORD",
-		metadata.APIKeyRegisterControllerRecord:         "REGISTER_CONTROLLER_RECORD",
-		metadata.APIKeyRemoveAccessControlEntryRecord:   "REMOVE_ACCESS_CONTROL_ENTRY_RECORD",
+		metadata.APIKeyRegisterBrokerRecord:            "REGISTER_BROKER_RECORD",
+		metadata.APIKeyZkMigrationStateRecord:          "ZK_MIGRATION_STATE_RECORD",
+		metadata.APIKeyNoOpRecord:                      "NO_OP_RECORD",
+		metadata.APIKeyClearElrRecord:                  "CLEAR_ELR_RECORD",
+		metadata.APIKeyBrokerRegistrationChangeRecord:  "BROKER_REGISTRATION_CHANGE_RECORD",
+		metadata.APIKeyRemoveUserScramCredentialRecord: "REMOVE_USER_SCRAM_CREDENTIAL_RECORD",
+		metadata.APIKeyRegisterControllerRecord:        "REGISTER_CONTROLLER_RECORD",
+		metadata.APIKeyRemoveAccessControlEntryRecord:  "REMOVE_ACCESS_CONTROL_ENTRY_RECORD",
 	}
 	for k, name := range want {
 		if got := RecordTypeName(metadata.NewRecord(k)); got != name {
