@@ -406,13 +406,19 @@ func TestClusterFailoverAndRestart(t *testing.T) {
 // node's log, read with the log store.
 func readCommitted(t testing.TB, cfg Config, hw int64) []byte {
 	t.Helper()
+	return readCommittedFrom(t, cfg, 0, hw)
+}
+
+// readCommittedFrom is readCommitted from the batch holding offset from.
+func readCommittedFrom(t testing.TB, cfg Config, from, hw int64) []byte {
+	t.Helper()
 	log, _, err := logstore.Open(vfs.OS(), cfg.MetadataLogDir+"/"+PartitionDirName, logstore.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = log.Close() }()
 	var out []byte
-	for off := int64(0); off < hw; {
+	for off := from; off < hw; {
 		rr, err := log.Read(off, 1<<20)
 		if err != nil {
 			t.Fatal(err)

@@ -201,13 +201,18 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 		parkedFrom: map[kraft.NodeID]uint64{},
 		delta:      metadata.NewDelta(metadata.EmptyImage()),
 		hw:         -1,
+
+		caughtUpEpoch: -1,
 	}
 	for _, v := range cfg.QuorumVoters {
 		e.voterIDs = append(e.voterIDs, int32(v.ID))
 	}
 	e.applied = kraft.Offset(log.LogStartOffset())
 	e.pub.image.Store(metadata.EmptyImage())
-	node, err := kraft.NewNode(e.now(), rc.core, ps, logView{log: log})
+	if err := e.loadSnapshots(); err != nil {
+		return nil, err
+	}
+	node, err := kraft.NewNode(e.now(), rc.core, ps, logView{log: log, size: e.snapshotSize})
 	if err != nil {
 		return nil, fmt.Errorf("raft: start consensus: %w", err)
 	}

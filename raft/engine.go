@@ -60,6 +60,7 @@ type peerResponse struct {
 type heldRecords struct {
 	raw    []byte
 	byBase map[kraft.Offset][]byte
+	size   int64 // a snapshot chunk's total snapshot size
 }
 
 // submission is one SubmitChange: its records, and, once proposed, the
@@ -125,6 +126,10 @@ type engine struct {
 	dec     recordbatch.Decoder
 
 	lastStatus kraft.Status
+	snap       snapshotState
+	// caughtUpEpoch is the epoch in which this leader has applied its own
+	// LeaderChange; -1 before.
+	caughtUpEpoch kraft.Epoch
 
 	// noOpDue is when the leader appends its next NoOpRecord; zero while
 	// not an active leader or with NoOps disabled.
@@ -257,8 +262,17 @@ func (e *engine) handle(ev event) {
 		e.step(ev.request.msg)
 	case ev.response != nil:
 		m := ev.response.msg
-		if fr, ok := m.(*kraft.FetchResponse); ok && len(ev.response.records) > 0 {
-			e.holdFetched(fr, ev.response.records)
+		switch r := m.(type) {
+		case *kraft.FetchResponse:
+			if len(ev.response.records) > 0 {
+				e.holdFetched(r, ev.response.records)
+			}
+		case *kraft.FetchSnapshotResponse:
+			if len(ev.response.records) > 0 {
+				e.nextHandle++
+				e.handles[e.nextHandle] = &heldRecords{raw: ev.response.records, size: r.Size}
+				r.Chunk = e.nextHandle
+			}
 		}
 		e.step(m)
 	case ev.submit != nil:
@@ -323,9 +337,6 @@ func (e *engine) processReady() error {
 			return fmt.Errorf("raft: persist quorum state %s: %w", rd.State, err)
 		}
 	}
-	if len(rd.SnapshotWrites) > 0 || rd.InstallSnapshot.Valid() {
-		return fmt.Errorf("raft: the leader sent a snapshot (%s), which this runtime cannot install yet", rd.InstallSnapshot)
-	}
 	wrote := false
 	if rd.TruncateTo >= 0 {
 		if err := e.log.Truncate(int64(rd.TruncateTo)); err != nil {
@@ -338,6 +349,17 @@ func (e *engine) processReady() error {
 	}
 	if len(rd.Appends) > 0 {
 		if err := e.appendBatches(rd.Appends); err != nil {
+			return err
+		}
+		wrote = true
+	}
+	if len(rd.SnapshotWrites) > 0 {
+		if err := e.writeSnapshotChunks(rd.SnapshotWrites); err != nil {
+			return err
+		}
+	}
+	if rd.InstallSnapshot.Valid() {
+		if err := e.installSnapshot(rd.InstallSnapshot); err != nil {
 			return err
 		}
 		wrote = true
@@ -358,7 +380,7 @@ func (e *engine) processReady() error {
 	}
 	clear(e.handles)
 	e.node.Advance(rd)
-	return nil
+	return e.maybeSnapshot()
 }
 
 // appendBatches writes the Ready's appends: runs of the leader's own
@@ -460,6 +482,15 @@ func (e *engine) send(m kraft.Message) {
 			e.logger.LogAttrs(context.Background(), slog.LevelWarn, "read records for a fetch",
 				slog.Int(logKeyPeer, int(h.To)), slog.Int64(logKeyOffset, int64(fr.Read.From)), slog.String(logKeyError, err.Error()))
 			records = nil
+		}
+	}
+	if fs, ok := m.(*kraft.FetchSnapshotResponse); ok && fs.Length > 0 {
+		var err error
+		if records, err = e.readSnapshotChunk(fs); err != nil {
+			e.logger.LogAttrs(context.Background(), slog.LevelWarn, "read snapshot chunk",
+				slog.Int(logKeyPeer, int(h.To)), slog.String(logKeySnapshotID, fs.SnapshotID.String()), slog.String(logKeyError, err.Error()))
+			pr.reply.Close()
+			return
 		}
 	}
 	resp, err := wire.KmsgResponse(m, pr.version, records)
@@ -713,12 +744,23 @@ func (e *engine) flushSubmissions() {
 
 // caughtUp reports whether the leader of epoch has applied every record
 // before its epoch's first batch, and that batch.
+//
+// Once true it stays true for the epoch (caughtUpEpoch): compaction later
+// folds the epoch cache's older entries into the snapshot's offset, after
+// which the cache no longer tells where the epoch began.
 func (e *engine) caughtUp(epoch kraft.Epoch) bool {
+	if e.caughtUpEpoch == epoch {
+		return true
+	}
 	entries := e.log.EpochEntries()
 	if len(entries) == 0 || entries[len(entries)-1].Epoch != int32(epoch) {
 		return false // the LeaderChange batch is not even written yet
 	}
-	return int64(e.applied) > entries[len(entries)-1].StartOffset
+	if int64(e.applied) > entries[len(entries)-1].StartOffset {
+		e.caughtUpEpoch = epoch
+		return true
+	}
+	return false
 }
 
 // recordOverhead bounds the framing a record adds to its value in a batch
@@ -783,6 +825,7 @@ func (e *engine) applyCommitted() error {
 				}
 			}
 			e.applied = min(e.hw, kraft.Offset(b.NextOffset()))
+			e.noteApplied(len(b.Raw), b.PartitionLeaderEpoch, b.MaxTimestamp, e.applied == kraft.Offset(b.NextOffset()))
 			progressed = true
 		}
 		if err := it.Err(); err != nil {

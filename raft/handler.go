@@ -94,6 +94,11 @@ func (e *engine) metadataFetch(req *wire.MetadataFetchRequest) *wire.MetadataFet
 	resp.LogStartOffset = e.log.LogStartOffset()
 	resp.HighWatermark = int64(e.hw)
 	offset, maxBytes := max(req.FetchOffset, 0), max(req.MaxBytes, 0)
+	if offset < resp.LogStartOffset && e.snap.hasLatest {
+		// Below the log start the fetcher must load the snapshot first.
+		resp.SnapshotID = wire.SnapshotID{EndOffset: e.snap.latest.EndOffset, Epoch: e.snap.latest.Epoch}
+		return resp
+	}
 	if e.hw < 0 || offset >= int64(e.hw) {
 		return resp
 	}

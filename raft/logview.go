@@ -10,6 +10,8 @@ import (
 // types. The engine goroutine is its only user.
 type logView struct {
 	log *logstore.Log
+	// size reports a snapshot's size from the snapshot store.
+	size func(kraft.OffsetAndEpoch) (int64, bool)
 }
 
 var _ kraft.LogView = logView{}
@@ -34,9 +36,7 @@ func (v logView) EarliestSnapshot() (kraft.OffsetAndEpoch, bool) {
 	return fromStore(id), ok
 }
 
-// SnapshotSize reports no snapshot: this runtime neither takes nor
-// downloads snapshots yet, so the log store never names one.
-func (v logView) SnapshotSize(kraft.OffsetAndEpoch) (int64, bool) { return 0, false }
+func (v logView) SnapshotSize(id kraft.OffsetAndEpoch) (int64, bool) { return v.size(id) }
 
 // VoterHistory is empty: the runtime runs kraft.version 0, whose voter set
 // is the static controller.quorum.voters, and writes no Voters records.

@@ -49,6 +49,13 @@ type runtimeConfig struct {
 	// maxIdle is metadata.max.idle.interval.ms: how often an active
 	// leader appends a NoOpRecord (KIP-835); 0 disables it.
 	maxIdle time.Duration
+	// snapshotBytes, snapshotInterval and retentionBytes are
+	// metadata.log.max.record.bytes.between.snapshots,
+	// metadata.log.max.snapshot.interval.ms and
+	// metadata.max.retention.bytes.
+	snapshotBytes    int64
+	snapshotInterval time.Duration
+	retentionBytes   int64
 	// resignTimeout bounds how long a resigning leader waits for a
 	// successor during Shutdown: two election timeouts, so that a
 	// successor's election can complete.
@@ -79,7 +86,11 @@ func newRuntimeConfig(cfg Config) (runtimeConfig, error) {
 		maxBatchBytes: int(cfg.InternalMaxBatchBytes),
 		resignTimeout: 2 * cfg.ElectionTimeout,
 		maxIdle:       cfg.MaxIdleInterval,
-		logger:        logger,
+
+		snapshotBytes:    cfg.MaxRecordBytesBetweenSnapshots,
+		snapshotInterval: cfg.MaxSnapshotInterval,
+		retentionBytes:   cfg.MaxRetentionBytes,
+		logger:           logger,
 	}
 	listener, ok := findEndpoint(cfg.Listeners, strings.ToUpper(cfg.ControllerListenerNames[0]))
 	if !ok {
@@ -167,4 +178,5 @@ const (
 	logKeyAPIKey        = "api_key"
 	logKeyAddr          = "addr"
 	logKeyMessage       = "message"
+	logKeySnapshotID    = "snapshot_id"
 )

@@ -1,0 +1,105 @@
+package raft
+
+import (
+	"bytes"
+	"strconv"
+	"testing"
+
+	"github.com/krabka-go/krabka/internal/logstore"
+	"github.com/krabka-go/krabka/internal/snapshot"
+	"github.com/krabka-go/krabka/internal/vfs"
+	"github.com/krabka-go/krabka/metadata"
+)
+
+// snapshotConfig makes every node snapshot after a few kilobytes of
+// records and compact its log at once.
+func snapshotConfig(cfg *Config) {
+	cfg.MaxRecordBytesBetweenSnapshots = 2 << 10
+	cfg.InternalSegmentBytes = 4 << 10
+	cfg.MaxRetentionBytes = 1
+}
+
+// TestClusterSnapshotCatchUp (KIP-630): while a follower is down the
+// others take snapshots and compact their logs past its position; on its
+// return the leader answers its fetch with a snapshot id, the follower
+// downloads the snapshot with FetchSnapshot, installs it, restarts its log
+// there and catches up from the log. A restart then loads the snapshot
+// before the log.
+func TestClusterSnapshotCatchUp(t *testing.T) {
+	c := newTestClusterWith(t, 3, "", snapshotConfig)
+	leader := c.leader()
+	submit(t, c.node(leader), metadataVersionRecord())
+	lagging := c.follower(leader)
+	c.stop(lagging)
+
+	var last SubmitResult
+	for i := range 40 {
+		var recs []metadata.Record
+		for j := range 5 {
+			recs = append(recs, topicRecord("topic-"+strconv.Itoa(i)+"-"+strconv.Itoa(j)))
+		}
+		last = c.submitRetrying(recs...)
+	}
+	leader = c.leader()
+	waitFor(t, "the leader to compact its log", func() bool {
+		return c.node(leader).eng.log.LogStartOffset() > 0
+	})
+
+	c.restart(lagging)
+	c.waitApplied(last.LastOffset + 1)
+	img := c.node(lagging).CurrentImage()
+	if got := img.Topics().Len(); got != 200 {
+		t.Errorf("node %d after the snapshot install holds %d topics, want 200", lagging, got)
+	}
+	if start := c.node(lagging).eng.log.LogStartOffset(); start == 0 {
+		t.Errorf("node %d caught up without a snapshot (its log starts at 0)", lagging)
+	}
+
+	// The installed node restarts from its snapshot and its log.
+	c.stop(lagging)
+	c.restart(lagging)
+	if got := c.node(lagging).CurrentImage().Topics().Len(); got == 0 {
+		t.Errorf("node %d restarted without loading its snapshot", lagging)
+	}
+	after := c.submitRetrying(topicRecord("after"))
+	c.waitApplied(after.LastOffset + 1)
+	if got := c.node(lagging).CurrentImage().Topics().Len(); got != 201 {
+		t.Errorf("node %d after restart holds %d topics, want 201", lagging, got)
+	}
+
+	// Every node's snapshots load into the same image, and the logs agree
+	// from the highest log start up to the common high watermark.
+	var hws []int64
+	for _, n := range c.nodes {
+		hws = append(hws, n.QuorumState().HighWatermark)
+	}
+	for i := range c.nodes {
+		c.stop(NodeID(i + 1))
+	}
+	common := min(hws[0], hws[1], hws[2])
+	var start int64
+	for _, cfg := range c.cfgs {
+		listing, err := snapshot.List(vfs.OS(), cfg.MetadataLogDir+"/"+PartitionDirName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(listing.Snapshots) == 0 {
+			t.Errorf("node dir %s holds no snapshot", cfg.MetadataLogDir)
+		}
+		log, _, err := logstore.Open(vfs.OS(), cfg.MetadataLogDir+"/"+PartitionDirName, logstore.DefaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		start = max(start, log.LogStartOffset())
+		_ = log.Close()
+	}
+	var want []byte
+	for i, cfg := range c.cfgs {
+		got := readCommittedFrom(t, cfg, start, common)
+		if i == 0 {
+			want = got
+		} else if !bytes.Equal(got, want) {
+			t.Errorf("node %d: committed log bytes in [%d, %d) differ from node 1's", i+1, start, common)
+		}
+	}
+}
