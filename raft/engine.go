@@ -152,6 +152,7 @@ func (e *engine) run(ctx context.Context) error {
 	timer.Stop()
 	defer timer.Stop()
 	defer e.failAll(ErrShuttingDown)
+	defer e.abortDownload()
 	for {
 		if err := e.drive(); err != nil {
 			e.logger.LogAttrs(ctx, slog.LevelError, "engine stopped", slog.String(logKeyError, err.Error()))

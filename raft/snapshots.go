@@ -193,6 +193,15 @@ func (e *engine) installSnapshot(o kraft.OffsetAndEpoch) error {
 	return e.loadImage(id)
 }
 
+// abortDownload gives up an unfinished snapshot download (closing its
+// file; the .part file is deleted at the next start-up).
+func (e *engine) abortDownload() {
+	if e.snap.download != nil {
+		_ = e.snap.download.Abort()
+		e.snap.download = nil
+	}
+}
+
 // deleteSnapshotsBefore deletes every snapshot older than id. A failure
 // only leaves a file behind, which the next start-up lists again.
 func (e *engine) deleteSnapshotsBefore(id snapshot.ID) {
