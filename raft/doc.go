@@ -27,6 +27,10 @@
 // leadership first, then stops every goroutine and releases the port and
 // the directory.
 //
-// Not yet: snapshots, dynamic voters (kraft.version 1), observers, the
-// MetadataFetch RPC, NoOp records on an idle leader.
+// Every node takes KIP-630 snapshots of its image and compacts its log
+// behind them; a follower that fell behind the leader's log start installs
+// the leader's snapshot. An idle leader appends NoOpRecords (KIP-835).
+//
+// Not yet: dynamic voters (kraft.version 1), observers, image
+// subscriptions, metrics.
 package raft
