@@ -71,7 +71,7 @@ func (n *Node) canGrantVote(m *VoteRequest) bool {
 	case Follower:
 		// KIP-996: a follower that has heard from its leader in this epoch
 		// refuses pre-votes, so a partitioned replica cannot disrupt it.
-		return m.PreVote && !n.s.follower.HasFetched && upToDate
+		return m.PreVote && (bugZ15 || !n.s.follower.HasFetched) && upToDate
 	case Candidate, Resigned:
 		return m.PreVote && upToDate
 	}

@@ -131,7 +131,7 @@ func (n *Node) truncateDiverging(div OffsetAndEpoch) {
 	} else {
 		t = local.Offset
 	}
-	if t < n.s.hw || t < 0 {
+	if (t < n.s.hw && !bugZ8) || t < 0 {
 		// KAFKA-12460: committed entries are never truncated. A correct
 		// leader never asks for this; refuse and keep fetching.
 		n.logger.LogAttrs(context.Background(), slog.LevelError, "refusing to truncate below the high watermark",

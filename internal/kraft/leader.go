@@ -307,7 +307,11 @@ func (n *Node) maybeAdvanceHighWatermark() {
 	for _, v := range l.Voters {
 		offsets = append(offsets, v.EndOffset)
 	}
-	hw, changed := quorum.NextHighWatermark(n.s.hw, l.EpochStart, offsets)
+	epochStart := l.EpochStart
+	if bugZ17 {
+		epochStart = -1
+	}
+	hw, changed := quorum.NextHighWatermark(n.s.hw, epochStart, offsets)
 	if !changed {
 		return
 	}
@@ -339,7 +343,7 @@ func (n *Node) pollLeader() {
 		n.resign("shutdown")
 		return
 	}
-	if n.voters().Len() > 1 && n.s.now >= l.CheckQuorumDeadline {
+	if !bugZ4 && n.voters().Len() > 1 && n.s.now >= l.CheckQuorumDeadline {
 		// KAFKA-15489: a leader cut off from a majority must stop leading.
 		n.resign("check quorum expired")
 		return

@@ -167,6 +167,10 @@ func (n *Node) initialize(st PersistentState) {
 		// Never lead an epoch twice: entries written before a crash may be
 		// lost, and (offset, epoch) must stay unique (QuorumState.initialize).
 		s.epoch, s.leaderID, s.votedKey = st.Epoch, st.LeaderID, st.VotedKey
+		if bugZ16 {
+			n.bugZ16ResumeLeadership()
+			break
+		}
 		n.enterResigned(nil)
 	case st.VotedKey.IsSet() && st.VotedKey.ID == n.me.ID && n.isVoter():
 		s.epoch, s.leaderID, s.votedKey = st.Epoch, NoNode, st.VotedKey
@@ -200,7 +204,12 @@ func (n *Node) syncTail() {
 
 // voters returns the voter set in force: the latest one in the history,
 // committed or not (KIP-853).
-func (n *Node) voters() VoterSet { return n.s.voterSets[len(n.s.voterSets)-1].Set }
+func (n *Node) voters() VoterSet {
+	if bugZ13 {
+		return n.bugZ13CommittedVoters(n.s.hw)
+	}
+	return n.s.voterSets[len(n.s.voterSets)-1].Set
+}
 
 // isVoter reports whether this replica is a voter of the latest set.
 func (n *Node) isVoter() bool { return n.voters().Contains(n.me) }
@@ -421,7 +430,7 @@ func (n *Node) NextDeadline() Instant {
 			d = s.follower.FetchDeadline
 		}
 	case Leader:
-		if n.voters().Len() > 1 {
+		if !bugZ4 && n.voters().Len() > 1 {
 			d = min(d, s.leader.CheckQuorumDeadline)
 		}
 		d = min(d, s.leader.BeginQuorumDeadline)
@@ -601,7 +610,11 @@ func (n *Node) setHighWatermark(hw Offset) {
 		panic("kraft: invariant: high watermark moved backwards")
 	}
 	if hw != n.s.hw {
+		old := n.s.hw
 		n.s.hw = hw
+		if bugZ13 {
+			n.bugZ13Committed(old)
+		}
 		n.logger.LogAttrs(context.Background(), slog.LevelDebug, "high watermark advanced", slog.Int64(keyHW, int64(hw)))
 	}
 }

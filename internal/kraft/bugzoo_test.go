@@ -1,0 +1,145 @@
+package kraft_test
+
+import (
+	"slices"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/krabka-go/krabka/internal/kraft"
+)
+
+// These tests pin invariants that the scripted scenarios only show in a
+// transcript and that the random schedules cannot reach with correct
+// peers; scripts/bugzoo.sh runs them against the re-injected bugs of
+// RELIABILITY.md §6 (see bugzoo.go).
+
+// RELIABILITY.md C7 (KAFKA-12460; KRAFT.md §3.4): a follower never
+// truncates below its high watermark, whatever diverging epoch a Fetch
+// response names. A correct leader never asks for that, so only a
+// response from a faulty or corrupted peer can: the follower refuses it
+// and keeps its committed prefix (and its high watermark stays within its
+// log, C1).
+func TestFollowerNeverTruncatesBelowHighWatermark(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		// A log of epochs 1..3, non-decreasing, and a follower of leader 1
+		// in epoch 3.
+		var epochs []kraft.Epoch
+		e := kraft.Epoch(1)
+		for range rapid.IntRange(1, 8).Draw(rt, "log length") {
+			e = min(3, e+kraft.Epoch(rapid.IntRange(0, 1).Draw(rt, "epoch step")))
+			epochs = append(epochs, e)
+		}
+		log := logWith(epochs...)
+		st := kraft.PersistentState{Epoch: 3, LeaderID: 1, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
+		n, err := kraft.NewNode(0, config(2, keys(1, 2, 3), 1), st, log)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		fetchID := func(rd kraft.Ready) uint64 {
+			fs := messagesOf[*kraft.FetchRequest](rd)
+			if len(fs) != 1 {
+				rt.Fatalf("Ready has %d fetches, want 1: %v", len(fs), rd.Messages)
+			}
+			return fs[0].RequestID
+		}
+		rd := n.Ready()
+		n.Advance(rd)
+		answer := func(id uint64) *kraft.FetchResponse {
+			return &kraft.FetchResponse{
+				Header: kraft.Header{From: 1, To: 2, RequestID: id}, Leader: kraft.LeaderAndEpoch{LeaderID: 1, Epoch: 3},
+				HighWatermark: -1, DivergingEpoch: kraft.NoOffsetAndEpoch, SnapshotID: kraft.NoOffsetAndEpoch,
+			}
+		}
+		// The leader reports a high watermark within the log: it commits a
+		// prefix.
+		resp := answer(fetchID(rd))
+		resp.HighWatermark = kraft.Offset(rapid.IntRange(1, len(epochs)).Draw(rt, "high watermark"))
+		if err := n.Step(1, resp); err != nil {
+			rt.Fatal(err)
+		}
+		rd = n.Ready()
+		n.Advance(rd)
+		hw := n.Status().HighWatermark
+		if hw != resp.HighWatermark {
+			rt.Fatalf("high watermark %d after the leader reported %d", hw, resp.HighWatermark)
+		}
+		// Then it names any diverging epoch.
+		resp = answer(fetchID(rd))
+		resp.DivergingEpoch = kraft.OffsetAndEpoch{
+			Offset: kraft.Offset(rapid.IntRange(0, len(epochs)+1).Draw(rt, "diverging offset")),
+			Epoch:  kraft.Epoch(rapid.IntRange(0, 3).Draw(rt, "diverging epoch")),
+		}
+		if err := n.Step(2, resp); err != nil {
+			rt.Fatal(err)
+		}
+		rd = n.Ready()
+		if rd.TruncateTo >= 0 && rd.TruncateTo < hw {
+			rt.Fatalf("C7: follower with high watermark %d truncates to %d on diverging epoch %v (log epochs %v)",
+				hw, rd.TruncateTo, resp.DivergingEpoch, epochs)
+		}
+		if err := log.ApplyReady(rd); err != nil {
+			rt.Fatal(err)
+		}
+		n.Advance(rd)
+		if st := n.Status(); st.HighWatermark > st.LogEndOffset {
+			rt.Fatalf("C1: high watermark %d beyond the log end %d", st.HighWatermark, st.LogEndOffset)
+		}
+	})
+}
+
+// RELIABILITY.md C4 (Raft §5.4.2, "figure 8"; KRAFT.md §3.3): a new
+// leader exposes no high watermark until an entry of its own epoch (its
+// LeaderChange at the epoch start offset) is on a majority, even though
+// every earlier entry already is. The old leader vanishes; whichever of
+// the other two wins is checked after every delivery.
+func TestNewLeaderCommitsOnlyPastEpochStart(t *testing.T) {
+	c := newCluster(t, 3, 0, 1)
+	c.elect(1)
+	for range 3 {
+		c.handle++
+		if _, err := c.node(1).Propose(c.now[0], kraft.Proposal{Records: 2, Handle: c.handle}); err != nil {
+			t.Fatal(err)
+		}
+		c.stabilize()
+	}
+	start := c.node(1).Status().LogEndOffset
+	for _, id := range []kraft.NodeID{2, 3} {
+		if st := c.node(id).Status(); st.LogEndOffset != start || st.HighWatermark != start {
+			t.Fatalf("node %d: log end %d, high watermark %d; want both %d", id, st.LogEndOffset, st.HighWatermark, start)
+		}
+	}
+	// Node 1 is gone: its followers' fetch timers expire.
+	c.campaign(2)
+	c.campaign(3)
+	committed := false
+	for step := 0; step < 5000 && !committed; step++ {
+		c.readyAll()
+		c.net = slices.DeleteFunc(c.net, func(m kraft.Message) bool {
+			h := kraft.HeaderOf(m)
+			return h.From == 1 || h.To == 1
+		})
+		if len(c.net) > 0 {
+			c.deliver(0)
+		} else {
+			for _, id := range []kraft.NodeID{2, 3} {
+				c.now[id-1] += 50
+				c.node(id).Tick(c.now[id-1])
+			}
+		}
+		for _, id := range []kraft.NodeID{2, 3} {
+			st := c.node(id).Status()
+			if st.Role != kraft.Leader {
+				continue
+			}
+			if st.HighWatermark >= 0 && st.HighWatermark <= start {
+				t.Fatalf("C4: leader %d of epoch %d sets high watermark %d, not above its epoch start offset %d",
+					id, st.Epoch, st.HighWatermark, start)
+			}
+			committed = st.HighWatermark > start
+		}
+	}
+	if !committed {
+		t.Fatal("no new leader committed past its epoch start: the test shows nothing")
+	}
+}
