@@ -43,6 +43,7 @@ const (
 	invOneVoterChange     = "R1 one voter change at a time"
 	invAcked              = "K1 acknowledged proposals survive"
 	invDurable            = "D1 synced data survives a crash"
+	invNoDisruption       = "L4 an isolated node keeps its epoch"
 )
 
 type voteKey struct {

@@ -131,6 +131,7 @@ type Witness struct {
 	DiskFaultsArmed, DiskFaults                                   int
 	Dropped, Duplicated, PartitionDrops, DownDrops                int
 	Partitions, OneWayPartitions, LeaderIsolations, Heals         int
+	Isolations                                                    int // a node cut off from all others (L4)
 	Proposals, Acked                                              int
 }
 
@@ -156,6 +157,7 @@ func (w *Witness) Add(o Witness) {
 	w.OneWayPartitions += o.OneWayPartitions
 	w.LeaderIsolations += o.LeaderIsolations
 	w.Heals += o.Heals
+	w.Isolations += o.Isolations
 	w.Proposals += o.Proposals
 	w.Acked += o.Acked
 }
@@ -164,10 +166,10 @@ func (w *Witness) Add(o Witness) {
 func (w Witness) String() string {
 	return fmt.Sprintf("leader_changes=%d elections=%d prevotes=%d resignations=%d truncations=%d voter_changes=%d "+
 		"crashes=%d restarts=%d torn_tails=%d unsynced_ops_lost=%d disk_faults_armed=%d disk_fail_stops=%d dropped=%d duplicated=%d partition_drops=%d down_drops=%d "+
-		"partitions=%d oneway=%d leader_isolations=%d heals=%d proposals=%d acked=%d",
+		"partitions=%d oneway=%d leader_isolations=%d isolated_nodes=%d heals=%d proposals=%d acked=%d",
 		w.LeaderChanges, w.Elections, w.PreVotes, w.Resignations, w.Truncations, w.VoterChanges,
 		w.Crashes, w.Restarts, w.TornTails, w.UnsyncedLost, w.DiskFaultsArmed, w.DiskFaults, w.Dropped, w.Duplicated, w.PartitionDrops, w.DownDrops,
-		w.Partitions, w.OneWayPartitions, w.LeaderIsolations, w.Heals, w.Proposals, w.Acked)
+		w.Partitions, w.OneWayPartitions, w.LeaderIsolations, w.Isolations, w.Heals, w.Proposals, w.Acked)
 }
 
 // Result is the outcome of one run.
@@ -253,23 +255,25 @@ func (q *eventQueue) Pop() any {
 // and the nemesis.
 type world struct {
 	*cluster
-	opts    Options
-	f       Faults
-	rng     *rand.Rand
-	now     kraft.Instant
-	queue   eventQueue
-	seq     uint64
-	tickGen []uint64
-	tickAt  []kraft.Instant
-	spins   []int
-	blocked [][]bool // blocked[from][to]
-	down    []bool   // crashed and awaiting restart
-	calm    bool     // liveness phase: no more faults
-	steps   int
-	ttl     kraft.Instant // liveness: time to a leader
-	ttc     kraft.Instant // liveness: time to a committed proposal
-	gotL    bool          // ttl is set
-	gotC    bool          // ttc is set
+	opts     Options
+	f        Faults
+	rng      *rand.Rand
+	now      kraft.Instant
+	queue    eventQueue
+	seq      uint64
+	tickGen  []uint64
+	tickAt   []kraft.Instant
+	spins    []int
+	blocked  [][]bool      // blocked[from][to]
+	down     []bool        // crashed and awaiting restart
+	isoEpoch []kraft.Epoch // L4: durable epoch when the node was cut off from all, -1 if not
+	isoLed   []bool        // L4: the node led or resigned during the cut
+	calm     bool          // liveness phase: no more faults
+	steps    int
+	ttl      kraft.Instant // liveness: time to a leader
+	ttc      kraft.Instant // liveness: time to a committed proposal
+	gotL     bool          // ttl is set
+	gotC     bool          // ttc is set
 
 	hash    uint64
 	tail    []string
@@ -361,6 +365,10 @@ func (w *world) run() error {
 	c.maxFetch = 1 + w.rng.IntN(4)
 	n := len(c.nodes)
 	w.tickGen, w.tickAt, w.spins, w.down = make([]uint64, n), make([]kraft.Instant, n), make([]int, n), make([]bool, n)
+	w.isoEpoch, w.isoLed = make([]kraft.Epoch, n), make([]bool, n)
+	for i := range w.isoEpoch {
+		w.isoEpoch[i] = -1
+	}
 	w.blocked = make([][]bool, n+1)
 	for i := range w.blocked {
 		w.blocked[i] = make([]bool, n+1)
@@ -397,7 +405,48 @@ func (w *world) step() error {
 	if err := w.handle(e); err != nil {
 		return err
 	}
+	if err := w.checkIsolated(); err != nil {
+		return err
+	}
 	return w.chk.checkQuorum(w.now)
+}
+
+// checkIsolated checks L4 (RELIABILITY.md §2.8): a node cut off from every
+// other node in both directions cannot raise its epoch, because its
+// pre-votes never reach anybody. The one exception is Kafka's own: a
+// leader that resigns (check-quorum) goes from Resigned to Unattached in
+// the next epoch when its election timer fires, so a node that led or
+// resigned during the cut may be one epoch higher.
+func (w *world) checkIsolated() error {
+	for _, n := range w.nodes {
+		i := n.id - 1
+		alone := len(w.nodes) > 1
+		for _, m := range w.nodes {
+			if m.id != n.id && (!w.blocked[n.id][m.id] || !w.blocked[m.id][n.id]) {
+				alone = false
+				break
+			}
+		}
+		if !alone {
+			w.isoEpoch[i] = -1
+			continue
+		}
+		if w.isoEpoch[i] < 0 {
+			w.isoEpoch[i], w.isoLed[i] = n.qs.Epoch, false
+			w.witness.Isolations++
+		}
+		if n.up() && (n.role == kraft.Leader || n.role == kraft.Resigned) {
+			w.isoLed[i] = true
+		}
+		allowed := w.isoEpoch[i]
+		if w.isoLed[i] {
+			allowed++
+		}
+		if n.qs.Epoch > allowed {
+			return violation(invNoDisruption, "node %d raised its epoch from %d to %d while cut off from every other node", n.id, w.isoEpoch[i], n.qs.Epoch)
+		}
+	}
+	return nil
 }
 
 func (w *world) handle(e *event) error {

@@ -105,7 +105,7 @@ func checkWitness(t *testing.T, w Witness) {
 		{"crashes", w.Crashes}, {"restarts", w.Restarts}, {"torn tails", w.TornTails},
 		{"unsynced writes lost", w.UnsyncedLost}, {"disk fail-stops", w.DiskFaults}, {"messages dropped", w.Dropped}, {"messages duplicated", w.Duplicated},
 		{"partition drops", w.PartitionDrops}, {"partitions", w.Partitions}, {"one-way partitions", w.OneWayPartitions},
-		{"leader isolations", w.LeaderIsolations}, {"heals", w.Heals}, {"acknowledged proposals", w.Acked},
+		{"leader isolations", w.LeaderIsolations}, {"isolated nodes", w.Isolations}, {"heals", w.Heals}, {"acknowledged proposals", w.Acked},
 	} {
 		if c.n == 0 {
 			t.Errorf("the campaign never exercised %s", c.name)
