@@ -143,3 +143,34 @@ func TestNewLeaderCommitsOnlyPastEpochStart(t *testing.T) {
 		t.Fatal("no new leader committed past its epoch start: the test shows nothing")
 	}
 }
+
+// RELIABILITY.md E4 (KRAFT.md §2.3, QuorumState.initialize): a replica
+// whose durable state says it led an epoch restarts Resigned and never
+// leads that epoch again: whatever it wrote before the crash may be lost,
+// and a second leadership of the epoch could reuse an (offset, epoch) pair
+// for other bytes. Its work is carried out like any other (the first Ready
+// applied to its log), and it keeps refusing proposals in that epoch.
+func TestRestartedLeaderNeverLeadsItsEpochAgain(t *testing.T) {
+	c := newCluster(t, 3, 0, 1)
+	c.elect(1)
+	c.handle++
+	if _, err := c.node(1).Propose(c.now[0], kraft.Proposal{Records: 2, Handle: c.handle}); err != nil {
+		t.Fatal(err)
+	}
+	c.stabilize()
+	epoch := c.node(1).Status().Epoch
+	c.restart(1)
+	for range 3 {
+		c.readyAll()
+		if st := c.node(1).Status(); st.Role == kraft.Leader && st.Epoch == epoch {
+			t.Fatalf("E4: node 1 restarted with durable state %+v and is Leader of epoch %d again", c.states[0], epoch)
+		}
+		c.handle++
+		if b, err := c.node(1).Propose(c.now[0], kraft.Proposal{Records: 1, Handle: c.handle}); err == nil && b.Epoch == epoch {
+			t.Fatalf("E4: node 1 accepted a proposal in epoch %d after restarting: %v", epoch, b)
+		}
+	}
+	if st := c.node(1).Status(); st.Role != kraft.Resigned || st.Epoch != epoch {
+		t.Errorf("after restart node 1 is %v in epoch %d, want Resigned in %d", st.Role, st.Epoch, epoch)
+	}
+}
