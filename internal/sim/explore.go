@@ -1,9 +1,11 @@
 package sim
 
 import (
+	"encoding/binary"
 	"fmt"
 	"hash/fnv"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/krabka-go/krabka/internal/kraft"
@@ -75,11 +77,12 @@ func (s *xstate) clone() *xstate {
 // form plus the payloads of the batches it carries (the handle number
 // differs between branches that carry the same bytes).
 func (s *xstate) msgKey(m kraft.Message) string {
-	k := fmt.Sprintf("%T%+v", m, m)
+	// String prints every field that varies in the simulator (the rest are
+	// configuration constants); the request id is added.
+	k := m.String() + "#" + strconv.FormatUint(kraft.HeaderOf(m).RequestID, 10)
 	if r, ok := m.(*kraft.FetchResponse); ok {
-		k = r.String() + fmt.Sprint(r.RequestID)
 		for _, e := range s.c.handles.entries[r.Records] {
-			k += "/" + e.Payload.String()
+			k += "/" + strconv.FormatUint(uint64(e.Payload), 16)
 		}
 	}
 	return k
@@ -87,11 +90,19 @@ func (s *xstate) msgKey(m kraft.Message) string {
 
 func (s *xstate) fingerprint() uint64 {
 	h := fnv.New64a()
+	var buf []byte
 	for _, n := range s.c.nodes {
-		fmt.Fprintf(h, "n%d up=%t qs=%v hw=%d|", n.id, n.up(), n.qs, n.hw)
+		buf = binary.AppendVarint(buf[:0], int64(n.id))
+		buf = binary.AppendVarint(buf, int64(n.qs.Epoch))
+		buf = binary.AppendVarint(buf, int64(n.qs.LeaderID))
+		buf = binary.AppendVarint(buf, int64(n.qs.VotedKey.ID))
+		buf = binary.AppendVarint(buf, int64(n.hw))
 		if n.up() {
-			fmt.Fprintf(h, "%x|", n.core.Fingerprint())
+			buf = binary.AppendUvarint(buf, n.core.Fingerprint())
+		} else {
+			buf = append(buf, 0xff)
 		}
+		h.Write(buf)
 		n.log.hash(h)
 	}
 	// The network as its per-link queues, in link order.

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/binary"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -189,9 +190,15 @@ func (l *memLog) read(from, until kraft.Offset, max int) []Entry {
 	return out
 }
 
-// hash adds the log's content to h.
+// hash adds the log's content (offsets, epochs, payloads) to h.
 func (l *memLog) hash(h interface{ Write([]byte) (int, error) }) {
+	buf := make([]byte, 0, 16*len(l.entries)+1)
 	for _, e := range l.entries {
-		fmt.Fprintf(h, "%d-%d@%d:%d;", e.Batch.BaseOffset, e.Batch.LastOffset, e.Batch.Epoch, e.Payload)
+		buf = binary.AppendVarint(buf, int64(e.Batch.BaseOffset))
+		buf = binary.AppendVarint(buf, int64(e.Batch.LastOffset))
+		buf = binary.AppendVarint(buf, int64(e.Batch.Epoch))
+		buf = binary.AppendUvarint(buf, uint64(e.Payload))
 	}
+	buf = append(buf, ';')
+	h.Write(buf)
 }
