@@ -275,8 +275,10 @@ func TestClusterCommitsAndForwards(t *testing.T) {
 	if fres.Offset <= res.LastOffset || fres.LastOffset != fres.Offset+1 || fres.Epoch != epoch {
 		t.Errorf("forwarded SubmitChange = %+v, want two records after %d in epoch %d", fres, res.LastOffset, epoch)
 	}
-	// The forwarding node answers after the leader applied; its own image
-	// follows with the next fetch.
+	// The forwarding node answers once its own image holds the change.
+	if _, ok := c.node(f).CurrentImage().Topics().ByName("payments"); !ok {
+		t.Errorf("forwarding node %d: image lacks the topic its SubmitChange created", f)
+	}
 	c.waitApplied(fres.LastOffset + 1)
 	for i, n := range c.nodes {
 		img := n.CurrentImage()

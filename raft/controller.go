@@ -299,8 +299,9 @@ func (c *Controller) enqueue(ctx context.Context, ev event) error {
 // SubmitChange appends records to the metadata log as one atomic unit and
 // returns once they are committed (the high watermark passed them) and
 // applied to this node's image. On a follower the records are forwarded to
-// the leader over the private SubmitChange RPC and the leader's answer is
-// returned.
+// the leader over the private SubmitChange RPC; once the leader reports
+// them committed, the call returns when this node has applied them too, so
+// [Controller.CurrentImage] on the same node shows the change.
 //
 // Errors: a [*NotLeaderError] (errors.Is [ErrNotLeader]) when the node
 // that answered knows another leader; [ErrLeaderUnknown] during an

@@ -1,6 +1,7 @@
 package raft
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -115,6 +116,9 @@ type engine struct {
 
 	pending []*submission // received, not yet proposed
 	waiters []*submission // proposed, in offset order, waiting for commit
+	// applyWaiters are forwarded submissions the leader committed, in
+	// offset order, waiting for this node to apply them.
+	applyWaiters []*submission
 	// spec is the image plus every accepted, uncommitted submission: new
 	// submissions are validated against it. nil means "start from the
 	// applied image".
@@ -794,9 +798,36 @@ func (e *engine) forward(s *submission, st kraft.Status) {
 	}
 	req := wire.NewSubmitChangeRequest()
 	req.Records = s.encoded
-	if !p.Send(req, func(resp kmsg.Response, err error) { s.complete(forwardOutcome(resp, err, len(s.encoded))) }) {
+	sent := p.Send(req, func(resp kmsg.Response, err error) {
+		res, err := forwardOutcome(resp, err, len(s.encoded))
+		if err != nil {
+			s.complete(res, err)
+			return
+		}
+		// Committed on the leader: answer once this node has applied it
+		// too, so that its own image shows the change (read your
+		// writes). When the engine cannot take the event, answer now.
+		select {
+		case e.inbox <- event{call: func(e *engine) { e.awaitApplied(s, res) }}:
+		default:
+			s.complete(res, nil)
+		}
+	})
+	if !sent {
 		s.complete(SubmitResult{}, ErrLeaderUnknown)
 	}
+}
+
+// awaitApplied completes a forwarded submission that the leader committed
+// once this node has applied its last record.
+func (e *engine) awaitApplied(s *submission, res SubmitResult) {
+	if int64(e.applied) > res.LastOffset {
+		s.complete(res, nil)
+		return
+	}
+	s.base, s.last, s.epoch = kraft.Offset(res.Offset), kraft.Offset(res.LastOffset), kraft.Epoch(res.Epoch)
+	i, _ := slices.BinarySearchFunc(e.applyWaiters, s.last, func(w *submission, last kraft.Offset) int { return cmp.Compare(w.last, last) })
+	e.applyWaiters = slices.Insert(e.applyWaiters, i, s)
 }
 
 // applyCommitted replays the committed records below the high watermark
@@ -852,6 +883,15 @@ func (e *engine) applyCommitted() error {
 		done++
 	}
 	e.waiters = slices.Delete(e.waiters, 0, done)
+	done = 0
+	for _, w := range e.applyWaiters {
+		if w.last >= e.applied {
+			break
+		}
+		w.complete(SubmitResult{Offset: int64(w.base), LastOffset: int64(w.last), Epoch: int32(w.epoch)}, nil)
+		done++
+	}
+	e.applyWaiters = slices.Delete(e.applyWaiters, 0, done)
 	if len(e.waiters) == 0 {
 		e.spec = nil
 	}
@@ -925,7 +965,11 @@ func (e *engine) failAll(err error) {
 	for _, s := range e.waiters {
 		s.complete(SubmitResult{}, err)
 	}
-	e.pending, e.waiters = nil, nil
+	// The leader committed these; they only lack the local apply.
+	for _, s := range e.applyWaiters {
+		s.complete(SubmitResult{Offset: int64(s.base), LastOffset: int64(s.last), Epoch: int32(s.epoch)}, nil)
+	}
+	e.pending, e.waiters, e.applyWaiters = nil, nil, nil
 	for _, c := range e.resignDone {
 		close(c)
 	}
