@@ -174,7 +174,7 @@ func (c *testCluster) leader() NodeID {
 			}
 			leader, epoch = st.LeaderID, st.Epoch
 		}
-		return leader > 0 && c.node(leader) != nil && c.node(leader).QuorumState().Role == "Leader"
+		return leader > 0 && c.node(leader) != nil && c.node(leader).QuorumState().Role == RoleLeader
 	})
 	return leader
 }

@@ -32,14 +32,26 @@ type SubmitResult struct {
 	Epoch int32
 }
 
+// Role is a node's role in the quorum (KRAFT.md §2.1).
+type Role string
+
+// The roles.
+const (
+	RoleUnattached  Role = "Unattached"
+	RoleProspective Role = "Prospective"
+	RoleCandidate   Role = "Candidate"
+	RoleLeader      Role = "Leader"
+	RoleFollower    Role = "Follower"
+	RoleResigned    Role = "Resigned"
+)
+
 // QuorumState is a node's view of the quorum, as last published by its
 // engine.
 type QuorumState struct {
 	// NodeID is this node.
 	NodeID NodeID
-	// Role is the node's role: Unattached, Prospective, Candidate, Leader,
-	// Follower or Resigned.
-	Role string
+	// Role is the node's role.
+	Role Role
 	// Epoch is the node's current epoch.
 	Epoch int32
 	// LeaderID is the leader of Epoch, or -1 when unknown.

@@ -630,7 +630,7 @@ func (e *engine) observe() {
 		}
 	}
 	q := &QuorumState{
-		NodeID: NodeID(st.ID), Role: st.Role.String(), Epoch: int32(st.Epoch),
+		NodeID: NodeID(st.ID), Role: Role(st.Role.String()), Epoch: int32(st.Epoch),
 		LeaderID: NodeID(st.Leader.LeaderID), HighWatermark: int64(st.HighWatermark),
 		LogEndOffset: int64(st.LogEndOffset), AppliedOffset: int64(e.applied),
 	}

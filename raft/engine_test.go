@@ -194,3 +194,13 @@ func TestStartRejects(t *testing.T) {
 		t.Error("Start on a directory formatted for node 3 as node 2: nil error")
 	}
 }
+
+// TestRoleNames: every role of the core has a Role constant.
+func TestRoleNames(t *testing.T) {
+	known := map[Role]bool{RoleUnattached: true, RoleProspective: true, RoleCandidate: true, RoleLeader: true, RoleFollower: true, RoleResigned: true}
+	for r := kraft.Unattached; r <= kraft.Resigned; r++ {
+		if !known[Role(r.String())] {
+			t.Errorf("core role %v has no Role constant", r)
+		}
+	}
+}

@@ -189,7 +189,7 @@ func TestSingleNodeRestart(t *testing.T) {
 		t.Error("restarted node: image has no topic solo")
 	}
 	st := n.QuorumState()
-	if st.Role != "Leader" || st.Epoch <= res.Epoch {
+	if st.Role != RoleLeader || st.Epoch <= res.Epoch {
 		t.Errorf("restarted node state %+v, want Leader in an epoch after %d", st, res.Epoch)
 	}
 }
@@ -210,7 +210,7 @@ func TestWireClusterIDChecked(t *testing.T) {
 	if resp.ErrorCode != kerr.InconsistentClusterID.Code || len(resp.Topics) != 0 {
 		t.Errorf("Vote from another cluster = %+v, want top-level INCONSISTENT_CLUSTER_ID", resp)
 	}
-	if st := c.node(leader).QuorumState(); st.Role != "Leader" {
+	if st := c.node(leader).QuorumState(); st.Role != RoleLeader {
 		t.Errorf("the foreign vote request disturbed the leader: %+v", st)
 	}
 }
