@@ -1,9 +1,12 @@
 package sim
 
 import (
+	"flag"
 	"testing"
 	"time"
 )
+
+var flagLarge = flag.Bool("exhaustive-large", false, "TestExhaustive: add one message loss to the scope (minutes)")
 
 // TestExhaustive enumerates every interleaving of three voters within
 // small budgets and checks every invariant in every state. It fails if
@@ -11,9 +14,13 @@ import (
 // if a "sometimes" property was never reached.
 func TestExhaustive(t *testing.T) {
 	if testing.Short() {
-		t.Skip("about 40 s (110 s under -race)")
+		t.Skip("about 10 s (40 s under -race)")
 	}
 	b := Bounds{Voters: 3, Proposals: 1, Crashes: 1, Ticks: 3, MaxEpoch: 2, InFlight: 2, MaxDepth: 80, MaxStates: 200_000}
+	if *flagLarge {
+		// Also one message loss: about 660,000 states.
+		b.Drops, b.MaxStates = 1, 2_000_000
+	}
 	start := time.Now()
 	res := Explore(b)
 	el := time.Since(start)
