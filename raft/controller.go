@@ -233,6 +233,7 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 
 	runCtx, cancel := context.WithCancel(ctx)
 	c.cancel = cancel
+	e.spawn = func(f func(context.Context)) { c.wg.Go(func() { f(runCtx) }) }
 	for id, addr := range rc.peers {
 		for _, pc := range []struct {
 			cfg transport.PeerConfig

@@ -131,6 +131,10 @@ type engine struct {
 
 	lastStatus kraft.Status
 	snap       snapshotState
+	// spawn runs a helper goroutine (the snapshot writer) owned by the
+	// Controller, which waits for it at Shutdown; its ctx ends with the
+	// node.
+	spawn func(func(ctx context.Context))
 	// caughtUpEpoch is the epoch in which this leader has applied its own
 	// LeaderChange; -1 before.
 	caughtUpEpoch kraft.Epoch

@@ -10,6 +10,7 @@ import (
 	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/logstore"
 	"github.com/krabka-go/krabka/internal/snapshot"
+	"github.com/krabka-go/krabka/internal/vfs"
 	"github.com/krabka-go/krabka/metadata"
 )
 
@@ -37,6 +38,8 @@ type snapshotState struct {
 	// lastTaken is when that snapshot was taken.
 	appliedBytes int64
 	lastTaken    time.Time
+	// inFlight is set while a snapshot is being written.
+	inFlight bool
 	// boundary describes the applied position when it is at a batch
 	// boundary: the epoch and timestamp of the batch that ends there.
 	atBoundary    bool
@@ -227,12 +230,14 @@ func (e *engine) noteApplied(bytes int, epoch int32, maxTimestamp int64, atBound
 	e.snap.boundaryEpoch, e.snap.boundaryTime = epoch, maxTimestamp
 }
 
-// maybeSnapshot takes a snapshot of the applied image when enough was
-// applied since the last one, then applies retention. It runs between
-// Readys, when the core may read the log's start and snapshots anew.
+// maybeSnapshot starts a snapshot of the applied image when enough was
+// applied since the last one. The image is immutable, so a goroutine of
+// its own writes the file (STYLE.md §3) while the engine goes on; the
+// result comes back through the inbox ([engine.snapshotTaken]). One
+// snapshot is written at a time.
 func (e *engine) maybeSnapshot() error {
 	s := &e.snap
-	if !s.atBoundary || e.applied <= 0 || (s.hasLatest && int64(e.applied) <= s.latest.EndOffset) {
+	if s.inFlight || !s.atBoundary || e.applied <= 0 || (s.hasLatest && int64(e.applied) <= s.latest.EndOffset) {
 		return nil
 	}
 	due := s.appliedBytes >= e.rc.snapshotBytes ||
@@ -241,34 +246,78 @@ func (e *engine) maybeSnapshot() error {
 		return nil
 	}
 	id := snapshot.ID{EndOffset: int64(e.applied), Epoch: s.boundaryEpoch}
-	now := time.Now().UnixMilli()
+	img := e.pub.image.Load()
+	header := snapshot.Header{LastContainedLogTimestamp: s.boundaryTime}
 	s.unique++
-	w, err := snapshot.Create(e.fsys, e.rc.dir, id, s.unique, snapshot.Header{LastContainedLogTimestamp: s.boundaryTime}, now, snapshot.WriterOptions{})
+	unique := s.unique
+	s.inFlight = true
+	fsys, dir, inbox := e.fsys, e.rc.dir, e.inbox
+	e.spawn(func(ctx context.Context) {
+		size, err := writeSnapshot(ctx, fsys, dir, id, unique, header, img)
+		select {
+		case inbox <- event{call: func(e *engine) { e.snapshotTaken(id, size, err) }}:
+		case <-ctx.Done():
+		}
+	})
+	return nil
+}
+
+// writeSnapshot writes img as snapshot id: header, records, footer, fsync,
+// rename. It gives up when ctx ends.
+func writeSnapshot(ctx context.Context, fsys vfs.FS, dir string, id snapshot.ID, unique uint64, h snapshot.Header, img *metadata.Image) (int64, error) {
+	now := time.Now().UnixMilli()
+	w, err := snapshot.Create(fsys, dir, id, unique, h, now, snapshot.WriterOptions{})
 	if err != nil {
-		return fmt.Errorf("raft: create snapshot %s: %w", id, err)
+		return 0, fmt.Errorf("raft: create snapshot %s: %w", id, err)
 	}
-	for rec := range e.pub.image.Load().SnapshotRecords() {
+	for rec := range img.SnapshotRecords() {
 		b, err := metadata.Encode(rec)
 		if err == nil {
 			err = w.Append(now, b)
 		}
+		if err == nil {
+			err = ctx.Err()
+		}
 		if err != nil {
 			_ = w.Abort()
-			return fmt.Errorf("raft: write snapshot %s: %w", id, err)
+			return 0, fmt.Errorf("raft: write snapshot %s: %w", id, err)
 		}
 	}
 	if err := w.Freeze(now); err != nil {
-		return fmt.Errorf("raft: freeze snapshot %s: %w", id, err)
+		return 0, fmt.Errorf("raft: freeze snapshot %s: %w", id, err)
+	}
+	return w.Size(), nil
+}
+
+// snapshotTaken registers a snapshot the writer finished (on the engine
+// goroutine, between Readys) and applies retention. A failed write is
+// logged and retried after the next interval's worth of records: the log
+// only grows meanwhile.
+func (e *engine) snapshotTaken(id snapshot.ID, size int64, err error) {
+	s := &e.snap
+	s.inFlight = false
+	s.appliedBytes, s.lastTaken = 0, time.Now()
+	if err != nil {
+		e.logger.LogAttrs(context.Background(), slog.LevelError, "snapshot failed",
+			slog.String(logKeySnapshotID, id.String()), slog.String(logKeyError, err.Error()))
+		return
+	}
+	if s.hasLatest && id.Compare(s.latest) <= 0 {
+		// An installed snapshot overtook this one while it was written.
+		e.deleteSnapshotsBefore(s.latest)
+		return
 	}
 	e.log.SetLatestSnapshot(toStoreID(id))
 	if !s.hasLatest {
 		e.log.SetEarliestSnapshot(toStoreID(id))
 	}
 	s.latest, s.hasLatest = id, true
-	s.appliedBytes, s.lastTaken = 0, time.Now()
 	e.logger.LogAttrs(context.Background(), slog.LevelInfo, "took snapshot",
-		slog.String(logKeySnapshotID, id.String()), slog.Int64("bytes", w.Size()))
-	return e.enforceRetention(id, w.Size())
+		slog.String(logKeySnapshotID, id.String()), slog.Int64("bytes", size))
+	if err := e.enforceRetention(id, size); err != nil {
+		e.logger.LogAttrs(context.Background(), slog.LevelError, "log retention failed",
+			slog.String(logKeySnapshotID, id.String()), slog.String(logKeyError, err.Error()))
+	}
 }
 
 // enforceRetention advances the log start to snapshot id, and deletes the
