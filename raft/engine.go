@@ -473,6 +473,7 @@ func (e *engine) send(m kraft.Message) {
 			e.deferFailure(m)
 			return
 		}
+		e.rc.addLeaderEndpoints(req)
 		req.SetVersion(transport.NegotiateVersion)
 		if !p.Send(req, func(resp kmsg.Response, err error) { e.onPeerAnswer(m, resp, err) }) {
 			e.deferFailure(m)
@@ -507,6 +508,7 @@ func (e *engine) send(m kraft.Message) {
 		pr.reply.Close()
 		return
 	}
+	e.rc.addNodeEndpoints(resp)
 	pr.reply.Send(resp)
 }
 

@@ -332,3 +332,26 @@ func TestWireVoterRPCs(t *testing.T) {
 		t.Errorf("UpdateRaftVoter from a non-voter: code %d, want VOTER_NOT_FOUND", r.ErrorCode)
 	}
 }
+
+// TestWireNodeEndpoints: an answer naming the leader carries the leader's
+// endpoint (KRAFT.md §4), so a replica can reach a leader it learns of.
+func TestWireNodeEndpoints(t *testing.T) {
+	c := newTestCluster(t, 3)
+	leader := c.leader()
+	f := c.follower(leader)
+	epoch := c.node(f).QuorumState().Epoch
+	req, err := wire.KmsgRequest(&kraft.VoteRequest{Replica: kraft.ReplicaKey{ID: 9}, Voter: kraft.ReplicaKey{ID: kraft.NoNode},
+		ReplicaEpoch: kraft.Epoch(epoch), PreVote: true}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.SetVersion(2)
+	resp := roundTrip(t, c.node(f).Addr().String(), req).(*kmsg.VoteResponse)
+	if len(resp.Topics) != 1 || NodeID(resp.Topics[0].Partitions[0].LeaderID) != leader {
+		t.Fatalf("pre-vote answer = %+v, want one naming leader %d", resp, leader)
+	}
+	want := c.cfgs[leader-1].QuorumVoters[leader-1]
+	if len(resp.NodeEndpoints) != 1 || NodeID(resp.NodeEndpoints[0].NodeID) != leader || resp.NodeEndpoints[0].Port != want.Port || resp.NodeEndpoints[0].Host != want.Host {
+		t.Errorf("NodeEndpoints = %+v, want leader %d at %s", resp.NodeEndpoints, leader, want.Address())
+	}
+}
