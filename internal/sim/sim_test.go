@@ -77,7 +77,7 @@ func TestSim(t *testing.T) {
 	t.Logf("after heal: time to leader p50=%dms p99=%dms max=%dms; time to commit p50=%dms p99=%dms max=%dms",
 		pct(ttl, 50), pct(ttl, 99), pct(ttl, 100), pct(ttc, 50), pct(ttc, 99), pct(ttc, 100))
 	t.Logf("witness: %s", total)
-	if len(seeds) >= 50 && !t.Failed() {
+	if len(seeds) >= 200 && !t.Failed() {
 		checkWitness(t, total)
 	}
 }
