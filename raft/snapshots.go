@@ -235,15 +235,15 @@ func (e *engine) noteApplied(bytes int, epoch int32, maxTimestamp int64, atBound
 // its own writes the file (STYLE.md §3) while the engine goes on; the
 // result comes back through the inbox ([engine.snapshotTaken]). One
 // snapshot is written at a time.
-func (e *engine) maybeSnapshot() error {
+func (e *engine) maybeSnapshot() {
 	s := &e.snap
 	if s.inFlight || !s.atBoundary || e.applied <= 0 || (s.hasLatest && int64(e.applied) <= s.latest.EndOffset) {
-		return nil
+		return
 	}
 	due := s.appliedBytes >= e.rc.snapshotBytes ||
 		(e.rc.snapshotInterval > 0 && s.appliedBytes > 0 && time.Since(s.lastTaken) >= e.rc.snapshotInterval)
 	if !due {
-		return nil
+		return
 	}
 	id := snapshot.ID{EndOffset: int64(e.applied), Epoch: s.boundaryEpoch}
 	img := e.pub.image.Load()
@@ -259,7 +259,6 @@ func (e *engine) maybeSnapshot() error {
 		case <-ctx.Done():
 		}
 	})
-	return nil
 }
 
 // writeSnapshot writes img as snapshot id: header, records, footer, fsync,
