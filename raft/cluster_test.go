@@ -495,3 +495,28 @@ func TestClusterIdleNoOps(t *testing.T) {
 		t.Errorf("image holds %d topics after NoOps, want 0", got)
 	}
 }
+
+// TestFiveNodesToleratesTwoDown: a 5-voter quorum commits with two voters
+// stopped, and the stopped voters catch up on their return.
+func TestFiveNodesToleratesTwoDown(t *testing.T) {
+	c := newTestCluster(t, 5)
+	leader := c.leader()
+	submit(t, c.node(leader), metadataVersionRecord())
+	var down []NodeID
+	for id := NodeID(1); id <= 5 && len(down) < 2; id++ {
+		if id != leader {
+			c.stop(id)
+			down = append(down, id)
+		}
+	}
+	res := c.submitRetrying(topicRecord("three-of-five"))
+	for _, id := range down {
+		c.restart(id)
+	}
+	c.waitApplied(res.LastOffset + 1)
+	for _, id := range down {
+		if _, ok := c.node(id).CurrentImage().Topics().ByName("three-of-five"); !ok {
+			t.Errorf("node %d did not catch up", id)
+		}
+	}
+}
