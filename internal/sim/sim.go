@@ -721,20 +721,34 @@ func (w *world) diskFault() error {
 	return nil
 }
 
-// voterChange makes the leader add the first observer to the voter set,
-// or remove it again (KIP-853, one voter at a time). As Kafka's
-// AddRaftVoter handler does, it adds the observer only once the leader
-// has seen it fetch recently and reach the high watermark.
+// voterChange makes the leader change the voter set by one (KIP-853, one
+// change at a time): add or remove the first observer, or remove or re-add
+// one of the initial voters other than itself. As Kafka's AddRaftVoter
+// handler does, it adds a replica only once the leader has seen it fetch
+// recently and reach the high watermark; it never shrinks the set below
+// three voters.
 func (w *world) voterChange() error {
 	l := w.leader()
-	if l == nil || w.opts.Observers == 0 {
+	if l == nil {
 		return nil
 	}
 	st := l.core.Status()
 	cur := st.Voters.Keys()
-	cand := kraft.ReplicaKey{ID: kraft.NodeID(w.opts.Voters + 1)}
+	var cand kraft.ReplicaKey
+	switch {
+	case w.opts.Observers > 0 && w.rng.IntN(2) == 0:
+		cand = kraft.ReplicaKey{ID: kraft.NodeID(w.opts.Voters + 1)}
+	default:
+		cand = kraft.ReplicaKey{ID: kraft.NodeID(1 + w.rng.IntN(w.opts.Voters))}
+	}
+	if cand.ID == l.id {
+		return nil
+	}
 	var next []kraft.ReplicaKey
 	if i := slices.Index(cur, cand); i >= 0 {
+		if len(cur) <= 3 {
+			return nil
+		}
 		next = slices.Delete(cur, i, i+1)
 	} else {
 		i := slices.IndexFunc(st.Replicas, func(r kraft.ReplicaStatus) bool { return r.Key.ID == cand.ID })
@@ -746,6 +760,7 @@ func (w *world) voterChange() error {
 			return nil
 		}
 		next = append(cur, cand)
+		slices.SortFunc(next, func(a, b kraft.ReplicaKey) int { return int(a.ID) - int(b.ID) })
 	}
 	_, err := w.proposeVoters(l, next)
 	w.touch(l)
