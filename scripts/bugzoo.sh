@@ -30,6 +30,12 @@ SFLAGS="-seeds=$SIM_SEEDS -steps=$SIM_STEPS"
 #   entry | package | -run pattern | extra test flags | invariant | failure text (ERE)
 # The failure text must appear in the test's output: it is what shows
 # that the test failed for the invariant named, not for another reason.
+#
+# Z8 has no simulator line: a correct leader never names a divergence
+# below a follower's high watermark, and the simulator injects no wire
+# corruption or faulty peer, so it cannot reach the removed guard (2000
+# seeds and TestExhaustive pass with bugzoo_z8). TestExhaustive is not in
+# this gate: within its bounds it catches Z15 and Z17 only.
 CHECKS=$(cat <<EOF
 z4|$KRAFT|^TestCheckQuorumResignsLeader\$|$KFLAGS|E6 check-quorum (KAFKA-15489)|want Resigned
 z4|$SIM|^TestSim\$|$SFLAGS|E6 check-quorum|E6 check-quorum
