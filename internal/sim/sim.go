@@ -263,7 +263,7 @@ type world struct {
 	seq      uint64
 	tickGen  []uint64
 	tickAt   []kraft.Instant
-	spins    []int
+	spins    int           // events in a row at the same virtual instant
 	blocked  [][]bool      // blocked[from][to]
 	down     []bool        // crashed and awaiting restart
 	isoEpoch []kraft.Epoch // L4: durable epoch when the node was cut off from all, -1 if not
@@ -364,7 +364,7 @@ func (w *world) run() error {
 	c.send = w.sendMsg
 	c.maxFetch = 1 + w.rng.IntN(4)
 	n := len(c.nodes)
-	w.tickGen, w.tickAt, w.spins, w.down = make([]uint64, n), make([]kraft.Instant, n), make([]int, n), make([]bool, n)
+	w.tickGen, w.tickAt, w.down = make([]uint64, n), make([]kraft.Instant, n), make([]bool, n)
 	w.isoEpoch, w.isoLed = make([]kraft.Epoch, n), make([]bool, n)
 	for i := range w.isoEpoch {
 		w.isoEpoch[i] = -1
@@ -397,6 +397,15 @@ func (w *world) step() error {
 		return errors.New("no events left: the cluster stopped")
 	}
 	e := heap.Pop(&w.queue).(*event)
+	if e.at == w.now {
+		// A core whose deadline does not move after Tick would spin here
+		// forever without virtual time passing.
+		if w.spins++; w.spins > 100_000 {
+			return fmt.Errorf("virtual time stuck at %s: %d events in a row", w.now, w.spins)
+		}
+	} else {
+		w.spins = 0
+	}
 	w.now = e.at
 	w.steps++
 	for _, n := range w.nodes {
