@@ -916,6 +916,11 @@ func (e *engine) replay(value []byte, offset int64, epoch int32) {
 	if err == nil {
 		return
 	}
+	// The record still occupies its offset: the image's provenance moves
+	// past it, as Kafka's loader does, so that a snapshot can name it.
+	if serr := e.delta.Skip(offset, epoch); serr != nil {
+		panic(fmt.Sprintf("raft: invariant: skip committed record at offset %d: %v", offset, serr))
+	}
 	e.logger.LogAttrs(context.Background(), slog.LevelWarn, "committed record rejected by the image",
 		slog.Int64(logKeyOffset, offset), slog.String(logKeyError, err.Error()))
 	for _, w := range e.waiters {

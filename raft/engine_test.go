@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/krabka-go/krabka/internal/transport"
 	"github.com/krabka-go/krabka/internal/vfs"
 	"github.com/krabka-go/krabka/internal/wire"
+	"github.com/krabka-go/krabka/metadata"
 )
 
 // TestControlBatchRoundTrip: a control batch the core makes, encoded by
@@ -202,5 +204,28 @@ func TestRoleNames(t *testing.T) {
 		if !known[Role(r.String())] {
 			t.Errorf("core role %v has no Role constant", r)
 		}
+	}
+}
+
+// TestReplayRejectedRecord: a committed record the image rejects fails the
+// submission that holds it, and the image's offset still moves past it.
+func TestReplayRejectedRecord(t *testing.T) {
+	e := &engine{delta: metadata.NewDelta(metadata.EmptyImage()), logger: slog.New(slog.DiscardHandler)}
+	w := &submission{base: 5, last: 6, complete: func(SubmitResult, error) {}}
+	e.waiters = []*submission{w}
+	topic, err := metadata.Encode(topicRecord("early")) // before metadata.version: rejected
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.replay(topic, 6, 1)
+	if !errors.Is(w.err, ErrInvalidChange) || !errors.Is(w.err, metadata.ErrUnsupportedFeature) {
+		t.Errorf("waiter error = %v, want ErrInvalidChange wrapping ErrUnsupportedFeature", w.err)
+	}
+	if off := e.delta.Apply().Offset(); off != 6 {
+		t.Errorf("image offset after the rejected record = %d, want 6", off)
+	}
+	e.replay([]byte{0xff}, 7, 1) // undecodable: skipped as well
+	if off := e.delta.Apply().Offset(); off != 7 {
+		t.Errorf("image offset after an undecodable record = %d, want 7", off)
 	}
 }
