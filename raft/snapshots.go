@@ -105,16 +105,19 @@ func (e *engine) loadImage(id snapshot.ID) error {
 	}
 	defer func() { _ = r.Close() }()
 	delta := metadata.NewDelta(metadata.EmptyImage())
+	var recs []metadata.Record
 	for r.Next() {
 		b := r.Batch()
+		recs = recs[:0]
 		for i := range b.Records {
 			rec, err := metadata.Decode(b.Records[i].Value)
 			if err != nil {
 				return fmt.Errorf("raft: snapshot %s: record %d: %w", id, b.RecordOffset(&b.Records[i]), err)
 			}
-			if err := delta.Replay(rec, id.EndOffset-1, id.Epoch); err != nil {
-				return fmt.Errorf("raft: snapshot %s: %w", id, err)
-			}
+			recs = append(recs, rec)
+		}
+		if err := delta.ReplaySnapshot(recs, id.EndOffset-1, id.Epoch); err != nil {
+			return fmt.Errorf("raft: snapshot %s: %w", id, err)
 		}
 	}
 	if err := r.Err(); err != nil {
