@@ -476,6 +476,14 @@ func (e *engine) send(m kraft.Message) {
 		}
 		e.rc.addLeaderEndpoints(req)
 		req.SetVersion(transport.NegotiateVersion)
+		if v, ok := m.(*kraft.VoteRequest); ok && v.PreVote {
+			// PreVote exists from Vote v2 on; below it the flag would be
+			// dropped and the pre-vote taken for a real vote. Pinning v2
+			// makes the sender fail it locally with UNSUPPORTED_VERSION
+			// for an older peer, and the core then runs a real election
+			// (KRAFT.md §2.7).
+			req.SetVersion(2)
+		}
 		if !p.Send(req, func(resp kmsg.Response, err error) { e.onPeerAnswer(m, resp, err) }) {
 			e.deferFailure(m)
 		}
