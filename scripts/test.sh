@@ -20,3 +20,8 @@ go tool staticcheck ./...
 
 echo "== go test -race"
 go test -race -timeout 25m ./...
+
+# Every bug of the zoo (RELIABILITY.md section 6) re-injected behind its build
+# tag must be caught by the tests that guard its invariant.
+echo "== bug zoo"
+./scripts/bugzoo.sh
