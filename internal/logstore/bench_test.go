@@ -99,10 +99,19 @@ func BenchmarkSequentialRead(b *testing.B) {
 	}
 }
 
-// BenchmarkOpenRecover measures Open of a closed 64 MiB log: every batch
-// is read and its CRC-32C checked, and the indexes are rebuilt and compared
-// with the files.
+// BenchmarkOpenRecover measures Open of a closed log of 64 MiB and of
+// 1 GiB: every batch is read and its CRC-32C checked, and the indexes are
+// rebuilt and compared with the files.
 func BenchmarkOpenRecover(b *testing.B) {
+	for _, size := range []struct {
+		name  string
+		bytes int64
+	}{{"64MiB", 64 << 20}, {"1GiB", 1 << 30}} {
+		b.Run(size.name, func(b *testing.B) { benchOpenRecover(b, size.bytes) })
+	}
+}
+
+func benchOpenRecover(b *testing.B, size int64) {
 	dir := filepath.Join(b.TempDir(), "__cluster_metadata-0")
 	opts := DefaultOptions()
 	opts.InternalSegmentBytes = 16 << 20
@@ -112,7 +121,7 @@ func BenchmarkOpenRecover(b *testing.B) {
 	}
 	batch := benchBatch(b, 16)
 	var total int64
-	for total < 64<<20 {
+	for total < size {
 		if _, err := l.AppendAsLeader(batch, 1); err != nil {
 			b.Fatal(err)
 		}
