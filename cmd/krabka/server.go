@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/krabka-go/krabka/internal/logstore"
+	"github.com/krabka-go/krabka/internal/vfs"
+	"github.com/krabka-go/krabka/raft"
+)
+
+// shutdownTimeout bounds the graceful stop after SIGINT or SIGTERM.
+const shutdownTimeout = 30 * time.Second
+
+// newServerStartCommand builds "krabka server-start", Kafka's
+// kafka-server-start for a controller node.
+func newServerStartCommand(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "server-start server.properties",
+		Short: "Run a controller node from its server.properties (kafka-server-start)",
+		Long: "server-start runs a KRaft controller from a server.properties file until it\n" +
+			"receives SIGINT or SIGTERM, then resigns leadership and stops. The log\n" +
+			"directory must have been formatted with krabka storage format (or Kafka's\n" +
+			"kafka-storage format).",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runServer(ctx, a, args[0])
+		},
+	}
+}
+
+// runServer starts the controller configured by the properties file at
+// path and serves until ctx is done or the node fails.
+func runServer(ctx context.Context, a *app, path string) error {
+	cfg, warnings, err := raft.LoadConfig(path)
+	if err != nil {
+		return fmt.Errorf("config %s: %w", path, err)
+	}
+	for _, w := range warnings {
+		a.log.Warn("property not used", "file", path, "key", w.Key, "reason", w.Reason)
+	}
+	// Kafka refuses to start on a directory that was never formatted:
+	// the cluster id and the directory id come from meta.properties.
+	if _, err := logstore.ReadMetaProperties(vfs.OS(), cfg.MetadataLogDir); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("no meta.properties in %s: format the directory first with krabka storage format", cfg.MetadataLogDir)
+		}
+		return err
+	}
+	cfg.Logger = a.log
+	// The node's own context is not ctx: a signal asks for the graceful
+	// Shutdown below, while cancelling the node's context would stop it
+	// abruptly.
+	nodeCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	c, err := raft.Start(nodeCtx, cfg)
+	if err != nil {
+		return fmt.Errorf("start node %d: %w", cfg.NodeID, err)
+	}
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case <-c.Done():
+		runErr = c.Err()
+	}
+	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer scancel()
+	if err := c.Shutdown(sctx); err != nil && !errors.Is(err, context.Canceled) {
+		runErr = errors.Join(runErr, fmt.Errorf("shutdown: %w", err))
+	}
+	if runErr != nil {
+		return fmt.Errorf("node %d stopped: %w", cfg.NodeID, runErr)
+	}
+	return nil
+}
