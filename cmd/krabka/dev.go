@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/krabka-go/krabka/internal/logstore"
+	"github.com/krabka-go/krabka/internal/vfs"
+	"github.com/krabka-go/krabka/raft"
+)
+
+// maxDevNodes bounds --nodes of krabka dev.
+const maxDevNodes = 9
+
+// devOptions are the flags of "krabka dev".
+type devOptions struct {
+	nodes int
+	dir   string
+}
+
+// newDevCommand builds "krabka dev": a live local quorum for trying
+// Kafka's tools against.
+func newDevCommand(a *app) *cobra.Command {
+	var o devOptions
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "Run a local quorum of controllers in one process",
+		Long: "dev formats and starts --nodes controllers with a static quorum on free\n" +
+			"local ports, each with its own server.properties and metadata directory\n" +
+			"under --dir (a new temporary directory by default), and runs them until\n" +
+			"SIGINT or SIGTERM. Running it again with the same --dir restarts the same\n" +
+			"cluster. The quorum, the directory and the bootstrap servers are printed\n" +
+			"on stdout.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runDev(ctx, a, o)
+		},
+	}
+	cmd.Flags().IntVar(&o.nodes, "nodes", 3, "number of controllers, 1 to "+strconv.Itoa(maxDevNodes))
+	cmd.Flags().StringVar(&o.dir, "dir", "", "directory for the nodes' files (default: a new temporary directory)")
+	return cmd
+}
+
+// freeLocalPorts reserves n distinct free TCP ports on 127.0.0.1. The
+// ports are released before the nodes bind them, so another program may
+// take one in between; the node then fails to start with a clear error.
+func freeLocalPorts(n int) ([]int, error) {
+	var lns []net.Listener
+	defer func() {
+		for _, ln := range lns {
+			_ = ln.Close()
+		}
+	}()
+	var ports []int
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("find a free port: %w", err)
+		}
+		lns = append(lns, ln)
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// runDev is "krabka dev".
+func runDev(ctx context.Context, a *app, o devOptions) error {
+	if o.nodes < 1 || o.nodes > maxDevNodes {
+		return fmt.Errorf("--nodes %d: want 1 to %d", o.nodes, maxDevNodes)
+	}
+	dir := o.dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "krabka-dev-")
+		if err != nil {
+			return fmt.Errorf("create a directory for the nodes: %w", err)
+		}
+		dir = d
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	ports, err := freeLocalPorts(o.nodes)
+	if err != nil {
+		return err
+	}
+	var voters, servers []string
+	for i, p := range ports {
+		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i+1, p))
+		servers = append(servers, fmt.Sprintf("127.0.0.1:%d", p))
+	}
+	// A directory from an earlier run keeps its cluster id.
+	clusterID := ""
+	if mp, err := logstore.ReadMetaProperties(vfs.OS(), filepath.Join(dir, "node-1")); err == nil {
+		clusterID = mp.ClusterID
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	} else {
+		u, err := randomUUID()
+		if err != nil {
+			return err
+		}
+		clusterID = u.String()
+	}
+	quiet := &app{stdout: a.stderr, stderr: a.stderr, log: a.log}
+	// Cancelling a node's context stops it abruptly, so it is cancelled
+	// only after the graceful Shutdown (defers run last-in first-out).
+	nodeCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	var nodes []*raft.Controller
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+		defer cancel()
+		for _, c := range nodes {
+			_ = c.Shutdown(sctx) // each node logs its own shutdown problems
+		}
+	}()
+	var props []string
+	for i, p := range ports {
+		id := i + 1
+		nodeDir := filepath.Join(dir, "node-"+strconv.Itoa(id))
+		path := filepath.Join(dir, "node-"+strconv.Itoa(id)+".properties")
+		text := strings.Join([]string{
+			"process.roles=controller",
+			"node.id=" + strconv.Itoa(id),
+			"controller.listener.names=CONTROLLER",
+			fmt.Sprintf("listeners=CONTROLLER://127.0.0.1:%d", p),
+			"controller.quorum.voters=" + strings.Join(voters, ","),
+			"metadata.log.dir=" + nodeDir,
+		}, "\n") + "\n"
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		props = append(props, path)
+		if err := runFormat(quiet, formatOptions{clusterID: clusterID, config: path, ignoreFormatted: true}, time.Now()); err != nil {
+			return fmt.Errorf("format node %d: %w", id, err)
+		}
+		cfg, _, err := raft.LoadConfig(path)
+		if err != nil {
+			return fmt.Errorf("config %s: %w", path, err)
+		}
+		cfg.Logger = a.log.With("node", id)
+		c, err := raft.Start(nodeCtx, cfg)
+		if err != nil {
+			return fmt.Errorf("start node %d: %w", id, err)
+		}
+		nodes = append(nodes, c)
+	}
+	fmt.Fprintf(a.stdout, "ClusterId:              %s\n", clusterID)
+	fmt.Fprintf(a.stdout, "Directory:              %s\n", dir)
+	fmt.Fprintf(a.stdout, "QuorumVoters:           %s\n", strings.Join(voters, ","))
+	fmt.Fprintf(a.stdout, "BootstrapControllers:   %s\n", strings.Join(servers, ","))
+	fmt.Fprintf(a.stdout, "Configs:                %s\n", strings.Join(props, ","))
+	failed := make(chan error, len(nodes))
+	for i, c := range nodes {
+		go func() {
+			select {
+			case <-c.Done():
+				failed <- fmt.Errorf("node %d stopped: %w", i+1, c.Err())
+			case <-nodeCtx.Done():
+			}
+		}()
+	}
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-failed:
+		return err
+	}
+}
