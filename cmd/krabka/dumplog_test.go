@@ -278,3 +278,16 @@ func TestDumpBadInputs(t *testing.T) {
 		t.Errorf("stdout %q", r.stdout)
 	}
 }
+
+func TestDumpLogPrintDataLog(t *testing.T) {
+	path := filepath.Join(samplesDir(t), "kafka42-single-static/bootstrap.checkpoint")
+	r := mustSucceed(t, "dump-log", "--print-data-log", "--files", path)
+	// Without a decoder the value is printed as text, as Kafka's default
+	// decoder does; control records are still decoded.
+	if !strings.Contains(r.stdout, "headerKeys: [] payload: \x01\x0c\x00\x11metadata.version\x00\x1d\x00\n") {
+		t.Errorf("stdout:\n%q", r.stdout)
+	}
+	if !strings.Contains(r.stdout, `headerKeys: [] SnapshotFooter {"version":0}`) {
+		t.Errorf("stdout:\n%s", r.stdout)
+	}
+}

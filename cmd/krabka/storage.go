@@ -526,6 +526,13 @@ func writeBootstrapSnapshot(fsys vfs.FS, dir string, now time.Time, listener str
 	if err := os.MkdirAll(part, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", part, err)
 	}
+	// meta.properties is missing (the directory counts as unformatted), so
+	// a bootstrap snapshot already here was left by a format that stopped
+	// before its end; it is replaced, as Kafka's atomic move replaces it.
+	leftover := filepath.Join(part, snapshot.FileName(snapshot.Bootstrap))
+	if err := os.Remove(leftover); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("replace the bootstrap snapshot of an interrupted format: %w", err)
+	}
 	var unique [8]byte
 	if _, err := rand.Read(unique[:]); err != nil {
 		return fmt.Errorf("write bootstrap snapshot in %s: %w", part, err)

@@ -403,3 +403,43 @@ func TestFormatBadInputs(t *testing.T) {
 		}
 	}
 }
+
+func TestFormatAfterAnInterruptedFormat(t *testing.T) {
+	n := newTestNode(t, 1, dynamicServers)
+	mustSucceed(t, "storage", "format", "-t", testClusterID, "-c", n.props, "--standalone")
+	// meta.properties is written last, so a format that stopped before it
+	// leaves directories that count as unformatted and are formatted again.
+	for _, d := range []string{n.meta, n.data1} {
+		if err := os.Remove(filepath.Join(d, "meta.properties")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := mustSucceed(t, "storage", "format", "-t", "J8aAPcfLQt2bqs1JT_rMgQ", "-c", n.props, "--standalone", "--ignore-formatted", "-r", "4.2")
+	want := "Formatting data directory " + n.data1 + " with metadata.version 4.2-IV1.\n" +
+		"Formatting dynamic metadata voter directory " + n.meta + " with metadata.version 4.2-IV1.\n"
+	if r.stdout != want {
+		t.Errorf("stdout:\n%s\nwant:\n%s", r.stdout, want)
+	}
+	mp := readMeta(t, n.meta)
+	if mp.ClusterID != "J8aAPcfLQt2bqs1JT_rMgQ" {
+		t.Errorf("cluster id %s", mp.ClusterID)
+	}
+	if h := readBootstrapSnapshot(t, bootstrapSnapshotPath(n.meta)); h.Voters.Voters[0].VoterDirectoryId != mp.DirectoryID {
+		t.Errorf("bootstrap snapshot voter %v, directory.id %v", h.Voters.Voters[0].VoterDirectoryId, mp.DirectoryID)
+	}
+	if got := readBootstrapFeatures(t, n.meta); got[0] != "metadata.version=29" {
+		t.Errorf("features %v", got)
+	}
+	entries, err := os.ReadDir(filepath.Join(n.meta, metadataPartitionDir))
+	if err != nil || len(entries) != 1 {
+		t.Errorf("partition directory holds %v (%v), want the bootstrap snapshot only", entries, err)
+	}
+}
+
+func TestFormatUnwritableDirectory(t *testing.T) {
+	n := newTestNode(t, 1, staticVoters)
+	if err := os.WriteFile(n.data1, []byte("a file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustFail(t, "check log directory "+n.data1+": stat "+n.data1+"/meta.properties: not a directory", "storage", "format", "-t", testClusterID, "-c", n.props)
+}

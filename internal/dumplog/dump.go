@@ -40,6 +40,8 @@ type Options struct {
 	MaxBytes int64
 }
 
+// deep reports whether records are printed: --deep-iteration, or any
+// flag that implies it, as in Kafka's tool.
 func (o Options) deep() bool { return o.DeepIteration || o.PrintDataLog || o.MetadataDecoder }
 
 // Summary counts what [Dump] found in one file.
