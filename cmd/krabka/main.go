@@ -2,15 +2,41 @@
 // subcommands mirror Kafka's own tools, so that operators can keep their
 // runbooks:
 //
-//	krabka storage random-uuid        kafka-storage.sh random-uuid
-//	krabka storage format ...         kafka-storage.sh format
-//	krabka dump-log --files ...       kafka-dump-log.sh
-//	krabka dump-snapshot FILE         a checkpoint's header, voters and records
+//	krabka storage random-uuid               kafka-storage random-uuid
+//	krabka storage format -t ID -c FILE ...  kafka-storage format
+//	krabka server-start FILE                 kafka-server-start (controllers)
+//	krabka dump-log --files FILE,...         kafka-dump-log
+//	krabka dump-snapshot FILE                a checkpoint's header, voters and records
+//	krabka dev [--nodes N] [--dir DIR]       a live local quorum in one process
 //
 // Output meant for scripts goes to stdout in Kafka's layout; diagnostics go
 // to stderr through log/slog (--log-format text or json). A failing command
 // prints one line, "Error: <reason>", on stderr and exits with status 1, as
 // Kafka's tools do.
+//
+// # storage format
+//
+// format prepares every directory of a node (metadata.log.dir and each of
+// log.dirs) as Kafka's Formatter does (KRAFT.md §7.7): bootstrap.checkpoint
+// with the FeatureLevelRecords of the release (metadata.version first, the
+// other features with a level above 0 sorted by name, never kraft.version),
+// for a dynamic quorum with initial voters the 0-0 bootstrap snapshot in
+// __cluster_metadata-0, and meta.properties last, so that a present
+// meta.properties marks a complete format. The cluster id must be a Kafka
+// Uuid: 22 base64url characters encoding 16 bytes (24 with "==" padding),
+// neither the zero Uuid nor the metadata topic id; older Kafka releases
+// accepted other strings, which this release refuses, as Kafka 4.x does.
+// --release-version takes a release ("3.9", its newest level) or a level
+// name ("3.9-IV0"), from 3.3-IV3 to 4.3-IV0 (the default).
+//
+// # dump-log and dump-snapshot
+//
+// dump-log prints segments and checkpoints batch by batch in the layout of
+// kafka-dump-log (package internal/dumplog documents it); damage is printed
+// (isvalid: false, the position of a batch whose records cannot be read,
+// invalid bytes at the end) and logged as a warning, and the command still
+// exits 0, as Kafka's does. dump-snapshot verifies a whole checkpoint first
+// and fails with the position of any damage.
 package main
 
 import (
