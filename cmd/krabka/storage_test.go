@@ -443,3 +443,28 @@ func TestFormatUnwritableDirectory(t *testing.T) {
 	}
 	mustFail(t, "check log directory "+n.data1+": stat "+n.data1+"/meta.properties: not a directory", "storage", "format", "-t", testClusterID, "-c", n.props)
 }
+
+// TestFormatBootstrapCheckpointMatchesKafka formats at the release of each
+// sample and compares the dump of our bootstrap.checkpoint with the dump
+// of Kafka's: the same batches, sizes and records, only times and
+// checksums differ.
+func TestFormatBootstrapCheckpointMatchesKafka(t *testing.T) {
+	samples := samplesDir(t)
+	for _, tc := range []struct{ release, sample string }{
+		{"3.7", "kafka37-single-static"},
+		{"3.9", "kafka39-single-logstart"},
+		{"4.1", "kafka41-dynamic-bootstrap-nolog"},
+		{"4.2", "kafka42-single-static"},
+	} {
+		t.Run(tc.sample, func(t *testing.T) {
+			n := newTestNode(t, 1, staticVoters)
+			mustSucceed(t, "storage", "format", "-t", testClusterID, "-c", n.props, "-r", tc.release)
+			ours := maskDump(mustSucceed(t, "dump-log", "--cluster-metadata-decoder", "--files", filepath.Join(n.meta, snapshot.BootstrapFile)).stdout, n.meta)
+			kafkaDir := filepath.Join(samples, tc.sample)
+			kafka := maskDump(mustSucceed(t, "dump-log", "--cluster-metadata-decoder", "--files", filepath.Join(kafkaDir, snapshot.BootstrapFile)).stdout, kafkaDir)
+			if ours != kafka {
+				t.Errorf("our bootstrap.checkpoint:\n%s\nKafka's:\n%s", ours, kafka)
+			}
+		})
+	}
+}
