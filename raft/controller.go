@@ -1,6 +1,7 @@
 package raft
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -269,6 +270,7 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 	c.wg.Go(func() {
 		defer close(c.done)
 		c.runErr = e.run(runCtx)
+		e.pub.subs.closeAll(cmp.Or(c.runErr, ErrShuttingDown))
 	})
 	rc.logger.LogAttrs(ctx, slog.LevelInfo, "controller started",
 		slog.String(logKeyAddr, srv.Addr().String()), slog.Int(logKeyEpoch, int(ps.Epoch)),

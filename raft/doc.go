@@ -27,10 +27,13 @@
 // leadership first, then stops every goroutine and releases the port and
 // the directory.
 //
+// [Controller.Subscribe] delivers every image the node publishes, in
+// order; a reader that falls further behind than its buffer is cut off
+// with [ErrSlowSubscriber], so the engine never waits for one.
+//
 // Every node takes KIP-630 snapshots of its image and compacts its log
 // behind them; a follower that fell behind the leader's log start installs
 // the leader's snapshot. An idle leader appends NoOpRecords (KIP-835).
 //
-// Not yet: dynamic voters (kraft.version 1), observers, image
-// subscriptions, metrics.
+// Not yet: dynamic voters (kraft.version 1), observers, metrics.
 package raft

@@ -84,6 +84,14 @@ type submission struct {
 type publishedState struct {
 	quorum atomic.Pointer[QuorumState]
 	image  atomic.Pointer[metadata.Image]
+	// subs are the image subscriptions; publishImage feeds them.
+	subs subscribers
+}
+
+// publishImage makes img the current image and hands it to every
+// subscription, in publication order.
+func (p *publishedState) publishImage(img *metadata.Image) {
+	p.subs.publish(img, p.image.Store)
 }
 
 // engine is the single goroutine that owns the consensus core, the log
@@ -883,7 +891,7 @@ func (e *engine) applyCommitted() error {
 		}
 	}
 	if e.applied != start {
-		e.pub.image.Store(e.delta.Apply())
+		e.pub.publishImage(e.delta.Apply())
 	}
 	done := 0
 	for _, w := range e.waiters {

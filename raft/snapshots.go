@@ -127,7 +127,7 @@ func (e *engine) loadImage(id snapshot.ID) error {
 	e.applied = kraft.Offset(id.EndOffset)
 	e.snap.appliedBytes = 0
 	e.snap.atBoundary = false
-	e.pub.image.Store(delta.Apply())
+	e.pub.publishImage(delta.Apply())
 	e.logger.LogAttrs(context.Background(), slog.LevelInfo, "loaded snapshot", slog.String(logKeySnapshotID, id.String()))
 	return nil
 }
