@@ -42,8 +42,9 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "krabka",
 		Short: "A Kafka-compatible KRaft metadata quorum",
 		Long: "krabka runs and administers a KRaft metadata quorum that Kafka's brokers\n" +
-			"and tools talk to. Its subcommands mirror Kafka's kafka-storage and\n" +
-			"kafka-dump-log tools.",
+			"and tools talk to. Its subcommands mirror Kafka's tools: storage\n" +
+			"(kafka-storage), server-start (kafka-server-start), dump-log\n" +
+			"(kafka-dump-log); dump-snapshot and dev are its own.",
 		Version:       buildVersion(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
