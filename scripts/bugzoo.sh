@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Bug zoo gate (RELIABILITY.md §6). Each zoo entry is a real bug other
 # systems shipped, re-injected into the consensus core behind the build tag
-# bugzoo_<id> (internal/kraft/bugzoo.go). For every entry this script runs
+# bugzoo_<id> (internal/kraft/bugzoo.go; Z1 and Z3, which break the
+# runtime's durability contract, in the simulator's driver:
+# internal/sim/bugzoo_*.go). For every entry this script runs
 # the tests that must catch it, built with that tag, and requires each of
 # them to FAIL, naming the invariant it guards. It exits non-zero if any
 # zoo build passes a catching test, or fails it for another reason (a
@@ -37,6 +39,8 @@ SFLAGS="-seeds=$SIM_SEEDS -steps=$SIM_STEPS"
 # seeds and TestExhaustive pass with bugzoo_z8). TestExhaustive is not in
 # this gate: within its bounds it catches Z15 and Z17 only.
 CHECKS=$(cat <<EOF
+z1|$SIM|^TestSim\$|$SFLAGS|C3/C5/C6/G1/K1 appends acknowledged before fsync (KAFKA-10533)|(C2 high watermark monotonic|C3 high watermark durable on a majority|C5 committed prefix immutable|C6 leader completeness|C7 no truncation below the high watermark|G1 log matching|K1 acknowledged proposals survive):
+z3|$SIM|^TestSim\$|$SFLAGS|E2/E1/E3 vote sent before it is durable|(E1 election safety|E2 one durable vote per voter per epoch|E3 durable epoch never goes back):
 z4|$KRAFT|^TestCheckQuorumResignsLeader\$|$KFLAGS|E6 check-quorum (KAFKA-15489)|want Resigned
 z4|$SIM|^TestSim\$|$SFLAGS|E6 check-quorum|E6 check-quorum
 z8|$KRAFT|^TestFollowerNeverTruncatesBelowHighWatermark\$|$KFLAGS|C7 no truncation below the high watermark (KAFKA-12460)|C7: follower with high watermark
@@ -56,7 +60,7 @@ EOF
 
 entries=("$@")
 if [ ${#entries[@]} -eq 0 ]; then
-  entries=(z4 z8 z13 z15 z16 z17)
+  entries=(z1 z3 z4 z8 z13 z15 z16 z17)
 fi
 
 out=$(mktemp -d)

@@ -249,7 +249,13 @@ func (c *cluster) start(n *simNode) error {
 // crash stops n: the core and everything in memory are gone; the durable
 // quorum state and the durable log image stay.
 func (c *cluster) crash(n *simNode) {
-	switch c.mutation {
+	// The mutations rewrite the in-memory log and quorum state; a node on a
+	// simulated disk keeps exactly what its store recovers instead.
+	mut := c.mutation
+	if n.disk != nil {
+		mut = 0
+	}
+	switch mut {
 	case mutVoteNotDurable:
 		n.qs = n.prevQS
 	case mutAppendNotDurable:

@@ -360,6 +360,9 @@ func (w *world) run() error {
 	}
 	w.cluster = c
 	c.mutation = w.opts.mutation
+	if c.mutation == 0 {
+		c.mutation = zooMutation
+	}
 	c.trace = w.tracef
 	c.send = w.sendMsg
 	c.maxFetch = 1 + w.rng.IntN(4)
