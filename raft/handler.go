@@ -53,6 +53,8 @@ func (h *handler) Serve(ctx context.Context, req *transport.Request, reply *tran
 		h.describeQuorum(ctx, body, reply)
 	case *kmsg.AddRaftVoterRequest, *kmsg.RemoveRaftVoterRequest, *kmsg.UpdateRaftVoterRequest:
 		h.serveVoterRPC(ctx, body, reply)
+	case *kmsg.DescribeClusterRequest:
+		reply.Send(h.describeCluster(body))
 	default:
 		e.logger.LogAttrs(ctx, slog.LevelDebug, "request not served by this controller; closing the connection",
 			slog.Int(logKeyAPIKey, int(req.Body.Key())))
@@ -201,4 +203,25 @@ func featureState(img *metadata.Image) wire.FeatureState {
 		fs.Finalized = append(fs.Finalized, wire.FinalizedFeature{Name: name, Level: level})
 	}
 	return fs
+}
+
+// describeCluster answers DescribeCluster (KIP-919) for an admin client
+// bootstrapping to the controllers: the cluster id, the voters of
+// controller.quorum.voters with their endpoints, and the leader this node
+// knows as the controller id. Kafka lists the controllers registered in
+// the metadata image (RegisterControllerRecord); Krabka's controllers do
+// not register, and its quorum is the static voter set, so the voters
+// stand in for the registrations. There is no authorizer, so ALTER on
+// CLUSTER is granted.
+func (h *handler) describeCluster(req *kmsg.DescribeClusterRequest) *kmsg.DescribeClusterResponse {
+	c := h.c
+	nodes := make([]wire.ClusterNode, 0, len(c.rc.voters))
+	for _, v := range c.rc.voters {
+		nodes = append(nodes, wire.ClusterNode{ID: int32(v.ID), Host: v.Host, Port: int32(v.Port)})
+	}
+	leader := int32(-1)
+	if q := c.eng.pub.quorum.Load(); q != nil { // nil before the engine's first publication
+		leader = int32(q.LeaderID)
+	}
+	return wire.AnswerDescribeCluster(req, c.eng.clusterID, leader, nodes)
 }

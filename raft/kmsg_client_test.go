@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
@@ -16,14 +17,15 @@ import (
 	"github.com/krabka-go/krabka/metadata"
 )
 
-// newKgoClient returns a franz-go client seeded with addr, its Fetch
-// version capped at fetchMax (0: no cap beyond what both sides support).
-func newKgoClient(t *testing.T, addr string, fetchMax int16) *kgo.Client {
+// newKgoClient returns a franz-go client seeded with addr, the version of
+// the API key in capKey capped at capMax (capKey < 0: no cap beyond what
+// both sides support).
+func newKgoClient(t *testing.T, addr string, capKey, capMax int16) *kgo.Client {
 	t.Helper()
 	opts := []kgo.Opt{kgo.SeedBrokers(addr)}
-	if fetchMax > 0 {
+	if capKey >= 0 {
 		v := kversion.Tip()
-		v.SetMaxKeyVersion(wire.KeyFetch, fetchMax)
+		v.SetMaxKeyVersion(capKey, capMax)
 		opts = append(opts, kgo.MaxVersions(v))
 	}
 	cl, err := kgo.NewClient(opts...)
@@ -115,7 +117,7 @@ func TestKmsgClient(t *testing.T) {
 	res := submit(t, c.node(leader), submitted[1:]...)
 	c.waitApplied(res.LastOffset + 1)
 	addr := c.node(leader).Addr().String()
-	cl := newKgoClient(t, addr, 0)
+	cl := newKgoClient(t, addr, -1, 0)
 	broker := cl.SeedBrokers()[0]
 
 	// ApiVersions: every row of the version table, nothing else.
@@ -173,7 +175,7 @@ func TestKmsgClient(t *testing.T) {
 	}
 	for _, version := range []int16{17, 18} {
 		t.Run(fmt.Sprintf("FetchV%d", version), func(t *testing.T) {
-			cl := newKgoClient(t, addr, version)
+			cl := newKgoClient(t, addr, wire.KeyFetch, version)
 			var values [][]byte
 			var offsets []int64
 			var leaderChanges []*control.LeaderChangeMessage
@@ -247,5 +249,56 @@ func TestKmsgClient(t *testing.T) {
 				t.Errorf("LeaderChange records of epoch %d = %+v, want one naming leader %d and 3 voters", qp.LeaderEpoch, leaderChanges, leader)
 			}
 		})
+	}
+}
+
+// TestKmsgDescribeCluster: an admin client bootstrapping to the
+// controllers (KIP-919) sends DescribeCluster with the controller
+// endpoint type to any voter and learns the cluster id, the leader as
+// controller id and every voter's endpoint; the broker endpoint type is
+// refused as Kafka's controller refuses it.
+func TestKmsgDescribeCluster(t *testing.T) {
+	const clusterID = "MkU3OEVBNTcwNTJENDM2Qg"
+	c := newFormattedCluster(t, 3, clusterID)
+	leader := c.leader()
+	for id := NodeID(1); id <= 3; id++ {
+		for _, version := range []int16{1, 2} {
+			cl := newKgoClient(t, c.node(id).Addr().String(), wire.KeyDescribeCluster, version)
+			req := kmsg.NewPtrDescribeClusterRequest()
+			req.EndpointType = wire.EndpointTypeController
+			req.IncludeClusterAuthorizedOperations = true
+			resp, err := req.RequestWith(t.Context(), cl.SeedBrokers()[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Version != version {
+				t.Fatalf("DescribeCluster went out at v%d, want v%d", resp.Version, version)
+			}
+			if resp.ErrorCode != 0 || resp.EndpointType != wire.EndpointTypeController || resp.ClusterID != clusterID ||
+				NodeID(resp.ControllerID) != leader || resp.ClusterAuthorizedOperations != wire.ClusterAuthorizedOperationsAll {
+				t.Errorf("node %d: DescribeCluster v%d = error %d, endpoint type %d, cluster %q, controller %d, operations %d; want 0, 2, %q, %d, %d",
+					id, resp.Version, resp.ErrorCode, resp.EndpointType, resp.ClusterID, resp.ControllerID, resp.ClusterAuthorizedOperations,
+					clusterID, leader, wire.ClusterAuthorizedOperationsAll)
+			}
+			if len(resp.Brokers) != 3 {
+				t.Fatalf("node %d: DescribeCluster lists %+v, want the 3 voters", id, resp.Brokers)
+			}
+			for i, b := range resp.Brokers {
+				want := c.cfgs[i].QuorumVoters[i]
+				if NodeID(b.NodeID) != want.ID || b.Host != want.Host || b.Port != int32(want.Port) || b.Rack != nil || b.IsFenced {
+					t.Errorf("node %d: DescribeCluster node %d = %+v, want voter %+v", id, i, b, want)
+				}
+			}
+		}
+	}
+
+	cl := newKgoClient(t, c.node(leader).Addr().String(), -1, 0)
+	req := kmsg.NewPtrDescribeClusterRequest() // EndpointType defaults to brokers
+	resp, err := req.RequestWith(t.Context(), cl.SeedBrokers()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ErrorCode != kerr.MismatchedEndpointType.Code || resp.ErrorMessage == nil || len(resp.Brokers) != 0 {
+		t.Errorf("DescribeCluster for brokers = error %d %v, %d nodes; want MISMATCHED_ENDPOINT_TYPE and none", resp.ErrorCode, resp.ErrorMessage, len(resp.Brokers))
 	}
 }
