@@ -1,0 +1,210 @@
+package raft
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/krabka-go/krabka/internal/recordbatch"
+	"github.com/krabka-go/krabka/internal/sharedtest"
+	"github.com/krabka-go/krabka/internal/snapshot"
+	"github.com/krabka-go/krabka/internal/vfs"
+	"github.com/krabka-go/krabka/metadata"
+)
+
+// referenceImage builds, without the runtime, the image a Kafka metadata
+// directory holds: the snapshot named snap (none if empty), then every
+// record of the segment file segment after it, replayed into a fresh
+// delta (a record the image rejects is skipped, as the engine does).
+func referenceImage(t *testing.T, dir, snap, segment string) *metadata.Image {
+	t.Helper()
+	delta := metadata.NewDelta(metadata.EmptyImage())
+	next := int64(0)
+	if snap != "" {
+		r, err := snapshot.Open(vfs.OS(), filepath.Join(dir, snap), snapshot.ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		var recs []metadata.Record
+		for r.Next() {
+			b := r.Batch()
+			for i := range b.Records {
+				rec, err := metadata.Decode(b.Records[i].Value)
+				if err != nil {
+					t.Fatalf("snapshot %s: %v", snap, err)
+				}
+				recs = append(recs, rec)
+			}
+		}
+		if err := r.Err(); err != nil {
+			t.Fatal(err)
+		}
+		id := r.ID()
+		if err := delta.ReplaySnapshot(recs, id.EndOffset-1, id.Epoch); err != nil {
+			t.Fatalf("snapshot %s: %v", snap, err)
+		}
+		next = id.EndOffset
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, segment))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dec recordbatch.Decoder
+	it := recordbatch.NewIterator(&dec, raw)
+	for it.Next() {
+		b := it.Batch()
+		if b.IsControl() {
+			continue
+		}
+		for i := range b.Records {
+			off := b.RecordOffset(&b.Records[i])
+			if off < next {
+				continue
+			}
+			rec, err := metadata.Decode(b.Records[i].Value)
+			if err == nil {
+				err = delta.Replay(rec, off, b.PartitionLeaderEpoch)
+			}
+			if err != nil {
+				if err := delta.Skip(off, b.PartitionLeaderEpoch); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	if err := it.Err(); err != nil {
+		t.Fatalf("segment %s: %v", segment, err)
+	}
+	return delta.Apply()
+}
+
+// imageBytes encodes every record of img's snapshot form: two images are
+// equal exactly when these are.
+func imageBytes(t *testing.T, img *metadata.Image) [][]byte {
+	t.Helper()
+	var out [][]byte
+	for rec := range img.SnapshotRecords() {
+		b, err := metadata.Encode(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// TestStartOnKafkaDirectory: a controller started on a copy of a
+// single-node Kafka metadata directory (node 1, the single static voter,
+// the cluster id of its meta.properties) recovers the log and its latest
+// snapshot, replays everything into an image equal to one built from the
+// earliest snapshot and the whole log, becomes leader in a later epoch
+// than Kafka's last and commits a new change on top.
+func TestStartOnKafkaDirectory(t *testing.T) {
+	for _, tc := range []struct {
+		sample     string
+		clusterID  string
+		refSnap    string // the snapshot the reference image starts from
+		segment    string
+		lastOffset int64 // the last offset Kafka wrote
+		lastEpoch  int32
+		topics     []string // when known from the sample's README
+		partitions int
+	}{
+		{
+			sample: "kafka42-single-static", clusterID: "O8k6g0O7QDSqS56devRlew",
+			segment: "00000000000000000000.log", lastOffset: 16955, lastEpoch: 3,
+			topics: []string{"__consumer_offsets", "streaming-events"}, partitions: 53,
+		},
+		{
+			sample: "kafka39-single-logstart", clusterID: "MkU3OEVBNTcwNTJENDM2Qk",
+			refSnap: "00000000000000128356-0000000020.checkpoint",
+			segment: "00000000000000128356.log", lastOffset: 149994, lastEpoch: 21,
+		},
+	} {
+		t.Run(tc.sample, func(t *testing.T) {
+			logDir := t.TempDir()
+			if err := os.CopyFS(logDir, os.DirFS(filepath.Join(sharedtest.Dir(t, "kafka-samples"), tc.sample))); err != nil {
+				t.Fatal(err)
+			}
+			partDir := filepath.Join(logDir, PartitionDirName)
+			want := referenceImage(t, partDir, tc.refSnap, tc.segment)
+			if tc.topics != nil {
+				var names []string
+				for name := range want.Topics().Names() {
+					names = append(names, name)
+				}
+				if len(names) != len(tc.topics) || names[0] != tc.topics[0] || names[1] != tc.topics[1] || want.Topics().NumPartitions() != tc.partitions {
+					t.Fatalf("the sample's log holds topics %v with %d partitions, want %v with %d", names, want.Topics().NumPartitions(), tc.topics, tc.partitions)
+				}
+			}
+
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			node, err := Start(ctx, ForTests(1, logDir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			stop := func(node *Controller) {
+				sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer scancel()
+				if err := node.Shutdown(sctx); err != nil {
+					t.Errorf("Shutdown: %v", err)
+				}
+			}
+			defer func() { stop(node) }()
+			if node.eng.clusterID != tc.clusterID {
+				t.Errorf("cluster id %q, want %q from meta.properties", node.eng.clusterID, tc.clusterID)
+			}
+			waitFor(t, "leadership and the whole log applied", func() bool {
+				st := node.QuorumState()
+				return st.Role == RoleLeader && st.AppliedOffset > tc.lastOffset+1
+			})
+			st := node.QuorumState()
+			if st.Epoch <= tc.lastEpoch || st.LeaderID != 1 {
+				t.Errorf("leader %d in epoch %d, want node 1 in an epoch after Kafka's %d", st.LeaderID, st.Epoch, tc.lastEpoch)
+			}
+			got := node.CurrentImage()
+			if got.Offset() != want.Offset() || got.Topics().Len() != want.Topics().Len() || got.Topics().NumPartitions() != want.Topics().NumPartitions() {
+				t.Fatalf("image at offset %d with %d topics and %d partitions, want offset %d, %d and %d",
+					got.Offset(), got.Topics().Len(), got.Topics().NumPartitions(), want.Offset(), want.Topics().Len(), want.Topics().NumPartitions())
+			}
+			t.Logf("leader in epoch %d; image at offset %d (epoch %d): %d topics, %d partitions, metadata.version %d",
+				st.Epoch, got.Offset(), got.Epoch(), got.Topics().Len(), got.Topics().NumPartitions(), got.Features().MetadataVersion())
+			gb, wb := imageBytes(t, got), imageBytes(t, want)
+			if len(gb) != len(wb) {
+				t.Fatalf("image has %d records, the reference %d", len(gb), len(wb))
+			}
+			for i := range gb {
+				if !bytes.Equal(gb[i], wb[i]) {
+					t.Fatalf("image record %d differs from the reference", i)
+				}
+			}
+
+			res := submit(t, node, topicRecord("after-kafka"))
+			if res.Offset <= tc.lastOffset || res.Epoch != st.Epoch {
+				t.Errorf("new change at offset %d in epoch %d, want past %d in epoch %d", res.Offset, res.Epoch, tc.lastOffset, st.Epoch)
+			}
+			if _, ok := node.CurrentImage().Topics().ByName("after-kafka"); !ok || node.CurrentImage().Topics().Len() != want.Topics().Len()+1 {
+				t.Errorf("the new topic is not in the image")
+			}
+
+			// Restarted, the node recovers Kafka's records and its own.
+			stop(node)
+			node, err = Start(ctx, ForTests(1, logDir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "leadership after a restart", func() bool {
+				st := node.QuorumState()
+				return st.Role == RoleLeader && st.AppliedOffset > res.LastOffset
+			})
+			if _, ok := node.CurrentImage().Topics().ByName("after-kafka"); !ok || node.QuorumState().Epoch <= st.Epoch {
+				t.Errorf("after a restart: epoch %d, new topic present %v; want an epoch after %d and the topic", node.QuorumState().Epoch, ok, st.Epoch)
+			}
+		})
+	}
+}
