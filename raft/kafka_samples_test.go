@@ -112,12 +112,17 @@ func TestStartOnKafkaDirectory(t *testing.T) {
 		lastOffset int64 // the last offset Kafka wrote
 		lastEpoch  int32
 		topics     []string // when known from the sample's README
-		partitions int
+		partitions int      // when known from the sample's README
 	}{
 		{
 			sample: "kafka42-single-static", clusterID: "O8k6g0O7QDSqS56devRlew",
 			segment: "00000000000000000000.log", lastOffset: 16955, lastEpoch: 3,
 			topics: []string{"__consumer_offsets", "streaming-events"}, partitions: 53,
+		},
+		{
+			// No snapshot; the log opens with a metadata transaction.
+			sample: "kafka37-single-static", clusterID: "q1w2e3r4t5y6u7i8o9p0",
+			segment: "00000000000000000000.log", lastOffset: 4928, lastEpoch: 1, partitions: 54,
 		},
 		{
 			sample: "kafka39-single-logstart", clusterID: "MkU3OEVBNTcwNTJENDM2Qk",
@@ -132,6 +137,9 @@ func TestStartOnKafkaDirectory(t *testing.T) {
 			}
 			partDir := filepath.Join(logDir, PartitionDirName)
 			want := referenceImage(t, partDir, tc.refSnap, tc.segment)
+			if tc.partitions > 0 && want.Topics().NumPartitions() != tc.partitions {
+				t.Fatalf("the sample's log holds %d partitions, want %d", want.Topics().NumPartitions(), tc.partitions)
+			}
 			if tc.topics != nil {
 				var names []string
 				for name := range want.Topics().Names() {
