@@ -3,6 +3,7 @@ package raft
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -214,5 +215,52 @@ func TestStartOnKafkaDirectory(t *testing.T) {
 				t.Errorf("after a restart: epoch %d, new topic present %v; want an epoch after %d and the topic", node.QuorumState().Epoch, ok, st.Epoch)
 			}
 		})
+	}
+}
+
+// TestStartOnKafkaQuorum: three controllers started on copies of the three
+// nodes of a Kafka 3.5 quorum (static voters 1, 2 and 3; node 1 holds one
+// more batch than the others, the LeaderChange of epoch 190, and node 3 a
+// different snapshot) elect a leader in a later epoch, agree on one image,
+// equal to the one the whole log of node 2 replays into, and commit a new
+// change on every node.
+func TestStartOnKafkaQuorum(t *testing.T) {
+	const lastOffset, lastEpoch = 30637, 190
+	sample := filepath.Join(sharedtest.Dir(t, "kafka-samples"), "kafka35-3node-static")
+	want := referenceImage(t, filepath.Join(sample, "kafka2", PartitionDirName), "", "00000000000000000000.log")
+	c := newTestClusterWith(t, 3, "", func(cfg *Config) {
+		dir := t.TempDir()
+		if err := os.CopyFS(dir, os.DirFS(filepath.Join(sample, fmt.Sprintf("kafka%d", cfg.NodeID)))); err != nil {
+			t.Fatal(err)
+		}
+		cfg.MetadataLogDir = dir
+	})
+	leader := c.leader()
+	if st := c.node(leader).QuorumState(); st.Epoch <= lastEpoch {
+		t.Errorf("leader %d in epoch %d, want an epoch after Kafka's %d", leader, st.Epoch, lastEpoch)
+	}
+	c.waitApplied(lastOffset)
+	wb := imageBytes(t, want)
+	for id := NodeID(1); id <= 3; id++ {
+		got := c.node(id).CurrentImage()
+		if got.Offset() != want.Offset() {
+			t.Fatalf("node %d: image at offset %d, want %d", id, got.Offset(), want.Offset())
+		}
+		gb := imageBytes(t, got)
+		if len(gb) != len(wb) {
+			t.Fatalf("node %d: image has %d records, the reference %d", id, len(gb), len(wb))
+		}
+		for i := range gb {
+			if !bytes.Equal(gb[i], wb[i]) {
+				t.Fatalf("node %d: image record %d differs from the reference", id, i)
+			}
+		}
+	}
+	res := c.submitRetrying(topicRecord("after-kafka"))
+	c.waitApplied(res.LastOffset + 1)
+	for id := NodeID(1); id <= 3; id++ {
+		if _, ok := c.node(id).CurrentImage().Topics().ByName("after-kafka"); !ok {
+			t.Errorf("node %d: the new topic is not in the image", id)
+		}
 	}
 }
