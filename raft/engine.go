@@ -856,7 +856,7 @@ func (e *engine) awaitApplied(s *submission, res SubmitResult) {
 // applyCommitted replays the committed records below the high watermark
 // into the image, publishes it and completes the waiters it covers.
 func (e *engine) applyCommitted() error {
-	start := e.applied
+	replayed := 0
 	for e.applied < e.hw {
 		rr, err := e.log.Read(int64(e.applied), 1<<20)
 		if err != nil {
@@ -877,6 +877,7 @@ func (e *engine) applyCommitted() error {
 						continue
 					}
 					e.replay(r.Value, off, b.PartitionLeaderEpoch)
+					replayed++
 				}
 			}
 			e.applied = min(e.hw, kraft.Offset(b.NextOffset()))
@@ -890,7 +891,9 @@ func (e *engine) applyCommitted() error {
 			return fmt.Errorf("raft: no committed batch at %d below the high watermark %d", e.applied, e.hw)
 		}
 	}
-	if e.applied != start {
+	if replayed > 0 {
+		// Control batches leave the image as it was: no new image for
+		// them, so that subscribers see only images that changed.
 		e.pub.publishImage(e.delta.Apply())
 	}
 	done := 0

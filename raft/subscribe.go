@@ -60,8 +60,9 @@ func (s *Subscription) Close() {
 
 // Subscribe returns a [Subscription] to the metadata images this node
 // applies: the current image first, then each image the engine publishes
-// after it (one per applied batch of committed records, or per loaded
-// snapshot). buffer bounds how many images wait for the reader
+// after it (one per run of committed metadata records it applies at once,
+// and one per snapshot it loads; control records such as LeaderChange
+// change no image, so they publish none). buffer bounds how many images wait for the reader
 // ([DefaultSubscriptionBuffer] if buffer <= 0); a reader that lets more
 // accumulate is cut off with [ErrSlowSubscriber].
 //
