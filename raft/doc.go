@@ -35,5 +35,12 @@
 // behind them; a follower that fell behind the leader's log start installs
 // the leader's snapshot. An idle leader appends NoOpRecords (KIP-835).
 //
+// Besides the quorum's own RPCs, the listener answers Kafka's admin
+// clients: ApiVersions, DescribeQuorum (on the leader) and DescribeCluster
+// with the controller endpoint type (KIP-919: the voters' endpoints and
+// the leader as controller id). A directory written by a Kafka controller
+// (its log, snapshots, quorum-state and meta.properties) can be started
+// as it is.
+//
 // Not yet: dynamic voters (kraft.version 1), observers, metrics.
 package raft
