@@ -39,8 +39,8 @@
 // clients: ApiVersions, DescribeQuorum (on the leader) and DescribeCluster
 // with the controller endpoint type (KIP-919: the voters' endpoints and
 // the leader as controller id). A directory written by a Kafka controller
-// (its log, snapshots, quorum-state and meta.properties) can be started
-// as it is.
+// of a static quorum (kraft.version 0: its log, snapshots, quorum-state
+// and meta.properties) can be started as it is.
 //
 // Not yet: dynamic voters (kraft.version 1), observers, metrics.
 package raft
