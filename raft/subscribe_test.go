@@ -188,3 +188,40 @@ func TestSubscribeEnds(t *testing.T) {
 		t.Errorf("Subscribe with an ended context = %v, want context.Canceled", err)
 	}
 }
+
+// TestSubscribeSkipsControlBatches: a leader change commits a
+// LeaderChange control batch, which changes no image, so a subscriber on
+// a surviving node receives nothing for it; the next change arrives as
+// the next image.
+func TestSubscribeSkipsControlBatches(t *testing.T) {
+	c := newTestCluster(t, 3)
+	leader := c.leader()
+	res := submit(t, c.node(leader), metadataVersionRecord())
+	c.waitApplied(res.LastOffset + 1)
+	watcher := c.follower(leader)
+	s, err := c.node(watcher).Subscribe(t.Context(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if img := nextImage(t, s); img.Offset() != res.LastOffset {
+		t.Fatalf("first image at offset %d, want %d", img.Offset(), res.LastOffset)
+	}
+
+	c.stop(leader)
+	next := c.leader()
+	epoch := c.node(next).QuorumState().Epoch
+	waitFor(t, "the new epoch's LeaderChange to be applied", func() bool {
+		return c.node(watcher).QuorumState().AppliedOffset > res.LastOffset+1
+	})
+	select {
+	case img := <-s.Images():
+		t.Fatalf("image at offset %d published for the LeaderChange of epoch %d", img.Offset(), epoch)
+	default:
+	}
+	after := c.submitRetrying(topicRecord("after-election"))
+	img := nextImage(t, s)
+	if img.Offset() != after.LastOffset || img.Epoch() != after.Epoch {
+		t.Errorf("next image at offset %d epoch %d, want %d epoch %d", img.Offset(), img.Epoch(), after.LastOffset, after.Epoch)
+	}
+}
