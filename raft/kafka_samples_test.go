@@ -3,9 +3,12 @@ package raft
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -262,5 +265,31 @@ func TestStartOnKafkaQuorum(t *testing.T) {
 		if _, ok := c.node(id).CurrentImage().Topics().ByName("after-kafka"); !ok {
 			t.Errorf("node %d: the new topic is not in the image", id)
 		}
+	}
+}
+
+// TestStartRefusesDynamicKafkaDirectory: the latest snapshot of a Kafka
+// 4.1 directory formatted with --standalone holds kraft.version 1 and its
+// voter set; a runtime that runs static voter sets only refuses to start
+// on it rather than count votes against controller.quorum.voters, and
+// leaves the directory unlocked.
+func TestStartRefusesDynamicKafkaDirectory(t *testing.T) {
+	logDir := t.TempDir()
+	if err := os.CopyFS(logDir, os.DirFS(filepath.Join(sharedtest.Dir(t, "kafka-samples"), "kafka41-dynamic-bootstrap-nolog"))); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the second attempt finds the directory unlocked
+		node, err := Start(t.Context(), ForTests(1, logDir))
+		if err == nil {
+			_ = node.Shutdown(t.Context())
+			t.Fatal("Start on a kraft.version 1 directory succeeded")
+		}
+		if !strings.Contains(err.Error(), "kraft.version 1") {
+			t.Errorf("Start = %v, want an error naming kraft.version 1", err)
+		}
+	}
+	// The log was not restarted at the refused snapshot.
+	if _, err := os.Stat(filepath.Join(logDir, PartitionDirName, "00000000000000007206.log")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a segment at the refused snapshot's offset exists (%v)", err)
 	}
 }

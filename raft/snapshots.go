@@ -83,6 +83,11 @@ func (e *engine) loadSnapshots() error {
 	e.log.SetEarliestSnapshot(toStoreID(snaps[0].ID))
 	e.log.SetLatestSnapshot(toStoreID(latest))
 	e.snap.latest, e.snap.hasLatest = latest, true
+	// The image first: a snapshot this node refuses leaves the log as it
+	// was.
+	if err := e.loadImage(latest); err != nil {
+		return err
+	}
 	if e.log.LogEndOffset() < latest.EndOffset || e.log.LogStartOffset() > latest.EndOffset {
 		// The log is behind the snapshot (or has a gap after it): it
 		// restarts at the snapshot, as Kafka's truncateToLatestSnapshot.
@@ -93,7 +98,7 @@ func (e *engine) loadSnapshots() error {
 			return fmt.Errorf("raft: fsync log: %w", err)
 		}
 	}
-	return e.loadImage(latest)
+	return nil
 }
 
 // loadImage replaces the image with the content of snapshot id and makes
@@ -104,6 +109,12 @@ func (e *engine) loadImage(id snapshot.ID) error {
 		return fmt.Errorf("raft: open snapshot %s: %w", id, err)
 	}
 	defer func() { _ = r.Close() }()
+	if v := r.Header().KRaftVersion; v > 0 {
+		// The voter set is in the log (KIP-853), and a node that took
+		// controller.quorum.voters instead would count votes and commits
+		// against the wrong set.
+		return fmt.Errorf("raft: snapshot %s is of a dynamic quorum (kraft.version %d); this runtime runs static voter sets (kraft.version 0) only", id, v)
+	}
 	delta := metadata.NewDelta(metadata.EmptyImage())
 	var recs []metadata.Record
 	for r.Next() {
