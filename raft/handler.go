@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -54,7 +55,7 @@ func (h *handler) Serve(ctx context.Context, req *transport.Request, reply *tran
 	case *kmsg.AddRaftVoterRequest, *kmsg.RemoveRaftVoterRequest, *kmsg.UpdateRaftVoterRequest:
 		h.serveVoterRPC(ctx, body, reply)
 	case *kmsg.DescribeClusterRequest:
-		reply.Send(h.describeCluster(body))
+		reply.Send(h.describeCluster(body, req.Conn.LocalAddr))
 	default:
 		e.logger.LogAttrs(ctx, slog.LevelDebug, "request not served by this controller; closing the connection",
 			slog.Int(logKeyAPIKey, int(req.Body.Key())))
@@ -213,11 +214,19 @@ func featureState(img *metadata.Image) wire.FeatureState {
 // not register, and its quorum is the static voter set, so the voters
 // stand in for the registrations. There is no authorizer, so ALTER on
 // CLUSTER is granted.
-func (h *handler) describeCluster(req *kmsg.DescribeClusterRequest) *kmsg.DescribeClusterResponse {
+func (h *handler) describeCluster(req *kmsg.DescribeClusterRequest, local net.Addr) *kmsg.DescribeClusterResponse {
 	c := h.c
 	nodes := make([]wire.ClusterNode, 0, len(c.rc.voters))
 	for _, v := range c.rc.voters {
-		nodes = append(nodes, wire.ClusterNode{ID: int32(v.ID), Host: v.Host, Port: int32(v.Port)})
+		n := wire.ClusterNode{ID: int32(v.ID), Host: v.Host, Port: int32(v.Port)}
+		if v.ID == NodeID(c.rc.id) && v.Port == 0 {
+			// A node started with port 0 (ForTests) names the port the
+			// request reached, the only one a client can use.
+			if a, ok := local.(*net.TCPAddr); ok {
+				n.Port = int32(a.Port)
+			}
+		}
+		nodes = append(nodes, n)
 	}
 	leader := int32(-1)
 	if q := c.eng.pub.quorum.Load(); q != nil { // nil before the engine's first publication

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"net"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -300,5 +301,23 @@ func TestKmsgDescribeCluster(t *testing.T) {
 	}
 	if resp.ErrorCode != kerr.MismatchedEndpointType.Code || resp.ErrorMessage == nil || len(resp.Brokers) != 0 {
 		t.Errorf("DescribeCluster for brokers = error %d %v, %d nodes; want MISMATCHED_ENDPOINT_TYPE and none", resp.ErrorCode, resp.ErrorMessage, len(resp.Brokers))
+	}
+}
+
+// TestKmsgDescribeClusterSingleNode: a single node configured with port 0
+// (ForTests) lists itself at the port it is bound to.
+func TestKmsgDescribeClusterSingleNode(t *testing.T) {
+	c := newTestCluster(t, 1)
+	node := c.node(c.leader())
+	cl := newKgoClient(t, node.Addr().String(), -1, 0)
+	req := kmsg.NewPtrDescribeClusterRequest()
+	req.EndpointType = wire.EndpointTypeController
+	resp, err := req.RequestWith(t.Context(), cl.SeedBrokers()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := int32(node.Addr().(*net.TCPAddr).Port)
+	if resp.ErrorCode != 0 || resp.ControllerID != 1 || len(resp.Brokers) != 1 || resp.Brokers[0].Port != port {
+		t.Errorf("DescribeCluster = error %d, controller %d, nodes %+v; want node 1 at port %d", resp.ErrorCode, resp.ControllerID, resp.Brokers, port)
 	}
 }
