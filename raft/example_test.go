@@ -76,6 +76,58 @@ func Example() {
 	// my-topic-2 leader 1 replicas [1]
 }
 
+// A subscription sees every image the controller publishes, in order,
+// starting with the current one.
+func ExampleController_Subscribe() {
+	dir, err := os.MkdirTemp("", "krabka-example-")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	controller, err := raft.Start(ctx, raft.ForTests(1, dir))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer controller.Shutdown(ctx)
+
+	sub, err := controller.Subscribe(ctx, 0)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sub.Close()
+
+	mv := metadata.NewFeatureLevelRecord()
+	mv.Name, mv.FeatureLevel = metadata.FeatureMetadataVersion, metadata.MaxMetadataVersion
+	topic := metadata.NewTopicRecord()
+	topic.Name = "orders"
+	_, _ = rand.Read(topic.TopicId[:])
+	for _, rec := range []metadata.Record{mv, topic} {
+		if err := submit(ctx, controller, rec); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	for img := range sub.Images() {
+		var names []string
+		for name := range img.Topics().Names() {
+			names = append(names, name)
+		}
+		fmt.Printf("metadata.version set: %v, topics %v\n", img.Features().MetadataVersion() != 0, names)
+		if len(names) > 0 {
+			break
+		}
+	}
+	// Output:
+	// metadata.version set: false, topics []
+	// metadata.version set: true, topics []
+	// metadata.version set: true, topics [orders]
+}
+
 // submit commits records, retrying while the node has not yet elected
 // itself (a fresh node starts without a leader).
 func submit(ctx context.Context, c *raft.Controller, records ...metadata.Record) error {
