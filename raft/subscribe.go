@@ -44,8 +44,8 @@ func (s *Subscription) Images() <-chan *metadata.Image { return s.c }
 // of the context given to Subscribe, [ErrShuttingDown] when the
 // controller stopped (or the error that stopped its engine), or
 // [context.Canceled] after [Subscription.Close]. It returns nil while the
-// subscription is running. Images still buffered when it ended can be
-// read from [Subscription.Images] until it is closed.
+// subscription is running. Images queued before it ended are still
+// received from [Subscription.Images] before the channel reports closed.
 func (s *Subscription) Err() error {
 	s.hub.mu.Lock()
 	defer s.hub.mu.Unlock()
@@ -60,11 +60,12 @@ func (s *Subscription) Close() {
 
 // Subscribe returns a [Subscription] to the metadata images this node
 // applies: the current image first, then each image the engine publishes
-// after it (one per run of committed metadata records it applies at once,
-// and one per snapshot it loads; control records such as LeaderChange
-// change no image, so they publish none). buffer bounds how many images wait for the reader
-// ([DefaultSubscriptionBuffer] if buffer <= 0); a reader that lets more
-// accumulate is cut off with [ErrSlowSubscriber].
+// after it (one per run of committed metadata records it applies at
+// once, and one per snapshot it loads; control records such as
+// LeaderChange change no image, so they publish none). buffer bounds how
+// many images wait for the reader ([DefaultSubscriptionBuffer] if buffer
+// <= 0); a reader that lets more accumulate is cut off with
+// [ErrSlowSubscriber].
 //
 // The subscription ends when ctx ends, when [Subscription.Close] is
 // called or when the controller stops; no goroutine is left behind.
