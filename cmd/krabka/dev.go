@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -26,9 +27,14 @@ const maxDevNodes = 9
 
 // devOptions are the flags of "krabka dev".
 type devOptions struct {
-	nodes int
-	dir   string
+	nodes   int
+	dir     string
+	verbose bool
 }
+
+// devPollInterval is how often krabka dev reads its nodes' quorum state
+// to report leader, epoch and high-watermark changes.
+const devPollInterval = 200 * time.Millisecond
 
 // newDevCommand builds "krabka dev": a live local quorum for trying
 // Kafka's tools against.
@@ -42,7 +48,13 @@ func newDevCommand(a *app) *cobra.Command {
 			"under --dir (a new temporary directory by default), and runs them until\n" +
 			"SIGINT or SIGTERM. Running it again with the same --dir restarts the same\n" +
 			"cluster. The quorum, the directory and the bootstrap servers are printed\n" +
-			"on stdout.",
+			"on stdout, followed by one line whenever the leader, the epoch or the\n" +
+			"high watermark changes:\n\n" +
+			"  leader=3 epoch=1 high_watermark=12\n\n" +
+			"The nodes log warnings and errors on stderr; --verbose adds their INFO\n" +
+			"messages (elections, snapshots, connections). On SIGINT or SIGTERM the\n" +
+			"leader stops first, resigning to followers that are still up, then the\n" +
+			"other nodes stop; a line \"stopped node=N\" is printed for each.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -52,6 +64,7 @@ func newDevCommand(a *app) *cobra.Command {
 	}
 	cmd.Flags().IntVar(&o.nodes, "nodes", 3, "number of controllers, 1 to "+strconv.Itoa(maxDevNodes))
 	cmd.Flags().StringVar(&o.dir, "dir", "", "directory for the nodes' files (default: a new temporary directory)")
+	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "log the nodes' INFO messages on stderr, not only warnings and errors")
 	return cmd
 }
 
@@ -114,7 +127,15 @@ func runDev(ctx context.Context, a *app, o devOptions) error {
 		}
 		clusterID = u.String()
 	}
-	quiet := &app{stdout: a.stderr, stderr: a.stderr, log: a.log}
+	level := slog.LevelWarn
+	if o.verbose {
+		level = slog.LevelInfo
+	}
+	nodeLog, err := newLeveledLogger(a.logFormat, a.stderr, level)
+	if err != nil {
+		return err
+	}
+	quiet := &app{stdout: a.stderr, stderr: a.stderr, log: nodeLog}
 	// Cancelling a node's context stops it abruptly, so it is cancelled
 	// only after the graceful Shutdown (defers run last-in first-out).
 	nodeCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -123,8 +144,9 @@ func runDev(ctx context.Context, a *app, o devOptions) error {
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 		defer cancel()
-		for _, c := range nodes {
-			_ = c.Shutdown(sctx) // each node logs its own shutdown problems
+		for _, i := range shutdownOrder(nodes) {
+			_ = nodes[i].Shutdown(sctx) // each node logs its own shutdown problems
+			fmt.Fprintf(a.stdout, "stopped node=%d\n", i+1)
 		}
 	}()
 	var props []string
@@ -151,7 +173,7 @@ func runDev(ctx context.Context, a *app, o devOptions) error {
 		if err != nil {
 			return fmt.Errorf("config %s: %w", path, err)
 		}
-		cfg.Logger = a.log.With("node", id)
+		cfg.Logger = nodeLog.With("node", id)
 		c, err := raft.Start(nodeCtx, cfg)
 		if err != nil {
 			return fmt.Errorf("start node %d: %w", id, err)
@@ -173,10 +195,62 @@ func runDev(ctx context.Context, a *app, o devOptions) error {
 			}
 		}()
 	}
-	select {
-	case <-ctx.Done():
-		return nil
-	case err := <-failed:
-		return err
+	ticker := time.NewTicker(devPollInterval)
+	defer ticker.Stop()
+	var last quorumView
+	for {
+		if v := viewQuorum(nodes); v != last {
+			last = v
+			fmt.Fprintf(a.stdout, "leader=%d epoch=%d high_watermark=%d\n", v.leader, v.epoch, v.highWatermark)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-failed:
+			return err
+		case <-ticker.C:
+		}
 	}
+}
+
+// quorumView is what krabka dev reports of its quorum: the leader (-1
+// when none is known), the newest epoch any node is in and the leader's
+// high watermark (-1 when there is no leader or it has committed nothing
+// in its epoch).
+type quorumView struct {
+	leader        raft.NodeID
+	epoch         int32
+	highWatermark int64
+}
+
+// viewQuorum reads the quorum state of every node. A node that is the
+// leader of the newest epoch gives the leader and its high watermark.
+func viewQuorum(nodes []*raft.Controller) quorumView {
+	v := quorumView{leader: -1, epoch: -1, highWatermark: -1}
+	for _, c := range nodes {
+		st := c.QuorumState()
+		if st.Epoch > v.epoch {
+			v = quorumView{leader: -1, epoch: st.Epoch, highWatermark: -1}
+		}
+		if st.Epoch == v.epoch && st.Role == raft.RoleLeader {
+			v.leader, v.highWatermark = st.LeaderID, st.HighWatermark
+		}
+	}
+	return v
+}
+
+// shutdownOrder returns the indexes of nodes in the order krabka dev
+// stops them: the leaders first (a node that believes it leads an older
+// epoch too), so that each resigns with EndQuorumEpoch to followers that
+// are still running, then the others in node id order.
+func shutdownOrder(nodes []*raft.Controller) []int {
+	var leaders, others []int
+	for i, c := range nodes {
+		if c.QuorumState().Role == raft.RoleLeader {
+			leaders = append(leaders, i)
+		} else {
+			others = append(others, i)
+		}
+	}
+	return append(leaders, others...)
 }

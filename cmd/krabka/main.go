@@ -7,7 +7,7 @@
 //	krabka server-start FILE                 kafka-server-start (controllers)
 //	krabka dump-log --files FILE,...         kafka-dump-log
 //	krabka dump-snapshot FILE                a checkpoint's header, voters and records
-//	krabka dev [--nodes N] [--dir DIR]       a live local quorum in one process
+//	krabka dev [--nodes N] [--dir DIR] [-v]  a live local quorum in one process
 //
 // Output meant for scripts goes to stdout in Kafka's layout; diagnostics go
 // to stderr through log/slog (--log-format text or json). A failing command

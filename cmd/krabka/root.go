@@ -64,13 +64,21 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	return root
 }
 
-// newLogger returns a slog logger writing to w in the given format.
+// newLogger returns a slog logger writing to w in the given format at
+// level INFO.
 func newLogger(format string, w io.Writer) (*slog.Logger, error) {
+	return newLeveledLogger(format, w, slog.LevelInfo)
+}
+
+// newLeveledLogger returns a slog logger writing the messages at level
+// and above to w in the given format.
+func newLeveledLogger(format string, w io.Writer, level slog.Level) (*slog.Logger, error) {
+	opts := &slog.HandlerOptions{Level: level}
 	switch format {
 	case "text":
-		return slog.New(slog.NewTextHandler(w, nil)), nil
+		return slog.New(slog.NewTextHandler(w, opts)), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, nil)), nil
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	default:
 		return nil, fmt.Errorf("--log-format %q: want text or json", format)
 	}
