@@ -15,6 +15,7 @@ import (
 	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/logstore"
 	"github.com/krabka-go/krabka/internal/recordbatch"
+	"github.com/krabka-go/krabka/internal/snapshot"
 	"github.com/krabka-go/krabka/internal/transport"
 	"github.com/krabka-go/krabka/internal/vfs"
 	"github.com/krabka-go/krabka/internal/wire"
@@ -86,6 +87,9 @@ type publishedState struct {
 	image  atomic.Pointer[metadata.Image]
 	// subs are the image subscriptions; publishImage feeds them.
 	subs subscribers
+	// latestSnapshot is the newest snapshot on disk; nil before the
+	// first.
+	latestSnapshot atomic.Pointer[snapshot.ID]
 }
 
 // publishImage makes img the current image and hands it to every
@@ -1001,6 +1005,7 @@ func (e *engine) failAll(err error) {
 		s.complete(SubmitResult{Offset: int64(s.base), LastOffset: int64(s.last), Epoch: int32(s.epoch)}, nil)
 	}
 	e.pending, e.waiters, e.applyWaiters = nil, nil, nil
+	e.failTriggers(err)
 	for _, c := range e.resignDone {
 		close(c)
 	}

@@ -49,13 +49,14 @@ type runtimeConfig struct {
 	// maxIdle is metadata.max.idle.interval.ms: how often an active
 	// leader appends a NoOpRecord (KIP-835); 0 disables it.
 	maxIdle time.Duration
-	// snapshotBytes, snapshotInterval and retentionBytes are
-	// metadata.log.max.record.bytes.between.snapshots,
-	// metadata.log.max.snapshot.interval.ms and
-	// metadata.max.retention.bytes.
+	// snapshotBytes, snapshotInterval, retentionBytes and retentionTime
+	// are metadata.log.max.record.bytes.between.snapshots,
+	// metadata.log.max.snapshot.interval.ms, metadata.max.retention.bytes
+	// and metadata.max.retention.ms.
 	snapshotBytes    int64
 	snapshotInterval time.Duration
 	retentionBytes   int64
+	retentionTime    time.Duration
 	// resignTimeout bounds how long a resigning leader waits for a
 	// successor during Shutdown: two election timeouts, so that a
 	// successor's election can complete.
@@ -90,6 +91,7 @@ func newRuntimeConfig(cfg Config) (runtimeConfig, error) {
 		snapshotBytes:    cfg.MaxRecordBytesBetweenSnapshots,
 		snapshotInterval: cfg.MaxSnapshotInterval,
 		retentionBytes:   cfg.MaxRetentionBytes,
+		retentionTime:    cfg.MaxRetentionTime,
 		logger:           logger,
 	}
 	listener, ok := findEndpoint(cfg.Listeners, strings.ToUpper(cfg.ControllerListenerNames[0]))

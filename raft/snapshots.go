@@ -40,6 +40,14 @@ type snapshotState struct {
 	lastTaken    time.Time
 	// inFlight is set while a snapshot is being written.
 	inFlight bool
+	// triggers wait for the next snapshot (TriggerSnapshot); flight wait
+	// for the one being written.
+	triggers []chan<- triggerResult
+	flight   []chan<- triggerResult
+	// timestamps caches each snapshot's LastContainedLogTimestamp, for
+	// the time rule of retention; lastClean is when retention last ran.
+	timestamps map[snapshot.ID]int64
+	lastClean  time.Time
 	// boundary describes the applied position when it is at a batch
 	// boundary: the epoch and timestamp of the batch that ends there.
 	atBoundary    bool
@@ -63,6 +71,8 @@ func (e *engine) loadSnapshots() error {
 	e.snap.store = snapshot.NewStore(e.fsys, e.rc.dir)
 	e.snap.unique = uint64(time.Now().UnixNano())
 	e.snap.lastTaken = time.Now()
+	e.snap.lastClean = time.Now()
+	e.snap.timestamps = map[snapshot.ID]int64{}
 	listing, err := snapshot.Recover(e.fsys, e.rc.dir)
 	if err != nil {
 		return fmt.Errorf("raft: recover snapshots: %w", err)
@@ -82,7 +92,7 @@ func (e *engine) loadSnapshots() error {
 	latest := snaps[len(snaps)-1].ID
 	e.log.SetEarliestSnapshot(toStoreID(snaps[0].ID))
 	e.log.SetLatestSnapshot(toStoreID(latest))
-	e.snap.latest, e.snap.hasLatest = latest, true
+	e.setLatest(latest)
 	// The image first: a snapshot this node refuses leaves the log as it
 	// was.
 	if err := e.loadImage(latest); err != nil {
@@ -96,6 +106,17 @@ func (e *engine) loadSnapshots() error {
 		}
 		if _, err := e.log.Sync(); err != nil {
 			return fmt.Errorf("raft: fsync log: %w", err)
+		}
+		return nil
+	}
+	// The log reopens at its first segment's base offset, which may lie
+	// below the oldest snapshot (retention deletes whole segments only):
+	// the log start moves up to that snapshot again, so that it is
+	// covered by a snapshot, as Kafka's persisted log start offset keeps
+	// it.
+	if start := e.log.LogStartOffset(); start < snaps[0].ID.EndOffset {
+		if err := e.log.AdvanceLogStart(snaps[0].ID.EndOffset); err != nil {
+			return fmt.Errorf("raft: advance log start to snapshot %s: %w", snaps[0].ID, err)
 		}
 	}
 	return nil
@@ -205,7 +226,7 @@ func (e *engine) installSnapshot(o kraft.OffsetAndEpoch) error {
 	e.log.SetLatestSnapshot(toStoreID(id))
 	e.log.SetEarliestSnapshot(toStoreID(id))
 	e.deleteSnapshotsBefore(id)
-	e.snap.latest, e.snap.hasLatest = id, true
+	e.setLatest(id)
 	e.snap.lastTaken = time.Now()
 	return e.loadImage(id)
 }
@@ -228,6 +249,7 @@ func (e *engine) deleteSnapshotsBefore(id snapshot.ID) {
 	}
 	for _, s := range listing.Snapshots {
 		if s.ID.Compare(id) < 0 {
+			delete(e.snap.timestamps, s.ID)
 			if _, err := e.snap.store.Delete(s.ID); err != nil {
 				e.logger.LogAttrs(context.Background(), slog.LevelWarn, "delete old snapshot",
 					slog.String(logKeySnapshotID, s.ID.String()), slog.String(logKeyError, err.Error()))
@@ -236,25 +258,89 @@ func (e *engine) deleteSnapshotsBefore(id snapshot.ID) {
 	}
 }
 
+// setLatest makes id the newest snapshot, for the engine and for
+// [Controller.ReadSnapshotRange].
+func (e *engine) setLatest(id snapshot.ID) {
+	e.snap.latest, e.snap.hasLatest = id, true
+	e.pub.latestSnapshot.Store(&id)
+}
+
+// triggerResult is the outcome of a TriggerSnapshot.
+type triggerResult struct {
+	id  snapshot.ID
+	err error
+}
+
 // noteApplied records that a batch was applied up to next (exclusive),
-// for the snapshot trigger.
+// for the snapshot trigger: bytes counts the batch's encoded size, as
+// Kafka's loader counts the bytes of every committed batch it reads.
 func (e *engine) noteApplied(bytes int, epoch int32, maxTimestamp int64, atBoundary bool) {
 	e.snap.appliedBytes += int64(bytes)
 	e.snap.atBoundary = atBoundary
 	e.snap.boundaryEpoch, e.snap.boundaryTime = epoch, maxTimestamp
 }
 
-// maybeSnapshot starts a snapshot of the applied image when enough was
-// applied since the last one. The image is immutable, so a goroutine of
-// its own writes the file (STYLE.md §3) while the engine goes on; the
-// result comes back through the inbox ([engine.snapshotTaken]). One
-// snapshot is written at a time.
-func (e *engine) maybeSnapshot() {
-	s := &e.snap
-	if s.inFlight || !s.atBoundary || e.applied <= 0 || (s.hasLatest && int64(e.applied) <= s.latest.EndOffset) {
+// trigger queues a TriggerSnapshot: done receives the id of a snapshot
+// that holds everything applied now, once that snapshot is frozen.
+func (e *engine) trigger(done chan<- triggerResult) {
+	if e.applied <= 0 && !e.snap.hasLatest {
+		done <- triggerResult{err: ErrNothingToSnapshot}
 		return
 	}
-	due := s.appliedBytes >= e.rc.snapshotBytes ||
+	e.snap.triggers = append(e.snap.triggers, done)
+	e.maybeSnapshot()
+}
+
+// failTriggers completes every waiting TriggerSnapshot (the engine is
+// stopping).
+func (e *engine) failTriggers(err error) {
+	for _, c := range e.snap.triggers {
+		c <- triggerResult{err: err}
+	}
+	for _, c := range e.snap.flight {
+		c <- triggerResult{err: err}
+	}
+	e.snap.triggers, e.snap.flight = nil, nil
+}
+
+// cleanInterval is how often retention runs without a new snapshot, as
+// Kafka's raft thread calls maybeClean every 60 s.
+const cleanInterval = time.Minute
+
+// maybeSnapshot starts a snapshot of the applied image when one is due
+// (KRAFT.md §8), as Kafka's SnapshotGenerator decides: the record bytes
+// applied since the last snapshot reached
+// metadata.log.max.record.bytes.between.snapshots, or
+// metadata.log.max.snapshot.interval.ms passed since the last snapshot
+// and records were applied since, or a TriggerSnapshot waits. It is taken
+// only at a batch boundary and while no other snapshot is written; its id
+// is the applied offset and the epoch of the last applied batch. The
+// counters restart when the snapshot is started, as Kafka resets them
+// when it schedules the snapshot, so that records applied while it is
+// written count towards the next one.
+//
+// The image is immutable, so a goroutine of its own writes the file
+// (STYLE.md §3) while the engine goes on; the result comes back through
+// the inbox ([engine.snapshotTaken]).
+func (e *engine) maybeSnapshot() {
+	s := &e.snap
+	if time.Since(s.lastClean) >= cleanInterval {
+		e.clean()
+	}
+	if s.inFlight {
+		return
+	}
+	covered := s.hasLatest && int64(e.applied) <= s.latest.EndOffset
+	if covered && len(s.triggers) > 0 {
+		for _, c := range s.triggers {
+			c <- triggerResult{id: s.latest}
+		}
+		s.triggers = nil
+	}
+	if covered || !s.atBoundary || e.applied <= 0 {
+		return
+	}
+	due := len(s.triggers) > 0 || s.appliedBytes >= e.rc.snapshotBytes ||
 		(e.rc.snapshotInterval > 0 && s.appliedBytes > 0 && time.Since(s.lastTaken) >= e.rc.snapshotInterval)
 	if !due {
 		return
@@ -262,9 +348,12 @@ func (e *engine) maybeSnapshot() {
 	id := snapshot.ID{EndOffset: int64(e.applied), Epoch: s.boundaryEpoch}
 	img := e.pub.image.Load()
 	header := snapshot.Header{LastContainedLogTimestamp: s.boundaryTime}
+	s.timestamps[id] = s.boundaryTime
 	s.unique++
 	unique := s.unique
 	s.inFlight = true
+	s.flight, s.triggers = s.triggers, nil
+	s.appliedBytes, s.lastTaken = 0, time.Now()
 	fsys, dir, inbox := e.fsys, e.rc.dir, e.inbox
 	e.spawn(func(ctx context.Context) {
 		size, err := writeSnapshot(ctx, fsys, dir, id, unique, header, img)
@@ -303,57 +392,136 @@ func writeSnapshot(ctx context.Context, fsys vfs.FS, dir string, id snapshot.ID,
 }
 
 // snapshotTaken registers a snapshot the writer finished (on the engine
-// goroutine, between Readys) and applies retention. A failed write is
-// logged and retried after the next interval's worth of records: the log
-// only grows meanwhile.
+// goroutine, between Readys), completes the TriggerSnapshot calls that
+// waited for it and applies retention. A failed write is logged; the next
+// one is due after another interval's worth of records: the log only
+// grows meanwhile.
 func (e *engine) snapshotTaken(id snapshot.ID, size int64, err error) {
 	s := &e.snap
 	s.inFlight = false
-	s.appliedBytes, s.lastTaken = 0, time.Now()
+	flight := s.flight
+	s.flight = nil
 	if err != nil {
+		delete(s.timestamps, id)
 		e.logger.LogAttrs(context.Background(), slog.LevelError, "snapshot failed",
 			slog.String(logKeySnapshotID, id.String()), slog.String(logKeyError, err.Error()))
+		for _, c := range flight {
+			c <- triggerResult{err: err}
+		}
 		return
 	}
 	if s.hasLatest && id.Compare(s.latest) <= 0 {
 		// An installed snapshot overtook this one while it was written.
 		e.deleteSnapshotsBefore(s.latest)
+		for _, c := range flight {
+			c <- triggerResult{id: s.latest}
+		}
 		return
 	}
 	e.log.SetLatestSnapshot(toStoreID(id))
 	if !s.hasLatest {
 		e.log.SetEarliestSnapshot(toStoreID(id))
 	}
-	s.latest, s.hasLatest = id, true
+	e.setLatest(id)
 	e.logger.LogAttrs(context.Background(), slog.LevelInfo, "took snapshot",
 		slog.String(logKeySnapshotID, id.String()), slog.Int64("bytes", size))
-	if err := e.enforceRetention(id, size); err != nil {
-		e.logger.LogAttrs(context.Background(), slog.LevelError, "log retention failed",
-			slog.String(logKeySnapshotID, id.String()), slog.String(logKeyError, err.Error()))
+	for _, c := range flight {
+		c <- triggerResult{id: id}
+	}
+	e.clean()
+}
+
+// snapshotTimestamp returns the LastContainedLogTimestamp of snapshot id,
+// reading its header once. ok is false when the header cannot be read;
+// retention then keeps the snapshot, as Kafka does.
+func (e *engine) snapshotTimestamp(id snapshot.ID) (ts int64, ok bool) {
+	if ts, ok := e.snap.timestamps[id]; ok {
+		return ts, true
+	}
+	r, err := snapshot.Open(e.fsys, e.snap.store.Path(id), snapshot.ReadOptions{})
+	if err != nil {
+		return 0, false
+	}
+	ts = r.Header().LastContainedLogTimestamp
+	_ = r.Close()
+	e.snap.timestamps[id] = ts
+	return ts, true
+}
+
+// clean applies retention (KRAFT.md §8, Kafka's KafkaRaftLog.maybeClean)
+// with [snapshot.PlanRetention]: the size rule
+// (metadata.max.retention.bytes over the log and every snapshot) and then
+// the time rule (metadata.max.retention.ms against each snapshot's
+// LastContainedLogTimestamp), oldest first, never the newest snapshot. The
+// log start advances to the oldest snapshot kept (whole segments below it
+// are deleted, the active one never), so that the log start is always
+// covered by a snapshot; then the older snapshots are deleted. A snapshot
+// being served is renamed at once and removed when its last reader closes
+// ([snapshot.Store.Delete]). A failure is logged: retention runs again
+// after the next snapshot.
+func (e *engine) clean() {
+	e.snap.lastClean = time.Now()
+	if err := e.applyRetention(); err != nil {
+		e.logger.LogAttrs(context.Background(), slog.LevelError, "log retention failed", slog.String(logKeyError, err.Error()))
 	}
 }
 
-// enforceRetention advances the log start to snapshot id, and deletes the
-// older snapshots, once the log and the snapshot together exceed
-// metadata.max.retention.bytes (negative: never).
-func (e *engine) enforceRetention(id snapshot.ID, snapshotBytes int64) error {
-	if e.rc.retentionBytes < 0 {
-		return nil
+func (e *engine) applyRetention() error {
+	listing, err := snapshot.List(e.fsys, e.rc.dir)
+	if err != nil {
+		return fmt.Errorf("raft: list snapshots: %w", err)
 	}
-	total := snapshotBytes
-	for _, seg := range e.log.Segments() {
-		total += seg.Bytes
-	}
-	if total <= e.rc.retentionBytes || e.log.LogStartOffset() >= id.EndOffset {
-		return nil
-	}
-	if err := e.log.AdvanceLogStart(id.EndOffset); err != nil {
-		if errors.Is(err, logstore.ErrOffsetOutOfRange) {
-			return nil
+	var snaps []snapshot.Retained
+	for _, si := range listing.Snapshots {
+		if si.ID == snapshot.Bootstrap {
+			continue
 		}
-		return fmt.Errorf("raft: advance log start to snapshot %s: %w", id, err)
+		ts, ok := e.snapshotTimestamp(si.ID)
+		snaps = append(snaps, snapshot.Retained{ID: si.ID, Size: si.Size, LastContainedLogTimestamp: ts, TimestampKnown: ok})
 	}
-	e.log.SetEarliestSnapshot(toStoreID(id))
-	e.deleteSnapshotsBefore(id)
+	if len(snaps) < 2 {
+		return nil
+	}
+	segs := e.log.Segments()
+	logBytes := func(start int64) int64 {
+		var n int64
+		for i, seg := range segs {
+			if i < len(segs)-1 && seg.NextOffset <= start {
+				continue // deleted once the log starts at start
+			}
+			n += seg.Bytes
+		}
+		return n
+	}
+	policy := snapshot.Policy{MaxRetentionBytes: e.rc.retentionBytes, MaxRetentionMs: e.rc.retentionTime.Milliseconds()}
+	plan := snapshot.PlanRetention(snaps, e.log.LogStartOffset(), logBytes, time.Now().UnixMilli(), policy)
+	if len(plan.Delete) == 0 {
+		return nil
+	}
+	var kept snapshot.ID
+	for _, r := range snaps {
+		if r.ID.EndOffset == plan.LogStartOffset {
+			kept = r.ID
+			break
+		}
+	}
+	if kept.EndOffset != plan.LogStartOffset {
+		panic(fmt.Sprintf("raft: invariant: retention moves the log start to %d, where no snapshot ends", plan.LogStartOffset))
+	}
+	if plan.LogStartOffset > e.log.LogStartOffset() {
+		if err := e.log.AdvanceLogStart(plan.LogStartOffset); err != nil {
+			if errors.Is(err, logstore.ErrOffsetOutOfRange) {
+				return nil
+			}
+			return fmt.Errorf("raft: advance log start to snapshot %s: %w", kept, err)
+		}
+	}
+	e.log.SetEarliestSnapshot(toStoreID(kept))
+	for _, id := range plan.Delete {
+		delete(e.snap.timestamps, id)
+		if _, err := e.snap.store.Delete(id); err != nil && !errors.Is(err, snapshot.ErrNotFound) {
+			return fmt.Errorf("raft: delete snapshot %s: %w", id, err)
+		}
+	}
 	return nil
 }
