@@ -2,8 +2,14 @@ package raft
 
 import (
 	"bytes"
+	"context"
+	"os"
+	"path/filepath"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/krabka-go/krabka/internal/logstore"
 	"github.com/krabka-go/krabka/internal/snapshot"
@@ -143,5 +149,81 @@ func TestSingleNodeSnapshotRestart(t *testing.T) {
 	}
 	if _, ok := n.CurrentImage().Topics().ByName("solo-0"); !ok {
 		t.Error("a topic from before the snapshot is missing")
+	}
+}
+
+// TestClusterWipedFollowerCatchesUpBySnapshot (KIP-630): a follower is
+// stopped and its metadata log directory wiped, as a disk replaced and
+// formatted again with the same ids (meta.properties stays); it restarts
+// while the leader, whose log start has moved past 0, keeps committing.
+// It fetches from offset 0, below the leader's log start, so it downloads
+// the leader's snapshot with FetchSnapshot, installs it and follows the
+// log from there; at the same offset its image is the leader's.
+func TestClusterWipedFollowerCatchesUpBySnapshot(t *testing.T) {
+	c := newTestClusterWith(t, 3, "krabka-test-cluster", snapshotConfig)
+	leader := c.leader()
+	submit(t, c.node(leader), metadataVersionRecord())
+	for i := range 30 {
+		c.submitRetrying(topicRecord("before-"+strconv.Itoa(i)), topicRecord("pre-"+strconv.Itoa(i)))
+	}
+	leader = c.leader()
+	lead := c.node(leader)
+	if _, err := lead.TriggerSnapshot(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the leader's log start to move past 0", func() bool {
+		c.submitRetrying(topicRecord("push-" + strconv.FormatInt(time.Now().UnixNano(), 10)))
+		return lead.eng.log.LogStartOffset() > 0
+	})
+
+	wiped := c.follower(leader)
+	c.stop(wiped)
+	cfg := c.cfgs[wiped-1]
+	if err := os.RemoveAll(filepath.Join(cfg.MetadataLogDir, PartitionDirName)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(cfg.MetadataLogDir, "meta.properties")); err != nil {
+		t.Fatalf("meta.properties: %v", err)
+	}
+
+	// Submissions go on while the wiped node restarts and catches up.
+	ctx, cancel := context.WithCancel(t.Context())
+	var (
+		wg        sync.WaitGroup
+		committed atomic.Int64
+	)
+	wg.Go(func() {
+		for i := 0; ctx.Err() == nil; i++ {
+			sctx, scancel := context.WithTimeout(ctx, 5*time.Second)
+			_, err := lead.SubmitChange(sctx, []metadata.Record{topicRecord("during-" + strconv.Itoa(i))})
+			scancel()
+			if err == nil {
+				committed.Add(1)
+			}
+		}
+	})
+	c.restart(wiped)
+	node := c.node(wiped)
+	waitFor(t, "the wiped node to install a snapshot and follow", func() bool {
+		return node.eng.log.LogStartOffset() > 0 && node.QuorumState().AppliedOffset > 0 && committed.Load() >= 20
+	})
+	cancel()
+	wg.Wait()
+
+	last := c.submitRetrying(topicRecord("after"))
+	c.waitApplied(last.LastOffset + 1)
+	leader = c.leader()
+	want, got := c.node(leader).QuorumState(), node.QuorumState()
+	if got.AppliedOffset != want.AppliedOffset {
+		t.Fatalf("wiped node applied up to %d, the leader up to %d", got.AppliedOffset, want.AppliedOffset)
+	}
+	if !sameImage(t, node.CurrentImage(), c.node(leader).CurrentImage()) {
+		t.Errorf("at offset %d the wiped node's image differs from the leader's", got.AppliedOffset)
+	}
+	if _, ok := node.CurrentImage().Topics().ByName("before-0"); !ok {
+		t.Error("the wiped node lacks a topic only the snapshot holds")
+	}
+	if id, ok := node.LatestSnapshot(); !ok || id.EndOffset == 0 {
+		t.Errorf("the wiped node holds no snapshot (%s, %v)", id, ok)
 	}
 }
