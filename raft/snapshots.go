@@ -231,8 +231,9 @@ func (e *engine) installSnapshot(o kraft.OffsetAndEpoch) error {
 	return e.loadImage(id)
 }
 
-// abortDownload gives up an unfinished snapshot download (closing its
-// file; the .part file is deleted at the next start-up).
+// abortDownload gives up an unfinished snapshot download (closing and
+// removing its .part file; should the process die first, the next
+// start-up deletes it).
 func (e *engine) abortDownload() {
 	if e.snap.download != nil {
 		_ = e.snap.download.Abort()

@@ -227,3 +227,89 @@ func TestClusterWipedFollowerCatchesUpBySnapshot(t *testing.T) {
 		t.Errorf("the wiped node holds no snapshot (%s, %v)", id, ok)
 	}
 }
+
+// TestClusterSnapshotDownloadInterrupted (KIP-630): a follower is stopped
+// in the middle of a FetchSnapshot download (the download is given up and
+// its file removed; the test then puts the part back, as a killed process
+// would leave it); at its restart the unfinished download is discarded,
+// the follower fetches again, downloads the snapshot afresh, installs it
+// and catches up to the leader's image.
+func TestClusterSnapshotDownloadInterrupted(t *testing.T) {
+	c := newTestClusterWith(t, 3, "krabka-test-cluster", func(cfg *Config) {
+		snapshotConfig(cfg)
+		// Many small chunks, so that the download is caught midway.
+		cfg.FetchSnapshotMaxBytes = 32
+	})
+	leader := c.leader()
+	submit(t, c.node(leader), metadataVersionRecord())
+	lagging := c.follower(leader)
+	c.stop(lagging)
+	for i := range 120 {
+		var recs []metadata.Record
+		for j := range 5 {
+			recs = append(recs, topicRecord("big-"+strconv.Itoa(i)+"-"+strconv.Itoa(j)))
+		}
+		c.submitRetrying(recs...)
+	}
+	leader = c.leader()
+	waitFor(t, "the leader to compact its log", func() bool {
+		return c.node(leader).eng.log.LogStartOffset() > 0
+	})
+	snap, ok := c.node(leader).LatestSnapshot()
+	if !ok {
+		t.Fatal("the leader holds no snapshot")
+	}
+
+	c.restart(lagging)
+	node := c.node(lagging)
+	var pos, size int64
+	waitFor(t, "a snapshot download midway", func() bool {
+		onEngine(t, node, func(e *engine) {
+			if d := e.snap.download; d != nil {
+				pos, size = d.Position(), d.Size()
+			}
+		})
+		return pos > 0 && pos < size
+	})
+	c.stop(lagging)
+	cfg := c.cfgs[lagging-1]
+	listing, err := snapshot.List(vfs.OS(), filepath.Join(cfg.MetadataLogDir, PartitionDirName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(listing.Parts) != 0 || len(listing.Snapshots) != 0 {
+		t.Fatalf("after stopping at %d of %d bytes of %s: parts %v, snapshots %v", pos, size, snap, listing.Parts, listing.Snapshots)
+	}
+	// A stop gives the download up and removes its file; a killed
+	// process leaves it behind: put the part downloaded so far back.
+	full, err := os.ReadFile(filepath.Join(c.cfgs[leader-1].MetadataLogDir, PartitionDirName, snapshot.FileName(snapshot.ID{EndOffset: snap.EndOffset, Epoch: snap.Epoch})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	part := filepath.Join(cfg.MetadataLogDir, PartitionDirName, snapshot.PartFileName(snapshot.ID{EndOffset: snap.EndOffset, Epoch: snap.Epoch}, 7))
+	if err := os.WriteFile(part, full[:pos], 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	c.restart(lagging)
+	last := c.submitRetrying(topicRecord("after-interruption"))
+	c.waitApplied(last.LastOffset + 1)
+	leader = c.leader()
+	node = c.node(lagging)
+	if !sameImage(t, node.CurrentImage(), c.node(leader).CurrentImage()) {
+		t.Error("after the interrupted download the follower's image differs from the leader's")
+	}
+	if got := node.CurrentImage().Topics().Len(); got != 601 {
+		t.Errorf("follower holds %d topics, want 601", got)
+	}
+	if start := node.eng.log.LogStartOffset(); start == 0 {
+		t.Error("the follower caught up without a snapshot")
+	}
+	listing, err = snapshot.List(vfs.OS(), filepath.Join(cfg.MetadataLogDir, PartitionDirName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(listing.Parts) != 0 || len(listing.Snapshots) == 0 {
+		t.Errorf("after the install: parts %v, snapshots %v", listing.Parts, listing.Snapshots)
+	}
+}
