@@ -16,15 +16,17 @@ import (
 
 // Snapshots (KIP-630) in the runtime: every node takes its own snapshots
 // of the applied image, at a batch boundary, once
-// metadata.log.max.record.bytes.between.snapshots bytes were applied since
-// the last one (or metadata.log.max.snapshot.interval.ms passed with new
-// records); when the log and snapshots together exceed
-// metadata.max.retention.bytes, the log start advances to the new
-// snapshot and older snapshots are deleted. A leader serves FetchSnapshot
-// chunks from the snapshot store; a follower whose fetch offset fell below
-// the leader's log start downloads the snapshot, installs it, restarts its
-// log at the snapshot's end offset and reloads its image from it. At
-// start-up the newest snapshot is loaded before the log.
+// metadata.log.max.record.bytes.between.snapshots bytes of committed
+// batches were applied since the last one (or
+// metadata.log.max.snapshot.interval.ms passed with new records, or
+// TriggerSnapshot asks). Retention (KRAFT.md §8, snapshot.PlanRetention)
+// deletes the oldest snapshots by size and by age, never the newest, and
+// advances the log start to the oldest one kept. A leader serves
+// FetchSnapshot chunks from the snapshot store; a follower whose fetch
+// offset fell below the leader's log start downloads the snapshot,
+// installs it, restarts its log at the snapshot's end offset and reloads
+// its image from it. At start-up the newest snapshot is loaded before the
+// log.
 
 // snapshotState is the engine's snapshot bookkeeping.
 type snapshotState struct {
