@@ -6,6 +6,8 @@
 //	krabka storage format -t ID -c FILE ...  kafka-storage format
 //	krabka server-start FILE                 kafka-server-start (controllers)
 //	krabka dump-log --files FILE,...         kafka-dump-log
+//	krabka metadata-quorum --bootstrap-controller HOST:PORT describe --status|--replication
+//	                                         kafka-metadata-quorum
 //	krabka dump-snapshot FILE                a checkpoint's header, voters and records
 //	krabka dev [--nodes N] [--dir DIR] [-v]  a live local quorum in one process
 //
@@ -28,6 +30,18 @@
 // accepted other strings, which this release refuses, as Kafka 4.x does.
 // --release-version takes a release ("3.9", its newest level) or a level
 // name ("3.9-IV0"), from 3.3-IV3 to 4.3-IV0 (the default).
+//
+// # metadata-quorum
+//
+// metadata-quorum describe connects to the controllers of
+// --bootstrap-controller in turn (ApiVersions, then DescribeCluster v1 or
+// v2 with the controller endpoint type), learns the quorum leader, and asks
+// the leader DescribeQuorum (v2 when it speaks it). --status prints Kafka's
+// eight lines with the values in column 25, --replication its table (cells
+// padded to the column and each followed by a tab). While no leader is known,
+// or the leader just moved, it asks again until --timeout (30s); when no
+// controller answers at all it fails at once, naming each address's error.
+// Other error codes fail with the code's name and the controller's message.
 //
 // # dump-log and dump-snapshot
 //

@@ -43,8 +43,9 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		Short: "A Kafka-compatible KRaft metadata quorum",
 		Long: "krabka runs and administers a KRaft metadata quorum that Kafka's brokers\n" +
 			"and tools talk to. Its subcommands mirror Kafka's tools: storage\n" +
-			"(kafka-storage), server-start (kafka-server-start), dump-log\n" +
-			"(kafka-dump-log); dump-snapshot and dev are its own.",
+			"(kafka-storage), server-start (kafka-server-start), metadata-quorum\n" +
+			"(kafka-metadata-quorum), dump-log (kafka-dump-log); dump-snapshot and dev\n" +
+			"are its own.",
 		Version:       buildVersion(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -60,7 +61,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "text", "format of the diagnostics on stderr: text or json")
-	root.AddCommand(newStorageCommand(a), newDumpLogCommand(a), newDumpSnapshotCommand(a), newServerStartCommand(a), newDevCommand(a))
+	root.AddCommand(newStorageCommand(a), newDumpLogCommand(a), newDumpSnapshotCommand(a), newServerStartCommand(a), newDevCommand(a), newMetadataQuorumCommand(a))
 	return root
 }
 

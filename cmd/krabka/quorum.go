@@ -1,0 +1,391 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/krabka-go/krabka/internal/logstore"
+	"github.com/krabka-go/krabka/internal/wire"
+)
+
+// quorumOptions are the flags of "krabka metadata-quorum".
+type quorumOptions struct {
+	bootstrapControllers string
+	bootstrapServers     string
+	timeout              time.Duration
+	status, replication  bool
+	humanReadable        bool
+}
+
+// newMetadataQuorumCommand builds "krabka metadata-quorum", Kafka's
+// kafka-metadata-quorum.
+func newMetadataQuorumCommand(a *app) *cobra.Command {
+	var o quorumOptions
+	cmd := &cobra.Command{
+		Use:   "metadata-quorum --bootstrap-controller HOST:PORT[,...] describe",
+		Short: "Describe the metadata quorum (kafka-metadata-quorum)",
+		Long: "metadata-quorum asks the controllers of --bootstrap-controller for the\n" +
+			"quorum leader (DescribeCluster), then asks the leader to describe the\n" +
+			"quorum (DescribeQuorum), and prints the answer in the layout of Kafka's\n" +
+			"kafka-metadata-quorum.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return errors.New("metadata-quorum needs a subcommand: describe")
+		},
+	}
+	pf := cmd.PersistentFlags()
+	pf.StringVar(&o.bootstrapControllers, "bootstrap-controller", "", "comma-separated host:port of controllers to connect to")
+	pf.StringVar(&o.bootstrapServers, "bootstrap-server", "", "comma-separated host:port of brokers (not supported: krabka runs controllers only)")
+	pf.DurationVar(&o.timeout, "timeout", 30*time.Second, "how long to wait for a leader to answer")
+	describe := &cobra.Command{
+		Use:   "describe (--status | --replication [--human-readable])",
+		Short: "Print the quorum's status or its replication table",
+		Long: "describe --status prints the cluster id, the leader, its epoch and high\n" +
+			"watermark, the largest follower lag and the voters and observers.\n" +
+			"describe --replication prints one row per replica: the leader, the other\n" +
+			"voters, then the observers.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runDescribeQuorum(cmd.Context(), a, o)
+		},
+	}
+	f := describe.Flags()
+	f.BoolVar(&o.status, "status", false, "print the quorum's status")
+	f.BoolVar(&o.replication, "replication", false, "print the replication table")
+	f.BoolVar(&o.humanReadable, "human-readable", false, "print the timestamps of --replication as times ago")
+	cmd.AddCommand(describe)
+	return cmd
+}
+
+// runDescribeQuorum is "krabka metadata-quorum describe".
+func runDescribeQuorum(ctx context.Context, a *app, o quorumOptions) error {
+	switch {
+	case o.status == o.replication:
+		return errors.New("describe needs exactly one of --status and --replication")
+	case o.humanReadable && !o.replication:
+		return errors.New("--human-readable is only for --replication")
+	case o.bootstrapServers != "" && o.bootstrapControllers != "":
+		return errors.New("only one of --bootstrap-server and --bootstrap-controller can be given")
+	case o.bootstrapServers != "":
+		return errors.New("--bootstrap-server: krabka runs controllers only; name them with --bootstrap-controller")
+	case o.bootstrapControllers == "":
+		return errors.New("--bootstrap-controller is required")
+	case o.timeout <= 0:
+		return fmt.Errorf("--timeout %v: must be positive", o.timeout)
+	}
+	var addrs []string
+	for _, s := range strings.Split(o.bootstrapControllers, ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		if _, _, err := net.SplitHostPort(s); err != nil {
+			return fmt.Errorf("--bootstrap-controller %q: %w", s, err)
+		}
+		addrs = append(addrs, s)
+	}
+	if len(addrs) == 0 {
+		return errors.New("--bootstrap-controller names no controller")
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	q, err := describeQuorum(ctx, addrs)
+	if err != nil {
+		return err
+	}
+	if o.status {
+		return printQuorumStatus(a.stdout, q)
+	}
+	return printReplication(a.stdout, q, o.humanReadable, time.Now())
+}
+
+// quorumInfo is what describe prints: the cluster id from DescribeCluster
+// and the leader's DescribeQuorum answer for the metadata partition.
+type quorumInfo struct {
+	clusterID string
+	partition kmsg.DescribeQuorumResponseTopicPartition
+	nodes     []kmsg.DescribeQuorumResponseNode
+}
+
+// describeQuorum asks the controllers at addrs for the leader and the
+// leader for its description of the quorum. While no leader is known, or
+// the one named has just lost its leadership, it asks again until ctx
+// ends; controllers that cannot be reached at all fail it at once.
+func describeQuorum(ctx context.Context, addrs []string) (quorumInfo, error) {
+	for {
+		var errs []error
+		reached := false
+		for _, addr := range addrs {
+			q, ok, err := describeQuorumVia(ctx, addr)
+			if err == nil {
+				return q, nil
+			}
+			reached = reached || ok
+			if !errors.Is(err, errRetry) && ok {
+				return quorumInfo{}, err
+			}
+			errs = append(errs, err)
+		}
+		if !reached {
+			return quorumInfo{}, fmt.Errorf("no controller of --bootstrap-controller %s answered: %w", strings.Join(addrs, ","), errors.Join(errs...))
+		}
+		t := time.NewTimer(100 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return quorumInfo{}, fmt.Errorf("no answer from a quorum leader in time: %w", errors.Join(errs...))
+		case <-t.C:
+		}
+	}
+}
+
+// describeQuorumVia asks the controller at addr for the leader, then the
+// leader. ok reports whether addr answered ApiVersions.
+func describeQuorumVia(ctx context.Context, addr string) (q quorumInfo, ok bool, err error) {
+	c, err := dialController(ctx, addr)
+	if err != nil {
+		return q, false, err
+	}
+	defer c.Close()
+	dc := kmsg.NewPtrDescribeClusterRequest()
+	if dc.Version, err = c.version(dc, "DescribeCluster", 1, 2); err != nil {
+		return q, true, err
+	}
+	dc.EndpointType = wire.EndpointTypeController
+	resp, err := c.request(ctx, dc)
+	if err != nil {
+		return q, true, err
+	}
+	cluster := resp.(*kmsg.DescribeClusterResponse)
+	if err := answerError("DescribeCluster", addr, cluster.ErrorCode, cluster.ErrorMessage); err != nil {
+		return q, true, err
+	}
+	if cluster.ControllerID < 0 {
+		return q, true, fmt.Errorf("controller %s knows no quorum leader yet: %w", addr, errRetry)
+	}
+	q.clusterID = cluster.ClusterID
+	leader := c
+	if a, found := brokerAddr(cluster, cluster.ControllerID); !found {
+		return q, true, fmt.Errorf("controller %s names leader %d without an endpoint: %w", addr, cluster.ControllerID, errRetry)
+	} else if a != addr {
+		lc, err := dialController(ctx, a)
+		if err != nil {
+			return q, true, fmt.Errorf("%w: %w", err, errRetry)
+		}
+		defer lc.Close()
+		leader = lc
+	}
+	req := kmsg.NewPtrDescribeQuorumRequest()
+	if req.Version, err = leader.version(req, "DescribeQuorum", 0, 2); err != nil {
+		return q, true, err
+	}
+	topic := kmsg.NewDescribeQuorumRequestTopic()
+	topic.Topic = wire.MetadataTopic
+	part := kmsg.NewDescribeQuorumRequestTopicPartition()
+	part.Partition = wire.MetadataPartition
+	topic.Partitions = append(topic.Partitions, part)
+	req.Topics = append(req.Topics, topic)
+	resp, err = leader.request(ctx, req)
+	if err != nil {
+		return q, true, fmt.Errorf("%w: %w", err, errRetry)
+	}
+	dq := resp.(*kmsg.DescribeQuorumResponse)
+	if err := answerError("DescribeQuorum", leader.addr, dq.ErrorCode, dq.ErrorMessage); err != nil {
+		return q, true, err
+	}
+	for _, t := range dq.Topics {
+		for _, p := range t.Partitions {
+			if t.Topic != wire.MetadataTopic || p.Partition != wire.MetadataPartition {
+				continue
+			}
+			if err := answerError("DescribeQuorum", leader.addr, p.ErrorCode, p.ErrorMessage); err != nil {
+				return q, true, err
+			}
+			q.partition, q.nodes = p, dq.Nodes
+			return q, true, nil
+		}
+	}
+	return q, true, fmt.Errorf("controller %s: DescribeQuorum answer lacks %s-%d", leader.addr, wire.MetadataTopic, wire.MetadataPartition)
+}
+
+// brokerAddr returns the host:port DescribeCluster gives for node id.
+func brokerAddr(r *kmsg.DescribeClusterResponse, id int32) (string, bool) {
+	for _, b := range r.Brokers {
+		if b.NodeID == id {
+			return net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port))), true
+		}
+	}
+	return "", false
+}
+
+// answerError turns an error code of an answer into an error; retriable
+// codes (a leader that moved) wrap errRetry.
+func answerError(api, addr string, code int16, msg *string) error {
+	err := wire.ErrorForCode(code)
+	if err == nil {
+		return nil
+	}
+	text := err.Error()
+	if msg != nil && *msg != "" {
+		text += " (" + *msg + ")"
+	}
+	if wire.Retriable(code) {
+		return fmt.Errorf("controller %s: %s: %s: %w", addr, api, text, errRetry)
+	}
+	return fmt.Errorf("controller %s: %s: %s", addr, api, text)
+}
+
+// printQuorumStatus prints describe --status: eight lines whose values
+// start in column 25.
+func printQuorumStatus(w io.Writer, q quorumInfo) error {
+	p := q.partition
+	leader, ok := findReplica(p.CurrentVoters, p.LeaderID)
+	if !ok {
+		return fmt.Errorf("the leader %d is not among the voters of its own answer", p.LeaderID)
+	}
+	laggiest := p.CurrentVoters[0]
+	for _, v := range p.CurrentVoters[1:] {
+		if v.LogEndOffset < laggiest.LogEndOffset {
+			laggiest = v
+		}
+	}
+	lagTime := int64(-1)
+	switch {
+	case laggiest.ReplicaID == leader.ReplicaID:
+		lagTime = 0
+	case leader.LastCaughtUpTimestamp >= 0 && laggiest.LastCaughtUpTimestamp >= 0:
+		lagTime = leader.LastCaughtUpTimestamp - laggiest.LastCaughtUpTimestamp
+	}
+	var b strings.Builder
+	line := func(label string, value any) { fmt.Fprintf(&b, "%-24s%v\n", label+":", value) }
+	line("ClusterId", q.clusterID)
+	line("LeaderId", p.LeaderID)
+	line("LeaderEpoch", p.LeaderEpoch)
+	line("HighWatermark", p.HighWatermark)
+	line("MaxFollowerLag", leader.LogEndOffset-laggiest.LogEndOffset)
+	line("MaxFollowerLagTimeMs", lagTime)
+	line("CurrentVoters", replicaList(p.CurrentVoters, q.nodes))
+	line("CurrentObservers", replicaList(p.Observers, q.nodes))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// findReplica returns the replica with node id id.
+func findReplica(rs []kmsg.DescribeQuorumResponseTopicPartitionReplicaState, id int32) (kmsg.DescribeQuorumResponseTopicPartitionReplicaState, bool) {
+	for _, r := range rs {
+		if r.ReplicaID == id {
+			return r, true
+		}
+	}
+	return kmsg.DescribeQuorumResponseTopicPartitionReplicaState{}, false
+}
+
+// replicaList formats replicas as Kafka's tool does: a bracketed list
+// joined with ", " of {"id": N, "directoryId": "...", "endpoints":
+// ["NAME://host:port", ...]}, leaving out an unknown directory id and the
+// endpoints of a node the answer gives none for.
+func replicaList(rs []kmsg.DescribeQuorumResponseTopicPartitionReplicaState, nodes []kmsg.DescribeQuorumResponseNode) string {
+	entries := make([]string, 0, len(rs))
+	for _, r := range rs {
+		fields := []string{fmt.Sprintf(`"id": %d`, r.ReplicaID)}
+		if r.ReplicaDirectoryID != ([16]byte{}) {
+			fields = append(fields, fmt.Sprintf(`"directoryId": "%s"`, logstore.UUID(r.ReplicaDirectoryID)))
+		}
+		var eps []string
+		for _, n := range nodes {
+			if n.NodeID != r.ReplicaID {
+				continue
+			}
+			for _, l := range n.Listeners {
+				eps = append(eps, fmt.Sprintf(`"%s://%s"`, l.Name, net.JoinHostPort(l.Host, strconv.Itoa(int(l.Port)))))
+			}
+		}
+		if len(eps) > 0 {
+			fields = append(fields, `"endpoints": [`+strings.Join(eps, ", ")+`]`)
+		}
+		entries = append(entries, "{"+strings.Join(fields, ", ")+"}")
+	}
+	return "[" + strings.Join(entries, ", ") + "]"
+}
+
+// printReplication prints describe --replication: a header and one row
+// per replica (the leader, the other voters, the observers), every cell
+// left-aligned, padded to its column's width and followed by a tab.
+func printReplication(w io.Writer, q quorumInfo, humanReadable bool, now time.Time) error {
+	p := q.partition
+	leader, ok := findReplica(p.CurrentVoters, p.LeaderID)
+	if !ok {
+		return fmt.Errorf("the leader %d is not among the voters of its own answer", p.LeaderID)
+	}
+	rows := [][]string{{"NodeId", "DirectoryId", "LogEndOffset", "Lag", "LastFetchTimestamp", "LastCaughtUpTimestamp", "Status"}}
+	add := func(r kmsg.DescribeQuorumResponseTopicPartitionReplicaState, status string) error {
+		fetch, err := timestampCell(r.LastFetchTimestamp, "last fetch", humanReadable, now)
+		if err != nil {
+			return err
+		}
+		caughtUp, err := timestampCell(r.LastCaughtUpTimestamp, "last caught up", humanReadable, now)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, []string{
+			strconv.Itoa(int(r.ReplicaID)), logstore.UUID(r.ReplicaDirectoryID).String(),
+			strconv.FormatInt(r.LogEndOffset, 10), strconv.FormatInt(leader.LogEndOffset-r.LogEndOffset, 10),
+			fetch, caughtUp, status,
+		})
+		return nil
+	}
+	if err := add(leader, "Leader"); err != nil {
+		return err
+	}
+	for _, v := range p.CurrentVoters {
+		if v.ReplicaID != leader.ReplicaID {
+			if err := add(v, "Follower"); err != nil {
+				return err
+			}
+		}
+	}
+	for _, o := range p.Observers {
+		if err := add(o, "Observer"); err != nil {
+			return err
+		}
+	}
+	widths := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, cell := range r {
+			widths[i] = max(widths[i], len(cell))
+		}
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		for i, cell := range r {
+			fmt.Fprintf(&b, "%-*s\t", widths[i], cell)
+		}
+		b.WriteByte('\n')
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// timestampCell formats a timestamp of the replication table: epoch
+// milliseconds, or with humanReadable "N ms ago"; -1 (unknown) stays -1.
+// A timestamp after now cannot be put as a time ago: the clocks of this
+// host and the leader differ, and it is an error, as in Kafka's tool.
+func timestampCell(ms int64, what string, humanReadable bool, now time.Time) (string, error) {
+	if ms < 0 || !humanReadable {
+		return strconv.FormatInt(ms, 10), nil
+	}
+	nowMs := now.UnixMilli()
+	if ms == 0 || ms > nowMs {
+		return "", fmt.Errorf("cannot compute a relative time, the clocks may drift: now is %d, the %s timestamp is %d", nowMs, what, ms)
+	}
+	return strconv.FormatInt(nowMs-ms, 10) + " ms ago", nil
+}
