@@ -58,7 +58,8 @@ var (
 // newest snapshot already holds every record applied at the call, its id
 // is returned and nothing is written. A snapshot taken or installed
 // (FetchSnapshot) meanwhile that holds those records answers the call too.
-// Retention runs after the snapshot as after any other.
+// Retention runs after the snapshot as after any other, and has run when
+// TriggerSnapshot returns its id.
 //
 // Errors: [ErrNothingToSnapshot], a failed write, [ErrShuttingDown], or
 // ctx's error (the snapshot may still be taken).

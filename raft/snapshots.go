@@ -395,8 +395,8 @@ func writeSnapshot(ctx context.Context, fsys vfs.FS, dir string, id snapshot.ID,
 }
 
 // snapshotTaken registers a snapshot the writer finished (on the engine
-// goroutine, between Readys), completes the TriggerSnapshot calls that
-// waited for it and applies retention. A failed write is logged; the next
+// goroutine, between Readys), applies retention and then completes the
+// TriggerSnapshot calls that waited for it. A failed write is logged; the next
 // one is due after another interval's worth of records: the log only
 // grows meanwhile.
 func (e *engine) snapshotTaken(id snapshot.ID, size int64, err error) {
@@ -428,10 +428,10 @@ func (e *engine) snapshotTaken(id snapshot.ID, size int64, err error) {
 	e.setLatest(id)
 	e.logger.LogAttrs(context.Background(), slog.LevelInfo, "took snapshot",
 		slog.String(logKeySnapshotID, id.String()), slog.Int64("bytes", size))
+	e.clean()
 	for _, c := range flight {
 		c <- triggerResult{id: id}
 	}
-	e.clean()
 }
 
 // snapshotTimestamp returns the LastContainedLogTimestamp of snapshot id,

@@ -3,6 +3,7 @@ package raft
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -311,5 +312,70 @@ func TestClusterSnapshotDownloadInterrupted(t *testing.T) {
 	}
 	if len(listing.Parts) != 0 || len(listing.Snapshots) == 0 {
 		t.Errorf("after the install: parts %v, snapshots %v", listing.Parts, listing.Snapshots)
+	}
+}
+
+// TestClusterSnapshotDeletedDuringDownload (KIP-630): while a follower
+// downloads the leader's snapshot, the leader takes a newer one and
+// retention deletes the one being downloaded; the follower's next
+// FetchSnapshot gets SNAPSHOT_NOT_FOUND, it fetches again, downloads the
+// newer snapshot, installs it and catches up.
+func TestClusterSnapshotDeletedDuringDownload(t *testing.T) {
+	c := newTestClusterWith(t, 3, "krabka-test-cluster", func(cfg *Config) {
+		snapshotConfig(cfg)
+		cfg.FetchSnapshotMaxBytes = 32
+	})
+	leader := c.leader()
+	submit(t, c.node(leader), metadataVersionRecord())
+	lagging := c.follower(leader)
+	c.stop(lagging)
+	for i := range 120 {
+		var recs []metadata.Record
+		for j := range 5 {
+			recs = append(recs, topicRecord("big-"+strconv.Itoa(i)+"-"+strconv.Itoa(j)))
+		}
+		c.submitRetrying(recs...)
+	}
+	leader = c.leader()
+	lead := c.node(leader)
+	waitFor(t, "the leader to compact its log", func() bool {
+		return lead.eng.log.LogStartOffset() > 0
+	})
+	first, _ := lead.LatestSnapshot()
+
+	c.restart(lagging)
+	node := c.node(lagging)
+	waitFor(t, "the download of the leader's snapshot midway", func() bool {
+		var pos, size int64
+		onEngine(t, node, func(e *engine) {
+			if d := e.snap.download; d != nil && d.ID().EndOffset == first.EndOffset {
+				pos, size = d.Position(), d.Size()
+			}
+		})
+		return pos > 0 && pos < size/2
+	})
+	submit(t, lead, topicRecord("newer"))
+	newer, err := lead.TriggerSnapshot(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if newer == first {
+		t.Fatal("no newer snapshot was taken")
+	}
+	if _, err := lead.ReadSnapshotRange(&first, 0, 1); !errors.Is(err, ErrSnapshotNotFound) {
+		t.Fatalf("the leader still serves %s: %v", first, err)
+	}
+
+	last := c.submitRetrying(topicRecord("after-deletion"))
+	c.waitApplied(last.LastOffset + 1)
+	leader = c.leader()
+	if !sameImage(t, node.CurrentImage(), c.node(leader).CurrentImage()) {
+		t.Error("the follower's image differs from the leader's")
+	}
+	if got := node.CurrentImage().Topics().Len(); got != 602 {
+		t.Errorf("follower holds %d topics, want 602", got)
+	}
+	if start := node.eng.log.LogStartOffset(); start < newer.EndOffset {
+		t.Errorf("the follower's log starts at %d, below the newer snapshot %s it must have installed", start, newer)
 	}
 }
