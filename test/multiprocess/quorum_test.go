@@ -1,0 +1,444 @@
+package multiprocess
+
+import (
+	"bytes"
+	"fmt"
+	"hash/fnv"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/krabka-go/krabka/internal/recordbatch"
+	"github.com/krabka-go/krabka/internal/wire"
+	"github.com/krabka-go/krabka/metadata"
+)
+
+// node is one controller process of the quorum under test.
+type node struct {
+	id    int
+	addr  string
+	props string
+	log   string
+	cmd   *exec.Cmd
+	exit  chan error
+}
+
+// quorum is a three-process quorum run from a freshly built binary.
+type quorum struct {
+	t     *testing.T
+	bin   string
+	dir   string
+	nodes map[int]*node
+}
+
+// buildBinary builds cmd/krabka into dir.
+func buildBinary(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "krabka")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/krabka")
+	cmd.Dir = filepath.Join("..", "..")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// krabka runs the binary with args and returns its stdout.
+func (q *quorum) krabka(args ...string) (string, error) {
+	var out, errOut bytes.Buffer
+	cmd := exec.Command(q.bin, args...)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		return out.String(), fmt.Errorf("krabka %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(errOut.String()))
+	}
+	return out.String(), nil
+}
+
+// mustKrabka is krabka that fails the test on an error.
+func (q *quorum) mustKrabka(args ...string) string {
+	q.t.Helper()
+	out, err := q.krabka(args...)
+	if err != nil {
+		q.t.Fatal(err)
+	}
+	return out
+}
+
+// newQuorum builds the binary, writes the server.properties of three
+// controllers on free loopback ports and formats their directories with
+// krabka storage random-uuid and krabka storage format.
+func newQuorum(t *testing.T) *quorum {
+	dir := t.TempDir()
+	q := &quorum{t: t, dir: dir, nodes: map[int]*node{}}
+	q.bin = buildBinary(t, dir)
+	var lns []net.Listener
+	var voters []string
+	for id := 1; id <= 3; id++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns = append(lns, ln)
+		n := &node{id: id, addr: ln.Addr().String(),
+			props: filepath.Join(dir, fmt.Sprintf("node-%d.properties", id)),
+			log:   filepath.Join(dir, fmt.Sprintf("node-%d.log", id))}
+		q.nodes[id] = n
+		voters = append(voters, fmt.Sprintf("%d@%s", id, n.addr))
+	}
+	for _, ln := range lns {
+		_ = ln.Close()
+	}
+	clusterID := strings.TrimSpace(q.mustKrabka("storage", "random-uuid"))
+	for id, n := range q.nodes {
+		props := strings.Join([]string{
+			"process.roles=controller",
+			"node.id=" + strconv.Itoa(id),
+			"controller.listener.names=CONTROLLER",
+			"listeners=CONTROLLER://" + n.addr,
+			"controller.quorum.voters=" + strings.Join(voters, ","),
+			"metadata.log.dir=" + filepath.Join(dir, fmt.Sprintf("node-%d", id)),
+		}, "\n") + "\n"
+		if err := os.WriteFile(n.props, []byte(props), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := q.mustKrabka("storage", "format", "-t", clusterID, "-c", n.props)
+		if !strings.HasPrefix(out, "Formatting metadata directory ") {
+			t.Fatalf("format node %d printed %q", id, out)
+		}
+	}
+	t.Cleanup(func() {
+		for _, n := range q.nodes {
+			if n.cmd != nil {
+				_ = n.cmd.Process.Kill()
+				<-n.exit
+			}
+		}
+		if t.Failed() {
+			t.Logf("files under %s", dir)
+			for id := 1; id <= 3; id++ {
+				b, _ := os.ReadFile(q.nodes[id].log)
+				t.Logf("node %d log:\n%s", id, tail(string(b), 60))
+			}
+		}
+	})
+	return q
+}
+
+// tail returns the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// start runs krabka server-start for node id, appending its output to its
+// log file.
+func (q *quorum) start(id int) {
+	q.t.Helper()
+	n := q.nodes[id]
+	f, err := os.OpenFile(n.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		q.t.Fatal(err)
+	}
+	fmt.Fprintf(f, "---- krabka server-start %s\n", n.props)
+	n.cmd = exec.Command(q.bin, "server-start", n.props)
+	n.cmd.Stdout, n.cmd.Stderr = f, f
+	if err := n.cmd.Start(); err != nil {
+		_ = f.Close()
+		q.t.Fatal(err)
+	}
+	n.exit = make(chan error, 1)
+	go func() {
+		n.exit <- n.cmd.Wait()
+		_ = f.Close()
+	}()
+}
+
+// stop sends sig to node id and waits for the process to exit.
+func (q *quorum) stop(id int, sig os.Signal) error {
+	q.t.Helper()
+	n := q.nodes[id]
+	if err := n.cmd.Process.Signal(sig); err != nil {
+		q.t.Fatal(err)
+	}
+	select {
+	case err := <-n.exit:
+		n.cmd = nil
+		return err
+	case <-time.After(40 * time.Second):
+		q.t.Fatalf("node %d did not exit after %v", id, sig)
+		return nil
+	}
+}
+
+// bootstrap returns every node's address, comma-separated.
+func (q *quorum) bootstrap() string {
+	var addrs []string
+	for id := 1; id <= 3; id++ {
+		addrs = append(addrs, q.nodes[id].addr)
+	}
+	return strings.Join(addrs, ",")
+}
+
+var statusLeader = regexp.MustCompile(`(?m)^LeaderId: +(\d+)\nLeaderEpoch: +(\d+)\nHighWatermark: +(-?\d+)$`)
+
+// leader runs krabka metadata-quorum describe --status until it names a
+// leader other than not, and returns it and its epoch.
+func (q *quorum) leader(not int) (id int, epoch int) {
+	q.t.Helper()
+	var last string
+	waitFor(q.t, 30*time.Second, "a leader", func() bool {
+		out, err := q.krabka("metadata-quorum", "--bootstrap-controller", q.bootstrap(), "--timeout", "5s", "describe", "--status")
+		if err != nil {
+			last = err.Error()
+			return false
+		}
+		last = out
+		m := statusLeader.FindStringSubmatch(out)
+		if m == nil {
+			q.t.Fatalf("describe --status printed:\n%s", out)
+		}
+		id, _ = strconv.Atoi(m[1])
+		epoch, _ = strconv.Atoi(m[2])
+		return id != not
+	}, func() string { return last })
+	return id, epoch
+}
+
+// waitFor polls cond until it holds or timeout passes.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool, detail func() string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s after %v: %s", what, timeout, detail())
+		}
+		<-tick.C
+	}
+}
+
+// call sends one request to addr on a new connection and returns the
+// answer.
+func call(addr string, req kmsg.Request) (kmsg.Response, error) {
+	conn, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		return nil, err
+	}
+	frame, err := wire.AppendRequest(nil, 1, nil, req)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Write(frame); err != nil {
+		return nil, err
+	}
+	in, err := wire.ReadFrame(conn, nil, wire.DefaultMaxFrameSize)
+	if err != nil {
+		return nil, err
+	}
+	return wire.DecodeResponse(in, req)
+}
+
+// topicRecord is a TopicRecord with an id derived from its name.
+func topicRecord(t *testing.T, name string) []byte {
+	t.Helper()
+	r := metadata.NewTopicRecord()
+	r.Name = name
+	h := fnv.New128a()
+	h.Write([]byte(name))
+	copy(r.TopicId[:], h.Sum(nil))
+	b, err := metadata.Encode(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// metadataVersionRecord sets metadata.version, which must come before
+// any other metadata record of a new cluster.
+func metadataVersionRecord(t *testing.T) []byte {
+	t.Helper()
+	r := metadata.NewFeatureLevelRecord()
+	r.Name = metadata.FeatureMetadataVersion
+	r.FeatureLevel = metadata.MaxMetadataVersion
+	b, err := metadata.Encode(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// submit sends rec (a topic record for topic) through SubmitChange (1003)
+// to node id, following NOT_LEADER_OR_FOLLOWER hints, until it is
+// acknowledged or the deadline passes. It returns the epoch that
+// committed it.
+func (q *quorum) submit(id int, topic string, rec []byte) int32 {
+	q.t.Helper()
+	var last string
+	var epoch int32
+	waitFor(q.t, 20*time.Second, "acknowledgement of "+topic, func() bool {
+		n := q.nodes[id]
+		req := wire.NewSubmitChangeRequest()
+		req.Records = [][]byte{rec}
+		resp, err := call(n.addr, req)
+		if err != nil {
+			last = fmt.Sprintf("node %d: %v", id, err)
+			id = id%3 + 1 // a node that is down: try the next one
+			return false
+		}
+		r := resp.(*wire.SubmitChangeResponse)
+		switch {
+		case r.ErrorCode == 0:
+			epoch = r.Epoch
+			return true
+		case r.ErrorCode == kerr.NotLeaderForPartition.Code && r.LeaderID > 0:
+			id = int(r.LeaderID)
+		case !wire.Retriable(r.ErrorCode):
+			msg := ""
+			if r.ErrorMessage != nil {
+				msg = *r.ErrorMessage
+			}
+			q.t.Fatalf("SubmitChange of %s to node %d: %v: %s", topic, id, wire.ErrorForCode(r.ErrorCode), msg)
+		}
+		last = fmt.Sprintf("node %d: %v", n.id, wire.ErrorForCode(r.ErrorCode))
+		return false
+	}, func() string { return last })
+	return epoch
+}
+
+// committedTopics reads every committed record of node id through
+// MetadataFetch (1004) and returns the topics created.
+func (q *quorum) committedTopics(id int) ([]string, error) {
+	var topics []string
+	var offset int64
+	for {
+		req := wire.NewMetadataFetchRequest()
+		req.FetchOffset, req.MaxBytes, req.ReplicaID = offset, 1<<20, -1
+		resp, err := call(q.nodes[id].addr, req)
+		if err != nil {
+			return nil, err
+		}
+		r := resp.(*wire.MetadataFetchResponse)
+		if err := wire.ErrorForCode(r.ErrorCode); err != nil {
+			return nil, err
+		}
+		if r.SnapshotID.EndOffset >= 0 {
+			return nil, fmt.Errorf("node %d wants snapshot %+v loaded first", id, r.SnapshotID)
+		}
+		if len(r.Records) == 0 {
+			sort.Strings(topics)
+			return topics, nil
+		}
+		it := recordbatch.NewIterator(nil, r.Records)
+		for it.Next() {
+			b := it.Batch()
+			offset = b.NextOffset()
+			if b.IsControl() {
+				continue
+			}
+			for _, rec := range b.Records {
+				m, err := metadata.Decode(rec.Value)
+				if err != nil {
+					return nil, err
+				}
+				if tr, ok := m.(*metadata.TopicRecord); ok {
+					topics = append(topics, tr.Name)
+				}
+			}
+		}
+		if err := it.Err(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// hasAll waits until node id has committed every topic of want.
+func (q *quorum) hasAll(id int, want []string) {
+	q.t.Helper()
+	var got []string
+	var err error
+	waitFor(q.t, 20*time.Second, fmt.Sprintf("catch-up of node %d", id), func() bool {
+		got, err = q.committedTopics(id)
+		if err != nil {
+			return false
+		}
+		// A retried submission may have been committed twice; the set of
+		// topics must be exactly the acknowledged ones.
+		have := map[string]bool{}
+		for _, g := range got {
+			have[g] = true
+		}
+		for _, w := range want {
+			if !have[w] {
+				return false
+			}
+		}
+		return len(have) == len(want)
+	}, func() string { return fmt.Sprintf("committed %v, err %v; want %v", got, err, want) })
+}
+
+func TestLeaderCrashAndRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	q := newQuorum(t)
+	for id := 1; id <= 3; id++ {
+		q.start(id)
+	}
+	first, epoch := q.leader(-1)
+	t.Logf("leader %d in epoch %d", first, epoch)
+
+	var acked []string
+	submitAll := func(prefix string, via int) {
+		for i := range 5 {
+			name := fmt.Sprintf("%s-%d", prefix, i)
+			q.submit(via, name, topicRecord(t, name))
+			acked = append(acked, name)
+		}
+	}
+	q.submit(first, "metadata.version", metadataVersionRecord(t))
+	// Followers send the submitter to the leader.
+	submitAll("before", first%3+1)
+
+	if err := q.stop(first, syscall.SIGKILL); err == nil {
+		t.Fatalf("node %d exited cleanly after SIGKILL", first)
+	}
+	second, epoch2 := q.leader(first)
+	if epoch2 <= epoch {
+		t.Errorf("new leader %d in epoch %d, not after epoch %d", second, epoch2, epoch)
+	}
+	t.Logf("leader %d in epoch %d after the crash of %d", second, epoch2, first)
+	submitAll("during", second)
+
+	q.start(first)
+	sort.Strings(acked)
+	q.hasAll(first, acked)
+	submitAll("after", first)
+	sort.Strings(acked)
+	for id := 1; id <= 3; id++ {
+		q.hasAll(id, acked)
+	}
+	for id := 1; id <= 3; id++ {
+		if err := q.stop(id, syscall.SIGTERM); err != nil {
+			t.Errorf("node %d exited with %v after SIGTERM", id, err)
+		}
+	}
+}
