@@ -521,3 +521,53 @@ func TestRetentionByTime(t *testing.T) {
 		t.Error("no new snapshot was taken")
 	}
 }
+
+// TestStartDropsSnapshotsBelowLogStart: a snapshot that ends below the
+// log's first segment (retention stopped between moving the log start
+// and deleting it) is deleted at start-up, and the log start is the
+// oldest snapshot kept.
+func TestStartDropsSnapshotsBelowLogStart(t *testing.T) {
+	dir := t.TempDir()
+	adjust := func(c *Config) {
+		c.MaxRecordBytesBetweenSnapshots = 1 << 10
+		c.InternalSegmentBytes = 2 << 10
+		c.MaxRetentionBytes = 1
+		c.MaxSnapshotInterval = 0
+	}
+	n, cfg := startSingle(t, dir, adjust)
+	submit(t, n, metadataVersionRecord())
+	i := 0
+	waitFor(t, "the first segment to be deleted", func() bool {
+		submit(t, n, topicRecord("below-"+strconv.Itoa(i)))
+		i++
+		var base int64
+		onEngine(t, n, func(e *engine) { base = e.log.Segments()[0].BaseOffset })
+		return base > 1
+	})
+	want := n.CurrentImage()
+	shutdown(t, n)
+
+	snaps := listSnapshots(t, cfg)
+	pdir := filepath.Join(cfg.MetadataLogDir, PartitionDirName)
+	b, err := os.ReadFile(filepath.Join(pdir, snapshot.FileName(snaps[0].ID)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := snapshot.ID{EndOffset: 1, Epoch: 1}
+	if err := os.WriteFile(filepath.Join(pdir, snapshot.FileName(stale)), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	n, _ = startSingle(t, dir, adjust)
+	defer shutdown(t, n)
+	start, after := checkLogStartCovered(t, n)
+	if len(after) == 0 || after[0].ID == stale {
+		t.Errorf("snapshots after start-up: %v, want %s deleted", after, stale)
+	}
+	if start != snaps[0].ID.EndOffset {
+		t.Errorf("log start %d, want %d", start, snaps[0].ID.EndOffset)
+	}
+	if !sameImage(t, n.CurrentImage(), want) {
+		t.Error("the restarted node's image differs")
+	}
+}

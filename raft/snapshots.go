@@ -109,17 +109,30 @@ func (e *engine) loadSnapshots() error {
 		if _, err := e.log.Sync(); err != nil {
 			return fmt.Errorf("raft: fsync log: %w", err)
 		}
+		e.log.SetEarliestSnapshot(toStoreID(latest))
+		e.deleteSnapshotsBefore(latest)
 		return nil
 	}
 	// The log reopens at its first segment's base offset, which may lie
 	// below the oldest snapshot (retention deletes whole segments only):
-	// the log start moves up to that snapshot again, so that it is
-	// covered by a snapshot, as Kafka's persisted log start offset keeps
-	// it.
-	if start := e.log.LogStartOffset(); start < snaps[0].ID.EndOffset {
-		if err := e.log.AdvanceLogStart(snaps[0].ID.EndOffset); err != nil {
-			return fmt.Errorf("raft: advance log start to snapshot %s: %w", snaps[0].ID, err)
+	// the log start moves up to the oldest snapshot at or above it, so
+	// that it is covered by a snapshot, as Kafka's persisted log start
+	// offset keeps it. Snapshots below that one (retention stopped
+	// between advancing the log start and deleting them) go now.
+	start := e.log.LogStartOffset()
+	k := 0
+	for k < len(snaps)-1 && snaps[k].ID.EndOffset < start {
+		k++
+	}
+	oldest := snaps[k].ID
+	if start < oldest.EndOffset {
+		if err := e.log.AdvanceLogStart(oldest.EndOffset); err != nil {
+			return fmt.Errorf("raft: advance log start to snapshot %s: %w", oldest, err)
 		}
+	}
+	e.log.SetEarliestSnapshot(toStoreID(oldest))
+	if k > 0 {
+		e.deleteSnapshotsBefore(oldest)
 	}
 	return nil
 }
