@@ -54,7 +54,7 @@ func newDevCommand(a *app) *cobra.Command {
 			"The nodes log warnings and errors on stderr; --verbose adds their INFO\n" +
 			"messages (elections, snapshots, connections). On SIGINT or SIGTERM the\n" +
 			"leader stops first, resigning to followers that are still up, then the\n" +
-			"other nodes stop; a line \"stopped node=N\" is printed for each.",
+			"other nodes stop together; a line \"stopped node=N\" is printed for each.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -144,9 +144,23 @@ func runDev(ctx context.Context, a *app, o devOptions) error {
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 		defer cancel()
-		for _, i := range shutdownOrder(nodes) {
+		leaders, others := shutdownOrder(nodes)
+		for _, i := range leaders {
 			_ = nodes[i].Shutdown(sctx) // each node logs its own shutdown problems
 			fmt.Fprintf(a.stdout, "stopped node=%d\n", i+1)
+		}
+		// The others stop together: one of them may have been elected
+		// meanwhile, and its resignation then waits for a successor that
+		// cannot come; together they wait once, not once each.
+		stopped := make(chan int)
+		for _, i := range others {
+			go func() {
+				_ = nodes[i].Shutdown(sctx)
+				stopped <- i
+			}()
+		}
+		for range others {
+			fmt.Fprintf(a.stdout, "stopped node=%d\n", <-stopped+1)
 		}
 	}()
 	var props []string
@@ -239,12 +253,11 @@ func viewQuorum(nodes []*raft.Controller) quorumView {
 	return v
 }
 
-// shutdownOrder returns the indexes of nodes in the order krabka dev
-// stops them: the leaders first (a node that believes it leads an older
-// epoch too), so that each resigns with EndQuorumEpoch to followers that
-// are still running, then the others in node id order.
-func shutdownOrder(nodes []*raft.Controller) []int {
-	var leaders, others []int
+// shutdownOrder splits nodes into the order krabka dev stops them: the
+// leaders first, one by one (a node that believes it leads an older epoch
+// too), so that each resigns with EndQuorumEpoch to followers that are
+// still running, then the others, by index.
+func shutdownOrder(nodes []*raft.Controller) (leaders, others []int) {
 	for i, c := range nodes {
 		if c.QuorumState().Role == raft.RoleLeader {
 			leaders = append(leaders, i)
@@ -252,5 +265,5 @@ func shutdownOrder(nodes []*raft.Controller) []int {
 			others = append(others, i)
 		}
 	}
-	return append(leaders, others...)
+	return leaders, others
 }
