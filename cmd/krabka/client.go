@@ -37,8 +37,10 @@ func dialController(ctx context.Context, addr string) (*controllerConn, error) {
 	c := &controllerConn{addr: addr, conn: conn}
 	req := kmsg.NewPtrApiVersionsRequest()
 	req.Version = 3
+	// KIP-511 allows letters, digits, '.' and '-' only: "(devel)", the
+	// version of a build outside a module release, is sent as "devel".
 	req.ClientSoftwareName = "krabka"
-	req.ClientSoftwareVersion = "1.0"
+	req.ClientSoftwareVersion = "devel"
 	if v := buildVersion(); wire.ValidClientSoftware(v) {
 		req.ClientSoftwareVersion = v
 	}
