@@ -181,6 +181,7 @@ func (e *engine) run(ctx context.Context) error {
 		if e.resignFinished() {
 			return nil
 		}
+		e.maybeClean()
 		e.armTimer(timer)
 		select {
 		case <-ctx.Done():
@@ -206,7 +207,8 @@ func (e *engine) run(ctx context.Context) error {
 }
 
 // armTimer sets timer to the earliest of the core's next deadline, a
-// resigning leader's give-up time and the next NoOpRecord.
+// resigning leader's give-up time, the next NoOpRecord and the next
+// retention run.
 func (e *engine) armTimer(timer *time.Timer) {
 	const never = time.Duration(1<<63 - 1)
 	wait := never
@@ -218,6 +220,9 @@ func (e *engine) armTimer(timer *time.Timer) {
 	}
 	if !e.noOpDue.IsZero() {
 		wait = min(wait, time.Until(e.noOpDue))
+	}
+	if e.snap.store != nil {
+		wait = min(wait, time.Until(e.snap.lastClean.Add(cleanInterval)))
 	}
 	if wait == never {
 		timer.Stop()

@@ -320,7 +320,8 @@ func (e *engine) failTriggers(err error) {
 }
 
 // cleanInterval is how often retention runs without a new snapshot, as
-// Kafka's raft thread calls maybeClean every 60 s.
+// Kafka's raft thread calls maybeClean every 60 s: the time rule deletes
+// snapshots that aged past metadata.max.retention.ms on an idle node too.
 const cleanInterval = time.Minute
 
 // maybeSnapshot starts a snapshot of the applied image when one is due
@@ -340,9 +341,6 @@ const cleanInterval = time.Minute
 // the inbox ([engine.snapshotTaken]).
 func (e *engine) maybeSnapshot() {
 	s := &e.snap
-	if time.Since(s.lastClean) >= cleanInterval {
-		e.clean()
-	}
 	if s.inFlight {
 		return
 	}
@@ -462,6 +460,14 @@ func (e *engine) snapshotTimestamp(id snapshot.ID) (ts int64, ok bool) {
 	_ = r.Close()
 	e.snap.timestamps[id] = ts
 	return ts, true
+}
+
+// maybeClean runs retention when cleanInterval has passed since it last
+// ran; the engine loop calls it every turn and wakes up for it.
+func (e *engine) maybeClean() {
+	if e.snap.store != nil && time.Since(e.snap.lastClean) >= cleanInterval {
+		e.clean()
+	}
 }
 
 // clean applies retention (KRAFT.md §8, Kafka's KafkaRaftLog.maybeClean)

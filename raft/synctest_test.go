@@ -12,7 +12,8 @@ import (
 
 // newMemCluster starts n voters on an in-memory network inside a synctest
 // bubble: timers run on the bubble's fake clock, so timing is exact.
-func newMemCluster(t *testing.T, n int) *testCluster {
+// adjust changes every Config before its node starts.
+func newMemCluster(t *testing.T, n int, adjust ...func(*Config)) *testCluster {
 	t.Helper()
 	mem := transport.NewMemNetwork()
 	c := &testCluster{t: t, nodes: make([]*Controller, n), cancels: make([]context.CancelFunc, n)}
@@ -29,6 +30,9 @@ func newMemCluster(t *testing.T, n int) *testCluster {
 		cfg := ForTests(NodeID(i+1), t.TempDir())
 		cfg.Listeners[0].Port = voters[i].Port
 		cfg.QuorumVoters = voters
+		for _, f := range adjust {
+			f(&cfg)
+		}
 		c.cfgs = append(c.cfgs, cfg)
 		ln, err := mem.Listen(voters[i].Address())
 		if err != nil {
@@ -82,4 +86,43 @@ func TestResignVersusCrashTiming(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestRetentionTimeRuleOnIdleNode (KRAFT.md §8): retention runs every
+// 60 s without new snapshots or records, so on an idle node a snapshot
+// whose records are older than metadata.max.retention.ms is deleted (the
+// newest never) and the log start follows. Fake time makes the wait exact.
+func TestRetentionTimeRuleOnIdleNode(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newMemCluster(t, 1, func(cfg *Config) {
+			cfg.MaxRecordBytesBetweenSnapshots = 1 << 40
+			cfg.MaxSnapshotInterval = 0
+			cfg.MaxRetentionBytes = -1
+			cfg.MaxRetentionTime = 10 * time.Minute
+		})
+		n := c.node(c.leader())
+		submit(t, n, metadataVersionRecord())
+		older, err := n.TriggerSnapshot(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		submit(t, n, topicRecord("idle"))
+		newer, err := n.TriggerSnapshot(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, snaps := checkLogStartCovered(t, n); len(snaps) != 2 {
+			t.Fatalf("snapshots %v, want %s and %s kept while young", snaps, older, newer)
+		}
+		// Nothing happens on the node for 11 minutes of fake time.
+		<-time.After(11 * time.Minute)
+		synctest.Wait()
+		start, snaps := checkLogStartCovered(t, n)
+		if len(snaps) != 1 || snaps[0].ID.EndOffset != newer.EndOffset {
+			t.Errorf("snapshots %v after 11 idle minutes, want only %s", snaps, newer)
+		}
+		if start != newer.EndOffset {
+			t.Errorf("log start %d, want %d", start, newer.EndOffset)
+		}
+	})
 }
