@@ -215,7 +215,11 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 		delta:      metadata.NewDelta(metadata.EmptyImage()),
 		hw:         -1,
 
-		caughtUpEpoch: -1,
+		caughtUpEpoch:  -1,
+		activatedEpoch: -1,
+	}
+	if e.bootstrap, err = readBootstrap(fsys, rc.logDir); err != nil {
+		return nil, err
 	}
 	for _, v := range cfg.QuorumVoters {
 		e.voterIDs = append(e.voterIDs, int32(v.ID))

@@ -150,6 +150,11 @@ type engine struct {
 	// caughtUpEpoch is the epoch in which this leader has applied its own
 	// LeaderChange; -1 before.
 	caughtUpEpoch kraft.Epoch
+	// bootstrap are the records of bootstrap.checkpoint (readBootstrap);
+	// activatedEpoch is the last epoch in which this leader checked
+	// whether to append them (maybeActivate), -1 before.
+	bootstrap      []metadata.Record
+	activatedEpoch kraft.Epoch
 
 	// noOpDue is when the leader appends its next NoOpRecord; zero while
 	// not an active leader or with NoOps disabled.
@@ -330,6 +335,7 @@ func (e *engine) drive() error {
 	for {
 		e.observe()
 		e.maybeNoOp()
+		e.maybeActivate()
 		e.flushSubmissions()
 		if !e.node.HasReady() {
 			break

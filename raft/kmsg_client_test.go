@@ -100,22 +100,24 @@ func splitBatches(t *testing.T, raw []byte) (recs []kmsgRecord, next int64) {
 // the leader, its epoch, the high watermark and the three voters; and an
 // observer Fetch (replica id -1) at v17 and at v18 returns record batches
 // that kmsg decodes and whose records decode, with metadata.Decode and
-// internal/control, into exactly what was submitted and the epoch's
-// LeaderChange.
+// internal/control, into exactly the leader's bootstrap records, what was
+// submitted and the epoch's LeaderChange.
 func TestKmsgClient(t *testing.T) {
 	c := newTestCluster(t, 3)
 	leader := c.leader()
 	topic := topicRecord("orders")
-	var submitted []metadata.Record
-	submitted = append(submitted, metadataVersionRecord(), topic)
+	// The leader appended the bootstrap records (no bootstrap.checkpoint:
+	// metadata.version at the latest level) before anything submitted.
+	submitted := activationRecords([]metadata.Record{metadataVersionRecord()})
+	bootstrapped := len(submitted)
+	submitted = append(submitted, topic)
 	for i := range int32(2) {
 		p := metadata.NewPartitionRecord()
 		p.TopicId, p.PartitionId = topic.(*metadata.TopicRecord).TopicId, i
 		p.Replicas, p.Isr, p.Leader, p.LeaderEpoch, p.PartitionEpoch = []int32{1, 2}, []int32{1, 2}, 1, 0, 0
 		submitted = append(submitted, p)
 	}
-	submit(t, c.node(leader), submitted[0])
-	res := submit(t, c.node(leader), submitted[1:]...)
+	res := submit(t, c.node(leader), submitted[bootstrapped:]...)
 	c.waitApplied(res.LastOffset + 1)
 	addr := c.node(leader).Addr().String()
 	cl := newKgoClient(t, addr, -1, 0)
