@@ -12,8 +12,8 @@ type Request struct {
 	// Header is the parsed request header.
 	Header RequestHeader
 	// Body is the typed request at Header.APIVersion: a kmsg request for
-	// Kafka's APIs (for example *kmsg.VoteRequest), *SubmitChangeRequest or
-	// *MetadataFetchRequest for the private RPCs. Its byte fields may alias
+	// Kafka's APIs (for example *kmsg.VoteRequest), *SubmitChangeRequest,
+	// *MetadataFetchRequest or *ReadImageRequest for the private RPCs. Its byte fields may alias
 	// the frame (see [ReadFrame]).
 	Body kmsg.Request
 }
@@ -97,6 +97,8 @@ func newRequest(key int16) kmsg.Request {
 		return NewSubmitChangeRequest()
 	case KeyMetadataFetch:
 		return NewMetadataFetchRequest()
+	case KeyReadImage:
+		return NewReadImageRequest()
 	}
 	r := kmsg.RequestForKey(key)
 	if r == nil {

@@ -8,9 +8,10 @@
 //
 // Kafka's own messages are the generated types of
 // github.com/twmb/franz-go/pkg/kmsg; the private RPCs (SubmitChange, key
-// 1003, and MetadataFetch, key 1004) are hand-written types in this package
-// that implement the same kmsg.Request and kmsg.Response interfaces, so the
-// rest of the system handles every message the same way.
+// 1003, MetadataFetch, key 1004, and ReadImage, key 1005) are hand-written
+// types in this package that implement the same kmsg.Request and
+// kmsg.Response interfaces, so the rest of the system handles every message
+// the same way.
 //
 // # Framing
 //

@@ -103,7 +103,7 @@ func FuzzFrame(f *testing.F) {
 	})
 }
 
-// FuzzPrivateRPC feeds arbitrary bytes to the four private message
+// FuzzPrivateRPC feeds arbitrary bytes to the six private message
 // decoders (kind selects one). Oracles: no panic; bounded allocation; a
 // message that decodes re-encodes to bytes that decode to an equal message
 // and encode identically.
@@ -136,11 +136,13 @@ func FuzzPrivateRPC(f *testing.F) {
 	})
 }
 
-var privateKinds = [4]func() privateMsg{
+var privateKinds = [6]func() privateMsg{
 	func() privateMsg { return NewSubmitChangeRequest() },
 	func() privateMsg { return NewSubmitChangeResponse() },
 	func() privateMsg { return NewMetadataFetchRequest() },
 	func() privateMsg { return NewMetadataFetchResponse() },
+	func() privateMsg { return NewReadImageRequest() },
+	func() privateMsg { return NewReadImageResponse() },
 }
 
 // frameSeeds returns valid frames of every API at every version, and the
@@ -192,6 +194,8 @@ func privateSeeds() []privateSeed {
 		&SubmitChangeResponse{ErrorCode: 6, ErrorMessage: strp("not leader"), LeaderID: 2, LeaderEpoch: 5, BaseOffset: -1, Epoch: -1},
 		&MetadataFetchRequest{FetchOffset: 100, MaxBytes: 1 << 20, ReplicaID: 4},
 		&MetadataFetchResponse{LeaderID: 1, LeaderEpoch: 3, HighWatermark: 120, SnapshotID: SnapshotID{-1, -1}, Records: []byte{0, 0, 0, 0, 0, 0, 0, 100}},
+		readImageRequestSample(),
+		readImageResponseSample(),
 	}
 	var seeds []privateSeed
 	for i, m := range msgs {
@@ -201,6 +205,8 @@ func privateSeeds() []privateSeed {
 		privateSeed{0, []byte{0xff, 0xff, 0xff, 0xff, 0x0f}},
 		privateSeed{0, []byte{0x02, 0x02, 0x00, 0x01, 0x00, 0x00}},
 		privateSeed{3, append(make([]byte, 41), 0x00, 0x00)},
+		privateSeed{4, []byte{0x01, 0x02, 0x02, 0x00, 0x00, 0x00}}, // null resource name
+		privateSeed{5, append(make([]byte, 22), 0x01, 0x7f, 0x00)}, // topic count beyond input
 	)
 }
 

@@ -14,15 +14,18 @@ import (
 
 func strp(s string) *string { return &s }
 
+// goldenCase is one byte-exact encoding of a private message.
+type goldenCase struct {
+	name string
+	msg  privateMsg
+	want []byte
+}
+
 // TestPrivateGoldenBytes pins the version-0 layouts documented in
 // docs/wire.md, byte for byte.
 func TestPrivateGoldenBytes(t *testing.T) {
 	dir := [16]byte{0: 0xaa, 15: 0xbb}
-	for _, tc := range []struct {
-		name string
-		msg  privateMsg
-		want []byte
-	}{
+	for _, tc := range append([]goldenCase{
 		{
 			name: "SubmitChangeRequest",
 			msg:  &SubmitChangeRequest{Records: [][]byte{{0x01, 0x0c, 0x00}, {}}},
@@ -73,7 +76,7 @@ func TestPrivateGoldenBytes(t *testing.T) {
 				0x00, // tagged fields
 			},
 		},
-	} {
+	}, readImageGolden()...) {
 		t.Run(tc.name, func(t *testing.T) {
 			got := tc.msg.AppendTo(nil)
 			if !bytes.Equal(got, tc.want) {
@@ -130,7 +133,8 @@ func TestPrivateDecodeErrors(t *testing.T) {
 	for _, m := range []interface {
 		SetVersion(int16)
 		ReadFrom([]byte) error
-	}{NewSubmitChangeRequest(), NewSubmitChangeResponse(), NewMetadataFetchRequest(), NewMetadataFetchResponse()} {
+	}{NewSubmitChangeRequest(), NewSubmitChangeResponse(), NewMetadataFetchRequest(), NewMetadataFetchResponse(),
+		NewReadImageRequest(), NewReadImageResponse()} {
 		m.SetVersion(1)
 		if err := m.ReadFrom(nil); err == nil {
 			t.Errorf("%T.ReadFrom at version 1 succeeded", m)
@@ -233,6 +237,10 @@ func TestPrivateRoundTripProperty(t *testing.T) {
 			func() privateMsg { return NewMetadataFetchRequest() }},
 		"MetadataFetchResponse": {func(t *rapid.T) privateMsg { return genMetadataFetchResponse(t) },
 			func() privateMsg { return NewMetadataFetchResponse() }},
+		"ReadImageRequest": {func(t *rapid.T) privateMsg { return genReadImageRequest(t) },
+			func() privateMsg { return NewReadImageRequest() }},
+		"ReadImageResponse": {func(t *rapid.T) privateMsg { return genReadImageResponse(t) },
+			func() privateMsg { return NewReadImageResponse() }},
 	}
 	for name, g := range gens {
 		t.Run(name, rapid.MakeCheck(func(t *rapid.T) {

@@ -51,6 +51,21 @@ func (r *reader) take(what string, n int) []byte {
 	return b
 }
 
+func (r *reader) int8(what string) int8 {
+	b := r.take(what, 1)
+	if b == nil {
+		return 0
+	}
+	return int8(b[0])
+}
+
+// boolean reads one byte; any value but 0 is true, as Kafka's
+// Readable.readBoolean decides.
+func (r *reader) boolean(what string) bool {
+	b := r.take(what, 1)
+	return b != nil && b[0] != 0
+}
+
 func (r *reader) int16(what string) int16 {
 	b := r.take(what, 2)
 	if b == nil {
@@ -167,6 +182,21 @@ func (r *reader) compactNullableString(what string) *string {
 	return &s
 }
 
+// compactString reads a non-nullable compact string that must be valid
+// UTF-8; null is an error.
+func (r *reader) compactString(what string) string {
+	l := r.compactLen(what)
+	if r.err != nil {
+		return ""
+	}
+	if l < 0 {
+		r.fail(what, errors.New("null for a non-nullable field"))
+		return ""
+	}
+	s, _ := r.utf8(what, l)
+	return s
+}
+
 // utf8 reads n bytes as a string, rejecting invalid UTF-8.
 func (r *reader) utf8(what string, n int) (string, bool) {
 	b := r.take(what, n)
@@ -195,6 +225,19 @@ func (r *reader) compactArrayLen(what string, minElem int) int {
 		return 0
 	}
 	return l
+}
+
+// nonNullArrayLen reads a compact array count like compactArrayLen and
+// refuses null; it returns 0 after an error.
+func (r *reader) nonNullArrayLen(what string, minElem int) int {
+	n := r.compactArrayLen(what, minElem)
+	if r.err == nil && n < 0 {
+		r.fail(what, errors.New("null for a non-nullable array"))
+	}
+	if r.err != nil {
+		return 0
+	}
+	return n
 }
 
 // skipTags reads a tagged-field section and discards every field, as Kafka
@@ -265,6 +308,18 @@ func appendCompactNullableString(dst []byte, s *string) []byte {
 	}
 	dst = appendUvarint(dst, uint32(len(*s))+1)
 	return append(dst, *s...)
+}
+
+func appendCompactString(dst []byte, s string) []byte {
+	dst = appendUvarint(dst, uint32(len(s))+1)
+	return append(dst, s...)
+}
+
+func appendBool(dst []byte, b bool) []byte {
+	if b {
+		return append(dst, 1)
+	}
+	return append(dst, 0)
 }
 
 // appendEmptyTags appends a tagged-field section with no fields.

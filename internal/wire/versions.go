@@ -1,8 +1,8 @@
 package wire
 
 // API keys of the requests a Krabka controller serves. The Kafka keys are
-// Kafka's (apache/kafka ApiKeys.java); KeySubmitChange and KeyMetadataFetch
-// are Krabka's private RPCs, documented in docs/wire.md.
+// Kafka's (apache/kafka ApiKeys.java); KeySubmitChange, KeyMetadataFetch and
+// KeyReadImage are Krabka's private RPCs, documented in docs/wire.md.
 const (
 	KeyFetch            int16 = 1
 	KeyAPIVersions      int16 = 18
@@ -22,6 +22,9 @@ const (
 	// KeyMetadataFetch is the private RPC an observer uses to read
 	// committed records.
 	KeyMetadataFetch int16 = 1004
+	// KeyReadImage is the private RPC that reads part of a node's metadata
+	// image, optionally behind a linearizable read barrier.
+	KeyReadImage int16 = 1005
 )
 
 // APIVersion is one row of the version table: the range of versions of one
@@ -64,8 +67,8 @@ func (a APIVersion) Flexible(v int16) bool { return v >= a.FlexibleFrom }
 // A test (versions_test.go) checks every row against Kafka's JSON schemas:
 // each range lies within Kafka's validVersions and each FlexibleFrom equals
 // Kafka's flexibleVersions.
-func versionTable() [13]APIVersion {
-	return [13]APIVersion{
+func versionTable() [14]APIVersion {
+	return [14]APIVersion{
 		{Key: KeyFetch, Name: "Fetch", Min: 13, Max: 18, FlexibleFrom: 12},
 		{Key: KeyAPIVersions, Name: "ApiVersions", Min: 0, Max: 4, FlexibleFrom: 3},
 		{Key: KeyVote, Name: "Vote", Min: 0, Max: 2, FlexibleFrom: 0},
@@ -79,6 +82,7 @@ func versionTable() [13]APIVersion {
 		{Key: KeyUpdateRaftVoter, Name: "UpdateRaftVoter", Min: 0, Max: 0, FlexibleFrom: 0},
 		{Key: KeySubmitChange, Name: "SubmitChange", Min: 0, Max: 0, FlexibleFrom: 0},
 		{Key: KeyMetadataFetch, Name: "MetadataFetch", Min: 0, Max: 0, FlexibleFrom: 0},
+		{Key: KeyReadImage, Name: "ReadImage", Min: 0, Max: 0, FlexibleFrom: 0},
 	}
 }
 

@@ -178,6 +178,7 @@ func TestVersionTableShape(t *testing.T) {
 		"EndQuorumEpoch": "0-1", "DescribeQuorum": "0-2", "FetchSnapshot": "0-1",
 		"DescribeCluster": "0-2", "AddRaftVoter": "0-1", "RemoveRaftVoter": "0-0",
 		"UpdateRaftVoter": "0-0", "SubmitChange": "0-0", "MetadataFetch": "0-0",
+		"ReadImage": "0-0",
 	}
 	got := map[string]string{}
 	for _, a := range apis {
@@ -202,7 +203,7 @@ func TestVersionTableShape(t *testing.T) {
 		{KeyAPIVersions, 2, 1, 0}, {KeyAPIVersions, 3, 2, 0}, {KeyAPIVersions, 4, 2, 0},
 		{KeyAPIVersions, 99, 2, 0}, {KeyAPIVersions, -1, 1, 0},
 		{KeyBeginQuorumEpoch, 0, 1, 0}, {KeyBeginQuorumEpoch, 1, 2, 1},
-		{KeyVote, 0, 2, 1}, {KeyFetch, 13, 2, 1}, {KeySubmitChange, 0, 2, 1}, {0, 9, 1, 0},
+		{KeyVote, 0, 2, 1}, {KeyFetch, 13, 2, 1}, {KeySubmitChange, 0, 2, 1}, {KeyReadImage, 0, 2, 1}, {0, 9, 1, 0},
 	} {
 		if got := RequestHeaderVersion(tc.key, tc.version); got != tc.req {
 			t.Errorf("RequestHeaderVersion(%d, %d) = %d, want %d", tc.key, tc.version, got, tc.req)
