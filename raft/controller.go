@@ -180,6 +180,9 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, err
 	}
+	if rc.dynamic && rc.core.DirectoryID == (kraft.Uuid{}) {
+		return nil, fmt.Errorf("raft: controller.quorum.voters is empty (a dynamic quorum), so %s/meta.properties must give this node's directory.id: format the directory with krabka storage format (--standalone, --initial-controllers or --no-initial-controllers)", rc.logDir)
+	}
 	c.rc = rc
 	log, _, err := logstore.Open(fsys, rc.dir, rc.logOpts)
 	if err != nil {
@@ -206,8 +209,8 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 		clusterID:  clusterID,
 		logger:     rc.logger,
 		inbox:      make(chan event, inboxCapacity),
-		peers:      map[kraft.NodeID]*transport.Peer{},
-		forwarders: map[kraft.NodeID]*transport.Peer{},
+		peers:      map[kraft.NodeID]*peerLink{},
+		learned:    map[kraft.NodeID]string{},
 		pub:        &publishedState{},
 		handles:    map[kraft.RecordsHandle]*heldRecords{},
 		inbound:    map[uint64]pendingReply{},
@@ -215,8 +218,9 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 		delta:      metadata.NewDelta(metadata.EmptyImage()),
 		hw:         -1,
 
-		caughtUpEpoch:  -1,
-		activatedEpoch: -1,
+		caughtUpEpoch:     -1,
+		activatedEpoch:    -1,
+		votersCopiedEpoch: -1,
 	}
 	if e.bootstrap, err = readBootstrap(fsys, rc.logDir); err != nil {
 		return nil, err
@@ -229,7 +233,11 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 	if err := e.loadSnapshots(); err != nil {
 		return nil, err
 	}
-	node, err := kraft.NewNode(e.now(), rc.core, ps, logView{log: log, size: e.snapshotSize})
+	if !rc.dynamic {
+		static := staticVoters(&rc)
+		e.pub.voters.Store(&static)
+	}
+	node, err := kraft.NewNode(e.now(), rc.core, ps, logView{log: log, size: e.snapshotSize, voters: e.loadVoterHistory})
 	if err != nil {
 		return nil, fmt.Errorf("raft: start consensus: %w", err)
 	}
@@ -239,21 +247,27 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 	runCtx, cancel := context.WithCancel(ctx)
 	c.cancel = cancel
 	e.spawn = func(f func(context.Context)) { c.wg.Go(func() { f(runCtx) }) }
-	for id, addr := range rc.peers {
+	e.dialPeer = func(addr string) (*peerLink, error) {
+		l := &peerLink{addr: addr}
 		for _, pc := range []struct {
 			cfg transport.PeerConfig
-			to  map[kraft.NodeID]*transport.Peer
-		}{{rc.peer, e.peers}, {rc.forward, e.forwarders}} {
+			to  **transport.Peer
+		}{{rc.peer, &l.raft}, {rc.forward, &l.forward}} {
 			cfg := pc.cfg
 			cfg.Addr = addr
 			cfg.Dial = opts.dial
 			p, err := transport.DialPeer(runCtx, cfg)
 			if err != nil {
-				return nil, fmt.Errorf("raft: peer %d at %s: %w", id, addr, err)
+				if l.raft != nil {
+					l.raft.Close()
+				}
+				return nil, fmt.Errorf("raft: peer at %s: %w", addr, err)
 			}
-			pc.to[id] = p
+			*pc.to = p
 		}
+		return l, nil
 	}
+	e.syncVoters()
 
 	if ln == nil {
 		ln, err = net.Listen("tcp", rc.listenAddr)
@@ -478,11 +492,8 @@ func (c *Controller) closeAll() {
 		_ = c.srv.Close()
 	}
 	if c.eng != nil {
-		for _, p := range c.eng.peers {
-			p.Close()
-		}
-		for _, p := range c.eng.forwarders {
-			p.Close()
+		for _, l := range c.eng.peers {
+			l.close()
 		}
 	}
 	for i := len(c.closers) - 1; i >= 0; i-- {

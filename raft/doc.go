@@ -42,5 +42,26 @@
 // of a static quorum (kraft.version 0: its log, snapshots, quorum-state
 // and meta.properties) can be started as it is.
 //
-// Not yet: dynamic voters (kraft.version 1), observers, metrics.
+// # Static and dynamic quorums
+//
+// With controller.quorum.voters set the quorum is static (kraft.version
+// 0): those voters, for good. With it empty the quorum is dynamic
+// (KIP-853, kraft.version 1): the voter set in force is the newest
+// VotersRecord of the node's snapshot or log, or of the bootstrap
+// snapshot 0-0 that krabka storage format --standalone or
+// --initial-controllers wrote; a node formatted --no-initial-controllers
+// has none. The node's directory id comes from meta.properties, which a
+// dynamic node must have. A node outside the voter set is an observer: it
+// asks the controller.quorum.bootstrap.servers for the leader, then
+// replicates and applies the log like a follower without a vote, and the
+// leader lists it among the observers of DescribeQuorum. Connections to
+// other nodes open on first use, to the endpoint a voter advertises on the
+// first controller listener (or the one an answer named for the leader),
+// and close when a node leaves the voter set. The first leader of a
+// dynamic quorum copies the bootstrap voter set into its log (a control
+// batch of KRaftVersion 1 and Voters, as Kafka writes at the start of its
+// epoch, though Kafka puts them in the LeaderChange batch); snapshots
+// carry the voter set at their end offset.
+//
+// Not yet: metrics.
 package raft

@@ -10,23 +10,16 @@ import (
 // leader's endpoint on the listener the request came in on (NodeEndpoints:
 // Vote, BeginQuorumEpoch, EndQuorumEpoch and FetchSnapshot v1+, Fetch
 // v17+), so that a replica that knows a leader's id also knows where to
-// reach it. The endpoints come from controller.quorum.voters, the only
-// listener this runtime serves KRaft on.
-
-// voterEndpoint returns the configured endpoint of voter id.
-func (rc *runtimeConfig) voterEndpoint(id int32) (QuorumVoter, bool) {
-	for _, v := range rc.voters {
-		if int32(v.ID) == id {
-			return v, true
-		}
-	}
-	return QuorumVoter{}, false
-}
+// reach it. The endpoints come from the voter set in force
+// (controller.quorum.voters, or the newest VotersRecord of a dynamic
+// quorum), on the first controller listener, the only listener this
+// runtime serves KRaft on.
 
 // addLeaderEndpoints fills the LeaderEndpoints of a request this node sends
 // as leader.
-func (rc *runtimeConfig) addLeaderEndpoints(req kmsg.Request) {
-	me, ok := rc.voterEndpoint(int32(rc.id))
+func (e *engine) addLeaderEndpoints(req kmsg.Request) {
+	rc := &e.rc
+	me, ok := e.pub.voterEndpoint(int32(rc.id), rc.listenerName)
 	if !ok {
 		return
 	}
@@ -44,7 +37,7 @@ func (rc *runtimeConfig) addLeaderEndpoints(req kmsg.Request) {
 
 // addNodeEndpoints fills the NodeEndpoints of an answer with the endpoint
 // of the leader it names, when known.
-func (rc *runtimeConfig) addNodeEndpoints(resp kmsg.Response) {
+func (e *engine) addNodeEndpoints(resp kmsg.Response) {
 	var leader int32 = -1
 	switch r := resp.(type) {
 	case *kmsg.VoteResponse:
@@ -68,7 +61,7 @@ func (rc *runtimeConfig) addNodeEndpoints(resp kmsg.Response) {
 			leader = r.Topics[0].Partitions[0].CurrentLeader.LeaderID
 		}
 	}
-	v, ok := rc.voterEndpoint(leader)
+	v, ok := e.pub.voterEndpoint(leader, e.rc.listenerName)
 	if leader < 0 || !ok || resp.GetVersion() < 1 {
 		return
 	}

@@ -54,6 +54,8 @@ type pendingReply struct {
 type peerResponse struct {
 	msg     kraft.Message
 	records []byte
+	// endpoints are the node endpoints the answer named.
+	endpoints map[kraft.NodeID]string
 }
 
 // heldRecords are bytes the core refers to by a [kraft.RecordsHandle]: the
@@ -90,6 +92,8 @@ type publishedState struct {
 	// latestSnapshot is the newest snapshot on disk; nil before the
 	// first.
 	latestSnapshot atomic.Pointer[snapshot.ID]
+	// voters is the voter set in force with the voters' endpoints.
+	voters atomic.Pointer[[]voterInfo]
 }
 
 // publishImage makes img the current image and hands it to every
@@ -111,10 +115,24 @@ type engine struct {
 	voterIDs  []int32
 	logger    *slog.Logger
 
-	inbox      chan event
-	peers      map[kraft.NodeID]*transport.Peer
-	forwarders map[kraft.NodeID]*transport.Peer
-	pub        *publishedState
+	inbox chan event
+	// peers are the connections to other nodes, opened on first use by
+	// dialPeer; learned are endpoints answers named for nodes outside
+	// the voter set.
+	peers    map[kraft.NodeID]*peerLink
+	dialPeer func(addr string) (*peerLink, error)
+	learned  map[kraft.NodeID]string
+	pub      *publishedState
+
+	// voterHist is the voter-set history of a dynamic quorum (see
+	// dynamic.go); voterGen counts its changes and voterGenSynced is the
+	// generation last published. votersCopiedEpoch is the last epoch in
+	// which this leader checked whether to copy the bootstrap voter set
+	// into the log.
+	voterHist         []votersEntry
+	voterGen          uint64
+	voterGenSynced    uint64
+	votersCopiedEpoch kraft.Epoch
 
 	nextHandle    kraft.RecordsHandle
 	handles       map[kraft.RecordsHandle]*heldRecords
@@ -292,6 +310,9 @@ func (e *engine) handle(ev event) {
 		}
 		e.step(ev.request.msg)
 	case ev.response != nil:
+		if ev.response.endpoints != nil {
+			e.learnEndpoints(ev.response.endpoints)
+		}
 		m := ev.response.msg
 		switch r := m.(type) {
 		case *kraft.FetchResponse:
@@ -336,6 +357,7 @@ func (e *engine) drive() error {
 		e.observe()
 		e.maybeNoOp()
 		e.maybeActivate()
+		e.maybeCopyBootstrapVoters()
 		e.flushSubmissions()
 		if !e.node.HasReady() {
 			break
@@ -365,6 +387,12 @@ func (e *engine) processReady() error {
 			VotedID:       int32(rd.State.VotedKey.ID),
 			CurrentVoters: e.voterIDs,
 		}
+		if e.rc.dynamic {
+			// kraft.version 1 writes data_version 1: the voted
+			// directory id, no voter list (KRAFT.md §7.5).
+			qs.DataVersion, qs.CurrentVoters = 1, nil
+			qs.VotedDirectoryID = logstore.UUID(rd.State.VotedKey.DirectoryID)
+		}
 		if err := logstore.WriteQuorumState(e.fsys, e.rc.dir, qs); err != nil {
 			return fmt.Errorf("raft: persist quorum state %s: %w", rd.State, err)
 		}
@@ -375,6 +403,7 @@ func (e *engine) processReady() error {
 			return fmt.Errorf("raft: truncate log to %d: %w", rd.TruncateTo, err)
 		}
 		wrote = true
+		e.truncateVoters(rd.TruncateTo)
 		if rd.TruncateTo < e.applied {
 			panic(fmt.Sprintf("raft: invariant: truncation to %d below the applied offset %d", rd.TruncateTo, e.applied))
 		}
@@ -477,6 +506,9 @@ func (e *engine) appendBatches(apps []kraft.Append) error {
 			first, leader, epoch = a.Batch.BaseOffset, own, a.Batch.Epoch
 		}
 		buf = append(buf, b...)
+		if a.Batch.Voters != nil && e.rc.dynamic {
+			e.noteAppendedVoters(a.Batch.BaseOffset, b)
+		}
 		next = a.Batch.LastOffset + 1
 	}
 	return flush()
@@ -491,13 +523,14 @@ func (e *engine) send(m kraft.Message) {
 	}
 	h := kraft.HeaderOf(m)
 	if kraft.IsRequest(m) {
-		p := e.peers[h.To]
+		l := e.link(h.To)
 		req, err := wire.KmsgRequest(m, e.clusterID)
-		if p == nil || err != nil {
+		if l == nil || err != nil {
 			e.deferFailure(m)
 			return
 		}
-		e.rc.addLeaderEndpoints(req)
+		p := l.raft
+		e.addLeaderEndpoints(req)
 		req.SetVersion(transport.NegotiateVersion)
 		if v, ok := m.(*kraft.VoteRequest); ok && v.PreVote {
 			// PreVote exists from Vote v2 on; below it the flag would be
@@ -540,7 +573,7 @@ func (e *engine) send(m kraft.Message) {
 		pr.reply.Close()
 		return
 	}
-	e.rc.addNodeEndpoints(resp)
+	e.addNodeEndpoints(resp)
 	pr.reply.Send(resp)
 }
 
@@ -563,7 +596,7 @@ func (e *engine) onPeerAnswer(req kraft.Message, resp kmsg.Response, err error) 
 	if err == nil {
 		m, records, derr := wire.KRaftResponse(resp, h)
 		if derr == nil {
-			pr = peerResponse{msg: m, records: records}
+			pr = peerResponse{msg: m, records: records, endpoints: answerEndpoints(resp)}
 		} else {
 			err = derr
 		}
@@ -650,6 +683,7 @@ func (e *engine) observe() {
 	st := e.node.Status()
 	prev := e.lastStatus
 	e.lastStatus = st
+	e.syncVoters()
 	if st.Role != prev.Role || st.Epoch != prev.Epoch || st.Leader != prev.Leader {
 		// The core logs each transition at Info; this line adds what the
 		// runtime publishes.
@@ -829,11 +863,15 @@ func (e *engine) validate(s *submission, offset kraft.Offset, epoch kraft.Epoch)
 // that was itself forwarded, or one made while no leader is known, fails
 // with the leader this node knows.
 func (e *engine) forward(s *submission, st kraft.Status) {
-	p := e.forwarders[st.Leader.LeaderID]
-	if s.forwarded || p == nil || e.resigning || st.ShuttingDown {
+	var l *peerLink
+	if st.Leader.LeaderID != kraft.NoNode && st.Leader.LeaderID != st.ID {
+		l = e.link(st.Leader.LeaderID)
+	}
+	if s.forwarded || l == nil || e.resigning || st.ShuttingDown {
 		s.complete(SubmitResult{}, e.notLeader(st))
 		return
 	}
+	p := l.forward
 	req := wire.NewSubmitChangeRequest()
 	req.Records = s.encoded
 	sent := p.Send(req, func(resp kmsg.Response, err error) {

@@ -30,7 +30,7 @@ func (h *handler) Serve(ctx context.Context, req *transport.Request, reply *tran
 	e := c.eng
 	switch body := req.Body.(type) {
 	case *kmsg.ApiVersionsRequest:
-		reply.Send(wire.AnswerAPIVersions(body, featureState(e.pub.image.Load())))
+		reply.Send(wire.AnswerAPIVersions(body, featureState(e.pub.image.Load(), c.rc.kraftVersion())))
 	case *kmsg.VoteRequest, *kmsg.BeginQuorumEpochRequest, *kmsg.EndQuorumEpochRequest, *kmsg.FetchRequest, *kmsg.FetchSnapshotRequest:
 		msg, answer, err := wire.KRaftRequest(body, e.clusterID, c.rc.id)
 		switch {
@@ -178,12 +178,14 @@ func (h *handler) describeQuorum(ctx context.Context, req *kmsg.DescribeQuorumRe
 	t.Partitions = append(t.Partitions, p)
 	resp.Topics = append(resp.Topics, t)
 	if req.Version >= 2 {
-		for _, v := range h.c.rc.voters {
+		for _, v := range h.c.eng.pub.voterList() {
 			n := kmsg.NewDescribeQuorumResponseNode()
-			n.NodeID = int32(v.ID)
-			l := kmsg.NewDescribeQuorumResponseNodeListener()
-			l.Name, l.Host, l.Port = h.c.rc.listenerName, v.Host, v.Port
-			n.Listeners = append(n.Listeners, l)
+			n.NodeID = int32(v.id)
+			for _, ep := range v.endpoints {
+				l := kmsg.NewDescribeQuorumResponseNodeListener()
+				l.Name, l.Host, l.Port = ep.Name, ep.Host, ep.Port
+				n.Listeners = append(n.Listeners, l)
+			}
 			resp.Nodes = append(resp.Nodes, n)
 		}
 	}
@@ -191,8 +193,10 @@ func (h *handler) describeQuorum(ctx context.Context, req *kmsg.DescribeQuorumRe
 }
 
 // featureState is what ApiVersions reports: the metadata.version range
-// this node supports and the finalized levels of the image.
-func featureState(img *metadata.Image) wire.FeatureState {
+// this node supports, the finalized levels of the image, and kraft.version
+// at kraftVersion when it is above 0 (a dynamic quorum; the level lives
+// in the log's control records, not in the image).
+func featureState(img *metadata.Image, kraftVersion int16) wire.FeatureState {
 	fs := wire.FeatureState{
 		MetadataVersion: wire.SupportedFeature{Min: metadata.MinMetadataVersion, Max: metadata.MaxMetadataVersion},
 		FinalizedEpoch:  img.Offset(),
@@ -201,7 +205,13 @@ func featureState(img *metadata.Image) wire.FeatureState {
 		fs.Finalized = append(fs.Finalized, wire.FinalizedFeature{Name: metadata.FeatureMetadataVersion, Level: mv})
 	}
 	for name, level := range img.Features().Levels() {
+		if name == wire.FeatureKRaftVersion {
+			continue
+		}
 		fs.Finalized = append(fs.Finalized, wire.FinalizedFeature{Name: name, Level: level})
+	}
+	if kraftVersion > 0 {
+		fs.Finalized = append(fs.Finalized, wire.FinalizedFeature{Name: wire.FeatureKRaftVersion, Level: kraftVersion})
 	}
 	return fs
 }
@@ -216,10 +226,15 @@ func featureState(img *metadata.Image) wire.FeatureState {
 // CLUSTER is granted.
 func (h *handler) describeCluster(req *kmsg.DescribeClusterRequest, local net.Addr) *kmsg.DescribeClusterResponse {
 	c := h.c
-	nodes := make([]wire.ClusterNode, 0, len(c.rc.voters))
-	for _, v := range c.rc.voters {
-		n := wire.ClusterNode{ID: int32(v.ID), Host: v.Host, Port: int32(v.Port)}
-		if v.ID == NodeID(c.rc.id) && v.Port == 0 {
+	voters := c.eng.pub.voterList()
+	nodes := make([]wire.ClusterNode, 0, len(voters))
+	for _, vi := range voters {
+		v, ok := vi.endpoint(c.rc.listenerName)
+		if !ok {
+			continue
+		}
+		n := wire.ClusterNode{ID: int32(vi.id), Host: v.Host, Port: int32(v.Port)}
+		if vi.id == NodeID(c.rc.id) && v.Port == 0 {
 			// A node started with port 0 (ForTests) names the port the
 			// request reached, the only one a client can use.
 			if a, ok := local.(*net.TCPAddr); ok {

@@ -12,6 +12,9 @@ type logView struct {
 	log *logstore.Log
 	// size reports a snapshot's size from the snapshot store.
 	size func(kraft.OffsetAndEpoch) (int64, bool)
+	// voters reloads the voter-set history from the snapshot and the log
+	// (empty for a static quorum).
+	voters func() []kraft.VoterSetAt
 }
 
 var _ kraft.LogView = logView{}
@@ -38,9 +41,10 @@ func (v logView) EarliestSnapshot() (kraft.OffsetAndEpoch, bool) {
 
 func (v logView) SnapshotSize(id kraft.OffsetAndEpoch) (int64, bool) { return v.size(id) }
 
-// VoterHistory is empty: the runtime runs kraft.version 0, whose voter set
-// is the static controller.quorum.voters, and writes no Voters records.
-func (v logView) VoterHistory() []kraft.VoterSetAt { return nil }
+// VoterHistory is empty for a static quorum (kraft.version 0), whose
+// voter set is controller.quorum.voters; a dynamic quorum's comes from
+// its snapshot and log (see dynamic.go).
+func (v logView) VoterHistory() []kraft.VoterSetAt { return v.voters() }
 
 func fromStore(id logstore.OffsetAndEpoch) kraft.OffsetAndEpoch {
 	return kraft.OffsetAndEpoch{Offset: kraft.Offset(id.Offset), Epoch: kraft.Epoch(id.Epoch)}

@@ -1,7 +1,6 @@
 package raft
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -30,12 +29,21 @@ type runtimeConfig struct {
 	logDir     string // metadata.log.dir
 	dir        string // the partition directory
 	listenAddr string
-	// peers maps every other voter to its controller address.
-	peers map[kraft.NodeID]string
 	// voters is controller.quorum.voters; listenerName names their
 	// endpoints (the first controller listener).
 	voters       []QuorumVoter
 	listenerName string
+	// dynamic is set when controller.quorum.voters is empty: the voter
+	// set comes from VotersRecords (kraft.version 1, KIP-853), and
+	// bootstrapServers (controller.quorum.bootstrap.servers, host:port)
+	// are where an observer looks for the leader.
+	dynamic          bool
+	bootstrapServers []string
+	// advertised are this node's controller endpoints as it publishes
+	// them (advertised.listeners, else listeners), the first one on
+	// listenerName; autoJoin is controller.quorum.auto.join.enable.
+	advertised []Endpoint
+	autoJoin   bool
 
 	core    kraft.Config
 	peer    transport.PeerConfig
@@ -70,9 +78,6 @@ func newRuntimeConfig(cfg Config) (runtimeConfig, error) {
 	if err := cfg.Validate(); err != nil {
 		return runtimeConfig{}, err
 	}
-	if len(cfg.QuorumVoters) == 0 {
-		return runtimeConfig{}, errors.New("raft: controller.quorum.voters is empty: this runtime supports static voter sets (kraft.version 0) only")
-	}
 	base := cfg.Logger
 	if base == nil {
 		base = slog.New(slog.DiscardHandler)
@@ -83,7 +88,6 @@ func newRuntimeConfig(cfg Config) (runtimeConfig, error) {
 		id:            kraft.NodeID(cfg.NodeID),
 		logDir:        cfg.MetadataLogDir,
 		dir:           filepath.Join(cfg.MetadataLogDir, PartitionDirName),
-		peers:         map[kraft.NodeID]string{},
 		maxBatchBytes: int(cfg.InternalMaxBatchBytes),
 		resignTimeout: 2 * cfg.ElectionTimeout,
 		maxIdle:       cfg.MaxIdleInterval,
@@ -101,13 +105,19 @@ func newRuntimeConfig(cfg Config) (runtimeConfig, error) {
 	rc.listenAddr = listener.Address()
 	rc.listenerName = listener.Name
 	rc.voters = cfg.QuorumVoters
+	rc.dynamic = len(cfg.QuorumVoters) == 0
+	rc.advertised = cfg.AdvertisedControllerEndpoints()
+	rc.autoJoin = cfg.AutoJoin
 
 	core := kraft.DefaultConfig()
 	core.ID = rc.id
 	for _, v := range cfg.QuorumVoters {
 		core.Voters = append(core.Voters, kraft.ReplicaKey{ID: kraft.NodeID(v.ID)})
-		if v.ID != cfg.NodeID {
-			rc.peers[kraft.NodeID(v.ID)] = v.Address()
+	}
+	if rc.dynamic {
+		for i, s := range cfg.QuorumBootstrapServers {
+			rc.bootstrapServers = append(rc.bootstrapServers, s.Address())
+			core.BootstrapServers = append(core.BootstrapServers, bootstrapID(i))
 		}
 	}
 	core.ElectionTimeout = cfg.ElectionTimeout

@@ -145,11 +145,11 @@ func (e *engine) loadImage(id snapshot.ID) error {
 		return fmt.Errorf("raft: open snapshot %s: %w", id, err)
 	}
 	defer func() { _ = r.Close() }()
-	if v := r.Header().KRaftVersion; v > 0 {
+	if v := r.Header().KRaftVersion; v > 0 && !e.rc.dynamic {
 		// The voter set is in the log (KIP-853), and a node that took
 		// controller.quorum.voters instead would count votes and commits
 		// against the wrong set.
-		return fmt.Errorf("raft: snapshot %s is of a dynamic quorum (kraft.version %d); this runtime runs static voter sets (kraft.version 0) only", id, v)
+		return fmt.Errorf("raft: snapshot %s is of a dynamic quorum (kraft.version %d), but controller.quorum.voters is set (a static quorum); remove it and set controller.quorum.bootstrap.servers", id, v)
 	}
 	delta := metadata.NewDelta(metadata.EmptyImage())
 	var recs []metadata.Record
@@ -362,6 +362,12 @@ func (e *engine) maybeSnapshot() {
 	id := snapshot.ID{EndOffset: int64(e.applied), Epoch: s.boundaryEpoch}
 	img := e.pub.image.Load()
 	header := snapshot.Header{LastContainedLogTimestamp: s.boundaryTime}
+	if e.rc.dynamic {
+		// A dynamic quorum's snapshot carries the voter set in force at
+		// its end offset, so that the log behind it can go.
+		header.KRaftVersion = 1
+		header.Voters = e.votersAt(kraft.Offset(id.EndOffset))
+	}
 	s.timestamps[id] = s.boundaryTime
 	s.unique++
 	unique := s.unique

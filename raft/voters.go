@@ -69,10 +69,8 @@ func (e *engine) voterRPC(req kmsg.Request) kmsg.Response {
 		resp := r.ResponseKind().(*kmsg.UpdateRaftVoterResponse)
 		resp.ErrorCode = e.updateVoterCode(r, leaderOnly(kraft.Epoch(r.CurrentLeaderEpoch)), hasDefaultListener)
 		resp.CurrentLeader.LeaderID, resp.CurrentLeader.LeaderEpoch = int32(st.Leader.LeaderID), int32(st.Leader.Epoch)
-		for _, v := range e.rc.voters {
-			if kraft.NodeID(v.ID) == st.Leader.LeaderID {
-				resp.CurrentLeader.Host, resp.CurrentLeader.Port = v.Host, int32(v.Port)
-			}
+		if v, ok := e.pub.voterEndpoint(int32(st.Leader.LeaderID), e.rc.listenerName); ok {
+			resp.CurrentLeader.Host, resp.CurrentLeader.Port = v.Host, int32(v.Port)
 		}
 		return resp
 	}

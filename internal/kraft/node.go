@@ -288,6 +288,11 @@ type Proposal struct {
 	// record with this set (KIP-853); Records must then be 1. The new set
 	// is in force as soon as it is appended.
 	Voters []ReplicaKey
+	// KRaftVersion, if positive, puts a KRaftVersion record of this level
+	// before the Voters record, as Kafka's first leader of a dynamic
+	// quorum does when it copies the bootstrap voter set into the log;
+	// Records must then be 2. It needs Voters.
+	KRaftVersion int16
 }
 
 // Propose reserves offsets for a batch on the leader and queues its append.
@@ -316,9 +321,17 @@ func (n *Node) Propose(now Instant, p Proposal) (BatchInfo, error) {
 		KRaftVersion: -1,
 		LeaderChange: LeaderChange{LeaderID: NoNode},
 	}
+	if p.KRaftVersion > 0 && p.Voters == nil {
+		return BatchInfo{}, errors.New("kraft: propose: a KRaftVersion record goes with a Voters record")
+	}
 	if p.Voters != nil {
-		if p.Records != 1 {
-			return BatchInfo{}, fmt.Errorf("kraft: propose: a Voters control batch holds 1 record, not %d", p.Records)
+		want := 1
+		if p.KRaftVersion > 0 {
+			want = 2
+			b.KRaftVersion = p.KRaftVersion
+		}
+		if p.Records != want {
+			return BatchInfo{}, fmt.Errorf("kraft: propose: this Voters control batch holds %d records, not %d", want, p.Records)
 		}
 		if _, err := quorum.NewVoterSet(p.Voters...); err != nil {
 			return BatchInfo{}, fmt.Errorf("kraft: propose voters: %w", err)

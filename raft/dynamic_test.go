@@ -1,0 +1,250 @@
+package raft
+
+import (
+	"context"
+	"net"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/krabka-go/krabka/internal/control"
+	"github.com/krabka-go/krabka/internal/logstore"
+	"github.com/krabka-go/krabka/internal/recordbatch"
+	"github.com/krabka-go/krabka/internal/snapshot"
+	"github.com/krabka-go/krabka/internal/vfs"
+)
+
+const dynamicClusterID = "dyn-cluster-id-000001"
+
+// dirID is node id's directory id in these tests.
+func dirID(id NodeID) [16]byte { return [16]byte{0xd1, byte(id), 0x5e} }
+
+// newDynamicCluster prepares n controllers of a dynamic quorum on
+// loopback ports, none started: no controller.quorum.voters, node 1's
+// endpoint as the only bootstrap server, and every directory formatted as
+// krabka storage format does. initial lists the voters of the bootstrap
+// snapshot (--standalone is one, --initial-controllers several) written
+// into their own directories; the others are formatted with
+// --no-initial-controllers. adjust, if not nil, changes every Config.
+func newDynamicCluster(t testing.TB, n int, initial []NodeID, adjust func(*Config)) (*testCluster, []net.Listener) {
+	t.Helper()
+	c := &testCluster{t: t}
+	var lns []net.Listener
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns = append(lns, ln)
+	}
+	port := func(i int) uint16 { return uint16(lns[i].Addr().(*net.TCPAddr).Port) }
+	voters := control.NewVotersRecord()
+	for _, id := range initial {
+		voters.Voters = append(voters.Voters, votersRecordVoter(id, port(int(id-1))))
+	}
+	for i := range n {
+		id := NodeID(i + 1)
+		cfg := ForTests(id, t.TempDir())
+		cfg.Listeners[0].Port = port(i)
+		cfg.QuorumVoters = nil
+		cfg.QuorumBootstrapServers = []HostPort{{Host: "127.0.0.1", Port: port(0)}}
+		if adjust != nil {
+			adjust(&cfg)
+		}
+		c.cfgs = append(c.cfgs, cfg)
+		formatDynamic(t, cfg, slices.Contains(initial, id), voters)
+	}
+	c.nodes = make([]*Controller, n)
+	c.cancels = make([]context.CancelFunc, n)
+	t.Cleanup(func() {
+		for i := range c.nodes {
+			c.stop(NodeID(i + 1))
+		}
+		for _, ln := range lns {
+			if ln != nil {
+				_ = ln.Close()
+			}
+		}
+	})
+	return c, lns
+}
+
+// votersRecordVoter is the VotersRecord entry of node id at port.
+func votersRecordVoter(id NodeID, port uint16) control.VotersRecordVoter {
+	return control.VotersRecordVoter{
+		VoterId: int32(id), VoterDirectoryId: dirID(id),
+		Endpoints:           []control.VotersRecordEndpoint{{Name: "CONTROLLER", Host: "127.0.0.1", Port: port}},
+		KRaftVersionFeature: control.VotersRecordKRaftVersionFeature{MinSupportedVersion: 0, MaxSupportedVersion: 1},
+	}
+}
+
+// formatDynamic writes meta.properties and, for an initial voter, the
+// bootstrap snapshot 0-0 with voters.
+func formatDynamic(t testing.TB, cfg Config, initial bool, voters *control.VotersRecord) {
+	t.Helper()
+	fsys := vfs.OS()
+	mp := logstore.MetaProperties{Version: 1, ClusterID: dynamicClusterID, NodeID: int32(cfg.NodeID), DirectoryID: logstore.UUID(dirID(cfg.NodeID))}
+	if err := logstore.WriteMetaProperties(fsys, cfg.MetadataLogDir, mp, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if !initial {
+		return
+	}
+	dir := filepath.Join(cfg.MetadataLogDir, PartitionDirName)
+	if err := fsys.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := snapshot.WriteBootstrapSnapshot(fsys, dir, 1, time.Now().UnixMilli(), voters); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// startNode starts node id, on its reserved listener the first time.
+func (c *testCluster) startNode(id NodeID, lns []net.Listener) {
+	c.t.Helper()
+	ctx, cancel := context.WithCancel(c.t.Context())
+	c.cancels[id-1] = cancel
+	var ln net.Listener
+	if lns != nil {
+		ln, lns[id-1] = lns[id-1], nil
+	}
+	node, err := start(ctx, c.cfgs[id-1], startOptions{listener: ln})
+	if err != nil {
+		c.t.Fatalf("start node %d: %v", id, err)
+	}
+	c.nodes[id-1] = node
+}
+
+// describe asks node id's engine for DescribeQuorum.
+func (c *testCluster) describe(id NodeID) (QuorumDescription, error) {
+	ctx, cancel := context.WithTimeout(c.t.Context(), 5*time.Second)
+	defer cancel()
+	return c.node(id).DescribeQuorum(ctx)
+}
+
+// replicaIDs lists the ids of rs.
+func replicaIDs(rs []ReplicaState) []NodeID {
+	var ids []NodeID
+	for _, r := range rs {
+		ids = append(ids, r.ReplicaID)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// waitMembers waits until the leader's DescribeQuorum lists exactly these
+// voters and at least these observers, and returns the leader.
+func (c *testCluster) waitMembers(voters, observers []NodeID) NodeID {
+	c.t.Helper()
+	var leader NodeID
+	waitFor(c.t, "voters "+nodeList(voters)+" and observers "+nodeList(observers), func() bool {
+		leader = c.leader()
+		d, err := c.describe(leader)
+		if err != nil || !slices.Equal(replicaIDs(d.Voters), voters) {
+			return false
+		}
+		got := replicaIDs(d.Observers)
+		for _, o := range observers {
+			if !slices.Contains(got, o) {
+				return false
+			}
+		}
+		return true
+	})
+	return leader
+}
+
+func nodeList(ids []NodeID) string {
+	s := "["
+	for i, id := range ids {
+		if i > 0 {
+			s += ","
+		}
+		s += id.String()
+	}
+	return s + "]"
+}
+
+// votersInLog lists the voter ids of every VotersRecord in the committed
+// log of cfg below hw.
+func votersInLog(t testing.TB, cfg Config, hw int64) [][]int32 {
+	t.Helper()
+	var out [][]int32
+	it := recordbatch.NewIterator(nil, readCommitted(t, cfg, hw))
+	for it.Next() {
+		if !it.Batch().IsControl() {
+			continue
+		}
+		rec, err := votersRecordOf(it.Batch().Raw)
+		if err != nil {
+			continue
+		}
+		var ids []int32
+		for _, v := range rec.Voters {
+			ids = append(ids, v.VoterId)
+		}
+		out = append(out, ids)
+	}
+	return out
+}
+
+// TestDynamicInitialControllers: three nodes formatted with the same
+// --initial-controllers form a quorum from the bootstrap snapshot, the
+// first leader copies the voter set into the log, and DescribeQuorum
+// names every voter with its directory id.
+func TestDynamicInitialControllers(t *testing.T) {
+	c, lns := newDynamicCluster(t, 3, []NodeID{1, 2, 3}, nil)
+	for id := NodeID(1); id <= 3; id++ {
+		c.startNode(id, lns)
+	}
+	res := c.submitRetrying(metadataVersionRecord(), topicRecord("a"))
+	c.waitApplied(res.LastOffset + 1)
+	leader := c.waitMembers([]NodeID{1, 2, 3}, nil)
+	d, err := c.describe(leader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range d.Voters {
+		if v.DirectoryID != dirID(v.ReplicaID) {
+			t.Errorf("voter %d: directory id %x, want %x", v.ReplicaID, v.DirectoryID, dirID(v.ReplicaID))
+		}
+	}
+	// The quorum survives the leader's shutdown.
+	c.stop(leader)
+	if got := votersInLog(t, c.cfgs[leader-1], res.LastOffset+1); len(got) != 1 || !slices.Equal(got[0], []int32{1, 2, 3}) {
+		t.Fatalf("Voters records in the log: %v, want one with [1 2 3]", got)
+	}
+	res = c.submitRetrying(topicRecord("b"))
+	// Restarted, the old leader reads the voter set from its log.
+	c.restart(leader)
+	c.waitApplied(res.LastOffset + 1)
+	c.waitMembers([]NodeID{1, 2, 3}, nil)
+}
+
+// TestDynamicObserversCatchUp: node 1, formatted --standalone, commits
+// alone; nodes 2 and 3, formatted --no-initial-controllers, start as
+// observers through the bootstrap server, replicate and apply everything,
+// and the leader reports them as observers.
+func TestDynamicObserversCatchUp(t *testing.T) {
+	c, lns := newDynamicCluster(t, 3, []NodeID{1}, nil)
+	c.startNode(1, lns)
+	res := submit(t, c.node(c.leader()), metadataVersionRecord(), topicRecord("a"))
+	c.startNode(2, lns)
+	c.startNode(3, lns)
+	c.waitApplied(res.LastOffset + 1)
+	c.waitMembers([]NodeID{1}, []NodeID{2, 3})
+	for _, id := range []NodeID{2, 3} {
+		if _, ok := c.node(id).CurrentImage().Topics().ByName("a"); !ok {
+			t.Errorf("observer %d has not applied topic a", id)
+		}
+		if st := c.node(id).QuorumState(); st.Role != RoleFollower || st.LeaderID != 1 {
+			t.Errorf("observer %d: %+v, want a follower of 1", id, st)
+		}
+	}
+	// A restarted observer finds the leader again.
+	c.stop(3)
+	c.restart(3)
+	res = submit(t, c.node(1), topicRecord("b"))
+	c.waitApplied(res.LastOffset + 1)
+}
