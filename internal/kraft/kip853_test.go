@@ -148,3 +148,29 @@ func TestProposeVotersValidation(t *testing.T) {
 		t.Error("a data batch without a handle was accepted")
 	}
 }
+
+// Kafka's first leader of a dynamic quorum writes the bootstrap voter set
+// after a KRaftVersion record in one control batch: Proposal.KRaftVersion
+// makes a two-record batch, and needs the Voters record.
+func TestProposeKRaftVersionWithVoters(t *testing.T) {
+	c := newCluster(t, 3, 0, 1)
+	c.elect(1)
+	leader := c.node(1)
+	if _, err := leader.Propose(c.now[0], kraft.Proposal{Records: 1, KRaftVersion: 1}); err == nil {
+		t.Error("a KRaftVersion record without a Voters record was accepted")
+	}
+	if _, err := leader.Propose(c.now[0], kraft.Proposal{Records: 1, Voters: keys(1, 2, 3), KRaftVersion: 1}); err == nil {
+		t.Error("a KRaftVersion+Voters batch of 1 record was accepted")
+	}
+	b, err := leader.Propose(c.now[0], kraft.Proposal{Records: 2, Voters: keys(1, 2, 3), KRaftVersion: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Records() != 2 || b.KRaftVersion != 1 || len(b.Voters) != 3 || !b.Control {
+		t.Fatalf("batch %s, want a 2-record control batch with KRaftVersion 1 and 3 voters", b)
+	}
+	c.stabilize()
+	if leader.PendingVoterChange() {
+		t.Error("the voter set is still pending after the batch committed")
+	}
+}
