@@ -3,6 +3,7 @@ module github.com/krabka-go/krabka
 go 1.26.0
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/cockroachdb/datadriven v1.0.3
 	github.com/google/go-cmp v0.7.0
 	github.com/klauspost/compress v1.20.4

@@ -1,0 +1,207 @@
+package faults
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+var (
+	flagFaults  = flag.String("faults.kinds", "", "comma-separated faults of the campaign (default: all)")
+	flagClients = flag.Int("faults.clients", 6, "concurrent clients of the campaign")
+	flagReport  = flag.String("faults.report", "", "file to write the campaign's figures to (markdown)")
+)
+
+// seed returns -faults.seed, or a random seed, and prints it.
+func seed(t *testing.T) uint64 {
+	s := *flagSeed
+	if s == 0 {
+		s = rand.Uint64()
+	}
+	t.Logf("-faults.seed=%d", s)
+	return s
+}
+
+// TestKillRestart starts three controllers on hosts of their own, kills
+// the leader with SIGKILL while clients write, restarts it, and checks that
+// every acknowledged write is in the byte-identical committed logs once,
+// at its offset.
+func TestKillRestart(t *testing.T) {
+	s := seed(t)
+	c := newCluster(t, 3, *flagTags, s)
+	c.startAll()
+	w := newWorkload(t, c, 2, 2)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.run(ctx, 3, s)
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	ackedAfter := func(since time.Time, n int) func() bool {
+		return func() bool {
+			k := 0
+			for _, o := range w.hist.all() {
+				if o.write && o.status == opOK && o.call.After(since) {
+					k++
+				}
+			}
+			return k >= n
+		}
+	}
+	none := func() string { return "no acknowledged write" }
+	waitFor(t, time.Minute, "writes before the crash", ackedAfter(time.Time{}, 20), none)
+	leader := c.leader()
+	if err := c.h.kill(leader); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	t.Logf("killed the leader, node %d", leader)
+	waitFor(t, time.Minute, "writes after the crash", ackedAfter(killed, 20), none)
+	c.start(leader)
+	restarted := time.Now()
+	waitFor(t, time.Minute, "writes after the restart", ackedAfter(restarted, 20), none)
+	cancel()
+	<-done
+	entries := c.finalLog(t)
+	f := checkLog(t, w.hist.all(), entries)
+	t.Logf("acknowledged %d, indeterminate %d (%d applied), lost %d, duplicated %d, reads %d", f.acked, f.unknown, f.unknownApplied, f.lost, f.duplicated, f.reads)
+	if w.reads {
+		checkLinearizable(t, w.hist.all(), entries, c.dir)
+	}
+}
+
+// TestCampaign runs -faults.duration of clients under a nemesis that
+// starts a fault every -faults.interval on a quorum of -faults.nodes, then
+// heals, checks the history with porcupine and the logs with the log
+// checker, and reports the figures of RELIABILITY.md §5.
+func TestCampaign(t *testing.T) {
+	kinds, err := parseFaults(*flagFaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := seed(t)
+	c := newCluster(t, *flagNodes, *flagTags, s)
+	c.startAll()
+	w := newWorkload(t, c, 4, 2)
+	nem := newNemesis(t, c, s)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.run(ctx, *flagClients, s)
+	}()
+	stopClients := func() {
+		if cancel != nil {
+			cancel()
+			<-done
+			cancel = nil
+		}
+	}
+	defer stopClients()
+	begin := time.Now()
+	nem.run(begin.Add(*flagDuration), *flagInterval, kinds)
+	// A last quiet stretch: the quorum must recover and serve after the
+	// last heal.
+	healed := time.Now()
+	waitFor(t, time.Minute, "acknowledged write after the last heal", func() bool {
+		for _, o := range w.hist.all() {
+			if o.write && o.status == opOK && o.call.After(healed) {
+				return true
+			}
+		}
+		return false
+	}, func() string { return "none" })
+	stopClients()
+
+	ops := w.hist.all()
+	entries := c.finalLog(t)
+	lf := checkLog(t, ops, entries)
+	lin := "not checked (no ReadImage)"
+	if w.reads {
+		lin = string(checkLinearizable(t, ops, entries, c.dir))
+	}
+	report := campaignReport(c, nem, ops, lf, lin, s, time.Since(begin))
+	t.Log("\n" + report)
+	if *flagReport != "" {
+		if err := os.WriteFile(*flagReport, []byte(report), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	if lf.lost+lf.duplicated+lf.misplaced+lf.phantom > 0 {
+		t.Errorf("log checker: %d lost, %d duplicated, %d misplaced, %d phantom", lf.lost, lf.duplicated, lf.misplaced, lf.phantom)
+	}
+}
+
+// campaignReport formats the figures: operation counts, and per fault
+// kind the availability of writes during the fault and the time from heal
+// to the first acknowledged write begun after it.
+func campaignReport(c *cluster, nem *nemesis, ops []op, lf logFigures, lin string, seed uint64, took time.Duration) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "seed %d, %d nodes, %s, %v, %d faults\n\n", seed, c.n, c.h.name(), took.Round(time.Second), len(nem.windows))
+	fmt.Fprintf(&b, "| acknowledged | indeterminate: timed out + error answer (applied) | lost | duplicated | misplaced | phantom | linearizable reads | porcupine |\n|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| %d | %d + %d (%d) | %d | %d | %d | %d | %d | %s |\n\n", lf.acked, lf.unknown-lf.unknownAnswered, lf.unknownAnswered, lf.unknownApplied, lf.lost, lf.duplicated, lf.misplaced, lf.phantom, lf.reads, lin)
+	type agg struct {
+		n, tried, acked int
+		recover         []time.Duration
+	}
+	by := map[faultKind]*agg{}
+	for _, win := range nem.windows {
+		a := by[win.kind]
+		if a == nil {
+			a = &agg{}
+			by[win.kind] = a
+		}
+		a.n++
+		first := time.Duration(-1)
+		for _, o := range ops {
+			if !o.write {
+				continue
+			}
+			if !o.call.Before(win.start) && o.call.Before(win.healed) {
+				a.tried++
+				if o.status == opOK {
+					a.acked++
+				}
+			}
+			if o.status == opOK && !o.call.Before(win.healed) {
+				if d := o.ret.Sub(win.healed); first < 0 || d < first {
+					first = d
+				}
+			}
+		}
+		if first >= 0 {
+			a.recover = append(a.recover, first)
+		}
+	}
+	var kinds []string
+	for k := range by {
+		kinds = append(kinds, string(k))
+	}
+	sort.Strings(kinds)
+	fmt.Fprintf(&b, "| fault | count | writes acknowledged during the fault | recovery after heal: median / max |\n|---|---|---|---|\n")
+	for _, k := range kinds {
+		a := by[faultKind(k)]
+		avail := "-"
+		if a.tried > 0 {
+			avail = fmt.Sprintf("%.0f%% (%d/%d)", 100*float64(a.acked)/float64(a.tried), a.acked, a.tried)
+		}
+		rec := "-"
+		if len(a.recover) > 0 {
+			sort.Slice(a.recover, func(i, j int) bool { return a.recover[i] < a.recover[j] })
+			rec = fmt.Sprintf("%v / %v", a.recover[len(a.recover)/2].Round(time.Millisecond), a.recover[len(a.recover)-1].Round(time.Millisecond))
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %s |\n", k, a.n, avail, rec)
+	}
+	return b.String()
+}

@@ -1,0 +1,396 @@
+package faults
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"hash/fnv"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/goleak"
+
+	"github.com/krabka-go/krabka/internal/recordbatch"
+	"github.com/krabka-go/krabka/internal/wire"
+	"github.com/krabka-go/krabka/metadata"
+)
+
+var (
+	flagSeed     = flag.Uint64("faults.seed", 0, "seed of the fault schedule and the clients (0: a random one, printed)")
+	flagDuration = flag.Duration("faults.duration", 3*time.Minute, "length of the fault campaign")
+	flagNodes    = flag.Int("faults.nodes", 5, "controllers in the campaign's quorum")
+	flagInterval = flag.Duration("faults.interval", 5*time.Second, "time between the starts of two faults")
+	flagBackend  = flag.String("faults.backend", "", "host back end: docker, netns, or empty to pick one")
+	flagTags     = flag.String("faults.tags", "", "build tags of the krabka binary under test (e.g. writeback, bugzoo_z22)")
+)
+
+// binDir holds the binaries built by this test process, one per tag set.
+var binDir struct {
+	sync.Mutex
+	dir  string
+	bins map[string]string
+}
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) {
+		binDir.Lock()
+		defer binDir.Unlock()
+		if binDir.dir != "" {
+			_ = os.RemoveAll(binDir.dir)
+		}
+	}))
+}
+
+// repoRoot is the module root, two levels up from this package.
+func repoRoot() string { return filepath.Join("..", "..") }
+
+// buildBinary builds a static cmd/krabka with the build tags tags (once
+// per tag set and test process; the go build cache makes rebuilds cheap).
+// It is never race-built: the processes run for minutes on a small
+// machine, and their own packages run their tests under -race.
+func buildBinary(t *testing.T, tags string) string {
+	t.Helper()
+	binDir.Lock()
+	defer binDir.Unlock()
+	if bin, ok := binDir.bins[tags]; ok {
+		return bin
+	}
+	if binDir.dir == "" {
+		dir, err := os.MkdirTemp("", resourcePrefix+"bin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		binDir.dir, binDir.bins = dir, map[string]string{}
+	}
+	bin := filepath.Join(binDir.dir, fmt.Sprintf("krabka-%d", len(binDir.bins)), "krabka")
+	cmd := exec.Command("go", "build", "-tags", tags, "-o", bin, "./cmd/krabka")
+	cmd.Dir = repoRoot()
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	start := time.Now()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build -tags %q: %v\n%s", tags, err, out)
+	}
+	t.Logf("built %s (tags %q) in %v", bin, tags, time.Since(start).Round(time.Millisecond))
+	binDir.bins[tags] = bin
+	return bin
+}
+
+// controllerPort is the port every node listens on, on its own address.
+const controllerPort = 9093
+
+// cluster is a quorum of n krabka processes on hosts of their own, peer
+// traffic going through the proxies of net.
+type cluster struct {
+	t     *testing.T
+	n     int
+	bin   string
+	h     hosts
+	net   *network
+	dir   string
+	props map[int]string
+}
+
+// newCluster builds the binary with tags, creates the hosts, the proxies
+// of every directed link, the nodes' properties, and formats them. It does
+// not start them.
+func newCluster(t *testing.T, n int, tags string, seed uint64) *cluster {
+	t.Helper()
+	if n < 1 || n > 9 {
+		t.Fatalf("%d nodes: want 1 to 9", n)
+	}
+	kind := hostBackend(t)
+	bin := buildBinary(t, tags)
+	dir, err := os.MkdirTemp("", resourcePrefix+"run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &cluster{t: t, n: n, bin: bin, dir: dir, props: map[int]string{}}
+	t.Cleanup(func() {
+		if !t.Failed() {
+			_ = os.RemoveAll(dir)
+		}
+	})
+	c.h = newHosts(t, kind, n, bin, dir)
+	c.net = newNetwork(seed)
+	t.Cleanup(c.net.close)
+	t.Cleanup(c.saveArtifacts)
+
+	clusterID, err := run(bin, "storage", "random-uuid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= n; i++ {
+		var voters []string
+		for j := 1; j <= n; j++ {
+			if j == i {
+				voters = append(voters, fmt.Sprintf("%d@%s", j, c.addr(j)))
+				continue
+			}
+			p, err := c.net.listen(i, j, net.JoinHostPort(c.h.gateway().String(), "0"), c.addr(j))
+			if err != nil {
+				t.Fatal(err)
+			}
+			voters = append(voters, fmt.Sprintf("%d@%s", j, p.addr()))
+		}
+		c.props[i] = filepath.Join(dir, fmt.Sprintf("node-%d.properties", i))
+		props := strings.Join([]string{
+			"process.roles=controller",
+			"node.id=" + strconv.Itoa(i),
+			"controller.listener.names=CONTROLLER",
+			"listeners=CONTROLLER://" + c.addr(i),
+			"controller.quorum.voters=" + strings.Join(voters, ","),
+			"metadata.log.dir=" + filepath.Join(dir, fmt.Sprintf("node-%d", i)),
+		}, "\n") + "\n"
+		if err := os.WriteFile(c.props[i], []byte(props), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := run(bin, "storage", "format", "-t", clusterID, "-c", c.props[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c
+}
+
+// addr is node id's own controller address (clients use it directly).
+func (c *cluster) addr(id int) string {
+	return net.JoinHostPort(c.h.nodeAddr(id).String(), strconv.Itoa(controllerPort))
+}
+
+// bootstrap is every node's address, comma-separated.
+func (c *cluster) bootstrap() string {
+	var addrs []string
+	for id := 1; id <= c.n; id++ {
+		addrs = append(addrs, c.addr(id))
+	}
+	return strings.Join(addrs, ",")
+}
+
+func (c *cluster) start(id int) {
+	c.t.Helper()
+	if err := c.h.start(id, c.props[id]); err != nil {
+		c.t.Fatalf("start node %d: %v", id, err)
+	}
+}
+
+func (c *cluster) startAll() {
+	for id := 1; id <= c.n; id++ {
+		c.start(id)
+	}
+}
+
+// saveArtifacts keeps, for a failed test, each node's output next to its
+// data directory and says where they are.
+func (c *cluster) saveArtifacts() {
+	if !c.t.Failed() {
+		return
+	}
+	for id := 1; id <= c.n; id++ {
+		if err := c.h.saveLogs(id, filepath.Join(c.dir, fmt.Sprintf("node-%d.log", id))); err != nil {
+			c.t.Logf("logs of node %d: %v", id, err)
+		}
+	}
+	c.t.Logf("artifacts (node logs node-N.log, data directories node-N/, history.html when checked) are under %s", c.dir)
+}
+
+var statusLeader = regexp.MustCompile(`(?m)^LeaderId: +(\d+)\nLeaderEpoch: +(\d+)\nHighWatermark: +(-?\d+)$`)
+
+// describeLeader asks the quorum, with krabka metadata-quorum describe
+// --status run from the test's host, for the leader and its epoch.
+func describeLeader(bin, bootstrap string) (id, epoch int, err error) {
+	out, err := run(bin, "metadata-quorum", "--bootstrap-controller", bootstrap, "--timeout", "3s", "describe", "--status")
+	if err != nil {
+		return 0, 0, err
+	}
+	m := statusLeader.FindStringSubmatch(out)
+	if m == nil {
+		return 0, 0, fmt.Errorf("describe --status printed:\n%s", out)
+	}
+	id, _ = strconv.Atoi(m[1])
+	epoch, _ = strconv.Atoi(m[2])
+	return id, epoch, nil
+}
+
+// leader waits for a leader the quorum agrees on.
+func (c *cluster) leader() int {
+	c.t.Helper()
+	var id int
+	var last error
+	waitFor(c.t, 90*time.Second, "leader", func() bool {
+		id, _, last = describeLeader(c.bin, c.bootstrap())
+		return last == nil && id > 0
+	}, func() string { return fmt.Sprint(last) })
+	return id
+}
+
+// waitFor polls cond until it holds or timeout passes.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool, detail func() string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s after %v: %s", what, timeout, detail())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// call sends one request to addr on a new connection and returns the
+// answer, giving up at ctx's deadline.
+func call(ctx context.Context, addr string, req kmsg.Request) (kmsg.Response, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		if err := conn.SetDeadline(dl); err != nil {
+			return nil, err
+		}
+	}
+	frame, err := wire.AppendRequest(nil, 1, nil, req)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Write(frame); err != nil {
+		return nil, err
+	}
+	in, err := wire.ReadFrame(conn, nil, wire.DefaultMaxFrameSize)
+	if err != nil {
+		return nil, err
+	}
+	return wire.DecodeResponse(in, req)
+}
+
+// errMessage is a response's error code and message as an error.
+func errMessage(code int16, msg *string) error {
+	err := wire.ErrorForCode(code)
+	if err == nil {
+		return nil
+	}
+	if msg != nil {
+		return fmt.Errorf("%w: %s", err, *msg)
+	}
+	return err
+}
+
+// submit sends records to node id once. ok is the acknowledged (offset,
+// epoch); err says why not.
+func (c *cluster) submit(ctx context.Context, id int, records ...[]byte) (*wire.SubmitChangeResponse, error) {
+	req := wire.NewSubmitChangeRequest()
+	req.Records = records
+	resp, err := call(ctx, c.addr(id), req)
+	if err != nil {
+		return nil, err
+	}
+	r := resp.(*wire.SubmitChangeResponse)
+	return r, errMessage(r.ErrorCode, r.ErrorMessage)
+}
+
+// mustSubmit submits records until a node acknowledges them, following
+// leader hints. It is for setup, before any fault.
+func (c *cluster) mustSubmit(records ...[]byte) *wire.SubmitChangeResponse {
+	c.t.Helper()
+	id := 1
+	var resp *wire.SubmitChangeResponse
+	var last error
+	waitFor(c.t, 60*time.Second, "acknowledged submit", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		resp, last = c.submit(ctx, id, records...)
+		if last == nil {
+			return true
+		}
+		if resp != nil && resp.ErrorCode == kerr.NotLeaderForPartition.Code && resp.LeaderID > 0 {
+			id = int(resp.LeaderID)
+		} else {
+			id = id%c.n + 1
+		}
+		return false
+	}, func() string { return fmt.Sprint(last) })
+	return resp
+}
+
+// topicID derives a topic's id from its name.
+func topicID(name string) [16]byte {
+	h := fnv.New128a()
+	h.Write([]byte(name))
+	var id [16]byte
+	copy(id[:], h.Sum(nil))
+	return id
+}
+
+func mustEncode(t *testing.T, r metadata.Record) []byte {
+	t.Helper()
+	b, err := metadata.Encode(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func topicRecord(t *testing.T, name string) []byte {
+	r := metadata.NewTopicRecord()
+	r.Name, r.TopicId = name, topicID(name)
+	return mustEncode(t, r)
+}
+
+// configRecord sets config key of topic to value.
+func configRecord(t *testing.T, topic, key, value string) []byte {
+	r := metadata.NewConfigRecord()
+	r.ResourceType, r.ResourceName, r.Name, r.Value = 2, topic, key, &value
+	return mustEncode(t, r)
+}
+
+// committedBatch is one batch of a node's committed log, as stored.
+type committedBatch struct {
+	base, next int64
+	raw        []byte
+}
+
+// committedLog reads node id's log from offset 0 to its high watermark
+// over MetadataFetch (1004).
+func (c *cluster) committedLog(ctx context.Context, id int) (batches []committedBatch, hwm int64, err error) {
+	var offset int64
+	for {
+		req := wire.NewMetadataFetchRequest()
+		req.FetchOffset, req.MaxBytes = offset, 1<<20
+		resp, err := call(ctx, c.addr(id), req)
+		if err != nil {
+			return nil, 0, err
+		}
+		r := resp.(*wire.MetadataFetchResponse)
+		if err := wire.ErrorForCode(r.ErrorCode); err != nil {
+			return nil, 0, err
+		}
+		if r.SnapshotID.EndOffset >= 0 {
+			return nil, 0, fmt.Errorf("node %d starts its log at a snapshot %+v; the comparison reads logs from offset 0", id, r.SnapshotID)
+		}
+		if len(r.Records) == 0 {
+			if offset != r.HighWatermark && r.HighWatermark >= 0 {
+				return nil, 0, fmt.Errorf("node %d returned nothing at offset %d below its high watermark %d", id, offset, r.HighWatermark)
+			}
+			return batches, offset, nil
+		}
+		it := recordbatch.NewIterator(nil, r.Records)
+		for it.Next() {
+			b := it.Batch()
+			raw := r.Records[it.Pos():it.Offset()]
+			batches = append(batches, committedBatch{base: b.BaseOffset, next: b.NextOffset(), raw: append([]byte(nil), raw...)})
+			offset = b.NextOffset()
+		}
+		if err := it.Err(); err != nil {
+			return nil, 0, err
+		}
+	}
+}

@@ -1,0 +1,53 @@
+// Package faults runs real krabka controller processes, each on a host of
+// its own with its own IP address, under a nemesis, and checks what
+// clients observed. It has no code outside its tests.
+//
+// # Hosts
+//
+// Two back ends give every node its own network stack, and the same test
+// code drives both:
+//
+//   - Docker: the test builds a FROM scratch image of the static
+//     (CGO_ENABLED=0) binary from deploy/Dockerfile, creates a private
+//     bridge network with a subnet of its own and runs one container per
+//     node. Kill is docker kill -s KILL, pause is docker pause (the cgroup
+//     freezer, as SIGSTOP), restart is docker start of the same container.
+//   - Network namespaces: when Docker is unusable and the test runs as
+//     root, each node runs in its own namespace (ip netns), joined to a
+//     private bridge by a veth pair. Signals go straight to the process.
+//
+// Every resource carries the test process id in its name (namespaces and
+// links) or in a label (containers, networks, images), and a sweep at start
+// removes those whose process is gone, so a crashed run cannot poison the
+// next one. The back end used is logged; the suite skips when neither is
+// available, except under CI=true, where it fails.
+//
+// # Peer traffic and partitions
+//
+// A scratch image has no iptables, and netem is missing from the kernel the
+// suite runs on, so network faults are made in user space: every node's
+// controller.quorum.voters names its peers by the address of a proxy in the
+// test process (on the bridge's gateway address, which every host reaches),
+// one proxy per directed link. A proxy forwards whole Kafka frames (it
+// parses the 4-byte size) and can drop them silently in one direction
+// (a one-way partition; both directions for a full one), delay them, lose
+// them at random, and, because each link has its own delay, reorder
+// messages across links. Dropping frames rather than closing connections
+// is what a real partition does: requests time out instead of failing
+// fast. Clients talk to the nodes' own addresses directly, so a
+// partitioned node is still reachable by clients, as it would be in a
+// real network partition between data-centre racks.
+//
+// # Checking
+//
+// Clients submit ConfigRecords through the private SubmitChange RPC (1003)
+// and read keys with the linearizable ReadImage RPC (1005); each operation
+// has a deadline, and one that times out is indeterminate, not failed. The
+// history, with real-time bounds, is checked by porcupine against a
+// key-value register model. After the faults are healed every node's
+// committed log is read over MetadataFetch (1004) and compared byte for
+// byte up to the common high watermark, and every acknowledged submit
+// must appear exactly once at the offset it was acknowledged at. A
+// failing run keeps porcupine's visualisation, each node's output and its
+// data directory under a directory the test prints.
+package faults
