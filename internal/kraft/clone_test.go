@@ -83,11 +83,17 @@ func TestFingerprint(t *testing.T) {
 // (E1), high watermarks never move backwards within a process lifetime
 // (C2), and committed prefixes agree (C5).
 func TestRandomSchedulesKeepSafety(t *testing.T) {
+	forEachShape(t, 15, randomSchedule)
+}
+
+// forEachShape runs schedule as a subtest for every cluster shape (voters,
+// observers) and seeds 0..seeds-1.
+func forEachShape(t *testing.T, seeds uint64, schedule func(t *testing.T, voters, observers int, seed uint64)) {
 	shapes := []struct{ voters, observers int }{{3, 1}, {5, 0}, {2, 0}, {1, 1}}
 	for _, shape := range shapes {
-		for seed := range uint64(15) {
+		for seed := range seeds {
 			t.Run(fmt.Sprintf("%d voters %d observers seed %d", shape.voters, shape.observers, seed), func(t *testing.T) {
-				randomSchedule(t, shape.voters, shape.observers, seed)
+				schedule(t, shape.voters, shape.observers, seed)
 			})
 		}
 	}

@@ -27,13 +27,17 @@
 //     (election, fetch, check-quorum, request timeout, retry backoff,
 //     long-poll expiry) all fire from Tick.
 //  4. On the leader, hand new records to [Node.Propose]; it reserves their
-//     offsets and returns them, or a [*NotLeaderError].
+//     offsets and returns them, or a [*NotLeaderError]. Register a
+//     linearizable read with [Node.ReadIndex] (read.go: the leader confirms
+//     it with fetches from a majority that arrive after it, KRaft's
+//     counterpart of Raft's ReadIndex).
 //  5. While [Node.HasReady], take [Node.Ready] and carry it out IN THIS
 //     ORDER: persist Ready.State (one atomic, fsynced write); truncate the
 //     log to Ready.TruncateTo; append Ready.Appends; write
 //     Ready.SnapshotWrites and install Ready.InstallSnapshot; fsync; only
 //     then send Ready.Messages; then apply entries below
-//     Ready.HighWatermark to the state machine.
+//     Ready.HighWatermark to the state machine; then answer the reads of
+//     Ready.Reads once the state machine has reached their offsets.
 //  6. Call [Node.Advance] with the same Ready. This is the durability
 //     report: the leader counts its own log end offset toward the high
 //     watermark only from here, and the log tail the core tracks is

@@ -22,6 +22,8 @@ type cluster struct {
 	net    []kraft.Message
 	handle kraft.RecordsHandle
 	cfgs   []kraft.Config
+	// reads collects the read outcomes of every Ready, in order.
+	reads []kraft.ReadResult
 }
 
 func keys(ids ...kraft.NodeID) []kraft.ReplicaKey {
@@ -135,6 +137,7 @@ func (c *cluster) ready(id kraft.NodeID) kraft.Ready {
 		c.logs[id-1].Fill(m, 0, c.handle)
 		c.net = append(c.net, m)
 	}
+	c.reads = append(c.reads, rd.Reads...)
 	n.Advance(rd)
 	return rd
 }

@@ -27,6 +27,10 @@ type leaderState struct {
 	// Parked holds long-poll fetches waiting for data or max wait (§3.2
 	// step 8), in arrival order.
 	Parked []parkedFetch
+	// ReadSeq numbers the linearizable reads registered in this epoch;
+	// Reads are those not yet confirmed, in registration order (read.go).
+	ReadSeq uint64
+	Reads   []pendingRead
 }
 
 // replicaState is what the leader knows of a fetcher (ReplicaState).
@@ -39,6 +43,11 @@ type replicaState struct {
 	PrevFetch          Instant
 	CheckQuorumFetched bool
 	BeginAcked         bool
+	// ReadAnswered is the newest read registered when the leader last
+	// answered this voter's Fetch; ReadConfirmed the newest read a later
+	// Fetch of the voter confirmed (read.go).
+	ReadAnswered  uint64
+	ReadConfirmed uint64
 }
 
 type parkedFetch struct {
@@ -136,6 +145,9 @@ func (n *Node) validateLeaderOnly(epoch Epoch) ErrorCode {
 func (n *Node) handleFetchRequest(m *FetchRequest) {
 	resp := &FetchResponse{HighWatermark: -1, LogStartOffset: n.log.StartOffset(), DivergingEpoch: NoOffsetAndEpoch, SnapshotID: NoOffsetAndEpoch}
 	answer := func(code ErrorCode) {
+		if code == CodeNone {
+			n.noteReadAnswer(m.Replica)
+		}
 		resp.Error = code
 		resp.Leader = n.leaderAndEpoch()
 		n.reply(m.Header, resp, &resp.Header)
@@ -148,6 +160,9 @@ func (n *Node) handleFetchRequest(m *FetchRequest) {
 		answer(code)
 		return
 	}
+	// The voter still follows this leader in its epoch: that confirms the
+	// reads registered before the answer it is acting on (read.go).
+	n.noteReadFetch(m.Replica)
 	resp.HighWatermark = n.s.hw
 	latest, hasSnap := n.log.LatestSnapshot()
 	hasSnap = hasSnap && latest != (OffsetAndEpoch{})
@@ -176,7 +191,7 @@ func (n *Node) handleFetchRequest(m *FetchRequest) {
 	// A replica has one fetch outstanding: a newer one supersedes any it
 	// had parked (e.g. before it restarted).
 	n.unpark(m.From)
-	if m.FetchOffset < n.s.leo || m.MaxWait == 0 || m.HighWatermark < n.s.hw {
+	if m.FetchOffset < n.s.leo || m.MaxWait == 0 || m.HighWatermark < n.s.hw || n.readRoundDue(m.Replica) {
 		n.answerFetch(m)
 		return
 	}
@@ -196,6 +211,7 @@ func (n *Node) answerFetch(m *FetchRequest) {
 		Error: CodeNone, Leader: n.leaderAndEpoch(), HighWatermark: n.s.hw, LogStartOffset: n.log.StartOffset(),
 		DivergingEpoch: NoOffsetAndEpoch, SnapshotID: NoOffsetAndEpoch,
 	}
+	n.noteReadAnswer(m.Replica)
 	if m.FetchOffset < n.s.leo {
 		resp.Read = RecordsRead{From: m.FetchOffset, Until: n.s.leo, MaxBytes: m.MaxBytes}
 	} else {
@@ -317,6 +333,7 @@ func (n *Node) maybeAdvanceHighWatermark() {
 	}
 	n.setHighWatermark(hw)
 	n.completeParked(true)
+	n.onReadsCommitted()
 	n.maybeLeaderRemoved()
 }
 

@@ -376,6 +376,7 @@ func (n *Node) Ready() Ready {
 		InstallSnapshot: b.install,
 		Messages:        b.msgs,
 		HighWatermark:   b.hw,
+		Reads:           b.reads,
 	}
 	if b.persist {
 		st := n.s.persisted
@@ -474,6 +475,7 @@ func (n *Node) Clone(log LogView) *Node {
 	s.leader.Voters = slices.Clone(s.leader.Voters)
 	s.leader.Observers = slices.Clone(s.leader.Observers)
 	s.leader.Parked = slices.Clone(s.leader.Parked)
+	s.leader.Reads = slices.Clone(s.leader.Reads)
 	s.leader.Granting = slices.Clip(s.leader.Granting)
 	s.resigned.Preferred = slices.Clip(s.resigned.Preferred)
 	s.resigned.Unacked = slices.Clone(s.resigned.Unacked)

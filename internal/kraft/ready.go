@@ -61,6 +61,12 @@ type Ready struct {
 	// within the node's lifetime; a restarted node starts without one and
 	// may report a value below what the previous process applied.
 	HighWatermark Offset
+
+	// Reads are the outcomes of reads registered with [Node.ReadIndex], in
+	// registration order (read.go): a confirmed read is answered once the
+	// state machine has applied every entry below its Offset, a failed one
+	// with [ReadResult.Err]. Nothing in them needs to be durable.
+	Reads []ReadResult
 }
 
 // Append is one batch to write to the log; see [Ready.Appends].
@@ -84,7 +90,7 @@ type SnapshotWrite struct {
 // IsEmpty reports whether rd asks for nothing.
 func (rd Ready) IsEmpty() bool {
 	return rd.State == nil && rd.TruncateTo < 0 && len(rd.Appends) == 0 && len(rd.SnapshotWrites) == 0 &&
-		!rd.InstallSnapshot.Valid() && len(rd.Messages) == 0 && rd.HighWatermark < 0
+		!rd.InstallSnapshot.Valid() && len(rd.Messages) == 0 && rd.HighWatermark < 0 && len(rd.Reads) == 0
 }
 
 // readyBuf accumulates work until the runtime asks for it. Only plain
@@ -97,6 +103,7 @@ type readyBuf struct {
 	install    OffsetAndEpoch
 	msgs       []Message
 	hw         Offset
+	reads      []ReadResult
 }
 
 func emptyBuf() readyBuf {
@@ -105,7 +112,7 @@ func emptyBuf() readyBuf {
 
 func (b *readyBuf) empty() bool {
 	return !b.persist && b.truncateTo < 0 && len(b.appends) == 0 && len(b.snapWrites) == 0 &&
-		!b.install.Valid() && len(b.msgs) == 0 && b.hw < 0
+		!b.install.Valid() && len(b.msgs) == 0 && b.hw < 0 && len(b.reads) == 0
 }
 
 // clone returns a copy whose slices share no writable backing array with b.
@@ -113,5 +120,6 @@ func (b readyBuf) clone() readyBuf {
 	b.appends = slices.Clip(b.appends)
 	b.snapWrites = slices.Clip(b.snapWrites)
 	b.msgs = slices.Clip(b.msgs)
+	b.reads = slices.Clip(b.reads)
 	return b
 }

@@ -48,6 +48,7 @@ func (n *Node) hasElectionTimer() bool {
 func (n *Node) leaveRole() []parkedFetch {
 	var parked []parkedFetch
 	if n.s.role == Leader {
+		n.failReads()
 		parked = n.s.leader.Parked
 		// Outside leadership the node's high watermark is the highest one
 		// it handed out; a leader that never committed in its epoch had

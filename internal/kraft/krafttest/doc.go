@@ -18,7 +18,8 @@
 // only what the node had not yet handed out), then "sends" the messages:
 // a Fetch response gets the batch summaries its RecordsRead names, read
 // from the sender's log (capped by fetch-limit), exactly as a real runtime
-// reads bytes at send time. Then it calls Advance.
+// reads bytes at send time. It prints the Ready's read outcomes, then calls
+// Advance.
 //
 // # Commands
 //
@@ -40,6 +41,9 @@
 //	propose ID [n=1] [records=1]             propose n batches on ID
 //	propose-voters ID voters=(...)           propose a Voters control batch (KIP-853)
 //	resign ID                                graceful shutdown of ID (a leader resigns)
+//	read ID id=N                             register linearizable read N on ID (Node.ReadIndex); its
+//	                                         outcome shows in a later Ready as "read N confirmed offset=O"
+//	                                         or "read N failed leader=L epoch=E"
 //	compact ID offset=N [size=S]             snapshot ID's log at N (a batch boundary) and drop the prefix
 //	fetch-limit ID batches=N                 cap the batches per Fetch response ID sends
 //	log [ids...] / status [ids...]           print logs / states

@@ -194,6 +194,16 @@ func (env *InteractionEnv) handle(t testing.TB, td *datadriven.TestData) error {
 		for _, n := range env.select_(ids) {
 			n.Resign(n.Now)
 		}
+	case "read":
+		var id uint64
+		td.ScanArgs(t, "id", &id)
+		for _, n := range env.select_(ids) {
+			if err := n.ReadIndex(n.Now, kraft.ReadID(id)); err != nil {
+				env.printf("%d: read %d: %v\n", n.ID, id, err)
+				continue
+			}
+			env.printf("%d: read %d registered\n", n.ID, id)
+		}
 	case "compact":
 		var offset int64
 		var size int64 = 100
@@ -413,6 +423,9 @@ func (env *InteractionEnv) apply(n *Node, rd kraft.Ready) error {
 	}
 	if rd.HighWatermark >= 0 {
 		env.printf("  high-watermark %d\n", rd.HighWatermark)
+	}
+	for _, r := range rd.Reads {
+		env.printf("  %s\n", r)
 	}
 	return nil
 }
