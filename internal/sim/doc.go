@@ -35,6 +35,14 @@
 // the core reads the log store as its LogView. The memory log then
 // mirrors the store, and the two are compared after every fsync.
 //
+// With Options.Snapshots (a quarter of the CI seeds, memory mode only)
+// every node also takes snapshots of its committed prefix and applies
+// retention, which moves its log start up; a follower or observer behind
+// the leader's log start (lagging, restarted, or an observer whose disk
+// a nemesis action wiped) downloads the leader's snapshot in
+// FetchSnapshot chunks over the same faulty network and installs it.
+// snapshot.go describes the model.
+//
 // A run has two phases: Options.Steps events with faults, then a liveness
 // phase that heals the network, restarts every crashed node and requires
 // a leader, a newly committed proposal and every node caught up within 30
@@ -46,7 +54,10 @@
 // every durable vote, an oracle of what each (offset, epoch) names, the
 // committed prefix and the acknowledged proposals. Each invariant is a
 // separate check named after its RELIABILITY.md §2 identifier (E1–E6,
-// G1–G2, C1–C8, R1, K1, and D1 for disk mode); the first one to fail ends the run with a
+// G1–G2, C1–C8, R1, K1, D1 for disk mode, and S1–S3 plus "a node's
+// newest snapshot never goes back" for snapshot runs, checked on every
+// snapshot taken or installed and after every event); the first one to
+// fail ends the run with a
 // [Violation], the command that replays the seed and the last trace
 // events.
 //
@@ -62,7 +73,7 @@
 //
 // # Not modelled
 //
-// The simulator takes no snapshots (the core's FetchSnapshot path is not
-// exercised); disk errors (EIO, ENOSPC) and clock faults are not
-// injected. docs/reliability.md lists the rest.
+// Disk-mode runs take no snapshots (the snapshot files' own crash safety
+// is tested in package snapshot and in the runtime, package raft); clock
+// faults are not injected. docs/reliability.md lists the rest.
 package sim

@@ -44,6 +44,10 @@ const (
 	invAcked              = "K1 acknowledged proposals survive"
 	invDurable            = "D1 synced data survives a crash"
 	invNoDisruption       = "L4 an isolated node keeps its epoch"
+	invSnapshotValid      = "S1 snapshot id valid"
+	invLogStartCovered    = "S2 log start at a snapshot"
+	invSnapshotContent    = "S3 snapshot equals the committed prefix"
+	invSnapshotMonotonic  = "S6 a node's newest snapshot never goes back"
 )
 
 type voteKey struct {
@@ -94,6 +98,7 @@ type checker struct {
 	goodFetch   map[kraft.NodeID]fetchSeen
 	lastFetch   map[kraft.NodeID]map[kraft.NodeID]kraft.Instant // leader -> voter -> time
 	votersSince map[kraft.NodeID]votersAt                       // leader -> voter set in force since
+	snapHigh    map[kraft.NodeID]kraft.OffsetAndEpoch           // newest snapshot each node has had
 }
 
 type votersAt struct {
@@ -121,6 +126,7 @@ func newChecker(c *cluster) *checker {
 		goodFetch:   map[kraft.NodeID]fetchSeen{},
 		lastFetch:   map[kraft.NodeID]map[kraft.NodeID]kraft.Instant{},
 		votersSince: map[kraft.NodeID]votersAt{},
+		snapHigh:    map[kraft.NodeID]kraft.OffsetAndEpoch{},
 	}
 }
 
@@ -142,6 +148,7 @@ func (k *checker) clone(c *cluster) *checker {
 	d.fetchReq = maps.Clone(k.fetchReq)
 	d.goodFetch = maps.Clone(k.goodFetch)
 	d.votersSince = maps.Clone(k.votersSince)
+	d.snapHigh = maps.Clone(k.snapHigh)
 	d.lastFetch = map[kraft.NodeID]map[kraft.NodeID]kraft.Instant{}
 	for l, m := range k.lastFetch {
 		d.lastFetch[l] = maps.Clone(m)
@@ -150,21 +157,7 @@ func (k *checker) clone(c *cluster) *checker {
 }
 
 // committedAt returns the committed batch holding offset o.
-func (k *checker) committedAt(o kraft.Offset) (Entry, bool) {
-	i, ok := slices.BinarySearchFunc(k.committed, o, func(e Entry, o kraft.Offset) int {
-		switch {
-		case e.Batch.LastOffset < o:
-			return -1
-		case e.Batch.BaseOffset > o:
-			return 1
-		}
-		return 0
-	})
-	if !ok {
-		return Entry{}, false
-	}
-	return k.committed[i], true
-}
+func (k *checker) committedAt(o kraft.Offset) (Entry, bool) { return findEntry(k.committed, o) }
 
 func (k *checker) committedEnd() kraft.Offset {
 	if len(k.committed) == 0 {
@@ -218,8 +211,7 @@ func (k *checker) onAppend(n *simNode, e Entry) error {
 	}
 	prev := epochKey{base: -1}
 	var prevPay Payload
-	if l := len(n.log.entries); l > 0 {
-		p := n.log.entries[l-1]
+	if p, ok := n.log.lastEntry(); ok {
 		if b.Epoch < p.Batch.Epoch {
 			return violation(invWellFormed, "node %d appends %s after %s: epoch goes back", n.id, b, p.Batch)
 		}
@@ -251,6 +243,9 @@ func (k *checker) onAppend(n *simNode, e Entry) error {
 // differ by one voter.
 func (k *checker) checkVoterChange(n *simNode, e Entry) error {
 	prev := k.c.voters
+	if v := n.log.baseVoters(); v != nil {
+		prev = v
+	}
 	pending := 0
 	for _, x := range n.log.entries {
 		if x.Batch.Voters != nil {
@@ -285,6 +280,9 @@ func (k *checker) checkVoterChange(n *simNode, e Entry) error {
 func (k *checker) onTruncate(n *simNode, t kraft.Offset) error {
 	if t < n.hw {
 		return violation(invNoTruncateCommit, "node %d truncates to %d below its high watermark %d", n.id, t, n.hw)
+	}
+	if s := n.log.latest(); s != nil && t < s.id.Offset {
+		return violation(invNoTruncateCommit, "node %d truncates to %d below its snapshot %s", n.id, t, s.id)
 	}
 	if t >= n.log.EndOffset() {
 		return nil
@@ -393,8 +391,11 @@ func (k *checker) onSend(n *simNode, m kraft.Message) error {
 			return violation(invFetchDurable, "node %d fetches from %d beyond its durable log end %d", n.id, m.FetchOffset, n.log.EndOffset())
 		}
 		if m.FetchOffset > 0 {
-			i := n.log.find(m.FetchOffset - 1)
-			if i < 0 || n.log.entries[i].Batch.Epoch != m.LastFetchedEpoch {
+			e, ok := n.log.holds(m.FetchOffset - 1)
+			if s := n.log.latest(); s != nil && m.FetchOffset == s.id.Offset {
+				e, ok = Entry{Batch: kraft.BatchInfo{Epoch: s.id.Epoch}}, true
+			}
+			if !ok || e.Batch.Epoch != m.LastFetchedEpoch {
 				return violation(invFetchDurable, "node %d fetches from %d with last epoch %d that its log does not hold there", n.id, m.FetchOffset, m.LastFetchedEpoch)
 			}
 		}
@@ -448,15 +449,17 @@ func (k *checker) onHighWatermark(n *simNode, hw kraft.Offset) error {
 	// voters are read from the leader's log, not from the core, so that a
 	// core counting the wrong set is caught.
 	voters := k.latestVoters(n)
-	i := n.log.find(hw - 1)
-	last := n.log.entries[i]
+	last, ok := n.log.holds(hw - 1)
+	if !ok {
+		return violation(invHWBounds, "leader %d sets high watermark %d but holds no batch at %d", n.id, hw, hw-1)
+	}
 	holders := 0
 	for _, v := range voters {
 		m := k.c.node(v.ID)
 		if m == nil {
 			continue
 		}
-		if j := m.log.find(hw - 1); j >= 0 && sameEntry(m.log.entries[j], last) {
+		if e, ok := m.log.holds(hw - 1); ok && sameEntry(e, last) {
 			holders++
 		}
 	}
@@ -469,7 +472,7 @@ func (k *checker) onHighWatermark(n *simNode, hw kraft.Offset) error {
 	for len(ps) > 0 && ps[0].Batch.BaseOffset < hw {
 		e := ps[0]
 		ps = ps[1:]
-		if j := n.log.find(e.Batch.BaseOffset); j >= 0 && n.log.entries[j].Payload == e.Payload {
+		if x, ok := n.log.holds(e.Batch.BaseOffset); ok && x.Payload == e.Payload {
 			k.acked[e.Payload] = e.Batch.BaseOffset
 			k.c.witness.Acked++
 		}
@@ -485,6 +488,9 @@ func (k *checker) latestVoters(n *simNode) []kraft.ReplicaKey {
 		if v := n.log.entries[i].Batch.Voters; v != nil {
 			return v
 		}
+	}
+	if v := n.log.baseVoters(); v != nil {
+		return v
 	}
 	return k.c.voters
 }
@@ -511,8 +517,7 @@ func (k *checker) onLeader(n *simNode) error {
 		return violation(invLeaderComplete, "node %d leads epoch %d from offset %d but the committed prefix ends at %d", n.id, st.Epoch, start, end)
 	}
 	for _, c := range k.committed {
-		i := n.log.find(c.Batch.BaseOffset)
-		if i < 0 || !sameEntry(n.log.entries[i], c) {
+		if e, ok := n.log.holds(c.Batch.BaseOffset); !ok || !sameEntry(e, c) {
 			return violation(invLeaderComplete, "node %d leads epoch %d without committed %s", n.id, st.Epoch, c)
 		}
 	}
@@ -572,13 +577,29 @@ func (k *checker) checkAcked() error {
 			if n.log.EndOffset() <= o {
 				continue
 			}
-			i := n.log.find(o)
-			if i < 0 || n.log.entries[i].Payload != p {
+			e, ok := n.log.holds(o)
+			if !ok || e.Payload != p {
 				got := "nothing"
-				if i >= 0 {
-					got = n.log.entries[i].String()
+				if ok {
+					got = e.String()
 				}
 				return violation(invAcked, "proposal %s acknowledged at offset %d; node %d holds %s there", p, o, n.id, got)
+			}
+		}
+	}
+	return nil
+}
+
+// checkHeld checks C5 at the end of a run: every node holds, in its
+// snapshot or its log, the committed prefix below its high watermark.
+func (k *checker) checkHeld() error {
+	for _, n := range k.c.nodes {
+		for _, c := range k.committed {
+			if c.Batch.BaseOffset >= n.hw {
+				break
+			}
+			if e, ok := n.log.holds(c.Batch.BaseOffset); !ok || !sameEntry(e, c) {
+				return violation(invCommitted, "node %d with high watermark %d lost committed %s", n.id, n.hw, c)
 			}
 		}
 	}

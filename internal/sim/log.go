@@ -45,35 +45,53 @@ type Entry struct {
 // String formats the entry as its batch and payload.
 func (e Entry) String() string { return fmt.Sprintf("%s:%s", e.Batch, e.Payload) }
 
-// memLog is a node's log: contiguous entries from offset 0 (the simulator
-// takes no snapshots, so the log start stays 0). It implements
+// memLog is a node's log: contiguous entries from the log start offset,
+// and the node's snapshots (oldest first; the log start is the oldest
+// one's end offset once retention moved it). It implements
 // [kraft.LogView]. The simulator keeps two per node: the live log the
-// core reads, and the durable image a crash falls back to.
+// core reads, and the durable image a crash falls back to. Snapshots are
+// immutable, so clones share them.
 type memLog struct {
+	start   kraft.Offset
 	entries []Entry
+	snaps   []*simSnapshot
 }
 
 var _ kraft.LogView = (*memLog)(nil)
 
-func (l *memLog) clone() *memLog { return &memLog{entries: slices.Clone(l.entries)} }
+func (l *memLog) clone() *memLog {
+	return &memLog{start: l.start, entries: slices.Clone(l.entries), snaps: slices.Clone(l.snaps)}
+}
 
 // StartOffset implements [kraft.LogView].
-func (l *memLog) StartOffset() kraft.Offset { return 0 }
+func (l *memLog) StartOffset() kraft.Offset { return l.start }
 
 // EndOffset implements [kraft.LogView].
 func (l *memLog) EndOffset() kraft.Offset {
 	if len(l.entries) == 0 {
-		return 0
+		return l.start
 	}
 	return l.entries[len(l.entries)-1].Batch.LastOffset + 1
 }
 
-// LastFetchedEpoch implements [kraft.LogView].
+// LastFetchedEpoch implements [kraft.LogView]: the last batch's epoch, or
+// the latest snapshot's when the log is empty.
 func (l *memLog) LastFetchedEpoch() kraft.Epoch {
 	if len(l.entries) == 0 {
+		if s := l.latest(); s != nil {
+			return s.id.Epoch
+		}
 		return 0
 	}
 	return l.entries[len(l.entries)-1].Batch.Epoch
+}
+
+// latest returns the newest snapshot, or nil.
+func (l *memLog) latest() *simSnapshot {
+	if len(l.snaps) == 0 {
+		return nil
+	}
+	return l.snaps[len(l.snaps)-1]
 }
 
 // EndOffsetForEpoch implements [kraft.LogView] with the semantics of
@@ -85,7 +103,7 @@ func (l *memLog) LastFetchedEpoch() kraft.Epoch {
 // epoch above every known one.)
 func (l *memLog) EndOffsetForEpoch(e kraft.Epoch) kraft.OffsetAndEpoch {
 	if len(l.entries) == 0 {
-		return kraft.OffsetAndEpoch{Offset: 0, Epoch: 0}
+		return kraft.OffsetAndEpoch{Offset: l.EndOffset(), Epoch: l.LastFetchedEpoch()}
 	}
 	last := l.entries[len(l.entries)-1].Batch.Epoch
 	if e == last {
@@ -102,6 +120,12 @@ func (l *memLog) EndOffsetForEpoch(e kraft.Epoch) kraft.OffsetAndEpoch {
 		}
 		if en.Batch.Epoch > e {
 			if prevEpoch < 0 {
+				// Below the log's first epoch: when the log starts at the
+				// earliest snapshot, its id is the answer (Kafka points a
+				// fetcher behind the log start at the snapshot).
+				if len(l.snaps) > 0 && l.snaps[0].id.Offset == en.Batch.BaseOffset {
+					return l.snaps[0].id
+				}
 				return kraft.OffsetAndEpoch{Offset: en.Batch.BaseOffset, Epoch: e}
 			}
 			return kraft.OffsetAndEpoch{Offset: en.Batch.BaseOffset, Epoch: prevEpoch}
@@ -111,20 +135,47 @@ func (l *memLog) EndOffsetForEpoch(e kraft.Epoch) kraft.OffsetAndEpoch {
 	return kraft.OffsetAndEpoch{Offset: l.EndOffset(), Epoch: last}
 }
 
-// LatestSnapshot implements [kraft.LogView]; the simulator takes none.
-func (l *memLog) LatestSnapshot() (kraft.OffsetAndEpoch, bool) { return kraft.OffsetAndEpoch{}, false }
-
-// EarliestSnapshot implements [kraft.LogView]; the simulator takes none.
-func (l *memLog) EarliestSnapshot() (kraft.OffsetAndEpoch, bool) {
+// LatestSnapshot implements [kraft.LogView].
+func (l *memLog) LatestSnapshot() (kraft.OffsetAndEpoch, bool) {
+	if s := l.latest(); s != nil {
+		return s.id, true
+	}
 	return kraft.OffsetAndEpoch{}, false
 }
 
-// SnapshotSize implements [kraft.LogView]; the simulator takes none.
-func (l *memLog) SnapshotSize(kraft.OffsetAndEpoch) (int64, bool) { return 0, false }
+// EarliestSnapshot implements [kraft.LogView].
+func (l *memLog) EarliestSnapshot() (kraft.OffsetAndEpoch, bool) {
+	if len(l.snaps) == 0 {
+		return kraft.OffsetAndEpoch{}, false
+	}
+	return l.snaps[0].id, true
+}
 
-// VoterHistory implements [kraft.LogView]: the Voters records in the log.
+// SnapshotSize implements [kraft.LogView].
+func (l *memLog) SnapshotSize(id kraft.OffsetAndEpoch) (int64, bool) {
+	if s := l.snapshot(id); s != nil {
+		return int64(len(s.data)), true
+	}
+	return 0, false
+}
+
+// snapshot returns the snapshot with id id, or nil.
+func (l *memLog) snapshot(id kraft.OffsetAndEpoch) *simSnapshot {
+	for _, s := range l.snaps {
+		if s.id == id {
+			return s
+		}
+	}
+	return nil
+}
+
+// VoterHistory implements [kraft.LogView]: the latest snapshot's voter set
+// (at its last offset), then the Voters records in the log.
 func (l *memLog) VoterHistory() []kraft.VoterSetAt {
 	var h []kraft.VoterSetAt
+	if s := l.latest(); s != nil && s.voters != nil {
+		h = append(h, kraft.VoterSetAt{Offset: s.id.Offset - 1, Voters: slices.Clone(s.voters)})
+	}
 	for _, e := range l.entries {
 		if e.Batch.Voters != nil {
 			h = append(h, kraft.VoterSetAt{Offset: e.Batch.BaseOffset, Voters: slices.Clone(e.Batch.Voters)})
@@ -134,25 +185,14 @@ func (l *memLog) VoterHistory() []kraft.VoterSetAt {
 }
 
 // find returns the index of the entry whose range holds offset o, or -1.
-func (l *memLog) find(o kraft.Offset) int {
-	i, ok := slices.BinarySearchFunc(l.entries, o, func(e Entry, o kraft.Offset) int {
-		switch {
-		case e.Batch.LastOffset < o:
-			return -1
-		case e.Batch.BaseOffset > o:
-			return 1
-		}
-		return 0
-	})
-	if !ok {
-		return -1
-	}
-	return i
-}
+func (l *memLog) find(o kraft.Offset) int { return findIndex(l.entries, o) }
 
 // truncate drops every entry at or after offset t; t must be a batch
 // boundary.
 func (l *memLog) truncate(t kraft.Offset) error {
+	if t < l.start {
+		return fmt.Errorf("truncate to %d below the log start %d", t, l.start)
+	}
 	i := slices.IndexFunc(l.entries, func(e Entry) bool { return e.Batch.LastOffset >= t })
 	if i < 0 {
 		return nil
@@ -190,9 +230,15 @@ func (l *memLog) read(from, until kraft.Offset, max int) []Entry {
 	return out
 }
 
-// hash adds the log's content (offsets, epochs, payloads) to h.
+// hash adds the log's content (start, snapshots, offsets, epochs,
+// payloads) to h.
 func (l *memLog) hash(h interface{ Write([]byte) (int, error) }) {
-	buf := make([]byte, 0, 16*len(l.entries)+1)
+	buf := make([]byte, 0, 16*len(l.entries)+16*len(l.snaps)+12)
+	buf = binary.AppendVarint(buf, int64(l.start))
+	for _, s := range l.snaps {
+		buf = binary.AppendVarint(buf, int64(s.id.Offset))
+		buf = binary.AppendVarint(buf, int64(s.id.Epoch))
+	}
 	for _, e := range l.entries {
 		buf = binary.AppendVarint(buf, int64(e.Batch.BaseOffset))
 		buf = binary.AppendVarint(buf, int64(e.Batch.LastOffset))

@@ -19,6 +19,7 @@ type simNode struct {
 	cfg   kraft.Config
 	core  *kraft.Node // nil while the node is down
 	log   *memLog     // live log; equal to the durable image between Readys
+	dl    *download   // snapshot download in progress (lost in a crash)
 	disk  *disk       // disk mode: the log store the live log mirrors
 	qs    kraft.PersistentState
 	now   kraft.Instant
@@ -116,6 +117,7 @@ func (m CrashMode) String() string {
 type handleTable struct {
 	next    kraft.RecordsHandle
 	entries map[kraft.RecordsHandle][]Entry
+	chunks  map[kraft.RecordsHandle][]byte // FetchSnapshot chunks
 }
 
 func (t *handleTable) put(es []Entry) kraft.RecordsHandle {
@@ -134,7 +136,11 @@ type cluster struct {
 	handles  *handleTable
 	proposed int // proposals made, the source of payload ids
 	maxFetch int // most batches per Fetch response; 0 = no limit
-	witness  *Witness
+	// snapEvery is how many committed batches after its latest snapshot
+	// make a node take the next one (0: no snapshots); snapKeep is how
+	// many snapshots retention keeps.
+	snapEvery, snapKeep int
+	witness             *Witness
 
 	// send is where the runtime puts every message it sends.
 	send func(from *simNode, m kraft.Message)
@@ -164,6 +170,12 @@ const (
 	// mutAppendNotDurable: a crash loses the appends of the node's last
 	// Ready although they were reported durable (Z1, Z2).
 	mutAppendNotDurable
+	// mutSnapshotUncommitted: snapshots cover the whole log, committed or
+	// not (S1, S3).
+	mutSnapshotUncommitted
+	// mutRetentionPastSnapshot: retention moves the log start one batch
+	// past the oldest snapshot it keeps (S2).
+	mutRetentionPastSnapshot
 )
 
 func (c *cluster) tracef(format string, args ...any) {
@@ -176,7 +188,13 @@ func (c *cluster) tracef(format string, args ...any) {
 // in disk mode, on a log store each, and rng draws the crash modes'
 // choices.
 func newCluster(voters, observers int, seed uint64, rng *rand.Rand) (*cluster, error) {
-	c := &cluster{handles: &handleTable{entries: map[kraft.RecordsHandle][]Entry{}}, witness: &Witness{},
+	return newClusterWith(voters, observers, seed, rng, nil)
+}
+
+// newClusterWith is newCluster with tune, if set, adjusting every node's
+// configuration before it starts.
+func newClusterWith(voters, observers int, seed uint64, rng *rand.Rand, tune func(*kraft.Config)) (*cluster, error) {
+	c := &cluster{handles: &handleTable{entries: map[kraft.RecordsHandle][]Entry{}, chunks: map[kraft.RecordsHandle][]byte{}}, witness: &Witness{},
 		infos: map[infoKey]kraft.BatchInfo{}, rng: rng}
 	for i := 1; i <= voters; i++ {
 		c.voters = append(c.voters, kraft.ReplicaKey{ID: kraft.NodeID(i)})
@@ -187,6 +205,9 @@ func newCluster(voters, observers int, seed uint64, rng *rand.Rand) (*cluster, e
 		cfg.ID = kraft.NodeID(i)
 		cfg.Voters = c.voters
 		cfg.Seed = seed
+		if tune != nil {
+			tune(&cfg)
+		}
 		n := &simNode{id: cfg.ID, cfg: cfg, log: &memLog{},
 			qs: kraft.PersistentState{LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}}
 		if rng != nil {
@@ -227,6 +248,13 @@ func (c *cluster) node(id kraft.NodeID) *simNode {
 // does.
 func (c *cluster) start(n *simNode) error {
 	var view kraft.LogView = n.log
+	if s := n.log.latest(); s != nil && (n.log.EndOffset() < s.id.Offset || n.log.start > s.id.Offset) {
+		// The log is behind its newest snapshot (an install stopped
+		// between the snapshot's rename and the log's restart): it
+		// restarts at the snapshot, as the runtime's start-up does.
+		n.log.install(s)
+		c.tracef("%d start: log restarts at snapshot %s", n.id, s.id)
+	}
 	if n.disk != nil {
 		if err := checkStore(n); err != nil {
 			return err
@@ -265,6 +293,7 @@ func (c *cluster) crash(n *simNode) {
 	}
 	n.lastAppends = 0
 	n.core = nil
+	n.dl = nil
 	c.witness.Crashes++
 	c.tracef("%d crash", n.id)
 }
@@ -477,6 +506,7 @@ func (c *cluster) apply(n *simNode, rd kraft.Ready, cp crashPlan) (bool, error) 
 	type op struct {
 		truncate kraft.Offset
 		entry    Entry
+		install  *simSnapshot
 	}
 	var ops []op
 	if rd.TruncateTo >= 0 {
@@ -496,10 +526,31 @@ func (c *cluster) apply(n *simNode, rd kraft.Ready, cp crashPlan) (bool, error) 
 		}
 		ops = append(ops, op{truncate: -1, entry: e})
 	}
+	if len(rd.SnapshotWrites) > 0 {
+		if err := c.writeChunks(n, rd.SnapshotWrites); err != nil {
+			return false, err
+		}
+	}
+	if rd.InstallSnapshot.Valid() {
+		s, err := c.installFor(n, rd.InstallSnapshot)
+		if err != nil {
+			return false, err
+		}
+		ops = append(ops, op{truncate: -1, install: s})
+	}
 	if len(ops) > 0 {
 		n.lastAppends = len(rd.Appends)
 	}
 	for _, o := range ops {
+		if o.install != nil {
+			if err := c.chk.onInstall(n, o.install); err != nil {
+				return false, err
+			}
+			n.log.install(o.install)
+			c.witness.SnapshotInstalls++
+			c.tracef("%d install snapshot %s", n.id, o.install.id)
+			continue
+		}
 		if o.truncate >= 0 {
 			if o.truncate < n.log.EndOffset() {
 				c.witness.Truncations++
@@ -557,13 +608,20 @@ func (c *cluster) apply(n *simNode, rd kraft.Ready, cp crashPlan) (bool, error) 
 			keep = min(cp.keep, len(ops))
 		}
 		for _, o := range ops[:keep] {
-			if o.truncate >= 0 {
+			if o.install != nil {
+				img.install(o.install)
+			} else if o.truncate >= 0 {
 				_ = img.truncate(o.truncate)
 			} else {
 				_ = img.append(o.entry)
 			}
 		}
-		if cp.mode == TearPrefix && keep < len(ops) && ops[keep].truncate < 0 {
+		if keep < len(ops) && ops[keep].install != nil && cp.mode != DropUnsynced {
+			// The snapshot file was renamed into place, but the log was
+			// not restarted at it: start-up finishes the install.
+			img.snaps = append(slices.Clone(img.snaps), ops[keep].install)
+		}
+		if cp.mode == TearPrefix && keep < len(ops) && ops[keep].truncate < 0 && ops[keep].install == nil {
 			// Half of the next batch reached the disk; recovery cuts it off.
 			c.witness.TornTails++
 		}
@@ -600,6 +658,9 @@ func (c *cluster) apply(n *simNode, rd kraft.Ready, cp crashPlan) (bool, error) 
 			return false, err
 		}
 		n.hw = rd.HighWatermark
+		if err := c.maybeSnapshot(n); err != nil {
+			return false, err
+		}
 	}
 	if cp.at == afterSync {
 		return true, c.crashAtRest(n)
@@ -610,13 +671,16 @@ func (c *cluster) apply(n *simNode, rd kraft.Ready, cp crashPlan) (bool, error) 
 // fill plays the sending runtime's part: a Fetch response gets the
 // batches its RecordsRead names, read from the live log now.
 func (c *cluster) fill(n *simNode, m kraft.Message) error {
+	if r, ok := m.(*kraft.FetchSnapshotResponse); ok && r.Length > 0 {
+		return c.fillChunk(n, r)
+	}
 	r, ok := m.(*kraft.FetchResponse)
 	if !ok || r.Read.Empty() {
 		return nil
 	}
 	es := n.log.read(r.Read.From, r.Read.Until, c.maxFetch)
 	if len(es) == 0 {
-		return fmt.Errorf("node %d: fetch response reads [%d,%d) but the log holds [0,%d)", n.id, r.Read.From, r.Read.Until, n.log.EndOffset())
+		return fmt.Errorf("node %d: fetch response reads [%d,%d) but the log holds [%d,%d)", n.id, r.Read.From, r.Read.Until, n.log.start, n.log.EndOffset())
 	}
 	r.Batches = make([]kraft.BatchInfo, len(es))
 	for i, e := range es {

@@ -42,6 +42,13 @@ type Options struct {
 	// store's own. Without it the log is in memory and a crash inside a
 	// Ready is modelled on the list of log operations.
 	Disk bool
+	// Snapshots makes the nodes take snapshots of their committed prefix
+	// and apply retention, so that lagging, crashed and wiped replicas
+	// catch up through FetchSnapshot (memory mode only: a disk-mode run
+	// takes none). The seed draws the snapshot interval, how many
+	// snapshots retention keeps and the FetchSnapshot chunk size, and
+	// adds a nemesis action that wipes an observer.
+	Snapshots bool
 
 	mutation mutation // a deliberate runtime bug (tests only)
 }
@@ -133,6 +140,8 @@ type Witness struct {
 	Partitions, OneWayPartitions, LeaderIsolations, Heals         int
 	Isolations                                                    int // a node cut off from all others (L4)
 	Proposals, Acked                                              int
+	Snapshots, SnapshotInstalls, SnapshotChunks, SnapshotRestarts int
+	LogStartAdvances, Wipes                                       int
 }
 
 // Add adds o's counters to w.
@@ -160,16 +169,24 @@ func (w *Witness) Add(o Witness) {
 	w.Isolations += o.Isolations
 	w.Proposals += o.Proposals
 	w.Acked += o.Acked
+	w.Snapshots += o.Snapshots
+	w.SnapshotInstalls += o.SnapshotInstalls
+	w.SnapshotChunks += o.SnapshotChunks
+	w.SnapshotRestarts += o.SnapshotRestarts
+	w.LogStartAdvances += o.LogStartAdvances
+	w.Wipes += o.Wipes
 }
 
 // String prints the counters one "name=value" each.
 func (w Witness) String() string {
 	return fmt.Sprintf("leader_changes=%d elections=%d prevotes=%d resignations=%d truncations=%d voter_changes=%d "+
 		"crashes=%d restarts=%d torn_tails=%d unsynced_ops_lost=%d disk_faults_armed=%d disk_fail_stops=%d dropped=%d duplicated=%d partition_drops=%d down_drops=%d "+
-		"partitions=%d oneway=%d leader_isolations=%d isolated_nodes=%d heals=%d proposals=%d acked=%d",
+		"partitions=%d oneway=%d leader_isolations=%d isolated_nodes=%d heals=%d proposals=%d acked=%d "+
+		"snapshots=%d snapshot_installs=%d snapshot_chunks=%d snapshot_restarts=%d log_start_advances=%d wipes=%d",
 		w.LeaderChanges, w.Elections, w.PreVotes, w.Resignations, w.Truncations, w.VoterChanges,
 		w.Crashes, w.Restarts, w.TornTails, w.UnsyncedLost, w.DiskFaultsArmed, w.DiskFaults, w.Dropped, w.Duplicated, w.PartitionDrops, w.DownDrops,
-		w.Partitions, w.OneWayPartitions, w.LeaderIsolations, w.Isolations, w.Heals, w.Proposals, w.Acked)
+		w.Partitions, w.OneWayPartitions, w.LeaderIsolations, w.Isolations, w.Heals, w.Proposals, w.Acked,
+		w.Snapshots, w.SnapshotInstalls, w.SnapshotChunks, w.SnapshotRestarts, w.LogStartAdvances, w.Wipes)
 }
 
 // Result is the outcome of one run.
@@ -274,6 +291,7 @@ type world struct {
 	ttc      kraft.Instant // liveness: time to a committed proposal
 	gotL     bool          // ttl is set
 	gotC     bool          // ttc is set
+	wiped    map[kraft.NodeID]bool
 
 	hash    uint64
 	tail    []string
@@ -354,10 +372,20 @@ func (w *world) run() error {
 	if w.opts.Disk {
 		diskRng = w.rng
 	}
-	c, err := newCluster(w.opts.Voters, w.opts.Observers, w.rng.Uint64(), diskRng)
+	seed := w.rng.Uint64()
+	var tune func(*kraft.Config)
+	snapEvery, snapKeep := 0, 0
+	if w.opts.Snapshots && !w.opts.Disk {
+		snapEvery, snapKeep = 2+w.rng.IntN(15), 1+w.rng.IntN(3)
+		maxBytes := []int32{64, 256, 1024}[w.rng.IntN(3)]
+		tune = func(cfg *kraft.Config) { cfg.FetchSnapshotMaxBytes = maxBytes }
+		w.tracef("snapshots every %d committed batches, keep %d, FetchSnapshot chunks of %d bytes", snapEvery, snapKeep, maxBytes)
+	}
+	c, err := newClusterWith(w.opts.Voters, w.opts.Observers, seed, diskRng, tune)
 	if err != nil {
 		return err
 	}
+	c.snapEvery, c.snapKeep = snapEvery, snapKeep
 	w.cluster = c
 	c.mutation = w.opts.mutation
 	if c.mutation == 0 {
@@ -419,6 +447,11 @@ func (w *world) step() error {
 	}
 	if err := w.checkIsolated(); err != nil {
 		return err
+	}
+	if w.snapEvery > 0 {
+		if err := w.chk.checkSnapshots(); err != nil {
+			return err
+		}
 	}
 	return w.chk.checkQuorum(w.now)
 }
@@ -569,6 +602,9 @@ func (w *world) crashPlan(n *simNode, rd kraft.Ready) crashPlan {
 	if rd.TruncateTo >= 0 {
 		ops++
 	}
+	if rd.InstallSnapshot.Valid() {
+		ops++
+	}
 	if ops > 0 && w.rng.IntN(3) > 0 {
 		modes := 3
 		if w.opts.Disk {
@@ -625,6 +661,7 @@ func (w *world) nemesis() error {
 		{w.f.Crash, w.crashRandom},
 		{w.f.VoterChange, w.voterChange},
 		{w.f.DiskFault, w.diskFault},
+		{w.wipeWeight(), w.wipeObserver},
 	}
 	total := 0
 	for _, k := range kinds {
@@ -713,6 +750,40 @@ func (w *world) crashRandom() error {
 	return nil
 }
 
+// wipeWeight is the weight of wiping an observer: in snapshot runs with
+// observers, as often as a crash (at least 1).
+func (w *world) wipeWeight() int {
+	if w.snapEvery == 0 || w.opts.Observers == 0 {
+		return 0
+	}
+	return max(1, w.f.Crash)
+}
+
+// wipeObserver crashes a random observer and erases its disk; it restarts
+// later from nothing and catches up, through a snapshot when the leader's
+// log no longer starts at 0. A replica that any node counts as a voter
+// (KIP-853 may have added it) is left alone.
+func (w *world) wipeObserver() error {
+	n := w.nodes[w.opts.Voters+w.rng.IntN(w.opts.Observers)]
+	for _, m := range w.nodes {
+		if slices.ContainsFunc(w.chk.latestVoters(m), func(v kraft.ReplicaKey) bool { return v.ID == n.id }) {
+			return nil
+		}
+	}
+	if n.up() {
+		if err := w.crashAtRest(n); err != nil {
+			return err
+		}
+	}
+	w.wipe(n)
+	if w.wiped == nil {
+		w.wiped = map[kraft.NodeID]bool{}
+	}
+	w.wiped[n.id] = true
+	w.touch(n)
+	return nil
+}
+
 // diskFault arms a one-shot EIO or ENOSPC on the next write or fsync of a
 // random node's disk.
 func (w *world) diskFault() error {
@@ -753,7 +824,11 @@ func (w *world) voterChange() error {
 	default:
 		cand = kraft.ReplicaKey{ID: kraft.NodeID(1 + w.rng.IntN(w.opts.Voters))}
 	}
-	if cand.ID == l.id {
+	if cand.ID == l.id || w.wiped[cand.ID] {
+		// A wiped replica would come back under a new directory id that
+		// the leader must see catch up first (RELIABILITY.md R3); the
+		// simulator's replica keys carry no directory id, so it is never
+		// added.
 		return nil
 	}
 	var next []kraft.ReplicaKey
@@ -842,6 +917,9 @@ func (w *world) liveness() error {
 			}
 			if caught {
 				w.tracef("liveness: proposal %s committed at %d and replicated everywhere", p, o)
+				if err := w.chk.checkHeld(); err != nil {
+					return err
+				}
 				return w.chk.checkAcked()
 			}
 		}

@@ -26,10 +26,13 @@ const (
 )
 
 // optionsFor derives a run's shape from its seed: 3 or 5 voters, 0 to 2
-// observers, memory or disk mode, a swarm fault mix.
+// observers, memory or disk mode, a swarm fault mix, and for half of the
+// memory-mode seeds (a quarter of all) snapshots and retention.
 func optionsFor(seed uint64, steps int) Options {
 	r := rand.New(rand.NewPCG(seed, 0xC0FFEE))
-	return Options{Seed: seed, Voters: []int{3, 5}[r.IntN(2)], Observers: r.IntN(3), Steps: steps, Disk: r.IntN(2) == 0}
+	o := Options{Seed: seed, Voters: []int{3, 5}[r.IntN(2)], Observers: r.IntN(3), Steps: steps, Disk: r.IntN(2) == 0}
+	o.Snapshots = !o.Disk && r.IntN(2) == 0
+	return o
 }
 
 // TestSim runs the seed campaign: -seed=N replays one seed, -seeds and
@@ -106,6 +109,8 @@ func checkWitness(t *testing.T, w Witness) {
 		{"unsynced writes lost", w.UnsyncedLost}, {"disk fail-stops", w.DiskFaults}, {"messages dropped", w.Dropped}, {"messages duplicated", w.Duplicated},
 		{"partition drops", w.PartitionDrops}, {"partitions", w.Partitions}, {"one-way partitions", w.OneWayPartitions},
 		{"leader isolations", w.LeaderIsolations}, {"isolated nodes", w.Isolations}, {"heals", w.Heals}, {"acknowledged proposals", w.Acked},
+		{"snapshots", w.Snapshots}, {"snapshot installs", w.SnapshotInstalls}, {"snapshot chunks", w.SnapshotChunks},
+		{"restarted snapshot downloads", w.SnapshotRestarts}, {"log start advances", w.LogStartAdvances}, {"wiped observers", w.Wipes},
 	} {
 		if c.n == 0 {
 			t.Errorf("the campaign never exercised %s", c.name)
@@ -140,16 +145,19 @@ func TestDeterminism(t *testing.T) {
 func TestMutationsCaught(t *testing.T) {
 	crashy := Faults{Drop: 0.05, DelayMax: 20, Partition: 1, IsolateLeader: 1, Crash: 4, NemesisEvery: 300, ProposeEvery: 20}
 	for _, tc := range []struct {
-		name string
-		mut  mutation
-		want []string
+		name  string
+		mut   mutation
+		snaps bool
+		want  []string
 	}{
-		{"vote not durable (Z3)", mutVoteNotDurable, []string{invDurableVote, invElectionSafety, invEpochMonotonic}},
-		{"append not durable (Z1, Z2)", mutAppendNotDurable, []string{invDurableMajority, invCommitted, invLogMatching, invLeaderComplete, invAcked, invNoTruncateCommit, invHWMonotonic}},
+		{"vote not durable (Z3)", mutVoteNotDurable, false, []string{invDurableVote, invElectionSafety, invEpochMonotonic}},
+		{"append not durable (Z1, Z2)", mutAppendNotDurable, false, []string{invDurableMajority, invCommitted, invLogMatching, invLeaderComplete, invAcked, invNoTruncateCommit, invHWMonotonic}},
+		{"snapshot of uncommitted batches", mutSnapshotUncommitted, true, []string{invSnapshotValid, invSnapshotContent}},
+		{"log start past the oldest snapshot", mutRetentionPastSnapshot, true, []string{invLogStartCovered}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for s := uint64(1); s <= 400; s++ {
-				res := Simulate(Options{Seed: s, Voters: 3, Steps: 1500, Faults: &crashy, mutation: tc.mut})
+				res := Simulate(Options{Seed: s, Voters: 3, Observers: 1, Steps: 1500, Faults: &crashy, Snapshots: tc.snaps, mutation: tc.mut})
 				if res.Err == nil {
 					continue
 				}
