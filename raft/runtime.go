@@ -9,6 +9,7 @@ import (
 
 	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/logstore"
+	"github.com/krabka-go/krabka/internal/snapshot"
 	"github.com/krabka-go/krabka/internal/transport"
 )
 
@@ -128,6 +129,9 @@ func newRuntimeConfig(cfg Config) (runtimeConfig, error) {
 	core.FetchMaxWait = min(core.FetchMaxWait, cfg.FetchTimeout/2)
 	core.FetchMaxBytes = cfg.FetchMaxBytes
 	core.FetchSnapshotMaxBytes = cfg.FetchSnapshotMaxBytes
+	// The download's own cap: the core restarts a download announcing
+	// more rather than hand the runtime a write it refuses.
+	core.MaxSnapshotBytes = snapshot.DefaultMaxDownloadSize
 	core.Seed = uint64(time.Now().UnixNano())
 	core.Logger = base // the core adds node_id itself
 	if err := core.Validate(); err != nil {

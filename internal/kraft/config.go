@@ -54,6 +54,11 @@ type Config struct {
 	// FetchSnapshotMaxBytes mirrors controller.quorum.fetch.snapshot.max.bytes
 	// (1 MiB).
 	FetchSnapshotMaxBytes int32
+	// MaxSnapshotBytes caps the total size of a snapshot this replica
+	// downloads (0: no cap). Kafka has none; a runtime sets its disk's
+	// limit, and an answer announcing more restarts the download instead
+	// of failing the runtime's write.
+	MaxSnapshotBytes int64
 
 	// Seed seeds the node's random source (election jitter, bootstrap
 	// server choice). Equal seeds and equal inputs give equal outputs.
@@ -111,6 +116,9 @@ func (c Config) Validate() error {
 	}
 	if c.FetchSnapshotMaxBytes <= 0 {
 		errs = append(errs, fmt.Errorf("kraft: FetchSnapshotMaxBytes (%d) must be positive", c.FetchSnapshotMaxBytes))
+	}
+	if c.MaxSnapshotBytes < 0 {
+		errs = append(errs, fmt.Errorf("kraft: MaxSnapshotBytes (%d) must not be negative (0: no cap)", c.MaxSnapshotBytes))
 	}
 	return errors.Join(errs...)
 }

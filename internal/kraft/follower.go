@@ -22,6 +22,7 @@ type snapshotDownload struct {
 	Active   bool
 	ID       OffsetAndEpoch
 	Position int64
+	Size     int64 // the total size the first chunk announced; 0 before it
 }
 
 // pollFollower: a voter whose fetch timer expired starts a pre-vote;
@@ -164,7 +165,7 @@ func (n *Node) startSnapshotDownload(id OffsetAndEpoch) {
 // handleFetchSnapshotResponse writes a snapshot chunk and installs the
 // snapshot once complete (KRAFT.md §3.5).
 func (n *Node) handleFetchSnapshotResponse(m *FetchSnapshotResponse) {
-	if !n.acceptResponse(m.Header) || n.handleCommonResponse(m.From, m.Error, m.Leader) && m.Error != CodeSnapshotNotFound {
+	if !n.acceptResponse(m.Header) || n.handleCommonResponse(m.From, m.Error, m.Leader) && m.Error != CodeSnapshotNotFound && m.Error != CodePositionOutOfRange {
 		return
 	}
 	f := &n.s.follower
@@ -176,19 +177,26 @@ func (n *Node) handleFetchSnapshotResponse(m *FetchSnapshotResponse) {
 		f.Snapshot = snapshotDownload{}
 		return
 	}
-	if m.Error != CodeNone {
+	if m.Error != CodeNone && m.Error != CodePositionOutOfRange {
 		n.backoff(m.From)
 		return
 	}
-	if m.SnapshotID != f.Snapshot.ID || m.Position != f.Snapshot.Position || m.Length < 0 || m.Position+m.Length > m.Size {
-		n.logger.LogAttrs(context.Background(), slog.LevelError, "snapshot chunk does not continue the download",
-			slog.String(keySnapshotID, m.SnapshotID.String()), slog.Int64(keyPosition, m.Position))
+	if m.Error == CodePositionOutOfRange || !n.continuesDownload(m) {
+		// Kafka treats this as fatal; here the download starts over from
+		// position 0 (the runtime discards its partial file on a write at
+		// 0), so a leader whose snapshot changed under the download, or a
+		// damaged answer, costs a restart and never a failed write.
+		n.logger.LogAttrs(context.Background(), slog.LevelError, "snapshot chunk does not continue the download; restarting it",
+			slog.String(keySnapshotID, m.SnapshotID.String()), slog.Int64(keyPosition, m.Position),
+			slog.Int64("length", m.Length), slog.Int64("size", m.Size), slog.String(keyError, m.Error.String()))
+		f.Snapshot = snapshotDownload{Active: true, ID: f.Snapshot.ID}
 		n.backoff(m.From)
 		return
 	}
 	f.HasFetched = true
 	f.FetchDeadline = n.s.now.Add(n.cfg.FetchTimeout)
 	n.s.out.snapWrites = append(n.s.out.snapWrites, SnapshotWrite{SnapshotID: m.SnapshotID, Position: m.Position, Length: m.Length, Handle: m.Chunk})
+	f.Snapshot.Size = m.Size
 	f.Snapshot.Position += m.Length
 	if f.Snapshot.Position == m.Size {
 		n.logger.LogAttrs(context.Background(), slog.LevelInfo, "snapshot downloaded", slog.String(keySnapshotID, m.SnapshotID.String()))
@@ -196,6 +204,26 @@ func (n *Node) handleFetchSnapshotResponse(m *FetchSnapshotResponse) {
 		n.s.tailStale = true
 		f.Snapshot = snapshotDownload{}
 	}
+}
+
+// continuesDownload reports whether chunk m continues the download
+// exactly: the same snapshot, at the position reached, at least one and at
+// most FetchSnapshotMaxBytes bytes that stay within the announced size,
+// which is positive, equal to the size earlier chunks announced and within
+// MaxSnapshotBytes.
+func (n *Node) continuesDownload(m *FetchSnapshotResponse) bool {
+	d := n.s.follower.Snapshot
+	switch {
+	case m.SnapshotID != d.ID, m.Position != d.Position:
+		return false
+	case m.Length <= 0, m.Length > int64(n.cfg.FetchSnapshotMaxBytes), m.Size <= 0, m.Position+m.Length > m.Size:
+		return false
+	case d.Size > 0 && m.Size != d.Size:
+		return false
+	case n.cfg.MaxSnapshotBytes > 0 && m.Size > n.cfg.MaxSnapshotBytes:
+		return false
+	}
+	return true
 }
 
 // onSnapshotInstalled runs at Advance after the runtime reset the log to

@@ -562,3 +562,91 @@ func TestCandidateElectedWhileShuttingDownResigns(t *testing.T) {
 		t.Errorf("node 1 is %v in epoch %d following %d, leader is %d; want another node leading epoch 2", st.Role, st.Epoch, st.Leader.LeaderID, leader)
 	}
 }
+
+// KIP-630 (KRAFT.md §3.5): a follower restarts its snapshot download from
+// position 0 on any answer that does not continue it exactly (another
+// snapshot, another position, a size that changed or exceeds
+// MaxSnapshotBytes, a chunk longer than asked, empty or running past the
+// size, POSITION_OUT_OF_RANGE); it writes nothing of such an answer, and
+// the restarted download completes and installs.
+func TestFollowerRestartsInconsistentSnapshotDownload(t *testing.T) {
+	tests := []struct {
+		what   string
+		chunk  int // which answer to damage, from 1
+		mutate func(r *kraft.FetchSnapshotResponse)
+	}{
+		{"other snapshot", 2, func(r *kraft.FetchSnapshotResponse) { r.SnapshotID.Offset++ }},
+		{"wrong position", 2, func(r *kraft.FetchSnapshotResponse) { r.Position++ }},
+		{"size changed", 2, func(r *kraft.FetchSnapshotResponse) { r.Size += 7 }},
+		{"overshoot", 2, func(r *kraft.FetchSnapshotResponse) { r.Size = r.Position + r.Length - 1 }},
+		{"longer than asked", 2, func(r *kraft.FetchSnapshotResponse) { r.Length = 31 }},
+		{"empty chunk", 2, func(r *kraft.FetchSnapshotResponse) { r.Length = 0 }},
+		{"position out of range", 2, func(r *kraft.FetchSnapshotResponse) { r.Error, r.Length, r.Size = kraft.CodePositionOutOfRange, 0, 0 }},
+		{"size above the cap", 1, func(r *kraft.FetchSnapshotResponse) { r.Size = 1 << 40 }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.what, func(t *testing.T) {
+			c := newCluster(t, 3, 0, 1)
+			c.elect(1)
+			if _, err := c.node(1).Propose(c.now[0], kraft.Proposal{Records: 3, Handle: 1}); err != nil {
+				t.Fatal(err)
+			}
+			c.stabilize()
+			id, err := c.logs[0].CreateSnapshot(4, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Node 3 comes back with an empty disk (its quorum state kept):
+			// it must download the snapshot, in chunks of 30 bytes.
+			c.logs[2] = &krafttest.MemLog{Catalog: c.logs[0].Catalog}
+			c.cfgs[2].FetchSnapshotMaxBytes = 30
+			c.cfgs[2].MaxSnapshotBytes = 1000
+			c.restart(3)
+			chunks, damaged := 0, false
+			for range 1000 {
+				if !c.readyAll() && len(c.net) == 0 {
+					// Quiet: let time pass for every node (fetch waits,
+					// backoffs).
+					for i := range c.now {
+						c.now[i] += 100
+						c.node(kraft.NodeID(i + 1)).Tick(c.now[i])
+					}
+					continue
+				}
+				if len(c.net) == 0 {
+					continue
+				}
+				i := 0
+				if r, ok := c.net[0].(*kraft.FetchSnapshotResponse); ok && r.To == 3 && !damaged {
+					if chunks++; chunks == tt.chunk {
+						tt.mutate(r)
+						damaged = true
+						c.deliver(i)
+						rd := c.ready(3)
+						if len(rd.SnapshotWrites) != 0 || rd.InstallSnapshot.Valid() {
+							t.Fatalf("damaged answer %s was written: %+v", r, rd.SnapshotWrites)
+						}
+						// The next request, after the retry backoff, asks from 0.
+						c.now[2] += 100
+						c.node(3).Tick(c.now[2])
+						reqs := messagesOf[*kraft.FetchSnapshotRequest](c.ready(3))
+						if len(reqs) != 1 || reqs[0].Position != 0 || reqs[0].SnapshotID != id {
+							t.Fatalf("after %s: requests %v, want one for %s from position 0", r, reqs, id)
+						}
+						continue
+					}
+				}
+				c.deliver(i)
+				if c.logs[2].StartOffset() == 4 {
+					break
+				}
+			}
+			if !damaged {
+				t.Fatalf("only %d FetchSnapshot answers reached node 3", chunks)
+			}
+			if start := c.logs[2].StartOffset(); start != 4 {
+				t.Fatalf("node 3's log starts at %d after the download, want 4 (the snapshot installed)\n%s", start, c.logs[2])
+			}
+		})
+	}
+}
