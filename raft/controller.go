@@ -18,7 +18,6 @@ import (
 	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/logstore"
 	"github.com/krabka-go/krabka/internal/transport"
-	"github.com/krabka-go/krabka/internal/vfs"
 	"github.com/krabka-go/krabka/internal/wire"
 	"github.com/krabka-go/krabka/metadata"
 )
@@ -149,7 +148,7 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 		}
 		return nil, err
 	}
-	fsys := vfs.OS()
+	fsys := newFS()
 	c := &Controller{rc: rc, done: make(chan struct{})}
 	defer func() {
 		if err != nil {

@@ -308,6 +308,9 @@ func TestConformance(t *testing.T) {
 			mkdir(t, m, "/tmp/test")
 			c.run(t, m, "/tmp/test")
 		})
+		t.Run("WriteBack/"+c.name, func(t *testing.T) {
+			c.run(t, vfs.WriteBack(vfs.OS()), t.TempDir())
+		})
 	}
 }
 

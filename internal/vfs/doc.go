@@ -138,4 +138,12 @@
 // process dies, which is what Kafka's .lock file in a log directory needs.
 // On systems without flock(2), Lock fails with errors.ErrUnsupported rather
 // than pretending.
+//
+// # Power loss for a real process
+//
+// [WriteBack] wraps an FS (the OS) and keeps writes in process memory
+// until Sync. The krabka binary built with -tags writeback uses it, so
+// that a SIGKILL in the multi-host fault suite (test/faults) loses the
+// unsynced data a power failure would lose; with the plain OS the kernel's
+// page cache outlives the killed process and hides such bugs.
 package vfs

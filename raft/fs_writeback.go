@@ -1,0 +1,12 @@
+//go:build writeback
+
+package raft
+
+import "github.com/krabka-go/krabka/internal/vfs"
+
+// With -tags writeback, unsynced writes stay in process memory
+// (vfs.WriteBack), so that a SIGKILL of the binary loses them as a power
+// loss would (RELIABILITY.md §3.3). For fault tests only.
+func init() {
+	newFS = func() vfs.FS { return vfs.WriteBack(vfs.OS()) }
+}
