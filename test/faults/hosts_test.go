@@ -164,24 +164,32 @@ func ownerPid(name string) int {
 // process died before its cleanup ran.
 func sweep() {
 	if dockerUsable() == nil {
-		out, _ := run("docker", "ps", "-a", "--filter", "label=krabka.faults.pid", "--format", `{{.ID}} {{.Label "krabka.faults.pid"}}`)
-		dead := func(line string) (string, bool) {
-			f := strings.Fields(line)
-			if len(f) != 2 {
-				return "", false
-			}
-			pid, _ := strconv.Atoi(f[1])
-			return f[0], !pidAlive(pid)
+		// Containers, networks and volumes of the suite carry
+		// krabka.faults.pid; those of the compose test belong to a compose
+		// project named kf<pid>-<n>.
+		owner := map[string]func(string) int{
+			"krabka.faults.pid":          func(v string) int { pid, _ := strconv.Atoi(v); return pid },
+			"com.docker.compose.project": ownerPid,
 		}
-		for line := range strings.Lines(out) {
-			if id, ok := dead(line); ok {
-				_, _ = run("docker", "rm", "-f", "-v", id)
-			}
-		}
-		out, _ = run("docker", "network", "ls", "--filter", "label=krabka.faults.pid", "--format", `{{.ID}} {{.Label "krabka.faults.pid"}}`)
-		for line := range strings.Lines(out) {
-			if id, ok := dead(line); ok {
-				_, _ = run("docker", "network", "rm", id)
+		for _, label := range []string{"krabka.faults.pid", "com.docker.compose.project"} {
+			for _, kind := range [][]string{{"ps", "-a"}, {"network", "ls"}, {"volume", "ls"}} {
+				args := append(append([]string(nil), kind...), "--filter", "label="+label, "--format", `{{.ID}} {{.Label "`+label+`"}}`)
+				if kind[0] == "volume" {
+					args[len(args)-1] = `{{.Name}} {{.Label "` + label + `"}}`
+				}
+				out, _ := run("docker", args...)
+				for line := range strings.Lines(out) {
+					f := strings.Fields(line)
+					if len(f) != 2 || owner[label](f[1]) <= 0 || pidAlive(owner[label](f[1])) {
+						continue
+					}
+					switch kind[0] {
+					case "ps":
+						_, _ = run("docker", "rm", "-f", "-v", f[0])
+					default:
+						_, _ = run("docker", kind[0], "rm", f[0])
+					}
+				}
 			}
 		}
 	}

@@ -1,0 +1,110 @@
+package faults
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// composeCommand returns the docker compose command line available:
+// "docker compose" (the plugin) or docker-compose.
+func composeCommand() ([]string, error) {
+	if _, err := run("docker", "compose", "version"); err == nil {
+		return []string{"docker", "compose"}, nil
+	}
+	if _, err := exec.LookPath("docker-compose"); err != nil {
+		return nil, fmt.Errorf("neither docker compose nor docker-compose: %w", err)
+	}
+	if _, err := run("docker-compose", "version"); err != nil {
+		return nil, err
+	}
+	return []string{"docker-compose"}, nil
+}
+
+// TestComposeQuorum brings deploy/docker-compose.yml up with the image of
+// deploy/Dockerfile under a project name of its own, waits until the three
+// controllers agree on a leader (krabka metadata-quorum describe --status,
+// run with the binary of a controller's image on the compose network, the
+// only place the advertised host names resolve), and tears it down with
+// its volumes.
+func TestComposeQuorum(t *testing.T) {
+	if err := dockerUsable(); err != nil {
+		if os.Getenv("CI") == "true" && netnsUsable() != nil {
+			t.Fatalf("docker: %v", err)
+		}
+		t.Skipf("docker: %v", err)
+	}
+	compose, err := composeCommand()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	sweepOnce.Do(sweep)
+	bin := buildBinary(t, "")
+	project := uniqueTag()
+	image := project + ":latest"
+	if err := buildImage(bin, image); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = run("docker", "rmi", "-f", image) })
+	file := filepath.Join(repoRoot(), "deploy", "docker-compose.yml")
+	env := append(os.Environ(), "KRABKA_IMAGE="+image)
+	dc := func(args ...string) (string, error) {
+		full := append(append(append([]string(nil), compose[1:]...), "-f", file, "-p", project), args...)
+		cmd := exec.Command(compose[0], full...)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return string(out), fmt.Errorf("%s %s: %w\n%s", compose[0], strings.Join(full, " "), err, out)
+		}
+		return string(out), nil
+	}
+	cfg, err := dc("config")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id := 1; id <= 3; id++ {
+		if !strings.Contains(cfg, "controller-"+strconv.Itoa(id)+":") {
+			t.Fatalf("docker compose config has no controller-%d:\n%s", id, cfg)
+		}
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			out, _ := dc("logs", "--no-color")
+			t.Logf("compose logs:\n%s", out)
+		}
+		if _, err := dc("down", "-v", "--remove-orphans", "-t", "30"); err != nil {
+			t.Errorf("compose down: %v", err)
+		}
+	})
+	// The project name kf<pid>-<n> lets the sweep of a later run remove
+	// what a crashed one left.
+	if _, err := dc("up", "-d", "--no-build"); err != nil {
+		t.Fatal(err)
+	}
+	container, err := dc("ps", "-q", "controller-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	container = strings.TrimSpace(container)
+	var out string
+	waitFor(t, 90*time.Second, "leader of the compose quorum", func() bool {
+		out, err = run("docker", "exec", container, "/krabka", "metadata-quorum",
+			"--bootstrap-controller", "controller-1:9093,controller-2:9093,controller-3:9093",
+			"--timeout", "5s", "describe", "--status")
+		if err != nil {
+			out = err.Error()
+			return false
+		}
+		m := statusLeader.FindStringSubmatch(out)
+		return m != nil && m[1] != "-1" && strings.Contains(out, `{"id": 3,`)
+	}, func() string { return out })
+	t.Logf("compose project %s:\n%s", project, out)
+}
