@@ -51,6 +51,13 @@
 // invalid bytes at the end) and logged as a warning, and the command still
 // exits 0, as Kafka's does. dump-snapshot verifies a whole checkpoint first
 // and fails with the position of any damage.
+//
+// # Profiling
+//
+// With KRABKA_PPROF=host:port in its environment, server-start also serves
+// Go's runtime profiles (net/http/pprof) under http://host:port/debug/pprof/,
+// for profiling a node under load; a loopback address keeps them private.
+// It is off by default.
 package main
 
 import (

@@ -58,6 +58,14 @@ func runServer(ctx context.Context, a *app, path string) error {
 		return err
 	}
 	cfg.Logger = a.log
+	if addr := os.Getenv(pprofEnv); addr != "" {
+		stopPprof, bound, err := startPprof(addr)
+		if err != nil {
+			return err
+		}
+		defer stopPprof()
+		a.log.Info("serving runtime profiles", "address", "http://"+bound+"/debug/pprof/")
+	}
 	// The node's own context is not ctx: a signal asks for the graceful
 	// Shutdown below, while cancelling the node's context would stop it
 	// abruptly.
