@@ -212,11 +212,16 @@ type Config struct {
 	// before sending again to a node whose request failed.
 	RetryBackoff time.Duration
 	// AppendLinger is controller.quorum.append.linger.ms (25): how long
-	// the leader lets writes accumulate before it writes a batch.
+	// Kafka's leader lets writes accumulate before it writes a batch. It
+	// is parsed and validated but the runtime does not wait: its engine
+	// commits in groups, appending together everything queued when it
+	// turns to the log, with one fsync, and never holds a write back for
+	// more to arrive (docs/architecture.md).
 	AppendLinger time.Duration
 	// AutoJoin is controller.quorum.auto.join.enable (false): whether
-	// this controller adds itself to a dynamic voter set once it has
-	// caught up (KIP-853).
+	// this controller, while an observer of a dynamic quorum, adds itself
+	// to the voter set with AddRaftVoter (KIP-853); the leader accepts it
+	// once it has caught up.
 	AutoJoin bool
 	// FetchMaxBytes is controller.quorum.fetch.max.bytes (1 MiB): the
 	// most bytes one Fetch asks for.

@@ -220,6 +220,7 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 		caughtUpEpoch:     -1,
 		activatedEpoch:    -1,
 		votersCopiedEpoch: -1,
+		updatedEpoch:      -1,
 	}
 	if e.bootstrap, err = readBootstrap(fsys, rc.logDir); err != nil {
 		return nil, err
@@ -265,6 +266,12 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 			*pc.to = p
 		}
 		return l, nil
+	}
+	e.dialProbe = func(addr string) (*transport.Peer, error) {
+		cfg := rc.peer
+		cfg.Addr = addr
+		cfg.Dial = opts.dial
+		return transport.DialPeer(runCtx, cfg)
 	}
 	e.syncVoters()
 

@@ -63,5 +63,24 @@
 // epoch, though Kafka puts them in the LeaderChange batch); snapshots
 // carry the voter set at their end offset.
 //
+// The leader of a dynamic quorum changes the voter set one voter at a
+// time, with Kafka's checks and error codes: AddRaftVoter (the new voter
+// must answer ApiVersions with a kraft.version range that includes 1,
+// and must have fetched and caught up as an observer), RemoveRaftVoter (a
+// leader that removes itself resigns once that commits) and
+// UpdateRaftVoter (a voter whose entry differs from the endpoints it
+// advertises sends one every controller.quorum.fetch.timeout.ms; a leader
+// rewrites its own entry). [Controller.AddVoter] and
+// [Controller.RemoveVoter] make the same changes from Go, on the leader
+// or through it. With controller.quorum.auto.join.enable an observer adds
+// itself (or first removes its node id's entry with another directory
+// id). krabka-raft's add_learner and change_membership have no methods of
+// their own: a learner is an observer, which a node formatted
+// --no-initial-controllers is until it is added, and a one-voter change
+// of membership is AddVoter or RemoveVoter. A static quorum answers
+// AddRaftVoter and RemoveRaftVoter with UNSUPPORTED_VERSION, as Kafka
+// does at kraft.version 0; the kraft.version 0→1 upgrade is not
+// implemented.
+//
 // Not yet: metrics.
 package raft

@@ -2,11 +2,14 @@ package raft
 
 import (
 	"context"
+	"errors"
 	"net"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/krabka-go/krabka/internal/control"
 	"github.com/krabka-go/krabka/internal/logstore"
@@ -21,8 +24,8 @@ const dynamicClusterID = "dyn-cluster-id-000001"
 func dirID(id NodeID) [16]byte { return [16]byte{0xd1, byte(id), 0x5e} }
 
 // newDynamicCluster prepares n controllers of a dynamic quorum on
-// loopback ports, none started: no controller.quorum.voters, node 1's
-// endpoint as the only bootstrap server, and every directory formatted as
+// loopback ports, none started: no controller.quorum.voters, every
+// node's endpoint as a bootstrap server, and every directory formatted as
 // krabka storage format does. initial lists the voters of the bootstrap
 // snapshot (--standalone is one, --initial-controllers several) written
 // into their own directories; the others are formatted with
@@ -48,7 +51,9 @@ func newDynamicCluster(t testing.TB, n int, initial []NodeID, adjust func(*Confi
 		cfg := ForTests(id, t.TempDir())
 		cfg.Listeners[0].Port = port(i)
 		cfg.QuorumVoters = nil
-		cfg.QuorumBootstrapServers = []HostPort{{Host: "127.0.0.1", Port: port(0)}}
+		for j := range n {
+			cfg.QuorumBootstrapServers = append(cfg.QuorumBootstrapServers, HostPort{Host: "127.0.0.1", Port: port(j)})
+		}
 		if adjust != nil {
 			adjust(&cfg)
 		}
@@ -247,4 +252,208 @@ func TestDynamicObserversCatchUp(t *testing.T) {
 	c.restart(3)
 	res = submit(t, c.node(1), topicRecord("b"))
 	c.waitApplied(res.LastOffset + 1)
+}
+
+// voterOf is node id of cluster c as AddVoter names it.
+func (c *testCluster) voterOf(id NodeID) Voter {
+	cfg := c.cfgs[id-1]
+	return Voter{ID: id, DirectoryID: dirID(id), Endpoints: cfg.AdvertisedControllerEndpoints()}
+}
+
+// changeVoters runs AddVoter (add) or RemoveVoter through node via,
+// retrying while the quorum is busy (a leader change, the previous change
+// not yet committed), and fails the test on any other error.
+func (c *testCluster) changeVoters(via func() NodeID, add bool, id NodeID) {
+	c.t.Helper()
+	waitFor(c.t, "a voter change", func() bool {
+		ctx, cancel := context.WithTimeout(c.t.Context(), 5*time.Second)
+		defer cancel()
+		var err error
+		if add {
+			err = c.node(via()).AddVoter(ctx, c.voterOf(id))
+		} else {
+			err = c.node(via()).RemoveVoter(ctx, id, dirID(id))
+		}
+		switch {
+		case err == nil:
+			return true
+		case errors.Is(err, kerr.RequestTimedOut), errors.Is(err, ErrLeaderUnknown), errors.Is(err, ErrShuttingDown):
+			return false
+		}
+		c.t.Fatalf("change voter %d (add %v): %v", id, add, err)
+		return false
+	})
+}
+
+// TestDynamicAddRemoveVoters: a standalone node and two observers become
+// a three-voter quorum by two AddVoter calls (the second through a
+// follower, forwarded to the leader); the quorum commits and survives the
+// leader's shutdown; a follower is removed, then the leader removes
+// itself, resigns once that commits, and the remaining voter leads.
+func TestDynamicAddRemoveVoters(t *testing.T) {
+	c, lns := newDynamicCluster(t, 3, []NodeID{1}, nil)
+	for id := NodeID(1); id <= 3; id++ {
+		c.startNode(id, lns)
+	}
+	res := c.submitRetrying(metadataVersionRecord(), topicRecord("a"))
+	c.waitApplied(res.LastOffset + 1)
+	c.waitMembers([]NodeID{1}, []NodeID{2, 3})
+
+	c.changeVoters(c.leader, true, 2)
+	c.waitMembers([]NodeID{1, 2}, []NodeID{3})
+	c.changeVoters(func() NodeID { return c.follower(c.leader()) }, true, 3)
+	leader := c.waitMembers([]NodeID{1, 2, 3}, nil)
+	res = c.submitRetrying(topicRecord("b"))
+	c.waitApplied(res.LastOffset + 1)
+
+	c.stop(leader)
+	res = c.submitRetrying(topicRecord("c"))
+	c.restart(leader)
+	c.waitApplied(res.LastOffset + 1)
+
+	// Remove a follower: it stays up as an observer.
+	leader = c.leader()
+	gone := c.follower(leader)
+	c.changeVoters(c.leader, false, gone)
+	c.waitMembers(slices.DeleteFunc([]NodeID{1, 2, 3}, func(id NodeID) bool { return id == gone }), []NodeID{gone})
+
+	// The leader removes itself and resigns once that commits.
+	leader = c.leader()
+	c.changeVoters(func() NodeID { return leader }, false, leader)
+	var last NodeID
+	for _, id := range []NodeID{1, 2, 3} {
+		if id != leader && id != gone {
+			last = id
+		}
+	}
+	waitFor(t, "the last voter to lead", func() bool { return c.node(last).QuorumState().Role == RoleLeader })
+	c.waitMembers([]NodeID{last}, nil)
+	res = submit(t, c.node(last), topicRecord("d"))
+	c.waitApplied(res.LastOffset + 1)
+}
+
+// TestDynamicAutoJoin: with controller.quorum.auto.join.enable an observer
+// adds itself to the voter set once it has caught up.
+func TestDynamicAutoJoin(t *testing.T) {
+	c, lns := newDynamicCluster(t, 2, []NodeID{1}, func(cfg *Config) { cfg.AutoJoin = cfg.NodeID == 2 })
+	c.startNode(1, lns)
+	c.startNode(2, lns)
+	c.submitRetrying(metadataVersionRecord())
+	c.waitMembers([]NodeID{1, 2}, nil)
+	res := c.submitRetrying(topicRecord("a"))
+	c.waitApplied(res.LastOffset + 1)
+}
+
+// TestDynamicUpdateVoter: a voter whose entry in the voter set differs
+// from what it advertises sends UpdateRaftVoter, and the leader writes
+// its entry anew.
+func TestDynamicUpdateVoter(t *testing.T) {
+	c, lns := newDynamicCluster(t, 2, []NodeID{1, 2}, nil)
+	// Rewrite node 2's bootstrap entry in both directories with a
+	// kraft.version range it does not advertise.
+	for _, id := range []NodeID{1, 2} {
+		dir := filepath.Join(c.cfgs[id-1].MetadataLogDir, PartitionDirName)
+		if err := vfs.OS().Remove(filepath.Join(dir, snapshot.FileName(snapshot.Bootstrap))); err != nil {
+			t.Fatal(err)
+		}
+		voters := control.NewVotersRecord()
+		for _, v := range []NodeID{1, 2} {
+			voters.Voters = append(voters.Voters, votersRecordVoter(v, c.cfgs[v-1].Listeners[0].Port))
+		}
+		voters.Voters[1].KRaftVersionFeature.MinSupportedVersion = 1
+		if err := snapshot.WriteBootstrapSnapshot(vfs.OS(), dir, 2, time.Now().UnixMilli(), voters); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.startNode(1, lns)
+	c.startNode(2, lns)
+	c.submitRetrying(metadataVersionRecord())
+	waitFor(t, "node 2's entry to be rewritten", func() bool {
+		var min int16 = -1
+		onEngine(t, c.node(c.leader()), func(e *engine) {
+			if h, ok := e.latestVoters(); ok && !h.bootstrap {
+				for _, v := range h.rec.Voters {
+					if v.VoterId == 2 {
+						min = v.KRaftVersionFeature.MinSupportedVersion
+					}
+				}
+			}
+		})
+		return min == 0
+	})
+}
+
+// TestDynamicVoterChangeErrors: Kafka's refusals. A second change while
+// one is in flight is REQUEST_TIMED_OUT; an add whose node never answers
+// ApiVersions times out; a duplicate add is DUPLICATE_VOTER; removing a
+// replica that is not a voter (or the last voter) is VOTER_NOT_FOUND; an
+// observer that never fetched cannot be added.
+func TestDynamicVoterChangeErrors(t *testing.T) {
+	c, lns := newDynamicCluster(t, 3, []NodeID{1}, nil)
+	c.startNode(1, lns)
+	c.startNode(2, lns)
+	res := c.submitRetrying(metadataVersionRecord())
+	c.waitApplied(res.LastOffset + 1)
+	c.waitMembers([]NodeID{1}, []NodeID{2})
+	leader := c.node(1)
+	ctx := t.Context()
+
+	// A node that accepts connections and never answers.
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = silent.Close() }()
+	port := uint16(silent.Addr().(*net.TCPAddr).Port)
+	first := make(chan error, 1)
+	go func() {
+		first <- leader.AddVoter(ctx, Voter{ID: 9, DirectoryID: dirID(9), Endpoints: []Endpoint{{Name: "CONTROLLER", Host: "127.0.0.1", Port: port}}})
+	}()
+	waitFor(t, "the add of node 9 in flight", func() bool {
+		pending := false
+		onEngine(t, leader, func(e *engine) { pending = e.change != nil })
+		return pending
+	})
+	if err := leader.AddVoter(ctx, c.voterOf(2)); !errors.Is(err, kerr.RequestTimedOut) {
+		t.Errorf("add during another change: %v, want REQUEST_TIMED_OUT", err)
+	}
+	if err := <-first; !errors.Is(err, kerr.RequestTimedOut) {
+		t.Errorf("add of a node that never answers: %v, want REQUEST_TIMED_OUT", err)
+	}
+	// Node 3 never started, so nothing answers at its endpoint.
+	if err := leader.AddVoter(ctx, c.voterOf(3)); !errors.Is(err, kerr.RequestTimedOut) {
+		t.Errorf("add of a node that is not running: %v, want REQUEST_TIMED_OUT", err)
+	}
+	if err := leader.AddVoter(ctx, c.voterOf(1)); !errors.Is(err, kerr.DuplicateVoter) {
+		t.Errorf("add of a voter: %v, want DUPLICATE_VOTER", err)
+	}
+	if err := leader.RemoveVoter(ctx, 2, dirID(2)); !errors.Is(err, kerr.VoterNotFound) {
+		t.Errorf("remove of an observer: %v, want VOTER_NOT_FOUND", err)
+	}
+	if err := leader.RemoveVoter(ctx, 1, dirID(9)); !errors.Is(err, kerr.VoterNotFound) {
+		t.Errorf("remove with another directory id: %v, want VOTER_NOT_FOUND", err)
+	}
+	if err := leader.RemoveVoter(ctx, 1, dirID(1)); !errors.Is(err, kerr.VoterNotFound) {
+		t.Errorf("remove of the last voter: %v, want VOTER_NOT_FOUND", err)
+	}
+	if err := leader.AddVoter(ctx, Voter{ID: 2, DirectoryID: dirID(2), Endpoints: []Endpoint{{Name: "OTHER", Host: "127.0.0.1", Port: 1}}}); !errors.Is(err, kerr.InvalidRequest) {
+		t.Errorf("add without the controller listener: %v, want INVALID_REQUEST", err)
+	}
+	// The observer itself can be added.
+	c.changeVoters(c.leader, true, 2)
+	c.waitMembers([]NodeID{1, 2}, nil)
+}
+
+// TestStaticQuorumRefusesVoterChanges: a static quorum (kraft.version 0)
+// answers AddVoter and RemoveVoter with UNSUPPORTED_VERSION.
+func TestStaticQuorumRefusesVoterChanges(t *testing.T) {
+	c := newFormattedCluster(t, 1, "static-cluster-id-0001")
+	leader := c.node(c.leader())
+	c.submitRetrying(metadataVersionRecord())
+	if err := leader.AddVoter(t.Context(), Voter{ID: 2, DirectoryID: dirID(2), Endpoints: []Endpoint{{Name: "CONTROLLER", Host: "127.0.0.1", Port: 1}}}); !errors.Is(err, kerr.UnsupportedVersion) {
+		t.Errorf("AddVoter on a static quorum: %v, want UNSUPPORTED_VERSION", err)
+	}
+	if err := leader.RemoveVoter(t.Context(), 1, [16]byte{0xd1, 1}); !errors.Is(err, kerr.UnsupportedVersion) {
+		t.Errorf("RemoveVoter on a static quorum: %v, want UNSUPPORTED_VERSION", err)
+	}
 }

@@ -133,6 +133,15 @@ type engine struct {
 	voterGen          uint64
 	voterGenSynced    uint64
 	votersCopiedEpoch kraft.Epoch
+	// change is the voter change this leader carries out (voters.go);
+	// dialProbe opens the connection an add asks the new voter's
+	// ApiVersions on. selfDue is when this node next checks its own
+	// entry in the voter set; updatedEpoch is the epoch in which the
+	// leader accepted its UpdateRaftVoter.
+	change       *voterChange
+	dialProbe    func(addr string) (*transport.Peer, error)
+	selfDue      time.Time
+	updatedEpoch kraft.Epoch
 
 	nextHandle    kraft.RecordsHandle
 	handles       map[kraft.RecordsHandle]*heldRecords
@@ -243,6 +252,12 @@ func (e *engine) armTimer(timer *time.Timer) {
 	}
 	if !e.noOpDue.IsZero() {
 		wait = min(wait, time.Until(e.noOpDue))
+	}
+	if e.change != nil {
+		wait = min(wait, time.Until(e.change.deadline))
+	}
+	if r := e.lastStatus.Role; e.rc.dynamic && (r == kraft.Follower || r == kraft.Leader) {
+		wait = min(wait, time.Until(e.selfDue))
 	}
 	if e.snap.store != nil {
 		wait = min(wait, time.Until(e.snap.lastClean.Add(cleanInterval)))
@@ -358,6 +373,8 @@ func (e *engine) drive() error {
 		e.maybeNoOp()
 		e.maybeActivate()
 		e.maybeCopyBootstrapVoters()
+		e.checkChange()
+		e.maybeSelfMaintain()
 		e.flushSubmissions()
 		if !e.node.HasReady() {
 			break
@@ -1054,6 +1071,7 @@ func (e *engine) failAll(err error) {
 		s.complete(SubmitResult{Offset: int64(s.base), LastOffset: int64(s.last), Epoch: int32(s.epoch)}, nil)
 	}
 	e.pending, e.waiters, e.applyWaiters = nil, nil, nil
+	e.finishChange(kerr.BrokerNotAvailable.Code)
 	e.failTriggers(err)
 	for _, c := range e.resignDone {
 		close(c)

@@ -195,4 +195,5 @@ const (
 	logKeyAddr          = "addr"
 	logKeyMessage       = "message"
 	logKeySnapshotID    = "snapshot_id"
+	logKeyChange        = "change"
 )

@@ -174,3 +174,24 @@ func TestProposeKRaftVersionWithVoters(t *testing.T) {
 		t.Error("the voter set is still pending after the batch committed")
 	}
 }
+
+// Kafka's LeaderState resets the check-quorum timer on every poll while
+// the leader is the only voter: a lone leader that gains a voter long
+// after its election gets a whole check-quorum timeout to hear from it.
+func TestCheckQuorumStartsWhenTheSetGrows(t *testing.T) {
+	c := newCluster(t, 1, 1, 1)
+	c.stabilize() // a lone voter elects itself at once
+	leader := c.node(1)
+	if leader.Status().Role != kraft.Leader {
+		t.Fatalf("lone voter is %s", leader.Status().Role)
+	}
+	c.now[0] += 10_000 // long past a check-quorum timeout (3 s)
+	leader.Tick(c.now[0])
+	if _, err := leader.Propose(c.now[0], kraft.Proposal{Records: 1, Voters: keys(1, 2)}); err != nil {
+		t.Fatal(err)
+	}
+	leader.Tick(c.now[0])
+	if st := leader.Status(); st.Role != kraft.Leader {
+		t.Fatalf("leader is %s right after the set grew, want Leader", st.Role)
+	}
+}

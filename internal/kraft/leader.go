@@ -98,6 +98,12 @@ func (n *Node) rebuildLeaderVoters() {
 			l.Observers = insertObserver(l.Observers, o)
 		}
 	}
+	if len(old) <= 1 && len(voters) > 1 {
+		// A lone voter's check-quorum timer never expires: Kafka resets
+		// it on every poll while the set has one voter. The timeout
+		// starts when the set grows, not when the epoch began.
+		l.CheckQuorumDeadline = n.s.now.Add(n.checkQuorumTimeout())
+	}
 	l.Voters = voters
 }
 
