@@ -18,6 +18,7 @@ import (
 	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/logstore"
 	"github.com/krabka-go/krabka/internal/transport"
+	"github.com/krabka-go/krabka/internal/vfs"
 	"github.com/krabka-go/krabka/internal/wire"
 	"github.com/krabka-go/krabka/metadata"
 )
@@ -132,10 +133,13 @@ func Start(ctx context.Context, cfg Config) (*Controller, error) {
 
 // startOptions are the seams tests use: a listener already bound (every
 // node's port is bound before any node starts, so that each can name the
-// others' addresses) and a dialer for the peers (an in-memory network).
+// others' addresses), a dialer for the peers (an in-memory network) and a
+// file system (a vfs.MemFS that crash tests stop and power off; nil: the
+// operating system's).
 type startOptions struct {
 	listener net.Listener
 	dial     func(ctx context.Context, network, addr string) (net.Conn, error)
+	fsys     vfs.FS
 }
 
 // start is Start with the test seams of opts.
@@ -148,7 +152,10 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 		}
 		return nil, err
 	}
-	fsys := newFS()
+	fsys := opts.fsys
+	if fsys == nil {
+		fsys = newFS()
+	}
 	c := &Controller{rc: rc, done: make(chan struct{})}
 	defer func() {
 		if err != nil {
@@ -158,7 +165,7 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 			c.closeAll()
 		}
 	}()
-	if err := fsys.MkdirAll(rc.logDir, 0o755); err != nil {
+	if err := logstore.MkdirAllDurable(fsys, rc.logDir); err != nil {
 		return nil, fmt.Errorf("raft: create metadata log dir %s: %w", rc.logDir, err)
 	}
 	lock, err := logstore.LockDir(fsys, rc.logDir)

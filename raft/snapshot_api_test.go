@@ -528,24 +528,7 @@ func TestRetentionByTime(t *testing.T) {
 // oldest snapshot kept.
 func TestStartDropsSnapshotsBelowLogStart(t *testing.T) {
 	dir := t.TempDir()
-	adjust := func(c *Config) {
-		c.MaxRecordBytesBetweenSnapshots = 1 << 10
-		c.InternalSegmentBytes = 2 << 10
-		c.MaxRetentionBytes = 1
-		c.MaxSnapshotInterval = 0
-	}
-	n, cfg := startSingle(t, dir, adjust)
-	submit(t, n, metadataVersionRecord())
-	i := 0
-	waitFor(t, "the first segment to be deleted", func() bool {
-		submit(t, n, topicRecord("below-"+strconv.Itoa(i)))
-		i++
-		var base int64
-		onEngine(t, n, func(e *engine) { base = e.log.Segments()[0].BaseOffset })
-		return base > 1
-	})
-	want := n.CurrentImage()
-	shutdown(t, n)
+	cfg, want := runUntilTrimmed(t, dir, "below")
 
 	snaps := listSnapshots(t, cfg)
 	pdir := filepath.Join(cfg.MetadataLogDir, PartitionDirName)
@@ -558,7 +541,7 @@ func TestStartDropsSnapshotsBelowLogStart(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	n, _ = startSingle(t, dir, adjust)
+	n, _ := startSingle(t, dir, trimmedConfig)
 	defer shutdown(t, n)
 	start, after := checkLogStartCovered(t, n)
 	if len(after) == 0 || after[0].ID == stale {

@@ -88,6 +88,12 @@ func (e *engine) loadSnapshots() error {
 			snaps = append(snaps, s)
 		}
 	}
+	// The image first: a snapshot this node refuses leaves the log as it
+	// was.
+	snaps, err = e.loadNewestValid(snaps)
+	if err != nil {
+		return err
+	}
 	if len(snaps) == 0 {
 		return nil
 	}
@@ -95,11 +101,6 @@ func (e *engine) loadSnapshots() error {
 	e.log.SetEarliestSnapshot(toStoreID(snaps[0].ID))
 	e.log.SetLatestSnapshot(toStoreID(latest))
 	e.setLatest(latest)
-	// The image first: a snapshot this node refuses leaves the log as it
-	// was.
-	if err := e.loadImage(latest); err != nil {
-		return err
-	}
 	if e.log.LogEndOffset() < latest.EndOffset || e.log.LogStartOffset() > latest.EndOffset {
 		// The log is behind the snapshot (or has a gap after it): it
 		// restarts at the snapshot, as Kafka's truncateToLatestSnapshot.
@@ -137,19 +138,88 @@ func (e *engine) loadSnapshots() error {
 	return nil
 }
 
-// loadImage replaces the image with the content of snapshot id and makes
-// id's end offset the next offset to apply.
-func (e *engine) loadImage(id snapshot.ID) error {
-	r, err := snapshot.Open(e.fsys, e.snap.store.Path(id), snapshot.ReadOptions{})
+// loadNewestValid loads the newest of snaps (oldest first) that reads
+// back whole into the image, and returns the snapshots up to it. A damaged
+// newer snapshot (a corrupt file, a record that does not decode or
+// replay) is passed over only if the log holds every record from the end
+// of the one loaded (or from offset 0, loading none) up to the damaged
+// one's end offset, so that replaying the log rebuilds what it held; the
+// damaged files are then deleted. Otherwise start-up stops with an error
+// that names the damage and the gap (RELIABILITY.md S2, S5). A log that
+// starts above 0 with no snapshot at all is refused the same way.
+func (e *engine) loadNewestValid(snaps []snapshot.Info) ([]snapshot.Info, error) {
+	start, end := e.log.LogStartOffset(), e.log.LogEndOffset()
+	var damage []error
+	for k := len(snaps) - 1; k >= -1; k-- {
+		if len(damage) > 0 || k < 0 {
+			from, newest := int64(0), int64(0)
+			if k >= 0 {
+				from = snaps[k].ID.EndOffset
+			}
+			if len(snaps) > 0 {
+				newest = snaps[len(snaps)-1].ID.EndOffset
+			}
+			if start > from || end < newest {
+				if len(damage) == 0 {
+					return nil, fmt.Errorf("raft: the log in %s starts at offset %d and no snapshot covers the records below it: restore the snapshot files, or empty the directory and format it again so that the node fetches the leader's snapshot", e.rc.dir, start)
+				}
+				return nil, fmt.Errorf("raft: cannot start from the snapshots in %s: %w; the log holds [%d, %d) and does not cover offsets %d to %d to replace them: restore the snapshot files, or empty the directory and format it again so that the node fetches the leader's snapshot",
+					e.rc.dir, errors.Join(damage...), start, end, from, newest)
+			}
+		}
+		if k < 0 {
+			break
+		}
+		id := snaps[k].ID
+		delta, err := readSnapshotImage(e.fsys, e.snap.store.Path(id), id, e.rc.dynamic)
+		if err != nil {
+			if !errors.Is(err, errDamagedSnapshot) {
+				return nil, err
+			}
+			e.logger.LogAttrs(context.Background(), slog.LevelError, "damaged snapshot",
+				slog.String(logKeySnapshotID, id.String()), slog.String(logKeyError, err.Error()))
+			damage = append(damage, err)
+			continue
+		}
+		e.installImage(id, delta)
+		break
+	}
+	kept := snaps[:max(0, len(snaps)-len(damage))]
+	for _, s := range snaps[len(kept):] {
+		if _, err := e.snap.store.Delete(s.ID); err != nil {
+			return nil, fmt.Errorf("raft: delete damaged snapshot %s: %w", s.ID, err)
+		}
+		e.logger.LogAttrs(context.Background(), slog.LevelWarn, "deleted damaged snapshot; the log replaces it",
+			slog.String(logKeySnapshotID, s.ID.String()))
+	}
+	return kept, nil
+}
+
+// errDamagedSnapshot marks a snapshot that does not read back whole: its
+// file is corrupt or one of its records does not decode or replay.
+var errDamagedSnapshot = errors.New("damaged snapshot")
+
+// readSnapshotImage reads snapshot id at path into a delta over the empty
+// image, as start-up and an install load it. A snapshot of a dynamic
+// quorum (kraft.version ≥ 1) is refused on a static one (dynamic false).
+// A damaged file or record matches errDamagedSnapshot.
+func readSnapshotImage(fsys vfs.FS, path string, id snapshot.ID, dynamic bool) (*metadata.Delta, error) {
+	damaged := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %w", errDamagedSnapshot, fmt.Errorf(format, args...))
+	}
+	r, err := snapshot.Open(fsys, path, snapshot.ReadOptions{})
 	if err != nil {
-		return fmt.Errorf("raft: open snapshot %s: %w", id, err)
+		if errors.Is(err, snapshot.ErrCorrupt) {
+			return nil, damaged("raft: open snapshot %s: %w", id, err)
+		}
+		return nil, fmt.Errorf("raft: open snapshot %s: %w", id, err)
 	}
 	defer func() { _ = r.Close() }()
-	if v := r.Header().KRaftVersion; v > 0 && !e.rc.dynamic {
+	if v := r.Header().KRaftVersion; v > 0 && !dynamic {
 		// The voter set is in the log (KIP-853), and a node that took
 		// controller.quorum.voters instead would count votes and commits
 		// against the wrong set.
-		return fmt.Errorf("raft: snapshot %s is of a dynamic quorum (kraft.version %d), but controller.quorum.voters is set (a static quorum); remove it and set controller.quorum.bootstrap.servers", id, v)
+		return nil, fmt.Errorf("raft: snapshot %s is of a dynamic quorum (kraft.version %d), but controller.quorum.voters is set (a static quorum); remove it and set controller.quorum.bootstrap.servers", id, v)
 	}
 	delta := metadata.NewDelta(metadata.EmptyImage())
 	var recs []metadata.Record
@@ -159,24 +229,42 @@ func (e *engine) loadImage(id snapshot.ID) error {
 		for i := range b.Records {
 			rec, err := metadata.Decode(b.Records[i].Value)
 			if err != nil {
-				return fmt.Errorf("raft: snapshot %s: record %d: %w", id, b.RecordOffset(&b.Records[i]), err)
+				return nil, damaged("raft: snapshot %s: record %d: %w", id, b.RecordOffset(&b.Records[i]), err)
 			}
 			recs = append(recs, rec)
 		}
 		if err := delta.ReplaySnapshot(recs, id.EndOffset-1, id.Epoch); err != nil {
-			return fmt.Errorf("raft: snapshot %s: %w", id, err)
+			return nil, damaged("raft: snapshot %s: %w", id, err)
 		}
 	}
 	if err := r.Err(); err != nil {
-		return fmt.Errorf("raft: read snapshot %s: %w", id, err)
+		if errors.Is(err, snapshot.ErrCorrupt) {
+			return nil, damaged("raft: read snapshot %s: %w", id, err)
+		}
+		return nil, fmt.Errorf("raft: read snapshot %s: %w", id, err)
 	}
+	return delta, nil
+}
+
+// loadImage replaces the image with the content of snapshot id and makes
+// id's end offset the next offset to apply.
+func (e *engine) loadImage(id snapshot.ID) error {
+	delta, err := readSnapshotImage(e.fsys, e.snap.store.Path(id), id, e.rc.dynamic)
+	if err != nil {
+		return err
+	}
+	e.installImage(id, delta)
+	return nil
+}
+
+// installImage makes delta (snapshot id's content) the image.
+func (e *engine) installImage(id snapshot.ID, delta *metadata.Delta) {
 	e.delta = delta
 	e.applied = kraft.Offset(id.EndOffset)
 	e.snap.appliedBytes = 0
 	e.snap.atBoundary = false
 	e.pub.publishImage(delta.Apply())
 	e.logger.LogAttrs(context.Background(), slog.LevelInfo, "loaded snapshot", slog.String(logKeySnapshotID, id.String()))
-	return nil
 }
 
 // snapshotSize reports the size of snapshot id, for the core's LogView.

@@ -124,6 +124,12 @@ func Open(fsys vfs.FS, dir string, opts Options) (*Log, *RecoveryReport, error) 
 	return l, rep, nil
 }
 
+// MkdirAllDurable creates dir and its missing parents durably, as
+// [Open] creates the partition directory: each created directory's parent
+// is fsynced, so that a power loss does not take the new directories (and
+// everything later written in them) away.
+func MkdirAllDurable(fsys vfs.FS, dir string) error { return makeDirDurable(fsys, dir) }
+
 // makeDirDurable creates dir and its missing parents, and fsyncs the parent
 // of every directory it created, so that the new directories survive a
 // crash: a file's fsync does not make its directory's own entry durable.

@@ -1,0 +1,154 @@
+package raft
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/krabka-go/krabka/internal/snapshot"
+	"github.com/krabka-go/krabka/metadata"
+)
+
+// damageFile flips one byte in the middle of the file at path.
+func damageFile(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0x40
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// trimmedConfig makes snapshots every KiB, 2 KiB segments and retention
+// that keeps only the newest snapshot.
+func trimmedConfig(c *Config) {
+	c.MaxRecordBytesBetweenSnapshots = 1 << 10
+	c.InternalSegmentBytes = 2 << 10
+	c.MaxRetentionBytes = 1
+	c.MaxSnapshotInterval = 0
+}
+
+// runUntilTrimmed starts a lone voter on dir with trimmedConfig, submits
+// topics named prefix-N until retention has deleted the log's first
+// segment, and shuts it down. It returns the node's configuration and
+// the image it had.
+func runUntilTrimmed(t *testing.T, dir, prefix string) (Config, *metadata.Image) {
+	t.Helper()
+	n, cfg := startSingle(t, dir, trimmedConfig)
+	submit(t, n, metadataVersionRecord())
+	i := 0
+	waitFor(t, "the first segment to be deleted", func() bool {
+		submit(t, n, topicRecord(prefix+"-"+strconv.Itoa(i)))
+		i++
+		var base int64
+		onEngine(t, n, func(e *engine) { base = e.log.Segments()[0].BaseOffset })
+		return base > 1
+	})
+	img := n.CurrentImage()
+	shutdown(t, n)
+	return cfg, img
+}
+
+// TestStartFallsBackFromDamagedSnapshot (RELIABILITY.md S5): when the
+// newest snapshot is damaged and the log still holds every record after an
+// older one, start-up loads the older snapshot, replays the log from there
+// to the same image, and deletes the damaged file.
+func TestStartFallsBackFromDamagedSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	adjust := func(c *Config) {
+		c.MaxRecordBytesBetweenSnapshots = 1 << 40
+		c.MaxSnapshotInterval = 0
+		c.MaxRetentionBytes = -1
+		c.MaxRetentionTime = -time.Millisecond
+	}
+	n, cfg := startSingle(t, dir, adjust)
+	submit(t, n, metadataVersionRecord())
+	var ids []SnapshotID
+	for round := range 2 {
+		for i := range 10 {
+			submit(t, n, topicRecord("fall-"+strconv.Itoa(round)+"-"+strconv.Itoa(i)))
+		}
+		id, err := n.TriggerSnapshot(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	last := submit(t, n, topicRecord("fall-tail"))
+	want := n.CurrentImage()
+	shutdown(t, n)
+
+	pdir := filepath.Join(cfg.MetadataLogDir, PartitionDirName)
+	newest := snapshot.ID{EndOffset: ids[1].EndOffset, Epoch: ids[1].Epoch}
+	damageFile(t, filepath.Join(pdir, snapshot.FileName(newest)))
+
+	n, _ = startSingle(t, dir, adjust)
+	defer shutdown(t, n)
+	waitFor(t, "the restarted node to apply its log", func() bool {
+		return n.QuorumState().AppliedOffset >= last.LastOffset
+	})
+	if !sameImage(t, n.CurrentImage(), want) {
+		t.Error("the image rebuilt from the older snapshot and the log differs")
+	}
+	snaps := listSnapshots(t, cfg)
+	if len(snaps) != 1 || snaps[0].ID.EndOffset != ids[0].EndOffset {
+		t.Errorf("snapshots after start-up: %v, want only %s (the damaged %s deleted)", snaps, ids[0], newest)
+	}
+	if latest, ok := n.LatestSnapshot(); !ok || latest.EndOffset != ids[0].EndOffset {
+		t.Errorf("LatestSnapshot = %v, %v; want %s", latest, ok, ids[0])
+	}
+}
+
+// TestStartRefusesDamagedSnapshotOverTrimmedLog (RELIABILITY.md S2): when
+// every snapshot is damaged and retention has deleted the log below them,
+// nothing can rebuild the image: start-up fails with an error that names
+// the damage and the missing offsets, and deletes nothing.
+func TestStartRefusesDamagedSnapshotOverTrimmedLog(t *testing.T) {
+	dir := t.TempDir()
+	cfg, _ := runUntilTrimmed(t, dir, "trim")
+	pdir := filepath.Join(cfg.MetadataLogDir, PartitionDirName)
+	snaps := listSnapshots(t, cfg)
+	for _, s := range snaps {
+		damageFile(t, filepath.Join(pdir, snapshot.FileName(s.ID)))
+	}
+	rc := ForTests(1, dir)
+	trimmedConfig(&rc)
+	_, err := Start(t.Context(), rc)
+	if err == nil {
+		t.Fatal("started from damaged snapshots over a trimmed log")
+	}
+	for _, want := range []string{"corrupt snapshot", "does not cover offsets", "format it again"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("start-up error lacks %q:\n%v", want, err)
+		}
+	}
+	if after := listSnapshots(t, cfg); len(after) != len(snaps) {
+		t.Errorf("start-up deleted snapshots: %v, had %v", after, snaps)
+	}
+}
+
+// TestStartRefusesLogStartWithoutSnapshot (RELIABILITY.md S2): a log that
+// starts above offset 0 with no snapshot at all (the snapshot files were
+// lost) is refused at start-up, naming the log start.
+func TestStartRefusesLogStartWithoutSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	cfg, _ := runUntilTrimmed(t, dir, "lost")
+	pdir := filepath.Join(cfg.MetadataLogDir, PartitionDirName)
+	for _, s := range listSnapshots(t, cfg) {
+		if err := os.Remove(filepath.Join(pdir, snapshot.FileName(s.ID))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rc := ForTests(1, dir)
+	trimmedConfig(&rc)
+	_, err := Start(t.Context(), rc)
+	if err == nil || !strings.Contains(err.Error(), "no snapshot covers the records below it") {
+		t.Fatalf("start-up with a trimmed log and no snapshot: %v", err)
+	}
+}
