@@ -52,6 +52,13 @@ func newFormattedCluster(t testing.TB, n int, clusterID string) *testCluster {
 // through adjust (if not nil) before the nodes start.
 func newTestClusterWith(t testing.TB, n int, clusterID string, adjust func(*Config)) *testCluster {
 	t.Helper()
+	return newTestClusterDial(t, n, clusterID, adjust, nil)
+}
+
+// newTestClusterDial is newTestClusterWith where node id dials its peers
+// with dialFor(id) when dialFor is not nil (a network the test controls).
+func newTestClusterDial(t testing.TB, n int, clusterID string, adjust func(*Config), dialFor func(NodeID) dialFunc) *testCluster {
+	t.Helper()
 	c := &testCluster{t: t}
 	var lns []net.Listener
 	var voters []QuorumVoter
@@ -89,7 +96,11 @@ func newTestClusterWith(t testing.TB, n int, clusterID string, adjust func(*Conf
 	for i := range n {
 		ctx, cancel := context.WithCancel(t.Context())
 		c.cancels[i] = cancel
-		node, err := start(ctx, c.cfgs[i], startOptions{listener: lns[i]})
+		opts := startOptions{listener: lns[i]}
+		if dialFor != nil {
+			opts.dial = dialFor(NodeID(i + 1))
+		}
+		node, err := start(ctx, c.cfgs[i], opts)
 		if err != nil {
 			for _, ln := range lns[i+1:] {
 				_ = ln.Close()

@@ -519,7 +519,7 @@ func (c *Controller) closeAll() {
 // SubmitChange's result.
 func forwardOutcome(resp kmsg.Response, err error, records int) (SubmitResult, error) {
 	if err != nil {
-		return SubmitResult{}, fmt.Errorf("%w: forward to the leader: %w", ErrLeaderUnknown, err)
+		return SubmitResult{}, fmt.Errorf("%w (%w): forward to the leader: %w", ErrOutcomeUnknown, ErrLeaderUnknown, err)
 	}
 	r, ok := resp.(*wire.SubmitChangeResponse)
 	if !ok {
@@ -552,21 +552,33 @@ func submitAnswer(req *wire.SubmitChangeRequest, res SubmitResult, err error) *w
 		resp.BaseOffset, resp.Epoch = res.Offset, res.Epoch
 		return resp
 	}
-	msg := err.Error()
-	resp.ErrorMessage = &msg
+	resp.ErrorCode, resp.LeaderID, resp.LeaderEpoch, resp.ErrorMessage = errorAnswer(err)
+	return resp
+}
+
+// errorAnswer maps the error of a private RPC (SubmitChange, ReadImage) to
+// the Kafka code of its answer, the leader hint of a NotLeaderError (-1
+// and -1 otherwise) and the message: NOT_LEADER_OR_FOLLOWER for
+// NotLeaderError and ErrLeaderUnknown, BROKER_NOT_AVAILABLE for
+// ErrShuttingDown, INVALID_REQUEST for ErrInvalidChange,
+// REQUEST_TIMED_OUT for ErrReadTimeout, UNKNOWN_SERVER_ERROR otherwise.
+func errorAnswer(err error) (code int16, leaderID, leaderEpoch int32, msg *string) {
+	text := err.Error()
+	leaderID, leaderEpoch, msg = -1, -1, &text
 	var nl *NotLeaderError
 	switch {
 	case errors.As(err, &nl):
-		resp.ErrorCode = kerr.NotLeaderForPartition.Code
-		resp.LeaderID, resp.LeaderEpoch = int32(nl.LeaderID), nl.Epoch
+		code, leaderID, leaderEpoch = kerr.NotLeaderForPartition.Code, int32(nl.LeaderID), nl.Epoch
 	case errors.Is(err, ErrLeaderUnknown):
-		resp.ErrorCode = kerr.NotLeaderForPartition.Code
+		code = kerr.NotLeaderForPartition.Code
 	case errors.Is(err, ErrShuttingDown):
-		resp.ErrorCode = kerr.BrokerNotAvailable.Code
+		code = kerr.BrokerNotAvailable.Code
 	case errors.Is(err, ErrInvalidChange):
-		resp.ErrorCode = kerr.InvalidRequest.Code
+		code = kerr.InvalidRequest.Code
+	case errors.Is(err, ErrReadTimeout):
+		code = kerr.RequestTimedOut.Code
 	default:
-		resp.ErrorCode = kerr.UnknownServerError.Code
+		code = kerr.UnknownServerError.Code
 	}
-	return resp
+	return code, leaderID, leaderEpoch, msg
 }

@@ -27,6 +27,23 @@
 // leadership first, then stops every goroutine and releases the port and
 // the directory.
 //
+// Two ways to read the metadata image. [Controller.CurrentImage] is the
+// fast local read: it never blocks and returns the image this node has
+// applied, which may be stale (a follower lags the leader, and a leader
+// cut off from the quorum does not know it has been replaced).
+// [Controller.ReadImage] is linearizable: the image it returns holds every
+// change committed before the call started, whichever node accepted it.
+// The leader confirms with a majority that it still leads (a read
+// barrier); a follower or observer asks the leader for the offset to
+// reach and waits for its own image to apply it. It fails with
+// [*NotLeaderError] or [ErrLeaderUnknown] when leadership moves during
+// the barrier, and with [ErrReadTimeout] when its context's deadline
+// passes; a deposed leader never answers one with its stale image.
+//
+// A SubmitChange that a follower forwards and whose forwarding fails (the
+// answer timed out, the connection was lost) reports [ErrOutcomeUnknown]:
+// the leader may have committed it. The runtime never resends it.
+//
 // [Controller.Subscribe] delivers every image the node publishes, in
 // order; a reader that falls further behind than its buffer is cut off
 // with [ErrSlowSubscriber], so the engine never waits for one.

@@ -190,6 +190,13 @@ type engine struct {
 	resigning      bool
 	resignDeadline time.Time
 	resignDone     []chan struct{}
+
+	// Linearizable reads (read.go): reads holds those the core has not
+	// resolved, by id; readWaiters those waiting for the image to apply
+	// their offset, by ascending offset.
+	nextReadID  kraft.ReadID
+	reads       map[kraft.ReadID]*readWaiter
+	readWaiters []*readWaiter
 }
 
 // now is the core's clock: milliseconds since the engine started, on the
@@ -446,6 +453,9 @@ func (e *engine) processReady() error {
 		if _, err := e.log.Sync(); err != nil {
 			return fmt.Errorf("raft: fsync log: %w", err)
 		}
+		if bugZ22 {
+			e.bugZ22AckAppended()
+		}
 	}
 	for _, m := range rd.Messages {
 		e.send(m)
@@ -455,6 +465,9 @@ func (e *engine) processReady() error {
 		if err := e.applyCommitted(); err != nil {
 			return err
 		}
+	}
+	for _, res := range rd.Reads {
+		e.readResolved(res)
 	}
 	clear(e.handles)
 	e.node.Advance(rd)
@@ -892,6 +905,16 @@ func (e *engine) forward(s *submission, st kraft.Status) {
 	req := wire.NewSubmitChangeRequest()
 	req.Records = s.encoded
 	sent := p.Send(req, func(resp kmsg.Response, err error) {
+		if bugZ21 && err != nil {
+			// Z21: send the records again, through whichever node leads
+			// now, with nothing that would let a leader that committed
+			// them recognise them.
+			select {
+			case e.inbox <- event{submit: s}:
+				return
+			default:
+			}
+		}
 		res, err := forwardOutcome(resp, err, len(s.encoded))
 		if err != nil {
 			s.complete(res, err)
@@ -991,6 +1014,7 @@ func (e *engine) applyCommitted() error {
 	if len(e.waiters) == 0 {
 		e.spec = nil
 	}
+	e.completeReads()
 	return nil
 }
 
@@ -1072,6 +1096,7 @@ func (e *engine) failAll(err error) {
 	}
 	e.pending, e.waiters, e.applyWaiters = nil, nil, nil
 	e.finishChange(kerr.BrokerNotAvailable.Code)
+	e.failReads(err)
 	e.failTriggers(err)
 	for _, c := range e.resignDone {
 		close(c)

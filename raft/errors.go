@@ -17,6 +17,21 @@ var ErrLeaderUnknown = errors.New("raft: leader unknown")
 // shuts down, and to submissions still waiting when it does.
 var ErrShuttingDown = errors.New("raft: shutting down")
 
+// ErrOutcomeUnknown is matched (together with [ErrLeaderUnknown]) by the
+// error of a SubmitChange that a follower forwarded to the leader when
+// the forwarding failed after the records may have left the node: the
+// answer timed out or the connection was lost. The leader may or may not
+// have committed them. The runtime never sends them again on its own (an
+// internal resend without an idempotence key applies a change twice,
+// RELIABILITY.md §6 Z21); a caller that retries must make the retry safe
+// to apply twice, or check the image first.
+var ErrOutcomeUnknown = errors.New("raft: outcome unknown")
+
+// ErrReadTimeout is returned by [Controller.ReadImage] when its deadline
+// passed before the read was confirmed and applied. It also matches
+// context.DeadlineExceeded when the caller's context ran out.
+var ErrReadTimeout = errors.New("raft: read timed out")
+
 // ErrInvalidChange is matched by the error of a submission whose records
 // the metadata image rejects (a topic that already exists, a partition of
 // an unknown topic, ...). The error also wraps the [*metadata.ReplayError]

@@ -46,6 +46,8 @@ func (h *handler) Serve(ctx context.Context, req *transport.Request, reply *tran
 		}
 	case *wire.SubmitChangeRequest:
 		h.submit(ctx, body, reply)
+	case *wire.ReadImageRequest:
+		h.serveReadImage(ctx, body, req.Header.ClientID, reply)
 	case *wire.MetadataFetchRequest:
 		if h.c.enqueue(ctx, event{call: func(e *engine) { reply.Send(e.metadataFetch(body)) }}) != nil {
 			reply.Close()

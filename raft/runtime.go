@@ -153,7 +153,7 @@ func newRuntimeConfig(cfg Config) (runtimeConfig, error) {
 	// order, and a Fetch queued behind a waiting submission would hold up
 	// the very replication the submission waits for.
 	forward := peer
-	forward.ClientID = fmt.Sprintf("raft-forward-%d", cfg.NodeID)
+	forward.ClientID = fmt.Sprintf("%s%d", forwardClientPrefix, cfg.NodeID)
 	forward.RequestTimeout = cfg.RequestTimeout + cfg.FetchTimeout
 	rc.forward = forward
 

@@ -20,9 +20,16 @@ import (
 // and returns the answer.
 func roundTrip(t *testing.T, addr string, req kmsg.Request) kmsg.Response {
 	t.Helper()
+	return roundTripAs(t, addr, "test-client", req)
+}
+
+// roundTripAs is roundTrip with the request header's client id set to
+// clientID.
+func roundTripAs(t *testing.T, addr, clientID string, req kmsg.Request) kmsg.Response {
+	t.Helper()
 	cfg := transport.DefaultPeerConfig()
 	cfg.Addr = addr
-	cfg.ClientID = "test-client"
+	cfg.ClientID = clientID
 	cfg.RequestTimeout = 5 * time.Second
 	p, err := transport.DialPeer(t.Context(), cfg)
 	if err != nil {

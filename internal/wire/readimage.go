@@ -109,8 +109,8 @@ type ReadImageResponse struct {
 	// ErrorCode is 0 or a Kafka error code: NOT_LEADER_OR_FOLLOWER (6)
 	// with a leader hint when the leader could not confirm its leadership
 	// or no leader is known, REQUEST_TIMED_OUT (7) when the barrier or the
-	// wait for the image to reach it ran out of time, INVALID_REQUEST (42)
-	// for a request the node refuses, UNKNOWN_SERVER_ERROR (-1) otherwise.
+	// wait for the image to reach it ran out of time, BROKER_NOT_AVAILABLE
+	// (8) from a node shutting down, UNKNOWN_SERVER_ERROR (-1) otherwise.
 	ErrorCode int16
 	// ErrorMessage describes the error, or is nil.
 	ErrorMessage *string
