@@ -219,13 +219,12 @@ func featureState(img *metadata.Image, kraftVersion int16) wire.FeatureState {
 }
 
 // describeCluster answers DescribeCluster (KIP-919) for an admin client
-// bootstrapping to the controllers: the cluster id, the voters of
-// controller.quorum.voters with their endpoints, and the leader this node
-// knows as the controller id. Kafka lists the controllers registered in
-// the metadata image (RegisterControllerRecord); Krabka's controllers do
-// not register, and its quorum is the static voter set, so the voters
-// stand in for the registrations. There is no authorizer, so ALTER on
-// CLUSTER is granted.
+// bootstrapping to the controllers: the cluster id, the voters of the
+// set in force with their endpoints on the first controller listener, and
+// the leader this node knows as the controller id. Kafka lists the
+// controllers registered in the metadata image (RegisterControllerRecord);
+// Krabka's controllers do not register, so the voters stand in for the
+// registrations. There is no authorizer, so ALTER on CLUSTER is granted.
 func (h *handler) describeCluster(req *kmsg.DescribeClusterRequest, local net.Addr) *kmsg.DescribeClusterResponse {
 	c := h.c
 	voters := c.eng.pub.voterList()

@@ -21,9 +21,13 @@ import (
 type quorumOptions struct {
 	bootstrapControllers string
 	bootstrapServers     string
+	commandConfig        string
 	timeout              time.Duration
 	status, replication  bool
 	humanReadable        bool
+	dryRun               bool
+	controllerID         int32
+	controllerDirID      string
 }
 
 // newMetadataQuorumCommand builds "krabka metadata-quorum", Kafka's
@@ -31,20 +35,22 @@ type quorumOptions struct {
 func newMetadataQuorumCommand(a *app) *cobra.Command {
 	var o quorumOptions
 	cmd := &cobra.Command{
-		Use:   "metadata-quorum --bootstrap-controller HOST:PORT[,...] describe",
-		Short: "Describe the metadata quorum (kafka-metadata-quorum)",
+		Use:   "metadata-quorum --bootstrap-controller HOST:PORT[,...] (describe | add-controller | remove-controller)",
+		Short: "Describe or change the metadata quorum (kafka-metadata-quorum)",
 		Long: "metadata-quorum asks the controllers of --bootstrap-controller for the\n" +
 			"quorum leader (DescribeCluster), then asks the leader to describe the\n" +
-			"quorum (DescribeQuorum), and prints the answer in the layout of Kafka's\n" +
-			"kafka-metadata-quorum.",
+			"quorum (DescribeQuorum) and prints the answer in the layout of Kafka's\n" +
+			"kafka-metadata-quorum, or to add or remove a controller of a dynamic\n" +
+			"quorum (AddRaftVoter, RemoveRaftVoter).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return errors.New("metadata-quorum needs a subcommand: describe")
+			return errors.New("metadata-quorum needs a subcommand: describe, add-controller or remove-controller")
 		},
 	}
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&o.bootstrapControllers, "bootstrap-controller", "", "comma-separated host:port of controllers to connect to")
 	pf.StringVar(&o.bootstrapServers, "bootstrap-server", "", "comma-separated host:port of brokers (not supported: krabka runs controllers only)")
+	pf.StringVarP(&o.commandConfig, "command-config", "c", "", "add-controller: the server.properties of the controller to add")
 	pf.DurationVar(&o.timeout, "timeout", 30*time.Second, "how long to wait for a leader to answer")
 	describe := &cobra.Command{
 		Use:   "describe (--status | --replication [--human-readable])",
@@ -62,7 +68,7 @@ func newMetadataQuorumCommand(a *app) *cobra.Command {
 	f.BoolVar(&o.status, "status", false, "print the quorum's status")
 	f.BoolVar(&o.replication, "replication", false, "print the replication table")
 	f.BoolVar(&o.humanReadable, "human-readable", false, "print the timestamps of --replication as times ago")
-	cmd.AddCommand(describe)
+	cmd.AddCommand(describe, newAddControllerCommand(a, &o), newRemoveControllerCommand(a, &o))
 	return cmd
 }
 
@@ -73,14 +79,40 @@ func runDescribeQuorum(ctx context.Context, a *app, o quorumOptions) error {
 		return errors.New("describe needs exactly one of --status and --replication")
 	case o.humanReadable && !o.replication:
 		return errors.New("--human-readable is only for --replication")
+	}
+	addrs, err := o.controllers()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	var q quorumInfo
+	err = withLeader(ctx, addrs, func(ctx context.Context, leader *controllerConn, clusterID string) (err error) {
+		q, err = describeOn(ctx, leader)
+		q.clusterID = clusterID
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if o.status {
+		return printQuorumStatus(a.stdout, q)
+	}
+	return printReplication(a.stdout, q, o.humanReadable, time.Now())
+}
+
+// controllers checks the connection flags and returns the addresses of
+// --bootstrap-controller.
+func (o quorumOptions) controllers() ([]string, error) {
+	switch {
 	case o.bootstrapServers != "" && o.bootstrapControllers != "":
-		return errors.New("only one of --bootstrap-server and --bootstrap-controller can be given")
+		return nil, errors.New("only one of --bootstrap-server and --bootstrap-controller can be given")
 	case o.bootstrapServers != "":
-		return errors.New("--bootstrap-server: krabka runs controllers only; name them with --bootstrap-controller")
+		return nil, errors.New("--bootstrap-server: krabka runs controllers only; name them with --bootstrap-controller")
 	case o.bootstrapControllers == "":
-		return errors.New("--bootstrap-controller is required")
+		return nil, errors.New("--bootstrap-controller is required")
 	case o.timeout <= 0:
-		return fmt.Errorf("--timeout %v: must be positive", o.timeout)
+		return nil, fmt.Errorf("--timeout %v: must be positive", o.timeout)
 	}
 	var addrs []string
 	for _, s := range strings.Split(o.bootstrapControllers, ",") {
@@ -89,23 +121,14 @@ func runDescribeQuorum(ctx context.Context, a *app, o quorumOptions) error {
 			continue
 		}
 		if _, _, err := net.SplitHostPort(s); err != nil {
-			return fmt.Errorf("--bootstrap-controller %q: %w", s, err)
+			return nil, fmt.Errorf("--bootstrap-controller %q: %w", s, err)
 		}
 		addrs = append(addrs, s)
 	}
 	if len(addrs) == 0 {
-		return errors.New("--bootstrap-controller names no controller")
+		return nil, errors.New("--bootstrap-controller names no controller")
 	}
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	defer cancel()
-	q, err := describeQuorum(ctx, addrs)
-	if err != nil {
-		return err
-	}
-	if o.status {
-		return printQuorumStatus(a.stdout, q)
-	}
-	return printReplication(a.stdout, q, o.humanReadable, time.Now())
+	return addrs, nil
 }
 
 // quorumInfo is what describe prints: the cluster id from DescribeCluster
@@ -116,77 +139,85 @@ type quorumInfo struct {
 	nodes     []kmsg.DescribeQuorumResponseNode
 }
 
-// describeQuorum asks the controllers at addrs for the leader and the
-// leader for its description of the quorum. While no leader is known, or
-// the one named has just lost its leadership, it asks again until ctx
-// ends; controllers that cannot be reached at all fail it at once.
-func describeQuorum(ctx context.Context, addrs []string) (quorumInfo, error) {
+// leaderAction is what a subcommand asks of the quorum leader.
+type leaderAction func(ctx context.Context, leader *controllerConn, clusterID string) error
+
+// withLeader asks the controllers at addrs for the leader and runs f on a
+// connection to it. While no leader is known, or f's answer says the
+// leader moved or is not ready (an error wrapping errRetry), it asks again
+// until ctx ends; controllers that cannot be reached at all fail it at
+// once.
+func withLeader(ctx context.Context, addrs []string, f leaderAction) error {
 	for {
 		var errs []error
 		reached := false
 		for _, addr := range addrs {
-			q, ok, err := describeQuorumVia(ctx, addr)
+			ok, err := withLeaderVia(ctx, addr, f)
 			if err == nil {
-				return q, nil
+				return nil
 			}
 			reached = reached || ok
 			if !errors.Is(err, errRetry) && ok {
-				return quorumInfo{}, err
+				return err
 			}
 			errs = append(errs, err)
 		}
 		if !reached {
-			return quorumInfo{}, fmt.Errorf("no controller of --bootstrap-controller %s answered: %w", strings.Join(addrs, ","), errors.Join(errs...))
+			return fmt.Errorf("no controller of --bootstrap-controller %s answered: %w", strings.Join(addrs, ","), errors.Join(errs...))
 		}
 		t := time.NewTimer(100 * time.Millisecond)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return quorumInfo{}, fmt.Errorf("no answer from a quorum leader in time: %w", errors.Join(errs...))
+			return fmt.Errorf("no answer from a quorum leader in time: %w", errors.Join(errs...))
 		case <-t.C:
 		}
 	}
 }
 
-// describeQuorumVia asks the controller at addr for the leader, then the
-// leader. ok reports whether addr answered ApiVersions.
-func describeQuorumVia(ctx context.Context, addr string) (q quorumInfo, ok bool, err error) {
+// withLeaderVia asks the controller at addr for the leader, then runs f
+// on the leader. ok reports whether addr answered ApiVersions.
+func withLeaderVia(ctx context.Context, addr string, f leaderAction) (ok bool, err error) {
 	c, err := dialController(ctx, addr)
 	if err != nil {
-		return q, false, err
+		return false, err
 	}
 	defer c.Close()
 	dc := kmsg.NewPtrDescribeClusterRequest()
 	if dc.Version, err = c.version(dc, "DescribeCluster", 1, 2); err != nil {
-		return q, true, err
+		return true, err
 	}
 	dc.EndpointType = wire.EndpointTypeController
 	resp, err := c.request(ctx, dc)
 	if err != nil {
-		return q, true, err
+		return true, err
 	}
 	cluster := resp.(*kmsg.DescribeClusterResponse)
 	if err := answerError("DescribeCluster", addr, cluster.ErrorCode, cluster.ErrorMessage); err != nil {
-		return q, true, err
+		return true, err
 	}
 	if cluster.ControllerID < 0 {
-		return q, true, fmt.Errorf("controller %s knows no quorum leader yet: %w", addr, errRetry)
+		return true, fmt.Errorf("controller %s knows no quorum leader yet: %w", addr, errRetry)
 	}
-	q.clusterID = cluster.ClusterID
 	leader := c
 	if a, found := brokerAddr(cluster, cluster.ControllerID); !found {
-		return q, true, fmt.Errorf("controller %s names leader %d without an endpoint: %w", addr, cluster.ControllerID, errRetry)
+		return true, fmt.Errorf("controller %s names leader %d without an endpoint: %w", addr, cluster.ControllerID, errRetry)
 	} else if a != addr {
 		lc, err := dialController(ctx, a)
 		if err != nil {
-			return q, true, fmt.Errorf("%w: %w", err, errRetry)
+			return true, fmt.Errorf("%w: %w", err, errRetry)
 		}
 		defer lc.Close()
 		leader = lc
 	}
+	return true, f(ctx, leader, cluster.ClusterID)
+}
+
+// describeOn asks the leader for its description of the quorum.
+func describeOn(ctx context.Context, leader *controllerConn) (q quorumInfo, err error) {
 	req := kmsg.NewPtrDescribeQuorumRequest()
 	if req.Version, err = leader.version(req, "DescribeQuorum", 0, 2); err != nil {
-		return q, true, err
+		return q, err
 	}
 	topic := kmsg.NewDescribeQuorumRequestTopic()
 	topic.Topic = wire.MetadataTopic
@@ -194,13 +225,13 @@ func describeQuorumVia(ctx context.Context, addr string) (q quorumInfo, ok bool,
 	part.Partition = wire.MetadataPartition
 	topic.Partitions = append(topic.Partitions, part)
 	req.Topics = append(req.Topics, topic)
-	resp, err = leader.request(ctx, req)
+	resp, err := leader.request(ctx, req)
 	if err != nil {
-		return q, true, fmt.Errorf("%w: %w", err, errRetry)
+		return q, fmt.Errorf("%w: %w", err, errRetry)
 	}
 	dq := resp.(*kmsg.DescribeQuorumResponse)
 	if err := answerError("DescribeQuorum", leader.addr, dq.ErrorCode, dq.ErrorMessage); err != nil {
-		return q, true, err
+		return q, err
 	}
 	for _, t := range dq.Topics {
 		for _, p := range t.Partitions {
@@ -208,13 +239,13 @@ func describeQuorumVia(ctx context.Context, addr string) (q quorumInfo, ok bool,
 				continue
 			}
 			if err := answerError("DescribeQuorum", leader.addr, p.ErrorCode, p.ErrorMessage); err != nil {
-				return q, true, err
+				return q, err
 			}
 			q.partition, q.nodes = p, dq.Nodes
-			return q, true, nil
+			return q, nil
 		}
 	}
-	return q, true, fmt.Errorf("controller %s: DescribeQuorum answer lacks %s-%d", leader.addr, wire.MetadataTopic, wire.MetadataPartition)
+	return q, fmt.Errorf("controller %s: DescribeQuorum answer lacks %s-%d", leader.addr, wire.MetadataTopic, wire.MetadataPartition)
 }
 
 // brokerAddr returns the host:port DescribeCluster gives for node id.

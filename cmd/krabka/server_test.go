@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"strings"
@@ -83,6 +84,18 @@ func TestServerStartRunsAFormattedNode(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), `"msg":"controller stopped"`) {
 		t.Errorf("stderr lacks the stop: %s", stderr.String())
+	}
+	// --log-format json: every line is one JSON object with slog's keys.
+	for _, line := range strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %q is not JSON: %v", line, err)
+		}
+		for _, k := range []string{"time", "level", "msg"} {
+			if _, ok := rec[k]; !ok {
+				t.Errorf("log line %q lacks %q", line, k)
+			}
+		}
 	}
 	if stdout.String() != "" {
 		t.Errorf("stdout %q", stdout.String())

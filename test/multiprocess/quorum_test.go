@@ -79,43 +79,43 @@ func (q *quorum) mustKrabka(args ...string) string {
 // controllers on free loopback ports and formats their directories with
 // krabka storage random-uuid and krabka storage format.
 func newQuorum(t *testing.T) *quorum {
+	q := newNodes(t)
+	var voters []string
+	for id := 1; id <= 3; id++ {
+		voters = append(voters, fmt.Sprintf("%d@%s", id, q.nodes[id].addr))
+	}
+	clusterID := strings.TrimSpace(q.mustKrabka("storage", "random-uuid"))
+	for id, n := range q.nodes {
+		q.writeProps(id, "controller.quorum.voters="+strings.Join(voters, ","))
+		out := q.mustKrabka("storage", "format", "-t", clusterID, "-c", n.props)
+		if !strings.HasPrefix(out, "Formatting metadata directory ") {
+			t.Fatalf("format node %d printed %q", id, out)
+		}
+	}
+	return q
+}
+
+// newNodes builds the binary and names three controllers on free
+// loopback ports, with their properties and log files under one
+// directory; it writes nothing else. The processes still running when
+// the test ends are killed.
+func newNodes(t *testing.T) *quorum {
 	dir := t.TempDir()
 	q := &quorum{t: t, dir: dir, nodes: map[int]*node{}}
 	q.bin = buildBinary(t, dir)
 	var lns []net.Listener
-	var voters []string
 	for id := 1; id <= 3; id++ {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
 		lns = append(lns, ln)
-		n := &node{id: id, addr: ln.Addr().String(),
+		q.nodes[id] = &node{id: id, addr: ln.Addr().String(),
 			props: filepath.Join(dir, fmt.Sprintf("node-%d.properties", id)),
 			log:   filepath.Join(dir, fmt.Sprintf("node-%d.log", id))}
-		q.nodes[id] = n
-		voters = append(voters, fmt.Sprintf("%d@%s", id, n.addr))
 	}
 	for _, ln := range lns {
 		_ = ln.Close()
-	}
-	clusterID := strings.TrimSpace(q.mustKrabka("storage", "random-uuid"))
-	for id, n := range q.nodes {
-		props := strings.Join([]string{
-			"process.roles=controller",
-			"node.id=" + strconv.Itoa(id),
-			"controller.listener.names=CONTROLLER",
-			"listeners=CONTROLLER://" + n.addr,
-			"controller.quorum.voters=" + strings.Join(voters, ","),
-			"metadata.log.dir=" + filepath.Join(dir, fmt.Sprintf("node-%d", id)),
-		}, "\n") + "\n"
-		if err := os.WriteFile(n.props, []byte(props), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		out := q.mustKrabka("storage", "format", "-t", clusterID, "-c", n.props)
-		if !strings.HasPrefix(out, "Formatting metadata directory ") {
-			t.Fatalf("format node %d printed %q", id, out)
-		}
 	}
 	t.Cleanup(func() {
 		for _, n := range q.nodes {
@@ -133,6 +133,24 @@ func newQuorum(t *testing.T) *quorum {
 		}
 	})
 	return q
+}
+
+// writeProps writes the server.properties of node id, with quorum as its
+// controller.quorum.voters or controller.quorum.bootstrap.servers line.
+func (q *quorum) writeProps(id int, quorum string) {
+	q.t.Helper()
+	n := q.nodes[id]
+	props := strings.Join([]string{
+		"process.roles=controller",
+		"node.id=" + strconv.Itoa(id),
+		"controller.listener.names=CONTROLLER",
+		"listeners=CONTROLLER://" + n.addr,
+		quorum,
+		"metadata.log.dir=" + filepath.Join(q.dir, fmt.Sprintf("node-%d", id)),
+	}, "\n") + "\n"
+	if err := os.WriteFile(n.props, []byte(props), 0o644); err != nil {
+		q.t.Fatal(err)
+	}
 }
 
 // tail returns the last n lines of s.
