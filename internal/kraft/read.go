@@ -40,11 +40,16 @@ import (
 // needs cannot arrive, and check-quorum ends its leadership.
 //
 // Assumption: a voter sends its next Fetch only after the answer to the
-// previous one, or after abandoning it at its request timeout (which
-// closes the connection the answer would have used). A Fetch a voter
-// sent before it abandoned a request the leader answered later would
-// count too early; the runtime's transport rules that out by closing the
-// connection on a request timeout.
+// previous one, or after abandoning that one at its request timeout. Only
+// the second case leaves a gap: if the voter gave up on a fetch the
+// leader still held (parked), sent another one before the read, and that
+// one was delayed in the network until after the leader answered the
+// abandoned fetch, the late one would count although it was sent before
+// the read. For that to return a stale read, the voter would also have had
+// to help elect and commit under a new leader in the same window, while
+// its fetch was in flight for longer than a request timeout. The runtime
+// narrows the window further: its transport closes a connection on a
+// request timeout, so the abandoned fetch's answer is never delivered.
 
 // ReadID names a read registered with [Node.ReadIndex]; the runtime
 // chooses it and finds it again in [Ready.Reads].
