@@ -449,7 +449,7 @@ func (e *engine) processReady() error {
 		}
 		wrote = true
 	}
-	if wrote {
+	if wrote && !zooSkipLogSync {
 		if _, err := e.log.Sync(); err != nil {
 			return fmt.Errorf("raft: fsync log: %w", err)
 		}

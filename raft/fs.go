@@ -2,7 +2,11 @@ package raft
 
 import "github.com/krabka-go/krabka/internal/vfs"
 
-// newFS is the file system a started controller keeps its log, snapshots
-// and quorum state on: the operating system's, unless a build tag swaps it
-// (fs_writeback.go).
-var newFS = vfs.OS
+// baseFS is the file system under a started controller's log, snapshots
+// and quorum state: the operating system's, unless the writeback build tag
+// swaps it (fs_writeback.go).
+var baseFS = vfs.OS
+
+// newFS returns the file system a started controller uses: baseFS, seen
+// through the bug zoo's Z2 re-injection in a bugzoo_z2 build.
+func newFS() vfs.FS { return zooFS(baseFS()) }

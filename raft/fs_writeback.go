@@ -8,5 +8,5 @@ import "github.com/krabka-go/krabka/internal/vfs"
 // (vfs.WriteBack), so that a SIGKILL of the binary loses them as a power
 // loss would (RELIABILITY.md §3.3). For fault tests only.
 func init() {
-	newFS = func() vfs.FS { return vfs.WriteBack(vfs.OS()) }
+	baseFS = func() vfs.FS { return vfs.WriteBack(vfs.OS()) }
 }

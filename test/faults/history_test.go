@@ -34,8 +34,9 @@ const (
 	// such as NOT_LEADER_OR_FOLLOWER after forwarding): the write may or
 	// may not have happened. The final log decides.
 	opUnknown
-	// opNotSent: the connection failed before the request was written, or a
-	// read failed; the operation had no effect and leaves the history.
+	// opNotSent: the connection failed before the request was written, the
+	// leader refused the write as invalid, or a read failed; the operation
+	// had no effect and leaves the history.
 	opNotSent
 )
 
@@ -213,6 +214,11 @@ func (w *workload) submitOp(ctx context.Context, o *op) int {
 	case err == nil:
 		o.status, o.offset = opOK, resp.BaseOffset
 		return o.node
+	case resp != nil && resp.ErrorCode == kerr.InvalidRequest.Code:
+		// The leader refused the record before appending it (an unknown
+		// topic after a bug lost it, for one): a definite failure.
+		o.status, o.answerErr, o.errorCode = opNotSent, err, resp.ErrorCode
+		return max(int(resp.LeaderID), 0)
 	case resp != nil:
 		o.status, o.answerErr, o.errorCode = opUnknown, err, resp.ErrorCode
 		return max(int(resp.LeaderID), 0)

@@ -23,11 +23,12 @@ const (
 	faultSlow          faultKind = "delay-loss"     // every link delayed with jitter (reordering across links) and lossy
 	faultKillLeader    faultKind = "kill-9-leader"  // SIGKILL of the leader
 	faultPauseLeader   faultKind = "pause-leader"   // SIGSTOP of the leader
+	faultKillAll       faultKind = "kill-9-all"     // SIGKILL of every node at once: a power failure
 )
 
 // allFaults is the nemesis's menu.
 var allFaults = []faultKind{faultKill, faultPause, faultRestart, faultPartition, faultOneWay,
-	faultIsolateLeader, faultBridge, faultSlow, faultKillLeader, faultPauseLeader}
+	faultIsolateLeader, faultBridge, faultSlow, faultKillLeader, faultPauseLeader, faultKillAll}
 
 // faultWindow is one injected fault: when it started, when it was healed.
 type faultWindow struct {
@@ -69,6 +70,25 @@ func (n *nemesis) isolate(id int) {
 	}
 }
 
+// eachNode runs do for every node at once and fails the test on an error.
+func (n *nemesis) eachNode(do func(id int) error) {
+	errs := make(chan error, n.c.n)
+	for id := 1; id <= n.c.n; id++ {
+		go func() {
+			if err := do(id); err != nil {
+				errs <- fmt.Errorf("node %d: %w", id, err)
+				return
+			}
+			errs <- nil
+		}()
+	}
+	for range n.c.n {
+		if err := <-errs; err != nil {
+			n.t.Fatal(err)
+		}
+	}
+}
+
 // inject starts a fault of kind and returns its description; n.heal undoes
 // it.
 func (n *nemesis) inject(kind faultKind) string {
@@ -87,6 +107,10 @@ func (n *nemesis) inject(kind faultKind) string {
 	case faultKill, faultKillLeader:
 		must(c.h.kill(victim))
 		n.heal = func() { must(c.h.start(victim, c.props[victim])) }
+	case faultKillAll:
+		n.eachNode(c.h.kill)
+		n.heal = func() { n.eachNode(func(id int) error { return c.h.start(id, c.props[id]) }) }
+		return string(kind)
 	case faultPause, faultPauseLeader:
 		must(c.h.pause(victim))
 		n.heal = func() { must(c.h.resume(victim)) }
