@@ -29,3 +29,8 @@ go test -race -timeout 25m ./...
 # tag must be caught by the tests that guard its invariant.
 echo "== bug zoo"
 ./scripts/bugzoo.sh
+
+# The runtime's zoo entries re-injected into the krabka binary must be
+# caught by a short fault campaign on real processes (test/faults).
+echo "== bug zoo, multi-host"
+./scripts/bugzoo-faults.sh

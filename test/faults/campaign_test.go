@@ -16,6 +16,7 @@ var (
 	flagFaults  = flag.String("faults.kinds", "", "comma-separated faults of the campaign (default: all)")
 	flagClients = flag.Int("faults.clients", 6, "concurrent clients of the campaign")
 	flagReport  = flag.String("faults.report", "", "file to write the campaign's figures to (markdown)")
+	flagRecover = flag.Duration("faults.recover", time.Minute, "how long the quorum has after the last heal to acknowledge a write")
 )
 
 // seed returns -faults.seed, or a random seed, and prints it.
@@ -114,12 +115,12 @@ func TestCampaign(t *testing.T) {
 	// A last quiet stretch: the quorum must recover and serve after the
 	// last heal.
 	healed := time.Now()
-	for !ackedSince(w, healed) && time.Since(healed) < time.Minute {
+	for !ackedSince(w, healed) && time.Since(healed) < *flagRecover {
 		time.Sleep(100 * time.Millisecond)
 	}
 	if !ackedSince(w, healed) {
 		// Not fatal: the log checker below says what was lost.
-		t.Errorf("no acknowledged write in the minute after the last heal")
+		t.Errorf("no acknowledged write in the %v after the last heal", *flagRecover)
 	}
 	stopClients()
 
