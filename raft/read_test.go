@@ -202,6 +202,13 @@ func TestReadImagePartitionedLeaderNeverStale(t *testing.T) {
 	if !errors.Is(err, ErrReadTimeout) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("ReadImage on the cut-off leader: %v, want ErrReadTimeout", err)
 	}
+	// Over the wire (a client still reaches the cut-off node) the read
+	// times out after controller.quorum.request.timeout.ms.
+	req := wire.NewReadImageRequest()
+	req.Linearizable = true
+	if r := roundTrip(t, c.node(1).Addr().String(), req).(*wire.ReadImageResponse); r.ErrorCode != kerr.RequestTimedOut.Code {
+		t.Errorf("K5: linearizable ReadImage RPC on the cut-off leader = %+v, want REQUEST_TIMED_OUT", r)
+	}
 
 	p.heal()
 	waitFor(t, "the old leader to follow", func() bool {
@@ -362,5 +369,66 @@ func TestForwardFailureIsReportedNotResent(t *testing.T) {
 	}
 	if _, ok := img.Topics().ByName("once"); ok {
 		t.Error("K7: the change whose forwarding failed was applied: the follower resent it")
+	}
+}
+
+// TestReadErrorCodes: the answer codes of ReadImage for each runtime
+// error, and the errors a follower makes of the leader's answer to its
+// read barrier.
+func TestReadErrorCodes(t *testing.T) {
+	for _, tc := range []struct {
+		err      error
+		code     int16
+		leaderID int32
+	}{
+		{&NotLeaderError{LeaderID: 3, Epoch: 7}, kerr.NotLeaderForPartition.Code, 3},
+		{ErrLeaderUnknown, kerr.NotLeaderForPartition.Code, -1},
+		{fmt.Errorf("%w (%w): lost", ErrOutcomeUnknown, ErrLeaderUnknown), kerr.NotLeaderForPartition.Code, -1},
+		{ErrShuttingDown, kerr.BrokerNotAvailable.Code, -1},
+		{fmt.Errorf("%w: %w", ErrReadTimeout, context.DeadlineExceeded), kerr.RequestTimedOut.Code, -1},
+		{errors.New("disk on fire"), kerr.UnknownServerError.Code, -1},
+	} {
+		r := readImageAnswer(wire.NewReadImageRequest(), nil, QuorumState{}, tc.err)
+		if r.ErrorCode != tc.code || r.LeaderID != tc.leaderID || r.ErrorMessage == nil || r.Offset != -1 {
+			t.Errorf("answer for %v = code %d leader %d message %v offset %d; want code %d leader %d, a message, offset -1",
+				tc.err, r.ErrorCode, r.LeaderID, r.ErrorMessage, r.Offset, tc.code, tc.leaderID)
+		}
+	}
+	answer := func(code int16, leader int32) *wire.ReadImageResponse {
+		r := wire.NewReadImageResponse()
+		r.ErrorCode, r.LeaderID, r.LeaderEpoch, r.ErrorMessage = code, leader, 4, strp("x")
+		return r
+	}
+	for _, tc := range []struct {
+		resp *wire.ReadImageResponse
+		err  error
+		want error
+	}{
+		{answer(kerr.NotLeaderForPartition.Code, 2), nil, ErrNotLeader},
+		{answer(kerr.NotLeaderForPartition.Code, -1), nil, ErrLeaderUnknown},
+		{answer(kerr.RequestTimedOut.Code, -1), nil, ErrReadTimeout},
+		{answer(kerr.BrokerNotAvailable.Code, -1), nil, ErrLeaderUnknown},
+		{nil, errors.New("connection reset"), ErrLeaderUnknown},
+		{nil, context.DeadlineExceeded, ErrReadTimeout},
+	} {
+		if _, err := readBarrierOutcome(tc.resp, tc.err); !errors.Is(err, tc.want) {
+			t.Errorf("barrier answer %+v / %v: %v, want %v", tc.resp, tc.err, err, tc.want)
+		}
+	}
+	ok := wire.NewReadImageResponse()
+	ok.Offset = 41
+	if off, err := readBarrierOutcome(ok, nil); err != nil || off != 41 {
+		t.Errorf("barrier answer with offset 41: %d, %v", off, err)
+	}
+}
+
+// TestReadImageAfterShutdown: a stopped controller refuses reads.
+func TestReadImageAfterShutdown(t *testing.T) {
+	c := newTestCluster(t, 1)
+	n := c.node(1)
+	readImage(t, n)
+	c.stop(1)
+	if _, err := n.ReadImage(t.Context()); !errors.Is(err, ErrShuttingDown) {
+		t.Errorf("ReadImage after Shutdown: %v, want ErrShuttingDown", err)
 	}
 }
