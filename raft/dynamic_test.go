@@ -3,6 +3,7 @@ package raft
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"path/filepath"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/krabka-go/krabka/internal/recordbatch"
 	"github.com/krabka-go/krabka/internal/snapshot"
 	"github.com/krabka-go/krabka/internal/vfs"
+	"github.com/krabka-go/krabka/metadata"
 )
 
 const dynamicClusterID = "dyn-cluster-id-000001"
@@ -456,4 +458,52 @@ func TestStaticQuorumRefusesVoterChanges(t *testing.T) {
 	if err := leader.RemoveVoter(t.Context(), 1, [16]byte{0xd1, 1}); !errors.Is(err, kerr.UnsupportedVersion) {
 		t.Errorf("RemoveVoter on a static quorum: %v, want UNSUPPORTED_VERSION", err)
 	}
+}
+
+// TestDynamicSnapshotsCarryVoters: once the leader has compacted its log
+// past the Voters record, the voter set lives only in its snapshots. A
+// new observer that catches up by FetchSnapshot learns the set from the
+// installed snapshot (and can be added), and a restarted node reads it
+// from its own snapshot.
+func TestDynamicSnapshotsCarryVoters(t *testing.T) {
+	c, lns := newDynamicCluster(t, 2, []NodeID{1}, snapshotConfig)
+	c.startNode(1, lns)
+	submit(t, c.node(c.leader()), metadataVersionRecord())
+	var last SubmitResult
+	for i := range 40 {
+		var recs []metadata.Record
+		for j := range 5 {
+			recs = append(recs, topicRecord(fmt.Sprintf("topic-%d-%d", i, j)))
+		}
+		last = submit(t, c.node(1), recs...)
+	}
+	waitFor(t, "node 1 to compact its log", func() bool { return c.node(1).eng.log.LogStartOffset() > 3 })
+
+	c.startNode(2, lns)
+	c.waitApplied(last.LastOffset + 1)
+	if start := c.node(2).eng.log.LogStartOffset(); start == 0 {
+		t.Fatalf("node 2 caught up without a snapshot")
+	}
+	var voters []int32
+	onEngine(t, c.node(2), func(e *engine) {
+		if h, ok := e.latestVoters(); ok {
+			for _, v := range h.rec.Voters {
+				voters = append(voters, v.VoterId)
+			}
+		}
+	})
+	if !slices.Equal(voters, []int32{1}) {
+		t.Fatalf("observer's voter set after the snapshot install: %v, want [1]", voters)
+	}
+	c.changeVoters(c.leader, true, 2)
+	c.waitMembers([]NodeID{1, 2}, nil)
+
+	for _, id := range []NodeID{1, 2} {
+		c.stop(id)
+	}
+	c.restart(1)
+	c.restart(2)
+	c.waitMembers([]NodeID{1, 2}, nil)
+	res := c.submitRetrying(topicRecord("after"))
+	c.waitApplied(res.LastOffset + 1)
 }
