@@ -296,6 +296,15 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 	}
 	ln = nil // the server owns it now
 	c.srv = srv
+	if a, ok := srv.Addr().(*net.TCPAddr); ok {
+		// A listener on port 0 advertises the port it got: that is the
+		// one a voter set must name.
+		for i, ep := range e.rc.advertised {
+			if ep.Name == rc.listenerName && ep.Port == 0 {
+				e.rc.advertised[i].Port = uint16(a.Port)
+			}
+		}
+	}
 
 	e.observe()
 	c.wg.Go(func() {

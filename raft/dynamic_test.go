@@ -7,6 +7,7 @@ import (
 	"net"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -335,15 +336,25 @@ func TestDynamicAddRemoveVoters(t *testing.T) {
 }
 
 // TestDynamicAutoJoin: with controller.quorum.auto.join.enable an observer
-// adds itself to the voter set once it has caught up.
+// adds itself to the voter set once it has caught up, naming the port its
+// listener got when it asked for port 0.
 func TestDynamicAutoJoin(t *testing.T) {
-	c, lns := newDynamicCluster(t, 2, []NodeID{1}, func(cfg *Config) { cfg.AutoJoin = cfg.NodeID == 2 })
+	c, lns := newDynamicCluster(t, 2, []NodeID{1}, func(cfg *Config) {
+		if cfg.NodeID == 2 {
+			cfg.AutoJoin = true
+			cfg.Listeners[0].Port = 0
+		}
+	})
 	c.startNode(1, lns)
 	c.startNode(2, lns)
 	c.submitRetrying(metadataVersionRecord())
 	c.waitMembers([]NodeID{1, 2}, nil)
 	res := c.submitRetrying(topicRecord("a"))
 	c.waitApplied(res.LastOffset + 1)
+	ep, ok := c.node(1).eng.pub.voterEndpoint(2, "CONTROLLER")
+	if want := c.node(2).Addr().String(); !ok || ep.Address() != want {
+		t.Errorf("node 2's endpoint in the voter set: %v %v, want %s", ep, ok, want)
+	}
 }
 
 // TestDynamicUpdateVoter: a voter whose entry in the voter set differs
@@ -506,4 +517,16 @@ func TestDynamicSnapshotsCarryVoters(t *testing.T) {
 	c.waitMembers([]NodeID{1, 2}, nil)
 	res := c.submitRetrying(topicRecord("after"))
 	c.waitApplied(res.LastOffset + 1)
+}
+
+// TestDynamicNeedsDirectoryID: a dynamic quorum keys replicas by node id
+// and directory id, so a node without meta.properties does not start.
+func TestDynamicNeedsDirectoryID(t *testing.T) {
+	cfg := ForTests(1, t.TempDir())
+	cfg.QuorumVoters = nil
+	cfg.QuorumBootstrapServers = []HostPort{{Host: "127.0.0.1", Port: 9}}
+	_, err := Start(t.Context(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "must give this node's directory.id") {
+		t.Fatalf("Start without meta.properties: %v, want the directory.id error", err)
+	}
 }
