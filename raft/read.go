@@ -291,14 +291,20 @@ func (h *handler) serveReadImage(ctx context.Context, req *wire.ReadImageRequest
 		reply.Send(readImageAnswer(req, c.CurrentImage(), c.QuorumState(), nil))
 		return
 	}
+	// The timer answers REQUEST_TIMED_OUT; an answer that comes first
+	// stops it. It is stored before the read reaches the engine; only the
+	// timer's own expiry can find it unset, and then it needs no stop.
+	var timer atomic.Pointer[time.Timer]
 	r := &readWaiter{forwarded: isForwardingClient(clientID)}
-	timer := time.AfterFunc(c.rc.core.RequestTimeout, func() {
-		r.finish(nil, fmt.Errorf("%w: no answer within %v", ErrReadTimeout, c.rc.core.RequestTimeout))
-	})
 	r.fn = func(img *metadata.Image, err error) {
-		timer.Stop()
+		if t := timer.Load(); t != nil {
+			t.Stop()
+		}
 		reply.Send(readImageAnswer(req, img, c.QuorumState(), err))
 	}
+	timer.Store(time.AfterFunc(c.rc.core.RequestTimeout, func() {
+		r.finish(nil, fmt.Errorf("%w: no answer within %v", ErrReadTimeout, c.rc.core.RequestTimeout))
+	}))
 	if err := c.enqueue(ctx, event{call: func(e *engine) { e.readImage(r) }}); err != nil {
 		r.finish(nil, ErrShuttingDown)
 	}
