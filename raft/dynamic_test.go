@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/krabka-go/krabka/internal/control"
 	"github.com/krabka-go/krabka/internal/logstore"
@@ -216,6 +217,25 @@ func TestDynamicInitialControllers(t *testing.T) {
 	for _, v := range d.Voters {
 		if v.DirectoryID != dirID(v.ReplicaID) {
 			t.Errorf("voter %d: directory id %x, want %x", v.ReplicaID, v.DirectoryID, dirID(v.ReplicaID))
+		}
+	}
+	if level, ok := finalizedLevel(t, c.node(leader).Addr().String(), "kraft.version"); !ok || level != 1 {
+		t.Errorf("ApiVersions finalizes kraft.version %d (%v), want 1", level, ok)
+	}
+	dq := kmsg.NewPtrDescribeQuorumRequest()
+	dq.SetVersion(2)
+	dqt := kmsg.NewDescribeQuorumRequestTopic()
+	dqt.Topic = "__cluster_metadata"
+	dqt.Partitions = append(dqt.Partitions, kmsg.NewDescribeQuorumRequestTopicPartition())
+	dq.Topics = append(dq.Topics, dqt)
+	nodes := roundTrip(t, c.node(leader).Addr().String(), dq).(*kmsg.DescribeQuorumResponse).Nodes
+	if len(nodes) != 3 {
+		t.Fatalf("DescribeQuorum v2 names %d nodes, want the 3 voters", len(nodes))
+	}
+	for _, n := range nodes {
+		want := c.cfgs[n.NodeID-1].Listeners[0]
+		if len(n.Listeners) != 1 || n.Listeners[0].Name != want.Name || n.Listeners[0].Port != want.Port {
+			t.Errorf("DescribeQuorum node %d: listeners %+v, want %s", n.NodeID, n.Listeners, want)
 		}
 	}
 	// The quorum survives the leader's shutdown.
@@ -457,12 +477,31 @@ func TestDynamicVoterChangeErrors(t *testing.T) {
 	c.waitMembers([]NodeID{1, 2}, nil)
 }
 
+// finalizedLevel asks the node at addr for ApiVersions v4 and returns the
+// finalized level of feature name.
+func finalizedLevel(t *testing.T, addr, name string) (int16, bool) {
+	t.Helper()
+	av := kmsg.NewPtrApiVersionsRequest()
+	av.SetVersion(4)
+	av.ClientSoftwareName, av.ClientSoftwareVersion = "test", "1"
+	for _, f := range roundTrip(t, addr, av).(*kmsg.ApiVersionsResponse).FinalizedFeatures {
+		if f.Name == name {
+			return f.MaxVersionLevel, true
+		}
+	}
+	return 0, false
+}
+
 // TestStaticQuorumRefusesVoterChanges: a static quorum (kraft.version 0)
-// answers AddVoter and RemoveVoter with UNSUPPORTED_VERSION.
+// answers AddVoter and RemoveVoter with UNSUPPORTED_VERSION and finalizes
+// no kraft.version.
 func TestStaticQuorumRefusesVoterChanges(t *testing.T) {
 	c := newFormattedCluster(t, 1, "static-cluster-id-0001")
 	leader := c.node(c.leader())
 	c.submitRetrying(metadataVersionRecord())
+	if level, ok := finalizedLevel(t, leader.Addr().String(), "kraft.version"); ok {
+		t.Errorf("a static quorum finalizes kraft.version %d", level)
+	}
 	if err := leader.AddVoter(t.Context(), Voter{ID: 2, DirectoryID: dirID(2), Endpoints: []Endpoint{{Name: "CONTROLLER", Host: "127.0.0.1", Port: 1}}}); !errors.Is(err, kerr.UnsupportedVersion) {
 		t.Errorf("AddVoter on a static quorum: %v, want UNSUPPORTED_VERSION", err)
 	}
