@@ -91,10 +91,11 @@
 // [Controller.RemoveVoter] make the same changes from Go, on the leader
 // or through it. With controller.quorum.auto.join.enable an observer adds
 // itself (or first removes its node id's entry with another directory
-// id). krabka-raft's add_learner and change_membership have no methods of
-// their own: a learner is an observer, which a node formatted
-// --no-initial-controllers is until it is added, and a one-voter change
-// of membership is AddVoter or RemoveVoter. A static quorum answers
+// id). [Controller.ChangeMembership] takes a target set one voter away
+// from the one in force and makes that change with AddVoter or
+// RemoveVoter. krabka-raft's add_learner has no method: a learner is an
+// observer, which a node formatted --no-initial-controllers is until it
+// is added, and it needs no staging. A static quorum answers
 // AddRaftVoter and RemoveRaftVoter with UNSUPPORTED_VERSION, as Kafka
 // does at kraft.version 0; the kraft.version 0→1 upgrade is not
 // implemented.

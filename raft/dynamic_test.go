@@ -569,3 +569,43 @@ func TestDynamicNeedsDirectoryID(t *testing.T) {
 		t.Fatalf("Start without meta.properties: %v, want the directory.id error", err)
 	}
 }
+
+// TestDynamicChangeMembership: ChangeMembership turns a one-voter
+// difference into AddVoter or RemoveVoter, leaves an equal set alone and
+// refuses a target two changes away.
+func TestDynamicChangeMembership(t *testing.T) {
+	c, lns := newDynamicCluster(t, 3, []NodeID{1}, nil)
+	for id := NodeID(1); id <= 3; id++ {
+		c.startNode(id, lns)
+	}
+	res := c.submitRetrying(metadataVersionRecord())
+	c.waitApplied(res.LastOffset + 1)
+	c.waitMembers([]NodeID{1}, []NodeID{2, 3})
+	leader := c.node(1)
+	change := func(ids ...NodeID) error {
+		var vs []Voter
+		for _, id := range ids {
+			vs = append(vs, c.voterOf(id))
+		}
+		var err error
+		waitFor(t, "a membership change", func() bool {
+			err = leader.ChangeMembership(t.Context(), vs)
+			return !errors.Is(err, kerr.RequestTimedOut)
+		})
+		return err
+	}
+	if err := change(1, 2, 3); !errors.Is(err, ErrInvalidChange) {
+		t.Errorf("two voters at once: %v, want ErrInvalidChange", err)
+	}
+	if err := change(1, 2); err != nil {
+		t.Fatalf("add 2: %v", err)
+	}
+	c.waitMembers([]NodeID{1, 2}, []NodeID{3})
+	if err := change(1, 2); err != nil {
+		t.Errorf("the set itself: %v", err)
+	}
+	if err := change(1); err != nil {
+		t.Fatalf("remove 2: %v", err)
+	}
+	c.waitMembers([]NodeID{1}, []NodeID{2, 3})
+}

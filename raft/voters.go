@@ -650,3 +650,40 @@ func (c *Controller) voterChange(ctx context.Context, req kmsg.Request, what str
 		return ErrShuttingDown
 	}
 }
+
+// ChangeMembership makes the voter set of a dynamic quorum equal to
+// voters, one voter at a time as KIP-853 requires: a target that adds one
+// voter to the set in force is [Controller.AddVoter], one that drops one
+// is [Controller.RemoveVoter], the set itself changes nothing. A target
+// further away (two voters, or a voter's directory id replaced) is
+// refused with [ErrInvalidChange]: make the changes one by one, each
+// committed before the next. Voters are matched by node id and directory
+// id; only an added voter's endpoints are used. The set in force is the
+// one this node has seen, which on a follower may trail the leader's.
+func (c *Controller) ChangeMembership(ctx context.Context, voters []Voter) error {
+	current := c.eng.pub.voterList()
+	in := func(id NodeID, dir [16]byte, set []voterInfo) bool {
+		return slices.ContainsFunc(set, func(v voterInfo) bool { return v.id == id && v.dir == dir })
+	}
+	var added []Voter
+	for _, v := range voters {
+		if !in(v.ID, v.DirectoryID, current) {
+			added = append(added, v)
+		}
+	}
+	var removed []voterInfo
+	for _, v := range current {
+		if !slices.ContainsFunc(voters, func(w Voter) bool { return w.ID == v.id && w.DirectoryID == v.dir }) {
+			removed = append(removed, v)
+		}
+	}
+	switch {
+	case len(added) == 0 && len(removed) == 0:
+		return nil
+	case len(added) == 1 && len(removed) == 0:
+		return c.AddVoter(ctx, added[0])
+	case len(added) == 0 && len(removed) == 1:
+		return c.RemoveVoter(ctx, removed[0].id, removed[0].dir)
+	}
+	return fmt.Errorf("%w: the target adds %d voters and removes %d; change one voter at a time", ErrInvalidChange, len(added), len(removed))
+}
