@@ -114,6 +114,9 @@
 //     no longer matches and is ignored, even if it carries news.
 //   - The high watermark is not persisted: after a restart it is unknown
 //     until the leader reports it.
+//   - Linearizable reads ([Node.ReadIndex], read.go) are Krabka's
+//     addition: Kafka's controllers read their own image. The barrier is
+//     Raft's ReadIndex (§6.4) confirmed by fetches instead of heartbeats.
 //   - KRaftVersion control records are carried in [BatchInfo] but not
 //     interpreted; the kraft.version 0→1 upgrade is not implemented.
 //
