@@ -422,7 +422,9 @@ func TestDynamicUpdateVoter(t *testing.T) {
 // replica that is not a voter (or the last voter) is VOTER_NOT_FOUND; an
 // observer that never fetched cannot be added.
 func TestDynamicVoterChangeErrors(t *testing.T) {
-	c, lns := newDynamicCluster(t, 3, []NodeID{1}, nil)
+	// A change may take the request timeout: a long one keeps the add
+	// that never gets an answer in flight while the test asks for more.
+	c, lns := newDynamicCluster(t, 3, []NodeID{1}, func(cfg *Config) { cfg.RequestTimeout = 4 * time.Second })
 	c.startNode(1, lns)
 	c.startNode(2, lns)
 	res := c.submitRetrying(metadataVersionRecord())
