@@ -413,7 +413,10 @@ func (c *Controller) QuorumState() QuorumState {
 }
 
 // CurrentImage returns the metadata image of every record applied so far.
-// It never blocks; the image is immutable.
+// It never blocks; the image is immutable. It is the fast local read and
+// may be stale: a follower lags the leader, and a leader cut off from the
+// quorum does not know it was replaced. [Controller.ReadImage] is the
+// linearizable read.
 func (c *Controller) CurrentImage() *metadata.Image {
 	return c.eng.pub.image.Load()
 }
