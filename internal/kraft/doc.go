@@ -69,7 +69,12 @@
 //     encodes from the BatchInfo.
 //   - FetchSnapshot: the leader's [FetchSnapshotResponse] names a byte
 //     range of a snapshot; the follower's core turns received chunks into
-//     [SnapshotWrite]s and, when complete, [Ready.InstallSnapshot].
+//     [SnapshotWrite]s and, when complete, [Ready.InstallSnapshot]. A
+//     chunk that does not continue the download exactly (another id or
+//     position, a changed or too large size, an empty or oversized chunk,
+//     POSITION_OUT_OF_RANGE) is never written: the download restarts at
+//     position 0, and a write at position 0 tells the runtime to discard
+//     its partial file.
 //
 // # The log view
 //
