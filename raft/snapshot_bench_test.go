@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"testing"
+	"time"
 
 	"github.com/krabka-go/krabka/internal/snapshot"
 	"github.com/krabka-go/krabka/internal/vfs"
@@ -56,6 +58,33 @@ func benchImage(tb testing.TB, topics int) *metadata.Image {
 	return d.Apply()
 }
 
+// peakHeap samples the heap's live objects every millisecond until the
+// returned function is called, which reports the largest sample in MB.
+func peakHeap() func() float64 {
+	var peak uint64
+	stop, done := make(chan struct{}), make(chan struct{})
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	go func() {
+		defer close(done)
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(sample)
+			peak = max(peak, sample[0].Value.Uint64())
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() float64 {
+		close(stop)
+		<-done
+		return float64(peak) / 1e6
+	}
+}
+
 // imageRecords counts the records of img's snapshot.
 func imageRecords(img *metadata.Image) int {
 	n := 0
@@ -69,13 +98,16 @@ func imageRecords(img *metadata.Image) int {
 // image of 100,000 topics × 10 partitions (1,000,000 partitions): every
 // record of the image encoded, batched, CRC'd and written to a file on
 // the operating system's file system, fsynced and renamed. MB/s is the
-// file's size.
+// file's size; peak-heap-MB is the largest live heap sampled while
+// writing, the image itself included.
 func BenchmarkSnapshotWrite(b *testing.B) {
 	img := benchImage(b, 100_000)
 	recs := imageRecords(img)
 	dir := b.TempDir()
 	var size int64
 	var unique uint64
+	runtime.GC()
+	peak := peakHeap()
 	for b.Loop() {
 		unique++
 		id := snapshot.ID{EndOffset: int64(unique), Epoch: 1}
@@ -92,12 +124,15 @@ func BenchmarkSnapshotWrite(b *testing.B) {
 	}
 	b.SetBytes(size)
 	b.ReportMetric(float64(recs)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
+	b.ReportMetric(peak(), "peak-heap-MB")
 }
 
 // BenchmarkSnapshotLoad measures loading that snapshot as start-up and an
 // install do: the file verified and read, every record decoded and
 // replayed into a new image, the image published. heap-MB is the heap the
-// loaded image holds (after a GC, minus the heap before the load).
+// loaded image holds (after a GC, minus the heap before the load);
+// peak-heap-MB is the largest live heap sampled while loading, the
+// image included (the image written first is freed before).
 func BenchmarkSnapshotLoad(b *testing.B) {
 	img := benchImage(b, 100_000)
 	recs := imageRecords(img)
@@ -108,8 +143,10 @@ func BenchmarkSnapshotLoad(b *testing.B) {
 		b.Fatal(err)
 	}
 	img = nil
+	runtime.GC()
 	path := filepath.Join(dir, snapshot.FileName(id))
 	var heap float64
+	peak := peakHeap()
 	for b.Loop() {
 		b.StopTimer()
 		var before runtime.MemStats
@@ -135,6 +172,7 @@ func BenchmarkSnapshotLoad(b *testing.B) {
 	b.SetBytes(size)
 	b.ReportMetric(float64(recs)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
 	b.ReportMetric(heap, "heap-MB")
+	b.ReportMetric(peak(), "peak-heap-MB")
 }
 
 // fillNode submits *benchTopics topics of ten partitions to n, 100
