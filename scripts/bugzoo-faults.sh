@@ -9,27 +9,30 @@
 # the bug's doing.
 #
 #   scripts/bugzoo-faults.sh              # every entry whose hook exists
-#   scripts/bugzoo-faults.sh z1           # some entries
+#   scripts/bugzoo-faults.sh z1 z5        # some entries
 #   FAULTS_DURATION=60s scripts/bugzoo-faults.sh
 #
-# About 1 minute per entry, plus one baseline per fault mix.
+# About 40 s per entry, plus one baseline per fault mix: 4 to 5 minutes.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-DURATION=${FAULTS_DURATION:-20s}
+DURATION=${FAULTS_DURATION:-15s}
 SEED=${FAULTS_SEED:-1}
 
 # One line per entry:
 #   entry | other build tags | fault kinds | invariant | failure text (ERE)
 # Z1 and Z2 lose unsynced data only when a kill is a power loss, hence the
 # writeback build, and only when a majority loses it at once, hence the
-# power failure of every node.
+# power failure of every node. Z21 (a forwarded submission resent) has no
+# line: a SubmitChange that arrives over the wire is never forwarded (a
+# follower answers NOT_LEADER_OR_FOLLOWER), only the in-process
+# Controller.SubmitChange forwards, so the campaign's clients cannot reach
+# it; raft.TestForwardFailureIsReportedNotResent catches it.
 CHECKS=$(cat <<'LINES'
 z1|writeback|kill-9-all,kill-9-leader|K1 acknowledged writes survive a power failure (KAFKA-10533)|lost: .* is not in the committed log
 z2|writeback|kill-9-all,kill-9-leader|K1 acknowledged writes survive a power failure (etcd #14143)|lost: .* is not in the committed log
-z5|writeback|pause-leader,isolate-leader|K5 linearizable reads after a pause or leader change (etcd #20418)|porcupine: Illegal
-z21|writeback|pause-leader,kill-9-leader,isolate-leader|K2 no duplicates (Redpanda 21.10.1)|duplicated: 
-z22|writeback|kill-9-leader,kill-9-all|K1 acknowledged means committed (Bufstream 0.1.0)|lost: .* is not in the committed log
+z5||isolate-leader|K5 linearizable reads after a pause or leader change (etcd #20418)|porcupine: Illegal
+z22||isolate-leader|K1 acknowledged means committed (Bufstream 0.1.0)|lost: .* is not in the committed log
 LINES
 )
 
@@ -61,7 +64,7 @@ campaign() {
   # Failing runs keep their artifacts under TMPDIR: the trap removes them.
   TMPDIR="$out" go test -count=1 -timeout 600s ./test/faults -run '^TestCampaign$' -args \
     -faults.tags="$1" -faults.kinds="$2" -faults.duration="$DURATION" \
-    -faults.seed="$SEED" -faults.recover=20s >"$3" 2>&1
+    -faults.seed="$SEED" -faults.recover=10s >"$3" 2>&1
 }
 
 declare -A base
@@ -85,14 +88,14 @@ for entry in "${entries[@]}"; do
       grep -E -- '--- FAIL|_test.go:[0-9]+: ' "$out/base.log" | grep -v 'nemesis_test' | head -20 | sed 's/^/        /'
     fi
   fi
-  echo "== ${id^^} (-tags $tags,bugzoo_$id; $kinds)"
+  echo "== ${id^^} (-tags ${tags:+$tags,}bugzoo_$id; $kinds)"
   if [ "${base[$key]}" != ok ]; then
     echo "  not judged: its baseline fails"
     status=1
     continue
   fi
   log="$out/$id.log"
-  if campaign "$tags,bugzoo_$id" "$kinds" "$log"; then
+  if campaign "${tags:+$tags,}bugzoo_$id" "$kinds" "$log"; then
     echo "  NOT CAUGHT  the campaign passes with bugzoo_$id"
     status=1
     continue

@@ -158,7 +158,11 @@ func ackedSince(w *workload, since time.Time) bool {
 // to the first acknowledged write begun after it.
 func campaignReport(c *cluster, nem *nemesis, ops []op, lf logFigures, lin string, seed uint64, took time.Duration) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "seed %d, %d nodes, %s, %v, %d faults\n\n", seed, c.n, c.h.name(), took.Round(time.Second), len(nem.windows))
+	rev, err := run("git", "-C", repoRoot(), "rev-parse", "--short", "HEAD")
+	if err != nil {
+		rev = "unknown revision"
+	}
+	fmt.Fprintf(&b, "revision %s, seed %d, %d nodes, %s, %v, %d faults, binary tags %q\n\n", rev, seed, c.n, c.h.name(), took.Round(time.Second), len(nem.windows), *flagTags)
 	fmt.Fprintf(&b, "| acknowledged | indeterminate: timed out + error answer (applied) | lost | duplicated | misplaced | phantom | linearizable reads | porcupine |\n|---|---|---|---|---|---|---|---|\n")
 	fmt.Fprintf(&b, "| %d | %d + %d (%d) | %d | %d | %d | %d | %d | %s |\n\n", lf.acked, lf.unknown-lf.unknownAnswered, lf.unknownAnswered, lf.unknownApplied, lf.lost, lf.duplicated, lf.misplaced, lf.phantom, lf.reads, lin)
 	type agg struct {

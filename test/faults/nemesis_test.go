@@ -24,11 +24,12 @@ const (
 	faultKillLeader    faultKind = "kill-9-leader"  // SIGKILL of the leader
 	faultPauseLeader   faultKind = "pause-leader"   // SIGSTOP of the leader
 	faultKillAll       faultKind = "kill-9-all"     // SIGKILL of every node at once: a power failure
+	faultLeaderLink    faultKind = "one-way-link"   // the leader's frames to one follower dropped: its answers to that follower's requests vanish
 )
 
 // allFaults is the nemesis's menu.
 var allFaults = []faultKind{faultKill, faultPause, faultRestart, faultPartition, faultOneWay,
-	faultIsolateLeader, faultBridge, faultSlow, faultKillLeader, faultPauseLeader, faultKillAll}
+	faultIsolateLeader, faultBridge, faultSlow, faultKillLeader, faultPauseLeader, faultKillAll, faultLeaderLink}
 
 // faultWindow is one injected fault: when it started, when it was healed.
 type faultWindow struct {
@@ -95,7 +96,7 @@ func (n *nemesis) inject(kind faultKind) string {
 	c := n.c
 	victim := 1 + n.rnd.IntN(c.n)
 	switch kind {
-	case faultKillLeader, faultPauseLeader, faultIsolateLeader:
+	case faultKillLeader, faultPauseLeader, faultIsolateLeader, faultLeaderLink:
 		victim = n.leaderOr()
 	}
 	must := func(err error) {
@@ -128,6 +129,11 @@ func (n *nemesis) inject(kind faultKind) string {
 			}
 		}
 		n.heal = c.net.heal
+	case faultLeaderLink:
+		to := 1 + (victim+n.rnd.IntN(c.n-1))%c.n
+		c.net.set(victim, to, linkFault{drop: true})
+		n.heal = c.net.heal
+		return fmt.Sprintf("%s: %d -> %d dropped", kind, victim, to)
 	case faultBridge:
 		// The bridge node sees both halves; the halves do not see each
 		// other, so each half plus the bridge can be a majority.
