@@ -24,7 +24,7 @@ SIM_SEEDS=${SIM_SEEDS:-200}
 SIM_STEPS=${SIM_STEPS:-1500}
 KRAFT=./internal/kraft
 SIM=./internal/sim
-# Z5 and Z22 live in the runtime: raft/bugzoo*.go.
+# Z5, Z21 and Z22 live in the runtime: raft/bugzoo*.go.
 RAFT=./raft
 # rapid must not leave fail files in testdata (TestInteraction walks it).
 KFLAGS="-rapid.nofailfile"
@@ -59,13 +59,14 @@ z17|$KRAFT|^TestRandomSchedulesKeepSafety\$|$KFLAGS|C2 high watermark monotonic|
 z17|$SIM|^TestSim\$|$SFLAGS|C4/C5 figure 8|(C4 current-epoch commit rule|C5 committed prefix immutable):
 z5|$RAFT|^TestReadImagePartitionedLeaderNeverStale\$||K5 linearizable read on a deposed leader (etcd #20418)|K5: the deposed leader answered
 z22|$RAFT|^TestSubmitNeverAcknowledgedWithoutCommit\$||K1 acknowledged only once committed (Bufstream 0.1.0)|K1: a submission was acknowledged
+z21|$RAFT|^TestForwardFailureIsReportedNotResent\$||K7 a failed forwarding is reported, never resent (Redpanda 21.10.1)|K7: 
 EOF
 )
 
 entries=("$@")
 if [ ${#entries[@]} -eq 0 ]; then
   entries=(z1 z3 z4 z8 z13 z15 z16 z17)
-  entries+=(z5 z22)
+  entries+=(z5 z21 z22)
 fi
 
 out=$(mktemp -d)
