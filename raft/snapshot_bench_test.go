@@ -175,6 +175,20 @@ func BenchmarkSnapshotLoad(b *testing.B) {
 	b.ReportMetric(peak(), "peak-heap-MB")
 }
 
+// waitLong polls cond every 5 ms until it holds; a benchmark of a large
+// image may take minutes on a loaded machine, so the deadline is 10
+// minutes.
+func waitLong(b *testing.B, what string, cond func() bool) {
+	b.Helper()
+	deadline := time.Now().Add(10 * time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			b.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // fillNode submits *benchTopics topics of ten partitions to n, 100
 // topics per change, and returns the offset after the last.
 func fillNode(b *testing.B, n *Controller) int64 {
@@ -223,7 +237,7 @@ func BenchmarkRestart(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				waitFor(b, "the restarted node to apply its log", func() bool { return n.QuorumState().AppliedOffset >= target })
+				waitLong(b, "the restarted node to apply its log", func() bool { return n.QuorumState().AppliedOffset >= target })
 				b.StopTimer()
 				shutdown(b, n)
 				b.StartTimer()
@@ -265,7 +279,7 @@ func BenchmarkFetchSnapshotCatchUp(b *testing.B) {
 		b.StartTimer()
 		c.restart(f)
 		n := c.node(f)
-		waitFor(b, "the follower to catch up through the snapshot", func() bool {
+		waitLong(b, "the follower to catch up through the snapshot", func() bool {
 			s, ok := n.LatestSnapshot()
 			return ok && s == id && n.QuorumState().AppliedOffset >= target
 		})

@@ -152,3 +152,51 @@ func TestStartRefusesLogStartWithoutSnapshot(t *testing.T) {
 		t.Fatalf("start-up with a trimmed log and no snapshot: %v", err)
 	}
 }
+
+// TestStartLoadsNewestSnapshotThenTheLogAfterIt: with two snapshots and
+// the whole log on disk, start-up loads the newest snapshot (before any
+// election, the applied offset is its end offset, not 0 and not the older
+// snapshot's) and then replays only the log after it, to the same image.
+func TestStartLoadsNewestSnapshotThenTheLogAfterIt(t *testing.T) {
+	dir := t.TempDir()
+	adjust := func(c *Config) {
+		c.MaxRecordBytesBetweenSnapshots = 1 << 40
+		c.MaxSnapshotInterval = 0
+		c.MaxRetentionBytes = -1
+		c.MaxRetentionTime = -time.Millisecond
+	}
+	n, _ := startSingle(t, dir, adjust)
+	submit(t, n, metadataVersionRecord())
+	var ids []SnapshotID
+	for round := range 2 {
+		for i := range 5 {
+			submit(t, n, topicRecord("newest-"+strconv.Itoa(round)+"-"+strconv.Itoa(i)))
+		}
+		id, err := n.TriggerSnapshot(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	last := submit(t, n, topicRecord("newest-tail"))
+	want := n.CurrentImage()
+	shutdown(t, n)
+
+	// A long election timeout: nothing is applied from the log before the
+	// first check.
+	n, _ = startSingle(t, dir, func(c *Config) {
+		adjust(c)
+		c.ElectionTimeout = 3 * time.Second
+		c.FetchTimeout = 6 * time.Second
+	})
+	defer shutdown(t, n)
+	if got := n.QuorumState().AppliedOffset; got != ids[1].EndOffset {
+		t.Errorf("applied offset right after start-up %d, want the newest snapshot's end offset %d", got, ids[1].EndOffset)
+	}
+	waitFor(t, "the restarted node to apply the log after the snapshot", func() bool {
+		return n.QuorumState().AppliedOffset > last.LastOffset
+	})
+	if !sameImage(t, n.CurrentImage(), want) {
+		t.Error("the image from the newest snapshot and the log after it differs")
+	}
+}
