@@ -232,7 +232,9 @@ func (p *krabkaProbe) conn(ctx context.Context) (int, *kconn, error) {
 }
 
 // moveOn points the probe at hint (a node index) or, for -1, at the node
-// after from.
+// after from. A hint naming from itself comes from a leader that resigned
+// (it still names itself until it learns its successor): the probe moves
+// on then too.
 func (p *krabkaProbe) moveOn(from, hint int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -240,7 +242,7 @@ func (p *krabkaProbe) moveOn(from, hint int) {
 		return
 	}
 	for _, i := range p.idx {
-		if i == hint {
+		if i == hint && hint != from {
 			p.target = hint
 			return
 		}
