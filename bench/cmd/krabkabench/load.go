@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 	"slices"
 	"sync"
 	"syscall"
@@ -200,10 +202,10 @@ func failoverRound(ctx context.Context, s system, sig syscall.Signal) (time.Dura
 	if err := p.start(); err != nil {
 		return 0, err
 	}
-	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	wctx, cancel := context.WithTimeout(ctx, 180*time.Second)
 	defer cancel()
 	if err := waitAllFollow(wctx, s); err != nil {
-		return 0, err
+		return 0, fmt.Errorf("%w; the end of %s:\n%s", err, p.log, logTail(p.log, 20))
 	}
 	return took, nil
 }
@@ -302,4 +304,14 @@ func fillFrom(ctx context.Context, s system, l, total int) (int, error) {
 	}
 	wg.Wait()
 	return left, firstErr
+}
+
+// logTail returns the last n lines of the file at path.
+func logTail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
