@@ -161,6 +161,11 @@ func (c *conn) handshake(ctx context.Context) error {
 	return ctx.Err()
 }
 
+// maxCoalesce is the size at which the writer stops adding answers to
+// one write: large answers (fetches of up to a MiB) go out on their own
+// instead of piling up in memory.
+const maxCoalesce = 64 << 10
+
 // closeReason says why the reader stopped.
 type closeReason int
 
@@ -230,6 +235,28 @@ func (c *conn) write(ctx context.Context, done <-chan completion, slots <-chan s
 	pending := make(map[uint64]completion)
 	var next uint64
 	var buf []byte
+	// flush writes the answers framed in buf with one write and frees
+	// their n in-flight slots.
+	flush := func(n int) error {
+		if n == 0 {
+			return nil
+		}
+		if d := c.srv.cfg.WriteTimeout; d > 0 {
+			_ = c.nc.SetWriteDeadline(time.Now().Add(d))
+			if err := ctx.Err(); err != nil { // as in read
+				return err
+			}
+		}
+		if _, err := c.nc.Write(buf); err != nil {
+			c.shutdown()
+			return err
+		}
+		for range n {
+			<-slots
+		}
+		buf = buf[:0]
+		return nil
+	}
 	for {
 		select {
 		case x := <-done:
@@ -237,6 +264,19 @@ func (c *conn) write(ctx context.Context, done <-chan completion, slots <-chan s
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+		// Answers that are ready together (a group commit completes many
+		// writes at once) go out in one write: one system call instead of
+		// one per answer.
+	drain:
+		for {
+			select {
+			case x := <-done:
+				pending[x.seq] = x
+			default:
+				break drain
+			}
+		}
+		framed := 0
 		for {
 			x, ok := pending[next]
 			if !ok {
@@ -245,21 +285,23 @@ func (c *conn) write(ctx context.Context, done <-chan completion, slots <-chan s
 			delete(pending, next)
 			next++
 			if x.close {
+				if err := flush(framed); err != nil {
+					return err
+				}
 				c.shutdown()
 				return errors.New("handler closed the connection")
 			}
-			buf = wire.AppendResponse(buf[:0], x.corr, x.resp)
-			if d := c.srv.cfg.WriteTimeout; d > 0 {
-				_ = c.nc.SetWriteDeadline(time.Now().Add(d))
-				if err := ctx.Err(); err != nil { // as in read
+			buf = wire.AppendResponse(buf, x.corr, x.resp)
+			framed++
+			if len(buf) >= maxCoalesce {
+				if err := flush(framed); err != nil {
 					return err
 				}
+				framed = 0
 			}
-			if _, err := c.nc.Write(buf); err != nil {
-				c.shutdown()
-				return err
-			}
-			<-slots
+		}
+		if err := flush(framed); err != nil {
+			return err
 		}
 	}
 }

@@ -25,7 +25,10 @@
 //     as the answer to its oldest request in flight and fails if the
 //     correlation id differs. Each answer written frees an in-flight slot; when a
 //     connection has MaxInFlight unanswered requests its reader stops
-//     reading, which pushes back on the client.
+//     reading, which pushes back on the client. Answers that are ready
+//     together (a group commit completes many writes at once) are framed
+//     into one buffer and leave in one write, up to 64 KiB: one system
+//     call instead of one per answer.
 //
 // A handler may answer at once or hold the Reply and answer later (a
 // long-poll Fetch parked until new records arrive). [Server.Close] closes

@@ -39,7 +39,7 @@ func echoHandler() Handler {
 	})
 }
 
-func startTCP(t *testing.T, cfg ServerConfig) *Server {
+func startTCP(t testing.TB, cfg ServerConfig) *Server {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -148,23 +148,13 @@ func TestServerAnswersRequests(t *testing.T) {
 // requests in reverse order; the client still reads them in request order.
 func TestServerWritesInRequestOrder(t *testing.T) {
 	const n = 8
-	replies := make(chan *Reply, n)
-	reqs := make(chan *Request, n)
-	h := HandlerFunc(func(_ context.Context, req *Request, reply *Reply) {
-		reqs <- req
-		replies <- reply
-	})
+	h, take := heldReplies(n)
 	s := startTCP(t, testServerConfig(h))
 	c := dialTCP(t, s.Addr())
 	for i := range int32(n) {
 		c.send(i, describeQuorum())
 	}
-	var held []*Reply
-	var heldReqs []*Request
-	for range n {
-		held = append(held, <-replies)
-		heldReqs = append(heldReqs, <-reqs)
-	}
+	heldReqs, held := take()
 	for i := n - 1; i >= 0; i-- {
 		if !held[i].Send(heldReqs[i].Body.ResponseKind()) {
 			t.Fatalf("Send for request %d returned false", i)

@@ -1,0 +1,144 @@
+package transport
+
+import (
+	"context"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+
+	"github.com/krabka-go/krabka/internal/wire"
+)
+
+// heldReplies is a handler that keeps every request's Reply until the test
+// answers it; take returns the first n requests and their replies, in
+// arrival order.
+func heldReplies(n int) (h Handler, take func() ([]*Request, []*Reply)) {
+	reqs := make(chan *Request, n)
+	replies := make(chan *Reply, n)
+	h = HandlerFunc(func(_ context.Context, req *Request, reply *Reply) {
+		reqs <- req
+		replies <- reply
+	})
+	return h, func() ([]*Request, []*Reply) {
+		var rs []*Request
+		var ps []*Reply
+		for range n {
+			rs = append(rs, <-reqs)
+			ps = append(ps, <-replies)
+		}
+		return rs, ps
+	}
+}
+
+// Answers that are ready together leave in one write: here the handler
+// completes eight requests in reverse order, so the first in sequence is
+// the last to complete and all eight are pending when the writer may
+// start. The client still reads them in request order.
+func TestAnswersReadyTogetherShareOneWrite(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 8
+		h, take := heldReplies(n)
+		n0 := NewMemNetwork()
+		writes := 0
+		cfg := testServerConfig(h)
+		cfg.Handshake = handshakeFunc(func(_ context.Context, nc net.Conn) (net.Conn, Principal, error) {
+			return wrappedConn{Conn: nc, writes: &writes}, Principal{}, nil
+		})
+		memServer(t, n0, cfg)
+		c := memDial(t, n0, "10.0.0.1")
+		for i := range int32(n) {
+			c.send(i, describeQuorum())
+		}
+		heldReqs, held := take()
+		for i := n - 1; i >= 0; i-- {
+			held[i].Send(heldReqs[i].Body.ResponseKind())
+		}
+		for i := range int32(n) {
+			if corr, _ := c.recv(describeQuorum()); corr != i {
+				t.Fatalf("answer %d has correlation id %d", i, corr)
+			}
+		}
+		if writes != 1 {
+			t.Errorf("%d writes for %d answers completed together, want 1", writes, n)
+		}
+	})
+}
+
+// countingConn counts the writes on a connection, safely for a benchmark
+// that reads the count from another goroutine.
+type countingConn struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c countingConn) Write(b []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(b)
+}
+
+// BenchmarkGroupCommitAnswers is the leader's side of many clients
+// sharing one connection: the client pipelines 16 requests and the
+// handler answers them together, as a group commit completes many writes
+// at once. One op is one request and its answer over loopback TCP;
+// writes/answer counts the server's write system calls.
+func BenchmarkGroupCommitAnswers(b *testing.B) {
+	const group = 16
+	var mu sync.Mutex
+	var pending []*Reply
+	var pendingReqs []*Request
+	h := HandlerFunc(func(_ context.Context, req *Request, reply *Reply) {
+		mu.Lock()
+		defer mu.Unlock()
+		pending = append(pending, reply)
+		pendingReqs = append(pendingReqs, req)
+		if len(pending) == group {
+			for i, r := range pending {
+				r.Send(pendingReqs[i].Body.ResponseKind())
+			}
+			pending, pendingReqs = pending[:0], pendingReqs[:0]
+		}
+	})
+	var writes atomic.Int64
+	cfg := DefaultServerConfig()
+	cfg.Handler = h
+	cfg.Handshake = handshakeFunc(func(_ context.Context, nc net.Conn) (net.Conn, Principal, error) {
+		return countingConn{Conn: nc, writes: &writes}, Principal{}, nil
+	})
+	s := startTCP(b, cfg)
+	nc, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer nc.Close()
+	id := "bench"
+	var frames []byte
+	for i := range int32(group) {
+		if frames, err = wire.AppendRequest(frames, i, &id, describeQuorum()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var buf []byte
+	read := func() {
+		if buf, err = wire.ReadFrame(nc, buf, wire.DefaultMaxFrameSize); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	answers := 0
+	for b.Loop() {
+		if answers%group == 0 {
+			if _, err := nc.Write(frames); err != nil {
+				b.Fatal(err)
+			}
+		}
+		read()
+		answers++
+	}
+	// Read the rest of the last group: the handler then holds nothing.
+	for ; answers%group != 0; answers++ {
+		read()
+	}
+	b.ReportMetric(float64(writes.Load())/float64(answers), "writes/answer")
+}
