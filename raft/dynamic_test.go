@@ -611,3 +611,23 @@ func TestDynamicChangeMembership(t *testing.T) {
 	}
 	c.waitMembers([]NodeID{1}, []NodeID{2, 3})
 }
+
+// TestDynamicObserverFollowsLearnedLeader: an observer whose only
+// bootstrap server is another observer learns the leader's id and
+// endpoint from that server's answer (NodeEndpoints) and follows the
+// leader, which it has never been told about.
+func TestDynamicObserverFollowsLearnedLeader(t *testing.T) {
+	c, lns := newDynamicCluster(t, 3, []NodeID{1}, nil)
+	c.cfgs[1].QuorumBootstrapServers = c.cfgs[1].QuorumBootstrapServers[:1]  // node 1
+	c.cfgs[2].QuorumBootstrapServers = c.cfgs[2].QuorumBootstrapServers[1:2] // node 2
+	c.startNode(1, lns)
+	res := submit(t, c.node(c.leader()), metadataVersionRecord(), topicRecord("a"))
+	c.startNode(2, lns)
+	c.waitApplied(res.LastOffset + 1)
+	c.startNode(3, lns)
+	c.waitApplied(res.LastOffset + 1)
+	c.waitMembers([]NodeID{1}, []NodeID{2, 3})
+	if st := c.node(3).QuorumState(); st.Role != RoleFollower || st.LeaderID != 1 {
+		t.Errorf("node 3: %+v, want a follower of node 1", st)
+	}
+}
