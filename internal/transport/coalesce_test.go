@@ -66,11 +66,55 @@ func TestAnswersReadyTogetherShareOneWrite(t *testing.T) {
 	})
 }
 
-// countingConn counts the writes on a connection, safely for a benchmark
-// that reads the count from another goroutine.
+// Pipelined requests that arrive together are read together: the client
+// sends eight frames in one write, and the server reads them with one
+// read from the connection, not two per frame (size, then body).
+func TestPipelinedRequestsAreReadTogether(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 8
+		n0 := NewMemNetwork()
+		var reads, writes atomic.Int64
+		cfg := testServerConfig(echoHandler())
+		cfg.Handshake = handshakeFunc(func(_ context.Context, nc net.Conn) (net.Conn, Principal, error) {
+			return countingConn{Conn: nc, reads: &reads, writes: &writes}, Principal{}, nil
+		})
+		memServer(t, n0, cfg)
+		c := memDial(t, n0, "10.0.0.1")
+		id := "test"
+		var frames []byte
+		for i := range int32(n) {
+			var err error
+			if frames, err = wire.AppendRequest(frames, i, &id, describeQuorum()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.writeRaw(frames)
+		for i := range int32(n) {
+			if corr, _ := c.recv(describeQuorum()); corr != i {
+				t.Fatalf("answer %d has correlation id %d", i, corr)
+			}
+		}
+		if got := reads.Load(); got != 1 {
+			t.Errorf("%d reads for %d requests sent together, want 1", got, n)
+		}
+	})
+}
+
+// countingConn counts the reads and writes on a connection, safely for a
+// benchmark that reads the counts from another goroutine.
 type countingConn struct {
 	net.Conn
-	writes *atomic.Int64
+	reads, writes *atomic.Int64
+}
+
+// Read counts the reads that returned data (a read still blocked is not
+// counted).
+func (c countingConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		c.reads.Add(1)
+	}
+	return n, err
 }
 
 func (c countingConn) Write(b []byte) (int, error) {
@@ -82,7 +126,8 @@ func (c countingConn) Write(b []byte) (int, error) {
 // sharing one connection: the client pipelines 16 requests and the
 // handler answers them together, as a group commit completes many writes
 // at once. One op is one request and its answer over loopback TCP;
-// writes/answer counts the server's write system calls.
+// reads/request and writes/answer count the server's system calls on the
+// connection.
 func BenchmarkGroupCommitAnswers(b *testing.B) {
 	const group = 16
 	var mu sync.Mutex
@@ -100,11 +145,11 @@ func BenchmarkGroupCommitAnswers(b *testing.B) {
 			pending, pendingReqs = pending[:0], pendingReqs[:0]
 		}
 	})
-	var writes atomic.Int64
+	var reads, writes atomic.Int64
 	cfg := DefaultServerConfig()
 	cfg.Handler = h
 	cfg.Handshake = handshakeFunc(func(_ context.Context, nc net.Conn) (net.Conn, Principal, error) {
-		return countingConn{Conn: nc, writes: &writes}, Principal{}, nil
+		return countingConn{Conn: nc, reads: &reads, writes: &writes}, Principal{}, nil
 	})
 	s := startTCP(b, cfg)
 	nc, err := net.Dial("tcp", s.Addr().String())
@@ -140,5 +185,6 @@ func BenchmarkGroupCommitAnswers(b *testing.B) {
 	for ; answers%group != 0; answers++ {
 		read()
 	}
+	b.ReportMetric(float64(reads.Load())/float64(answers), "reads/request")
 	b.ReportMetric(float64(writes.Load())/float64(answers), "writes/answer")
 }

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -161,6 +162,9 @@ func (c *conn) handshake(ctx context.Context) error {
 	return ctx.Err()
 }
 
+// readBufferSize is the size of a connection's read buffer.
+const readBufferSize = 16 << 10
+
 // maxCoalesce is the size at which the writer stops adding answers to
 // one write: large answers (fetches of up to a MiB) go out on their own
 // instead of piling up in memory.
@@ -181,6 +185,11 @@ const (
 func (c *conn) read(ctx context.Context, done chan<- completion, slots chan struct{}) (closeReason, error) {
 	cfg := c.srv.cfg
 	var seq uint64
+	// Buffered: pipelined requests that arrive together (many clients
+	// sharing a connection) are read with one system call, and a frame's
+	// size prefix and body with one, instead of two per frame. The
+	// deadlines still apply to every read from the connection.
+	in := bufio.NewReaderSize(c.nc, readBufferSize)
 	for {
 		select {
 		case slots <- struct{}{}:
@@ -197,7 +206,7 @@ func (c *conn) read(ctx context.Context, done chan<- completion, slots chan stru
 		}
 		// A fresh buffer per frame: decoded requests alias their frame and
 		// may still be in use by the handler when the next frame arrives.
-		frame, err := wire.ReadFrame(c.nc, nil, cfg.MaxFrameSize)
+		frame, err := wire.ReadFrame(in, nil, cfg.MaxFrameSize)
 		if err != nil {
 			switch {
 			case ctx.Err() != nil:

@@ -12,7 +12,9 @@
 //
 //   - the reader runs the [Handshake] (the seam for TLS and SASL;
 //     [Plaintext] by default), then loops: take an in-flight slot, read one
-//     frame with the idle deadline (connections.max.idle.ms) and the size
+//     frame (through a 16 KiB buffer, so that pipelined frames arriving
+//     together take one system call) with the idle deadline
+//     (connections.max.idle.ms) and the size
 //     limit (socket.request.max.bytes), decode it with wire.DecodeRequest
 //     and hand it to [Handler.Serve] with a [Reply]. A frame Kafka would
 //     refuse (bad size, unknown API key, unsupported version, malformed
