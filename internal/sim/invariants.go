@@ -99,6 +99,7 @@ type checker struct {
 	lastFetch   map[kraft.NodeID]map[kraft.NodeID]kraft.Instant // leader -> voter -> time
 	votersSince map[kraft.NodeID]votersAt                       // leader -> voter set in force since
 	snapHigh    map[kraft.NodeID]kraft.OffsetAndEpoch           // newest snapshot each node has had
+	verified    map[*simSnapshot]bool                           // snapshots whose content was checked
 }
 
 type votersAt struct {
@@ -127,6 +128,7 @@ func newChecker(c *cluster) *checker {
 		lastFetch:   map[kraft.NodeID]map[kraft.NodeID]kraft.Instant{},
 		votersSince: map[kraft.NodeID]votersAt{},
 		snapHigh:    map[kraft.NodeID]kraft.OffsetAndEpoch{},
+		verified:    map[*simSnapshot]bool{},
 	}
 }
 
@@ -149,6 +151,7 @@ func (k *checker) clone(c *cluster) *checker {
 	d.goodFetch = maps.Clone(k.goodFetch)
 	d.votersSince = maps.Clone(k.votersSince)
 	d.snapHigh = maps.Clone(k.snapHigh)
+	d.verified = maps.Clone(k.verified)
 	d.lastFetch = map[kraft.NodeID]map[kraft.NodeID]kraft.Instant{}
 	for l, m := range k.lastFetch {
 		d.lastFetch[l] = maps.Clone(m)

@@ -103,6 +103,32 @@ func TestInvariantsFire(t *testing.T) {
 			c.chk.acked[7] = 0
 			return c.chk.checkAcked()
 		}},
+		{invLogStartCovered, func(c *cluster) error {
+			c.node(1).log.start = 3 // no snapshot ends there
+			return c.chk.checkSnapshots()
+		}},
+		{invSnapshotContent, func(c *cluster) error { // a snapshot that appeared unchecked
+			c.chk.committed = []Entry{entry(0, 0, 0, 7)}
+			s := &simSnapshot{id: kraft.OffsetAndEpoch{Offset: 1, Epoch: 0}, entries: []Entry{entry(0, 0, 0, 8)}}
+			c.node(1).log.snaps = []*simSnapshot{s}
+			return c.chk.checkSnapshots()
+		}},
+		{invSnapshotValid, func(c *cluster) error { // beyond the committed prefix
+			s := &simSnapshot{id: kraft.OffsetAndEpoch{Offset: 1, Epoch: 0}, entries: []Entry{entry(0, 0, 0, 8)}}
+			return c.chk.onInstall(c.node(1), s)
+		}},
+		{invSnapshotMonotonic, func(c *cluster) error {
+			e := entry(0, 0, 0, 7)
+			c.chk.committed = []Entry{e, entry(1, 1, 0, 8)}
+			newer := &simSnapshot{id: kraft.OffsetAndEpoch{Offset: 2, Epoch: 0}, entries: c.chk.committed}
+			older := &simSnapshot{id: kraft.OffsetAndEpoch{Offset: 1, Epoch: 0}, entries: []Entry{e}}
+			c.node(1).log.snaps = []*simSnapshot{newer}
+			if err := c.chk.checkSnapshots(); err != nil {
+				return err
+			}
+			c.node(1).log.snaps = []*simSnapshot{older} // as if a crash lost the newer one
+			return c.chk.checkSnapshots()
+		}},
 	} {
 		c, err := newCluster(3, 0, 1, nil)
 		if err != nil {
