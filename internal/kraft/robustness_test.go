@@ -1,6 +1,7 @@
 package kraft_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -12,9 +13,10 @@ import (
 // RELIABILITY.md B1 and STYLE.md §6: peer input never panics and never
 // yields a Go error. Arbitrary requests, and responses with arbitrary
 // fields that answer real outstanding requests (so they get past request
-// matching), are stepped into a cluster in every role; every Ready the core
-// then emits must be one the log can carry out (appends that continue the
-// log, truncations above the high watermark), which MemLog checks.
+// matching), are stepped into a cluster in every role, with linearizable
+// reads registered now and then; every Ready the core then emits must be
+// one the log can carry out (appends that continue the log, truncations
+// above the high watermark), which MemLog checks.
 func TestPeerInputNeverPanics(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		c := newCluster(t, 3, 1, rapid.Uint64().Draw(rt, "seed"))
@@ -99,6 +101,15 @@ func TestPeerInputNeverPanics(t *testing.T) {
 					m = &kraft.FetchSnapshotRequest{Header: h, Replica: kraft.ReplicaKey{ID: node("replica")}, CurrentLeaderEpoch: epoch("epoch"),
 						SnapshotID: oe("snapshot"), Position: rapid.Int64Range(-1, 100).Draw(rt, "position"), MaxBytes: rapid.Int32Range(-1, 100).Draw(rt, "max bytes")}
 				}
+			}
+			if rapid.IntRange(0, 5).Draw(rt, "register a read?") == 0 {
+				// Reads pending on a leader while peer input arrives.
+				id := kraft.NodeID(rapid.IntRange(1, 4).Draw(rt, "reader"))
+				err := c.node(id).ReadIndex(c.now[id-1], kraft.ReadID(rapid.Uint64().Draw(rt, "read id")))
+				if err != nil && !errors.Is(err, kraft.ErrNotLeader) {
+					rt.Fatalf("ReadIndex on node %d: %v", id, err)
+				}
+				c.readyAll()
 			}
 			if m == nil {
 				continue
