@@ -200,9 +200,17 @@ func TestSnapshotInstallCrashAtEveryStep(t *testing.T) {
 	lead := c.node(leader)
 	submit(t, lead, metadataVersionRecord())
 	submitTopics(t, lead, "i")
+	c.waitApplied(lead.QuorumState().AppliedOffset)
+	// Every node takes the same snapshot, so that a leader change during
+	// the test (a loaded machine) still leaves a leader that serves it.
 	sid, err := lead.TriggerSnapshot(t.Context())
 	if err != nil {
 		t.Fatal(err)
+	}
+	for i, n := range c.nodes {
+		if id, err := n.TriggerSnapshot(t.Context()); err != nil || id != sid {
+			t.Fatalf("node %d takes snapshot %s, %v; the leader took %s", i+1, id, err, sid)
+		}
 	}
 	want := snapshot.ID{EndOffset: sid.EndOffset, Epoch: sid.Epoch}
 	f := c.follower(leader)
