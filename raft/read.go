@@ -35,8 +35,8 @@ import (
 //     connection); the leader answers with the offset of its image, and the
 //     node answers once its own image has applied that record.
 //
-// Every wait is asynchronous on the engine goroutine; no goroutine is
-// started for a read.
+// Every wait is asynchronous on the engine goroutine; no goroutine waits
+// for a read (the RPC handler's deadline is a timer).
 
 // forwardClientPrefix starts the client id of every node's forwarding
 // connection ("raft-forward-<node.id>"), which carries forwarded
