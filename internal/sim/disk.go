@@ -104,6 +104,18 @@ func (d *disk) append(e Entry) error {
 
 func (d *disk) truncate(t kraft.Offset) error { return d.log.Truncate(int64(t)) }
 
+// setSnapshots tells the log store the mirror's earliest and latest
+// snapshots, as the runtime does (its EndOffsetForEpoch and LastEpoch
+// answer from them).
+func (d *disk) setSnapshots(l *memLog) {
+	if len(l.snaps) == 0 {
+		return
+	}
+	e, n := l.snaps[0].id, l.latest().id
+	d.log.SetEarliestSnapshot(logstore.OffsetAndEpoch{Offset: int64(e.Offset), Epoch: int32(e.Epoch)})
+	d.log.SetLatestSnapshot(logstore.OffsetAndEpoch{Offset: int64(n.Offset), Epoch: int32(n.Epoch)})
+}
+
 func (d *disk) sync() error {
 	_, err := d.log.Sync()
 	return err
@@ -214,18 +226,17 @@ func (v storeView) EndOffsetForEpoch(e kraft.Epoch) kraft.OffsetAndEpoch {
 	return kraft.OffsetAndEpoch{Offset: kraft.Offset(r.Offset), Epoch: kraft.Epoch(r.Epoch)}
 }
 
-// LatestSnapshot implements [kraft.LogView]; the simulator takes none.
-func (v storeView) LatestSnapshot() (kraft.OffsetAndEpoch, bool) {
-	return kraft.OffsetAndEpoch{}, false
-}
+// LatestSnapshot implements [kraft.LogView] from the mirror's snapshots
+// (the log store holds none).
+func (v storeView) LatestSnapshot() (kraft.OffsetAndEpoch, bool) { return v.n.log.LatestSnapshot() }
 
-// EarliestSnapshot implements [kraft.LogView]; the simulator takes none.
-func (v storeView) EarliestSnapshot() (kraft.OffsetAndEpoch, bool) {
-	return kraft.OffsetAndEpoch{}, false
-}
+// EarliestSnapshot implements [kraft.LogView] from the mirror.
+func (v storeView) EarliestSnapshot() (kraft.OffsetAndEpoch, bool) { return v.n.log.EarliestSnapshot() }
 
-// SnapshotSize implements [kraft.LogView]; the simulator takes none.
-func (v storeView) SnapshotSize(kraft.OffsetAndEpoch) (int64, bool) { return 0, false }
+// SnapshotSize implements [kraft.LogView] from the mirror.
+func (v storeView) SnapshotSize(id kraft.OffsetAndEpoch) (int64, bool) {
+	return v.n.log.SnapshotSize(id)
+}
 
 // VoterHistory implements [kraft.LogView] from the mirror.
 func (v storeView) VoterHistory() []kraft.VoterSetAt { return v.n.log.VoterHistory() }
@@ -238,6 +249,9 @@ func checkStore(n *simNode) error {
 	v := storeView{n}
 	if got, want := v.EndOffset(), n.log.EndOffset(); got != want {
 		return fmt.Errorf("node %d: log store ends at %d, the mirror at %d", n.id, got, want)
+	}
+	if got, want := v.StartOffset(), n.log.start; got != want {
+		return fmt.Errorf("node %d: log store starts at %d, the mirror at %d", n.id, got, want)
 	}
 	if s := n.disk.log.SyncedOffset(); kraft.Offset(s) != n.log.EndOffset() {
 		return fmt.Errorf("node %d: log store synced to %d after the fsync, the log ends at %d", n.id, s, n.log.EndOffset())

@@ -35,9 +35,11 @@
 // the core reads the log store as its LogView. The memory log then
 // mirrors the store, and the two are compared after every fsync.
 //
-// With Options.Snapshots (a quarter of the CI seeds, memory mode only)
-// every node also takes snapshots of its committed prefix and applies
-// retention, which moves its log start up; a follower or observer behind
+// With Options.Snapshots (a quarter of the CI seeds, both modes) every
+// node also takes snapshots of its committed prefix and applies
+// retention, which moves its log start up (in disk mode through the log
+// store's AdvanceLogStart, and an install through its
+// TruncateFullyAndStartAt, both under power loss); a follower or observer behind
 // the leader's log start (lagging, restarted, or an observer whose disk
 // a nemesis action wiped) downloads the leader's snapshot in
 // FetchSnapshot chunks over the same faulty network and installs it.
@@ -73,7 +75,8 @@
 //
 // # Not modelled
 //
-// Disk-mode runs take no snapshots (the snapshot files' own crash safety
-// is tested in package snapshot and in the runtime, package raft); clock
-// faults are not injected. docs/reliability.md lists the rest.
+// Snapshot files themselves are not on the simulated disks: a snapshot is
+// durable once taken or installed (the files' own crash safety is tested
+// in package snapshot and in the runtime, package raft); clock faults are
+// not injected. docs/reliability.md lists the rest.
 package sim

@@ -44,8 +44,9 @@ type Options struct {
 	Disk bool
 	// Snapshots makes the nodes take snapshots of their committed prefix
 	// and apply retention, so that lagging, crashed and wiped replicas
-	// catch up through FetchSnapshot (memory mode only: a disk-mode run
-	// takes none). The seed draws the snapshot interval, how many
+	// catch up through FetchSnapshot; in disk mode the log store's own
+	// AdvanceLogStart and TruncateFullyAndStartAt move the log start, and
+	// go through power losses. The seed draws the snapshot interval, how many
 	// snapshots retention keeps and the FetchSnapshot chunk size, and
 	// adds a nemesis action that wipes an observer.
 	Snapshots bool
@@ -142,6 +143,7 @@ type Witness struct {
 	Proposals, Acked                                              int
 	Snapshots, SnapshotInstalls, SnapshotChunks, SnapshotRestarts int
 	LogStartAdvances, Wipes                                       int
+	StoreStartMoves                                               int // disk mode: AdvanceLogStart and TruncateFullyAndStartAt
 }
 
 // Add adds o's counters to w.
@@ -175,6 +177,7 @@ func (w *Witness) Add(o Witness) {
 	w.SnapshotRestarts += o.SnapshotRestarts
 	w.LogStartAdvances += o.LogStartAdvances
 	w.Wipes += o.Wipes
+	w.StoreStartMoves += o.StoreStartMoves
 }
 
 // String prints the counters one "name=value" each.
@@ -182,11 +185,11 @@ func (w Witness) String() string {
 	return fmt.Sprintf("leader_changes=%d elections=%d prevotes=%d resignations=%d truncations=%d voter_changes=%d "+
 		"crashes=%d restarts=%d torn_tails=%d unsynced_ops_lost=%d disk_faults_armed=%d disk_fail_stops=%d dropped=%d duplicated=%d partition_drops=%d down_drops=%d "+
 		"partitions=%d oneway=%d leader_isolations=%d isolated_nodes=%d heals=%d proposals=%d acked=%d "+
-		"snapshots=%d snapshot_installs=%d snapshot_chunks=%d snapshot_restarts=%d log_start_advances=%d wipes=%d",
+		"snapshots=%d snapshot_installs=%d snapshot_chunks=%d snapshot_restarts=%d log_start_advances=%d wipes=%d store_start_moves=%d",
 		w.LeaderChanges, w.Elections, w.PreVotes, w.Resignations, w.Truncations, w.VoterChanges,
 		w.Crashes, w.Restarts, w.TornTails, w.UnsyncedLost, w.DiskFaultsArmed, w.DiskFaults, w.Dropped, w.Duplicated, w.PartitionDrops, w.DownDrops,
 		w.Partitions, w.OneWayPartitions, w.LeaderIsolations, w.Isolations, w.Heals, w.Proposals, w.Acked,
-		w.Snapshots, w.SnapshotInstalls, w.SnapshotChunks, w.SnapshotRestarts, w.LogStartAdvances, w.Wipes)
+		w.Snapshots, w.SnapshotInstalls, w.SnapshotChunks, w.SnapshotRestarts, w.LogStartAdvances, w.Wipes, w.StoreStartMoves)
 }
 
 // Result is the outcome of one run.
@@ -375,7 +378,7 @@ func (w *world) run() error {
 	seed := w.rng.Uint64()
 	var tune func(*kraft.Config)
 	snapEvery, snapKeep := 0, 0
-	if w.opts.Snapshots && !w.opts.Disk {
+	if w.opts.Snapshots {
 		snapEvery, snapKeep = 2+w.rng.IntN(15), 1+w.rng.IntN(3)
 		maxBytes := []int32{64, 256, 1024}[w.rng.IntN(3)]
 		tune = func(cfg *kraft.Config) { cfg.FetchSnapshotMaxBytes = maxBytes }
@@ -775,7 +778,9 @@ func (w *world) wipeObserver() error {
 			return err
 		}
 	}
-	w.wipe(n)
+	if err := w.wipe(n); err != nil {
+		return err
+	}
 	if w.wiped == nil {
 		w.wiped = map[kraft.NodeID]bool{}
 	}

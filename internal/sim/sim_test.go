@@ -26,12 +26,12 @@ const (
 )
 
 // optionsFor derives a run's shape from its seed: 3 or 5 voters, 0 to 2
-// observers, memory or disk mode, a swarm fault mix, and for half of the
-// memory-mode seeds (a quarter of all) snapshots and retention.
+// observers, memory or disk mode, a swarm fault mix, and for a quarter of
+// the seeds snapshots and retention.
 func optionsFor(seed uint64, steps int) Options {
 	r := rand.New(rand.NewPCG(seed, 0xC0FFEE))
 	o := Options{Seed: seed, Voters: []int{3, 5}[r.IntN(2)], Observers: r.IntN(3), Steps: steps, Disk: r.IntN(2) == 0}
-	o.Snapshots = !o.Disk && r.IntN(2) == 0
+	o.Snapshots = r.IntN(4) == 0
 	return o
 }
 
@@ -111,6 +111,7 @@ func checkWitness(t *testing.T, w Witness) {
 		{"leader isolations", w.LeaderIsolations}, {"isolated nodes", w.Isolations}, {"heals", w.Heals}, {"acknowledged proposals", w.Acked},
 		{"snapshots", w.Snapshots}, {"snapshot installs", w.SnapshotInstalls}, {"snapshot chunks", w.SnapshotChunks},
 		{"restarted snapshot downloads", w.SnapshotRestarts}, {"log start advances", w.LogStartAdvances}, {"wiped observers", w.Wipes},
+		{"log store start moves (disk mode)", w.StoreStartMoves},
 	} {
 		if c.n == 0 {
 			t.Errorf("the campaign never exercised %s", c.name)

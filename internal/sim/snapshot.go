@@ -10,7 +10,7 @@ import (
 	"github.com/krabka-go/krabka/internal/kraft"
 )
 
-// Snapshots (KIP-630) in the simulator, memory mode. Each node takes its
+// Snapshots (KIP-630) in the simulator, both modes. Each node takes its
 // own snapshots of its committed prefix at a batch boundary below its
 // high watermark, every SnapshotEvery committed batches, as the runtime
 // does on metadata.log.max.record.bytes.between.snapshots; retention then
@@ -255,35 +255,99 @@ func (c *cluster) maybeSnapshot(n *simNode) error {
 	n.log.snaps = append(n.log.snaps, s)
 	c.witness.Snapshots++
 	c.tracef("%d snapshot %s (%d bytes)", n.id, id, len(s.data))
-	c.retain(n)
-	return nil
+	return c.retain(n)
 }
 
 // retain keeps the newest c.snapKeep snapshots of n and moves its log
-// start to the oldest one kept, dropping the batches below it.
-func (c *cluster) retain(n *simNode) {
+// start to the oldest one kept, dropping the batches below it (in disk
+// mode the log store advances its log start and deletes the segments
+// wholly below it, as the runtime's retention does). Snapshots are
+// deleted after the log start moved.
+func (c *cluster) retain(n *simNode) error {
 	l := n.log
-	if len(l.snaps) <= c.snapKeep {
-		return
+	if n.disk != nil {
+		defer n.disk.setSnapshots(l)
 	}
-	l.snaps = slices.Clone(l.snaps[len(l.snaps)-c.snapKeep:])
-	start := l.snaps[0].id.Offset
+	if len(l.snaps) <= c.snapKeep {
+		return nil
+	}
+	start := l.snaps[len(l.snaps)-c.snapKeep].id.Offset
 	if start <= l.start {
-		return
+		l.snaps = slices.Clone(l.snaps[len(l.snaps)-c.snapKeep:])
+		return nil
 	}
 	if c.mutation == mutRetentionPastSnapshot {
 		if i := l.find(start); i >= 0 {
 			start = l.entries[i].Batch.LastOffset + 1
 		}
 	}
+	if n.disk != nil {
+		if err := n.disk.log.AdvanceLogStart(int64(start)); err != nil {
+			return fmt.Errorf("node %d: log store: advance log start to %d: %w", n.id, start, err)
+		}
+		c.witness.StoreStartMoves++
+	}
+	l.snaps = slices.Clone(l.snaps[len(l.snaps)-c.snapKeep:])
+	l.trimBelow(start)
+	c.witness.LogStartAdvances++
+	c.tracef("%d log start -> %d", n.id, start)
+	return nil
+}
+
+// trimBelow drops the batches below start and makes start the log start.
+func (l *memLog) trimBelow(start kraft.Offset) {
 	i := slices.IndexFunc(l.entries, func(e Entry) bool { return e.Batch.BaseOffset >= start })
 	if i < 0 {
 		i = len(l.entries)
 	}
 	l.entries = slices.Clone(l.entries[i:])
 	l.start = start
-	c.witness.LogStartAdvances++
-	c.tracef("%d log start -> %d", n.id, start)
+}
+
+// settle brings n's log and snapshots into the shape the runtime's
+// start-up leaves: a log behind its newest snapshot (an install stopped
+// between the snapshot's rename and the log's restart) restarts at the
+// snapshot; otherwise the log start moves up to the oldest snapshot at or
+// above it (the log store reopens at its first segment's base, below the
+// log start retention had set), and snapshots below that one go.
+func (c *cluster) settle(n *simNode) error {
+	l := n.log
+	s := l.latest()
+	if s == nil {
+		return nil
+	}
+	if l.EndOffset() < s.id.Offset || l.start > s.id.Offset {
+		if n.disk != nil {
+			if err := n.disk.log.TruncateFullyAndStartAt(int64(s.id.Offset)); err != nil {
+				return fmt.Errorf("node %d: log store: restart at snapshot %s: %w", n.id, s.id, err)
+			}
+			if err := n.disk.sync(); err != nil {
+				return fmt.Errorf("node %d: log store: sync: %w", n.id, err)
+			}
+			c.witness.StoreStartMoves++
+		}
+		l.install(s)
+		c.tracef("%d start: log restarts at snapshot %s", n.id, s.id)
+	} else {
+		k := 0
+		for k < len(l.snaps)-1 && l.snaps[k].id.Offset < l.start {
+			k++
+		}
+		if oldest := l.snaps[k].id.Offset; l.start < oldest {
+			if n.disk != nil {
+				if err := n.disk.log.AdvanceLogStart(int64(oldest)); err != nil {
+					return fmt.Errorf("node %d: log store: advance log start to %d: %w", n.id, oldest, err)
+				}
+				c.witness.StoreStartMoves++
+			}
+			l.trimBelow(oldest)
+		}
+		l.snaps = slices.Clone(l.snaps[k:])
+	}
+	if n.disk != nil {
+		n.disk.setSnapshots(l)
+	}
+	return nil
 }
 
 // writeChunks carries out a Ready's SnapshotWrites into n's download, as
@@ -332,7 +396,14 @@ func (c *cluster) installFor(n *simNode, id kraft.OffsetAndEpoch) (*simSnapshot,
 // who replaces a dead disk and formats it anew. Only observers are wiped:
 // a voter that forgets its vote can vote twice in one epoch under
 // kraft.version 0, which Kafka does not protect against either.
-func (c *cluster) wipe(n *simNode) {
+func (c *cluster) wipe(n *simNode) error {
+	if n.disk != nil {
+		d, err := newDisk()
+		if err != nil {
+			return fmt.Errorf("node %d: wipe: %w", n.id, err)
+		}
+		n.disk = d
+	}
 	n.log = &memLog{}
 	n.dl = nil
 	n.qs = kraft.PersistentState{LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
@@ -340,6 +411,7 @@ func (c *cluster) wipe(n *simNode) {
 	delete(c.chk.snapHigh, n.id)
 	c.witness.Wipes++
 	c.tracef("%d wiped", n.id)
+	return nil
 }
 
 // fillChunk plays the leader runtime's part for a FetchSnapshot answer:
