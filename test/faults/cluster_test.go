@@ -188,6 +188,26 @@ func (c *cluster) startAll() {
 	}
 }
 
+// eachNode runs do for every node at once and fails the test on an error.
+func (c *cluster) eachNode(do func(id int) error) {
+	c.t.Helper()
+	errs := make(chan error, c.n)
+	for id := 1; id <= c.n; id++ {
+		go func() {
+			if err := do(id); err != nil {
+				errs <- fmt.Errorf("node %d: %w", id, err)
+				return
+			}
+			errs <- nil
+		}()
+	}
+	for range c.n {
+		if err := <-errs; err != nil {
+			c.t.Fatal(err)
+		}
+	}
+}
+
 // saveArtifacts keeps, for a failed test, each node's output next to its
 // data directory and says where they are.
 func (c *cluster) saveArtifacts() {

@@ -33,6 +33,9 @@ func composeCommand() ([]string, error) {
 // only place the advertised host names resolve), and tears it down with
 // its volumes.
 func TestComposeQuorum(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real processes for seconds")
+	}
 	if err := dockerUsable(); err != nil {
 		if os.Getenv("CI") == "true" && netnsUsable() != nil {
 			t.Fatalf("docker: %v", err)

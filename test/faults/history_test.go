@@ -107,7 +107,7 @@ type workload struct {
 // newWorkload creates the topics of the keys (before any fault) and
 // probes for linearizable reads.
 func newWorkload(t *testing.T, c *cluster, topics, names int) *workload {
-	w := &workload{c: c, t: t, timeout: 3 * time.Second}
+	w := &workload{c: c, t: t, timeout: *flagTimeout}
 	for i := range topics {
 		topic := fmt.Sprintf("faults-%d", i)
 		c.mustSubmit(topicRecord(t, topic))
@@ -176,7 +176,10 @@ func (w *workload) client(ctx context.Context, cl int, rnd *rand.Rand) {
 	for seq := 0; ctx.Err() == nil; seq++ {
 		o := op{client: cl, node: 1 + rnd.IntN(w.c.n), key: w.keys[rnd.IntN(len(w.keys))]}
 		o.write = !w.reads || rnd.IntN(100) < 60
-		if o.write && hint > 0 && rnd.IntN(100) < 80 {
+		// Most writes, and half the reads, go where the last answer said
+		// the leader is: a deposed leader that still answers is where
+		// stale reads and lost writes show.
+		if hint > 0 && rnd.IntN(100) < map[bool]int{true: 80, false: 50}[o.write] {
 			o.node = hint
 		}
 		opCtx, cancel := context.WithTimeout(context.Background(), w.timeout)

@@ -71,25 +71,6 @@ func (n *nemesis) isolate(id int) {
 	}
 }
 
-// eachNode runs do for every node at once and fails the test on an error.
-func (n *nemesis) eachNode(do func(id int) error) {
-	errs := make(chan error, n.c.n)
-	for id := 1; id <= n.c.n; id++ {
-		go func() {
-			if err := do(id); err != nil {
-				errs <- fmt.Errorf("node %d: %w", id, err)
-				return
-			}
-			errs <- nil
-		}()
-	}
-	for range n.c.n {
-		if err := <-errs; err != nil {
-			n.t.Fatal(err)
-		}
-	}
-}
-
 // inject starts a fault of kind and returns its description; n.heal undoes
 // it.
 func (n *nemesis) inject(kind faultKind) string {
@@ -109,8 +90,8 @@ func (n *nemesis) inject(kind faultKind) string {
 		must(c.h.kill(victim))
 		n.heal = func() { must(c.h.start(victim, c.props[victim])) }
 	case faultKillAll:
-		n.eachNode(c.h.kill)
-		n.heal = func() { n.eachNode(func(id int) error { return c.h.start(id, c.props[id]) }) }
+		c.eachNode(c.h.kill)
+		n.heal = func() { c.eachNode(func(id int) error { return c.h.start(id, c.props[id]) }) }
 		return string(kind)
 	case faultPause, faultPauseLeader:
 		must(c.h.pause(victim))
@@ -174,8 +155,11 @@ func (n *nemesis) inject(kind faultKind) string {
 }
 
 // run injects a fault every interval until the deadline, holding each for
-// half the interval, and heals at the end.
+// half to three quarters of the interval, after a quiet half interval.
 func (n *nemesis) run(deadline time.Time, interval time.Duration, kinds []faultKind) {
+	// Half an interval of quiet first: the clients' first writes are
+	// acknowledged before anything can lose them.
+	time.Sleep(interval / 2)
 	for time.Now().Add(interval).Before(deadline) || len(n.windows) == 0 {
 		cycle := time.Now()
 		kind := kinds[n.rnd.IntN(len(kinds))]
