@@ -50,4 +50,18 @@
 // must appear exactly once at the offset it was acknowledged at. A
 // failing run keeps porcupine's visualisation, each node's output and its
 // data directory under a directory the test prints.
+//
+// # Power loss and the bug zoo
+//
+// A SIGKILL loses nothing of what a process wrote, since the kernel keeps
+// its page cache. The binary built with -tags writeback keeps unsynced
+// writes in process memory (vfs.WriteBack), so that killing it, or every
+// node at once, is a power failure. -faults.tags builds the binary with
+// other tags too: scripts/bugzoo-faults.sh re-injects the runtime's bug
+// zoo entries (bugzoo_z1, _z2, _z5, _z22) and requires a campaign to catch
+// each.
+//
+// The binary is never race-built (it is static, CGO_ENABLED=0, and runs
+// for minutes on a small machine); its packages run their own tests under
+// -race.
 package faults
