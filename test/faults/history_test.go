@@ -179,7 +179,11 @@ func (w *workload) client(ctx context.Context, cl int, rnd *rand.Rand) {
 		// Most writes, and half the reads, go where the last answer said
 		// the leader is: a deposed leader that still answers is where
 		// stale reads and lost writes show.
-		if hint > 0 && rnd.IntN(100) < map[bool]int{true: 80, false: 50}[o.write] {
+		toHint := 50
+		if o.write {
+			toHint = 80
+		}
+		if hint > 0 && rnd.IntN(100) < toHint {
 			o.node = hint
 		}
 		opCtx, cancel := context.WithTimeout(context.Background(), w.timeout)
