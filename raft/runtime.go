@@ -124,6 +124,7 @@ func newRuntimeConfig(cfg Config) (runtimeConfig, error) {
 	core.ElectionTimeout = cfg.ElectionTimeout
 	core.FetchTimeout = cfg.FetchTimeout
 	core.ElectionBackoffMax = cfg.ElectionBackoffMax
+	core.CampaignJitter = cfg.ElectionTimeout / 4
 	core.RequestTimeout = cfg.RequestTimeout
 	core.RetryBackoff = cfg.RetryBackoff
 	core.FetchMaxWait = min(core.FetchMaxWait, cfg.FetchTimeout/2)

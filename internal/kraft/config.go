@@ -40,6 +40,12 @@ type Config struct {
 	// ElectionBackoffMax mirrors controller.quorum.election.backoff.max.ms
 	// (1000); used for the successor backoff after EndQuorumEpoch (§2.8).
 	ElectionBackoffMax time.Duration
+	// CampaignJitter bounds the random delay between losing the leader
+	// (the fetch timer expired, or the connection was lost) and starting a
+	// pre-vote: uniform in [0, CampaignJitter]. Krabka's, not Kafka's
+	// (which starts at once); the default is a quarter of the default
+	// election timeout. 0 starts at once.
+	CampaignJitter time.Duration
 	// RequestTimeout mirrors controller.quorum.request.timeout.ms (2000): an
 	// outstanding request older than this frees its destination.
 	RequestTimeout time.Duration
@@ -75,6 +81,7 @@ func DefaultConfig() Config {
 		ElectionTimeout:       1000 * time.Millisecond,
 		FetchTimeout:          2000 * time.Millisecond,
 		ElectionBackoffMax:    1000 * time.Millisecond,
+		CampaignJitter:        250 * time.Millisecond,
 		RequestTimeout:        2000 * time.Millisecond,
 		RetryBackoff:          20 * time.Millisecond,
 		FetchMaxWait:          500 * time.Millisecond,
@@ -110,6 +117,9 @@ func (c Config) Validate() error {
 	}
 	if c.FetchMaxWait >= c.FetchTimeout {
 		errs = append(errs, fmt.Errorf("kraft: FetchMaxWait (%v) must be below FetchTimeout (%v), or a parked fetch outlives the follower's patience", c.FetchMaxWait, c.FetchTimeout))
+	}
+	if c.CampaignJitter < 0 {
+		errs = append(errs, fmt.Errorf("kraft: CampaignJitter (%v) must not be negative (0: no delay)", c.CampaignJitter))
 	}
 	if c.FetchMaxBytes <= 0 {
 		errs = append(errs, fmt.Errorf("kraft: FetchMaxBytes (%d) must be positive", c.FetchMaxBytes))

@@ -21,11 +21,12 @@ func TestConfigValidate(t *testing.T) {
 	bad.Voters = keys(1, 1)
 	bad.FetchMaxWait = 3 * time.Second
 	bad.RetryBackoff = 0
+	bad.CampaignJitter = -time.Millisecond
 	err := bad.Validate()
 	if err == nil {
 		t.Fatal("invalid config accepted")
 	}
-	for _, want := range []string{"ID (-1)", "Voters:", "FetchMaxWait", "RetryBackoff"} {
+	for _, want := range []string{"ID (-1)", "Voters:", "FetchMaxWait", "RetryBackoff", "CampaignJitter"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate() = %q, want it to mention %q", err, want)
 		}

@@ -124,6 +124,25 @@
 //     Raft's ReadIndex (§6.4) confirmed by fetches instead of heartbeats.
 //   - KRaftVersion control records are carried in [BatchInfo] but not
 //     interpreted; the kraft.version 0→1 upgrade is not implemented.
+//   - A lost leader is noticed before the fetch timer expires when the
+//     runtime reports the connection refused or reset
+//     ([Node.ConnectionLost], leaderlost.go); Kafka waits for the timer.
+//   - The fetch timer is Kafka's fixed Tf, but the pre-vote after it (or
+//     after a lost connection) starts a random delay later, at most
+//     [Config.CampaignJitter], so that followers that lost the leader
+//     together rarely split the vote. Kafka starts at once.
+//   - A follower that receives EndQuorumEpoch from its leader no longer
+//     counts it as heard and grants pre-votes at once; Kafka's keeps
+//     refusing them until its successor backoff ends, which fails the
+//     first successor's pre-vote in clusters of five or more.
+//   - A voter Follower that lost its leader does not ask a bootstrap
+//     server for the leader while its leader slot backs off: it pre-votes
+//     shortly, and the answers name any leader the others know.
+//   - A leader that shuts down ([Node.Resign]) first stops taking
+//     proposals and keeps serving fetches until another voter holds its
+//     whole log, for at most min(RequestTimeout, 500 ms), and only then
+//     resigns (handoff.go); Kafka resigns at once and refuses fetches
+//     with BROKER_NOT_AVAILABLE.
 //
 // # What is not here
 //

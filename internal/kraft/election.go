@@ -70,8 +70,10 @@ func (n *Node) canGrantVote(m *VoteRequest) bool {
 		return upToDate
 	case Follower:
 		// KIP-996: a follower that has heard from its leader in this epoch
-		// refuses pre-votes, so a partitioned replica cannot disrupt it.
-		return m.PreVote && (bugZ15 || !n.s.follower.HasFetched) && upToDate
+		// refuses pre-votes, so a partitioned replica cannot disrupt it;
+		// once its fetch timer expires, or the leader is known lost, it
+		// grants them (leaderlost.go).
+		return m.PreVote && (bugZ15 || !n.hearsLeader()) && upToDate
 	case Candidate, Resigned:
 		return m.PreVote && upToDate
 	}
@@ -323,7 +325,11 @@ func (n *Node) handleEndQuorumEpochRequest(m *EndQuorumEpochRequest) {
 	if n.s.role == Follower && n.s.leaderID == m.LeaderID {
 		pos := slices.IndexFunc(m.PreferredCandidates, func(k ReplicaKey) bool { return k.Matches(n.me) })
 		d := electionBackoff(pos, len(m.PreferredCandidates), Instant(n.cfg.ElectionBackoffMax.Milliseconds()))
+		// Kafka overrides the fetch timer and keeps refusing pre-votes
+		// until it fires; here the resigned leader is no longer heard, so
+		// the first successor's pre-vote is granted at once (leaderlost.go).
 		n.s.follower.FetchDeadline = n.s.now + d
+		n.s.follower.LeaderLost = true
 		n.logger.LogAttrs(context.Background(), slog.LevelInfo, "leader resigned",
 			slog.Int(keyLeaderID, int(m.LeaderID)), slog.Int(keyEpoch, int(m.LeaderEpoch)),
 			slog.Int(keyPosition, pos), slog.Int64(keyBackoffMs, int64(d)))

@@ -7,12 +7,21 @@ import (
 
 // followerState is the per-role state of Follower (FollowerState).
 type followerState struct {
-	// FetchDeadline: a voter that has not had a successful Fetch or
-	// FetchSnapshot answer by then starts a pre-vote (Tf, §2.4).
+	// TimerStart is when the fetch timer (Tf, §2.4) last restarted: on
+	// entry and on every successful Fetch or FetchSnapshot answer.
+	TimerStart Instant
+	// FetchDeadline: a voter starts a pre-vote then. It is the fetch
+	// timer's expiry plus a random campaign delay, or earlier once the
+	// leader is lost (leaderlost.go).
 	FetchDeadline Instant
 	// HasFetched: a successful answer came from the leader in this epoch;
-	// from then on pre-votes are refused (KIP-996).
+	// from then on pre-votes are refused while the leader is heard
+	// (KIP-996, hearsLeader).
 	HasFetched bool
+	// LeaderLost: the leader is taken as gone before the fetch timer
+	// expired (its connection was lost, or it resigned): pre-votes are
+	// granted (leaderlost.go).
+	LeaderLost bool
 	Snapshot   snapshotDownload
 }
 
@@ -39,10 +48,12 @@ func (n *Node) pollFollower() {
 		return
 	}
 	if !n.canSend(n.s.leaderID) {
-		if n.s.peers[n.peerIndex(n.s.leaderID)].InFlight == 0 {
+		if n.s.peers[n.peerIndex(n.s.leaderID)].InFlight == 0 && !(n.isVoter() && n.s.follower.LeaderLost) {
 			// The leader's slot is backing off after a failure or a timeout:
 			// ask a bootstrap server instead, in case a new leader exists
-			// (pollFollowerAsVoter/AsObserver, KRAFT.md §2.5).
+			// (pollFollowerAsVoter/AsObserver, KRAFT.md §2.5). A voter that
+			// lost its leader pre-votes shortly instead, and keeps its slots
+			// free for that: the answers name any leader the others know.
 			n.fetchFromBootstrap(n.s.leaderID)
 		}
 		return
@@ -81,9 +92,7 @@ func (n *Node) handleFetchResponse(m *FetchResponse) {
 	if n.s.role != Follower || n.s.leaderID != m.From {
 		return
 	}
-	f := &n.s.follower
-	f.HasFetched = true
-	f.FetchDeadline = n.s.now.Add(n.cfg.FetchTimeout)
+	n.heardFromLeader()
 	switch {
 	case m.DivergingEpoch.Epoch >= 0:
 		n.truncateDiverging(m.DivergingEpoch)
@@ -193,8 +202,7 @@ func (n *Node) handleFetchSnapshotResponse(m *FetchSnapshotResponse) {
 		n.backoff(m.From)
 		return
 	}
-	f.HasFetched = true
-	f.FetchDeadline = n.s.now.Add(n.cfg.FetchTimeout)
+	n.heardFromLeader()
 	n.s.out.snapWrites = append(n.s.out.snapWrites, SnapshotWrite{SnapshotID: m.SnapshotID, Position: m.Position, Length: m.Length, Handle: m.Chunk})
 	f.Snapshot.Size = m.Size
 	f.Snapshot.Position += m.Length

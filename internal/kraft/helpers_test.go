@@ -236,6 +236,11 @@ func (c *cluster) randomStep(r *rand.Rand) {
 				c.t.Fatal(err)
 			}
 		}
+	case k == 8 && r.IntN(10) == 0:
+		// A connection reset reported for a random peer: genuine or not,
+		// it must never break safety.
+		id := kraft.NodeID(r.IntN(len(c.nodes)) + 1)
+		c.node(id).ConnectionLost(c.now[id-1], kraft.NodeID(r.IntN(len(c.nodes))+1))
 	case k == 8:
 		id := kraft.NodeID(r.IntN(len(c.nodes)) + 1)
 		c.now[id-1] += kraft.Instant(r.IntN(700))

@@ -31,6 +31,10 @@ type leaderState struct {
 	// Reads are those not yet confirmed, in registration order (read.go).
 	ReadSeq uint64
 	Reads   []pendingRead
+	// HandingOff: a graceful shutdown waits, until HandoffDeadline, for a
+	// voter to fetch up to the log end before resigning (handoff.go).
+	HandingOff      bool
+	HandoffDeadline Instant
 }
 
 // replicaState is what the leader knows of a fetcher (ReplicaState).
@@ -139,7 +143,9 @@ func (n *Node) validateLeaderOnly(epoch Epoch) ErrorCode {
 		return CodeUnknownLeaderEpoch
 	case n.s.role != Leader:
 		return CodeNotLeaderOrFollower
-	case n.s.shuttingDown:
+	case n.s.shuttingDown && !n.s.leader.HandingOff:
+		// A leader handing off still serves fetches: that is how its
+		// successor catches up (handoff.go).
 		return CodeBrokerNotAvailable
 	}
 	return CodeNone
@@ -361,8 +367,9 @@ func (n *Node) onLeaderDurable() {
 // and BeginQuorumEpoch (re)sends.
 func (n *Node) pollLeader() {
 	l := &n.s.leader
-	if n.s.shuttingDown {
-		// Elected while shutting down (a candidacy runs on): hand over at once.
+	if n.s.shuttingDown && n.handoffDone() {
+		// Handed off, or elected while shutting down (a candidacy runs
+		// on): resign now.
 		n.resign("shutdown")
 		return
 	}

@@ -38,8 +38,9 @@ const (
 )
 
 // Node is one replica's KRaft consensus state machine. It performs no I/O:
-// inputs are [Node.Step], [Node.Tick], [Node.Propose] and [Node.Resign],
-// each with the current time; the work to do comes out of [Node.Ready].
+// inputs are [Node.Step], [Node.Tick], [Node.Propose], [Node.Resign] and
+// [Node.ConnectionLost], each with the current time; the work to do comes
+// out of [Node.Ready].
 // A Node is not safe for concurrent use: one goroutine owns it.
 type Node struct {
 	cfg    Config
@@ -344,9 +345,11 @@ func (n *Node) Propose(now Instant, p Proposal) (BatchInfo, error) {
 	return b, nil
 }
 
-// Resign starts a graceful shutdown (KRAFT.md §2.8): a leader resigns and
-// sends EndQuorumEpoch to the other voters with its preferred successors;
-// every replica stops starting elections. It cannot be undone.
+// Resign starts a graceful shutdown (KRAFT.md §2.8): every replica stops
+// starting elections and a leader stops taking proposals; the leader
+// resigns, sending EndQuorumEpoch to the other voters with its preferred
+// successors, once one of them has fetched its whole log or a short budget
+// has passed (handoff.go). It cannot be undone.
 func (n *Node) Resign(now Instant) {
 	n.advanceClock(now)
 	if n.s.shuttingDown {
@@ -356,7 +359,7 @@ func (n *Node) Resign(now Instant) {
 	n.logger.LogAttrs(context.Background(), slog.LevelInfo, "shutting down",
 		slog.String(keyRole, n.s.role.String()), slog.Int(keyEpoch, int(n.s.epoch)))
 	if n.s.role == Leader {
-		n.resign("shutdown")
+		n.startHandoff()
 	}
 	n.poll()
 }
@@ -448,6 +451,9 @@ func (n *Node) NextDeadline() Instant {
 			d = min(d, s.leader.CheckQuorumDeadline)
 		}
 		d = min(d, s.leader.BeginQuorumDeadline)
+		if s.leader.HandingOff {
+			d = min(d, s.leader.HandoffDeadline)
+		}
 		for _, p := range s.leader.Parked {
 			d = min(d, p.Deadline)
 		}

@@ -125,7 +125,8 @@ func (n *Node) transitionToFollower(epoch Epoch, leader NodeID) {
 
 func (n *Node) enterFollower() {
 	n.s.role = Follower
-	n.s.follower = followerState{FetchDeadline: n.s.now.Add(n.cfg.FetchTimeout)}
+	n.s.follower = followerState{}
+	n.restartFetchTimer()
 }
 
 // transitionToProspective starts a pre-vote round at the current epoch

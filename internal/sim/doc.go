@@ -15,8 +15,9 @@
 // Options.Seed decides everything: the nodes' own seeds, the virtual
 // clock (a priority queue of events ordered by virtual time, never the
 // wall clock), each message's delay (which also reorders messages), its
-// loss or duplication, partitions (full, one-way, isolating the leader)
-// and heals, crashes and restarts, crashes in the middle of a Ready
+// loss or duplication, partitions (full, one-way, isolating the leader),
+// reports of a reset connection to the leader (genuine after a crash,
+// spurious while the leader lives) and heals, crashes and restarts, crashes in the middle of a Ready
 // (before the fsync, losing unsynced log writes in one of three modes, or
 // after it, losing unsent messages), client proposals sent to whoever
 // leads, and voter-set changes (KIP-853). With Options.Faults nil the

@@ -199,7 +199,12 @@ func Explore(b Bounds) ExploreResult {
 		"leader elected": false, "proposal committed": false, "log truncated": false,
 		"second leader": false, "crash and restart": false,
 	}}
-	c, err := newCluster(b.Voters, 0, 1, nil)
+	// No campaign jitter: with it, a follower's campaign comes a timer
+	// firing after its fetch request expires, and the scope, which counts
+	// firings, would no longer reach a second leader's truncation. The
+	// jitter changes when a pre-vote starts, not what it may do; TestSim
+	// runs with it.
+	c, err := newClusterWith(b.Voters, 0, 1, nil, func(cfg *kraft.Config) { cfg.CampaignJitter = 0 })
 	if err != nil {
 		res.Err = err
 		return res

@@ -308,9 +308,26 @@ func (k *checker) afterPreVote(n *simNode, m *kraft.VoteRequest, before kraft.Pe
 	return nil
 }
 
+// connectionLost forgets n's successful fetch if peer is its leader: a
+// follower told that its leader's connection reset no longer hears the
+// leader, and may grant pre-votes (E5).
+func (k *checker) connectionLost(n *simNode, peer kraft.NodeID) {
+	if st := n.core.Status(); st.Role == kraft.Follower && st.Leader.LeaderID == peer {
+		delete(k.goodFetch, n.id)
+		// The request in flight on the lost connection is forgotten: an
+		// answer the network still delivers is not awaited any more.
+		delete(k.fetchReq, n.id)
+	}
+}
+
 // beforeDeliver records what the checker needs from inbound messages.
 func (k *checker) beforeDeliver(n *simNode, m kraft.Message) {
 	switch m := m.(type) {
+	case *kraft.EndQuorumEpochRequest:
+		// The leader resigned: its followers no longer hear it (E5).
+		if g, ok := k.goodFetch[n.id]; ok && m.LeaderEpoch >= g.epoch {
+			delete(k.goodFetch, n.id)
+		}
 	case *kraft.VoteRequest:
 		k.preVotes[reqKey{from: n.id, to: m.From, id: m.RequestID}] = m.PreVote
 	case *kraft.FetchResponse:
@@ -328,6 +345,16 @@ func (k *checker) beforeDeliver(n *simNode, m kraft.Message) {
 				k.lastFetch[n.id] = lf
 			}
 			lf[m.Replica.ID] = n.now
+		}
+	case *kraft.FetchSnapshotRequest:
+		// A snapshot download is a sign of life too (Kafka's
+		// handleFetchSnapshotRequest updates check-quorum as a Fetch does).
+		st := n.core.Status()
+		if st.Role == kraft.Leader && m.CurrentLeaderEpoch == st.Epoch {
+			if k.lastFetch[n.id] == nil {
+				k.lastFetch[n.id] = map[kraft.NodeID]kraft.Instant{}
+			}
+			k.lastFetch[n.id][m.Replica.ID] = n.now
 		}
 	}
 }

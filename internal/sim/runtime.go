@@ -397,6 +397,14 @@ func (c *cluster) step(n *simNode, m kraft.Message) error {
 	return nil
 }
 
+// connectionLost reports to n that its connection to peer was refused or
+// reset.
+func (c *cluster) connectionLost(n *simNode, peer kraft.NodeID) error {
+	c.chk.connectionLost(n, peer)
+	n.core.ConnectionLost(n.now, peer)
+	return c.drain(n)
+}
+
 // tick runs n's timers.
 func (c *cluster) tick(n *simNode) error {
 	n.core.Tick(n.now)

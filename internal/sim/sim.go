@@ -69,6 +69,12 @@ type Faults struct {
 	// write or fsync of a node's disk fail with EIO or ENOSPC (disk mode
 	// only); the node must stop and recover.
 	DiskFault int
+	// ConnReset is the weight of a nemesis action that reports to a
+	// random follower that its connection to the leader was reset
+	// (kraft.Node.ConnectionLost): genuinely when the leader is down,
+	// spuriously when it is alive. With it, a crash also reports a reset
+	// to every follower of the crashed node, as a runtime would see.
+	ConnReset int
 	// CrashInReady is the probability that a node crashes in the middle
 	// of carrying out a Ready (before or after its fsync), losing unsynced
 	// writes; it applies only when Crash is enabled.
@@ -106,6 +112,7 @@ func SwarmFaults(r *rand.Rand) Faults {
 	if f.Crash > 0 {
 		f.CrashInReady = []float64{0, 0.001, 0.01}[r.IntN(3)]
 	}
+	f.ConnReset = weight()
 	return f
 }
 
@@ -127,6 +134,7 @@ func (f Faults) String() string {
 	add(f.CrashInReady > 0, "crash-in-ready=%.3f", f.CrashInReady)
 	add(f.VoterChange > 0, "voter-change=%d", f.VoterChange)
 	add(f.DiskFault > 0, "disk-fault=%d", f.DiskFault)
+	add(f.ConnReset > 0, "conn-reset=%d", f.ConnReset)
 	add(true, "nemesis~%dms propose~%dms", f.NemesisEvery, f.ProposeEvery)
 	return strings.Join(parts, " ")
 }
@@ -140,6 +148,7 @@ type Witness struct {
 	Dropped, Duplicated, PartitionDrops, DownDrops                int
 	Partitions, OneWayPartitions, LeaderIsolations, Heals         int
 	Isolations                                                    int // a node cut off from all others (L4)
+	GenuineResets, SpuriousResets                                 int // connection-lost reports: leader down, leader alive
 	Proposals, Acked                                              int
 	Snapshots, SnapshotInstalls, SnapshotChunks, SnapshotRestarts int
 	LogStartAdvances, Wipes                                       int
@@ -169,6 +178,8 @@ func (w *Witness) Add(o Witness) {
 	w.LeaderIsolations += o.LeaderIsolations
 	w.Heals += o.Heals
 	w.Isolations += o.Isolations
+	w.GenuineResets += o.GenuineResets
+	w.SpuriousResets += o.SpuriousResets
 	w.Proposals += o.Proposals
 	w.Acked += o.Acked
 	w.Snapshots += o.Snapshots
@@ -184,11 +195,11 @@ func (w *Witness) Add(o Witness) {
 func (w Witness) String() string {
 	return fmt.Sprintf("leader_changes=%d elections=%d prevotes=%d resignations=%d truncations=%d voter_changes=%d "+
 		"crashes=%d restarts=%d torn_tails=%d unsynced_ops_lost=%d disk_faults_armed=%d disk_fail_stops=%d dropped=%d duplicated=%d partition_drops=%d down_drops=%d "+
-		"partitions=%d oneway=%d leader_isolations=%d isolated_nodes=%d heals=%d proposals=%d acked=%d "+
+		"partitions=%d oneway=%d leader_isolations=%d isolated_nodes=%d heals=%d genuine_resets=%d spurious_resets=%d proposals=%d acked=%d "+
 		"snapshots=%d snapshot_installs=%d snapshot_chunks=%d snapshot_restarts=%d log_start_advances=%d wipes=%d store_start_moves=%d",
 		w.LeaderChanges, w.Elections, w.PreVotes, w.Resignations, w.Truncations, w.VoterChanges,
 		w.Crashes, w.Restarts, w.TornTails, w.UnsyncedLost, w.DiskFaultsArmed, w.DiskFaults, w.Dropped, w.Duplicated, w.PartitionDrops, w.DownDrops,
-		w.Partitions, w.OneWayPartitions, w.LeaderIsolations, w.Isolations, w.Heals, w.Proposals, w.Acked,
+		w.Partitions, w.OneWayPartitions, w.LeaderIsolations, w.Isolations, w.Heals, w.GenuineResets, w.SpuriousResets, w.Proposals, w.Acked,
 		w.Snapshots, w.SnapshotInstalls, w.SnapshotChunks, w.SnapshotRestarts, w.LogStartAdvances, w.Wipes, w.StoreStartMoves)
 }
 
@@ -664,6 +675,7 @@ func (w *world) nemesis() error {
 		{w.f.Crash, w.crashRandom},
 		{w.f.VoterChange, w.voterChange},
 		{w.f.DiskFault, w.diskFault},
+		{w.f.ConnReset, w.connReset},
 		{w.wipeWeight(), w.wipeObserver},
 	}
 	total := 0
@@ -747,6 +759,44 @@ func (w *world) crashRandom() error {
 		return nil
 	}
 	if err := w.crashAtRest(n); err != nil {
+		return err
+	}
+	w.touch(n)
+	if w.f.ConnReset == 0 {
+		return nil
+	}
+	// The crashed node's connections reset: its followers hear of it.
+	for _, m := range w.nodes {
+		if m.up() && m.core.Status().Role == kraft.Follower && m.core.Status().Leader.LeaderID == n.id {
+			if err := w.reportReset(m); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// connReset reports a reset of the leader's connection to a random
+// follower, whether or not the leader is down.
+func (w *world) connReset() error {
+	n := w.nodes[w.rng.IntN(len(w.nodes))]
+	if !n.up() || n.core.Status().Role != kraft.Follower {
+		return nil
+	}
+	return w.reportReset(n)
+}
+
+// reportReset tells follower n that its connection to its leader reset.
+func (w *world) reportReset(n *simNode) error {
+	l := n.core.Status().Leader.LeaderID
+	if m := w.node(l); m != nil && m.up() {
+		w.witness.SpuriousResets++
+		w.tracef("nemesis: node %d: connection to live leader %d reset", n.id, l)
+	} else {
+		w.witness.GenuineResets++
+		w.tracef("nemesis: node %d: connection to down leader %d reset", n.id, l)
+	}
+	if err := w.connectionLost(n, l); err != nil {
 		return err
 	}
 	w.touch(n)
