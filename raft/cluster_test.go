@@ -15,6 +15,7 @@ import (
 
 	"github.com/krabka-go/krabka/internal/logstore"
 	"github.com/krabka-go/krabka/internal/recordbatch"
+	"github.com/krabka-go/krabka/internal/sharedtest"
 	"github.com/krabka-go/krabka/internal/vfs"
 	"github.com/krabka-go/krabka/metadata"
 )
@@ -63,10 +64,7 @@ func newTestClusterDial(t testing.TB, n int, clusterID string, adjust func(*Conf
 	var lns []net.Listener
 	var voters []QuorumVoter
 	for i := range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
+		ln := sharedtest.ListenFixed(t)
 		lns = append(lns, ln)
 		port := uint16(ln.Addr().(*net.TCPAddr).Port)
 		voters = append(voters, QuorumVoter{ID: NodeID(i + 1), Host: "127.0.0.1", Port: port})

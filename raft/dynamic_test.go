@@ -17,6 +17,7 @@ import (
 	"github.com/krabka-go/krabka/internal/control"
 	"github.com/krabka-go/krabka/internal/logstore"
 	"github.com/krabka-go/krabka/internal/recordbatch"
+	"github.com/krabka-go/krabka/internal/sharedtest"
 	"github.com/krabka-go/krabka/internal/snapshot"
 	"github.com/krabka-go/krabka/internal/vfs"
 	"github.com/krabka-go/krabka/metadata"
@@ -39,11 +40,7 @@ func newDynamicCluster(t testing.TB, n int, initial []NodeID, adjust func(*Confi
 	c := &testCluster{t: t}
 	var lns []net.Listener
 	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns = append(lns, ln)
+		lns = append(lns, sharedtest.ListenFixed(t))
 	}
 	port := func(i int) uint16 { return uint16(lns[i].Addr().(*net.TCPAddr).Port) }
 	voters := control.NewVotersRecord()

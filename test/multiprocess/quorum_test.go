@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/krabka-go/krabka/internal/recordbatch"
+	"github.com/krabka-go/krabka/internal/sharedtest"
 	"github.com/krabka-go/krabka/internal/wire"
 	"github.com/krabka-go/krabka/metadata"
 )
@@ -105,10 +106,7 @@ func newNodes(t *testing.T) *quorum {
 	q.bin = buildBinary(t, dir)
 	var lns []net.Listener
 	for id := 1; id <= 3; id++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
+		ln := sharedtest.ListenFixed(t)
 		lns = append(lns, ln)
 		q.nodes[id] = &node{id: id, addr: ln.Addr().String(),
 			props: filepath.Join(dir, fmt.Sprintf("node-%d.properties", id)),
