@@ -56,6 +56,9 @@ type peerResponse struct {
 	records []byte
 	// endpoints are the node endpoints the answer named.
 	endpoints map[kraft.NodeID]string
+	// connLost: the request failed because the connection to the peer was
+	// refused or reset, not by a timeout (transport.ConnectionLost).
+	connLost bool
 }
 
 // heldRecords are bytes the core refers to by a [kraft.RecordsHandle]: the
@@ -349,6 +352,11 @@ func (e *engine) handle(ev event) {
 			}
 		}
 		e.step(m)
+		if ev.response.connLost {
+			// A refused or reset connection: if the peer is the leader, the
+			// core need not wait for its fetch timer (kraft.Node.ConnectionLost).
+			e.node.ConnectionLost(e.now(), kraft.HeaderOf(m).From)
+		}
 	case ev.submit != nil:
 		if e.resigning {
 			ev.submit.complete(SubmitResult{}, ErrShuttingDown)
@@ -640,7 +648,7 @@ func (e *engine) onPeerAnswer(req kraft.Message, resp kmsg.Response, err error) 
 		if ferr != nil {
 			return
 		}
-		pr = peerResponse{msg: f}
+		pr = peerResponse{msg: f, connLost: transport.ConnectionLost(err)}
 	}
 	select {
 	case e.inbox <- event{response: &pr}:

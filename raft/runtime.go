@@ -67,8 +67,9 @@ type runtimeConfig struct {
 	retentionBytes   int64
 	retentionTime    time.Duration
 	// resignTimeout bounds how long a resigning leader waits for a
-	// successor during Shutdown: two election timeouts, so that a
-	// successor's election can complete.
+	// successor during Shutdown: the core's handoff budget (it resigns
+	// once a follower holds its whole log, or when that passes), then two
+	// election timeouts, so that a successor's election can complete.
 	resignTimeout time.Duration
 
 	logger *slog.Logger
@@ -90,7 +91,6 @@ func newRuntimeConfig(cfg Config) (runtimeConfig, error) {
 		logDir:        cfg.MetadataLogDir,
 		dir:           filepath.Join(cfg.MetadataLogDir, PartitionDirName),
 		maxBatchBytes: int(cfg.InternalMaxBatchBytes),
-		resignTimeout: 2 * cfg.ElectionTimeout,
 		maxIdle:       cfg.MaxIdleInterval,
 
 		snapshotBytes:    cfg.MaxRecordBytesBetweenSnapshots,
@@ -139,6 +139,7 @@ func newRuntimeConfig(cfg Config) (runtimeConfig, error) {
 		return runtimeConfig{}, fmt.Errorf("raft: consensus configuration: %w", err)
 	}
 	rc.core = core
+	rc.resignTimeout = core.HandoffBudget() + 2*cfg.ElectionTimeout
 
 	peer := transport.DefaultPeerConfig()
 	peer.ClientID = fmt.Sprintf("raft-client-%d", cfg.NodeID)

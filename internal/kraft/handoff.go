@@ -22,7 +22,12 @@ import (
 // that applies instead.
 const maxHandoffBudget = 500 * time.Millisecond
 
-func (n *Node) handoffBudget() time.Duration { return min(n.cfg.RequestTimeout, maxHandoffBudget) }
+// HandoffBudget is the longest a leader that shuts down waits for a
+// voter to hold its whole log before it resigns: min(RequestTimeout,
+// 500 ms). A runtime waiting for the resignation allows for it.
+func (c Config) HandoffBudget() time.Duration { return min(c.RequestTimeout, maxHandoffBudget) }
+
+func (n *Node) handoffBudget() time.Duration { return n.cfg.HandoffBudget() }
 
 // startHandoff begins the wait of a leader that shuts down; a single voter
 // has no one to hand off to and resigns at once.

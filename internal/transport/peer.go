@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -34,6 +35,23 @@ var (
 	// ErrPeerClosed: the Peer was closed before the request completed.
 	ErrPeerClosed = errors.New("transport: peer closed")
 )
+
+// ConnectionLost reports whether err, a request's outcome, says the
+// connection was refused, reset or closed by the peer (or its last dial
+// failed so, and the sender is backing off), as opposed to a timeout. A
+// crashed process's port refuses and its connections reset at once; a
+// partition only ever times out. The raft runtime uses this to notice a
+// dead leader before its fetch timer expires.
+func ConnectionLost(err error) bool {
+	if !errors.Is(err, ErrDisconnected) && !errors.Is(err, ErrBackoff) {
+		return false
+	}
+	if errors.Is(err, ErrRequestTimeout) || errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var ne net.Error
+	return !errors.As(err, &ne) || !ne.Timeout()
+}
 
 // NegotiateVersion, set as a request's version before [Peer.Send], asks the
 // Peer to send it at the highest version both ends support: the lower of
@@ -274,6 +292,7 @@ type sender struct {
 	inflight map[int32]*call
 	backoff  time.Duration
 	retryAt  time.Time
+	dialErr  error // why the last dial failed, while backing off
 	buf      []byte
 	frames   chan frameIn
 	errs     chan connErr
@@ -354,7 +373,7 @@ func (s *sender) send(ctx context.Context, c *call) {
 	}
 	if s.nc == nil {
 		if now.Before(s.retryAt) {
-			c.cb(nil, ErrBackoff)
+			c.cb(nil, fmt.Errorf("%w: %w", ErrBackoff, s.dialErr))
 			return
 		}
 		if err := s.dial(ctx); err != nil {
@@ -424,6 +443,7 @@ func (s *sender) dial(ctx context.Context) error {
 		p.dialFailures.Add(1)
 		s.backoff = min(max(2*s.backoff, p.cfg.RetryBackoff), p.cfg.MaxRetryBackoff)
 		s.retryAt = time.Now().Add(s.backoff)
+		s.dialErr = err
 		p.log.LogAttrs(ctx, slog.LevelWarn, "peer unreachable", slog.Any(keyError, err), slog.Duration(keyBackoff, s.backoff))
 		return err
 	}
@@ -603,7 +623,7 @@ func (s *sender) expire(now time.Time) {
 		}
 	}
 	if expired {
-		s.disconnect(fmt.Errorf("%w: after a request timeout", ErrDisconnected))
+		s.disconnect(fmt.Errorf("%w: after %w", ErrDisconnected, ErrRequestTimeout))
 	}
 }
 

@@ -391,12 +391,12 @@ func TestPeerReconnectsAfterServerRestart(t *testing.T) {
 		}
 		synctest.Wait() // the peer notices the closed connection
 		p.Send(describeQuorumFor("down"), collect(got))
-		if o := <-got; !errors.Is(o.err, ErrDisconnected) || !errors.Is(o.err, ErrConnRefused) {
-			t.Fatalf("while down: %v, want a refused dial", o.err)
+		if o := <-got; !errors.Is(o.err, ErrDisconnected) || !errors.Is(o.err, ErrConnRefused) || !ConnectionLost(o.err) {
+			t.Fatalf("while down: %v, want a refused dial, a lost connection", o.err)
 		}
 		p.Send(describeQuorumFor("backoff"), collect(got))
-		if o := <-got; !errors.Is(o.err, ErrBackoff) {
-			t.Fatalf("during backoff: %v, want ErrBackoff", o.err)
+		if o := <-got; !errors.Is(o.err, ErrBackoff) || !ConnectionLost(o.err) {
+			t.Fatalf("during backoff: %v, want ErrBackoff after a refused dial, a lost connection", o.err)
 		}
 		// Failures double the backoff: 20 ms, then 40 ms, capped at 80 ms.
 		time.Sleep(20 * time.Millisecond)
