@@ -21,6 +21,7 @@ type Bounds struct {
 	Crashes   int // node crashes (each then restartable)
 	Drops     int // message losses
 	Ticks     int // timer firings, all nodes together
+	Resets    int // reports to a follower that its leader's connection reset (genuine or not)
 	MaxEpoch  kraft.Epoch
 	InFlight  int // states with more messages in flight are not expanded
 	MaxDepth  int
@@ -60,11 +61,12 @@ type xstate struct {
 	crash int
 	drops int
 	ticks int
+	reset int
 	path  []string
 }
 
 func (s *xstate) clone() *xstate {
-	d := &xstate{c: s.c.clone(), net: make([]kraft.Message, len(s.net)), props: s.props, crash: s.crash, drops: s.drops, ticks: s.ticks}
+	d := &xstate{c: s.c.clone(), net: make([]kraft.Message, len(s.net)), props: s.props, crash: s.crash, drops: s.drops, ticks: s.ticks, reset: s.reset}
 	for i, m := range s.net {
 		d.net[i] = copyMessage(m)
 	}
@@ -117,7 +119,7 @@ func (s *xstate) fingerprint() uint64 {
 		keys = append(keys, fmt.Sprintf("%d>%d:%s", l[0], l[1], strings.Join(q, ",")))
 	}
 	slices.Sort(keys)
-	fmt.Fprintf(h, "%s|%d %d %d %d", strings.Join(keys, "|"), s.props, s.crash, s.drops, s.ticks)
+	fmt.Fprintf(h, "%s|%d %d %d %d %d", strings.Join(keys, "|"), s.props, s.crash, s.drops, s.ticks, s.reset)
 	return h.Sum64()
 }
 
@@ -178,6 +180,13 @@ func (s *xstate) actions(b Bounds) []xaction {
 				s.props++
 				_, err := s.c.propose(s.c.node(id), 1)
 				return err
+			}})
+		}
+		if st := n.core.Status(); s.reset < b.Resets && st.Role == kraft.Follower {
+			leader := st.Leader.LeaderID
+			out = append(out, xaction{fmt.Sprintf("reset %d->%d", id, leader), func(s *xstate) error {
+				s.reset++
+				return s.c.connectionLost(s.c.node(id), leader)
 			}})
 		}
 		if s.crash < b.Crashes {

@@ -40,3 +40,30 @@ func TestExhaustive(t *testing.T) {
 		}
 	}
 }
+
+// TestExhaustiveConnectionResets enumerates every interleaving of three
+// voters in which one follower is told, at any point, that its leader's
+// connection reset: genuinely after the leader crashed, or spuriously. The
+// report must never break an invariant, and a second leader must still
+// be reachable.
+func TestExhaustiveConnectionResets(t *testing.T) {
+	if testing.Short() {
+		t.Skip("about 10 s (40 s under -race)")
+	}
+	b := Bounds{Voters: 3, Proposals: 1, Crashes: 1, Resets: 1, Ticks: 2, MaxEpoch: 2, InFlight: 2, MaxDepth: 80, MaxStates: 200_000}
+	start := time.Now()
+	res := Explore(b)
+	t.Logf("bounds %+v: %d unique states, %d transitions, max depth %d, in %v; sometimes: %v",
+		b, res.States, res.Transitions, res.MaxDepthSeen, time.Since(start).Round(time.Millisecond), res.Sometimes)
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if !res.Complete() {
+		t.Errorf("the search was cut by its caps (depth %d times, states %d times): not complete within the scope", res.DepthCut, res.StateCut)
+	}
+	for p, ok := range res.Sometimes {
+		if !ok {
+			t.Errorf("sometimes property %q never reached", p)
+		}
+	}
+}
