@@ -264,10 +264,23 @@ func Serve(ctx context.Context, ln net.Listener, cfg ServerConfig) (*Server, err
 		cancel: cancel,
 		limit:  limiter{maxTotal: cfg.MaxConnections, maxPerIP: cfg.MaxConnectionsPerIP},
 	}
-	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
+	// The listener is closed by whichever comes first, the end of ctx or
+	// the accept loop's own exit, and the loop's goroutine does not end
+	// before that close has returned: Accept can fail as soon as a close
+	// begins, before the socket is released, and Close promises the port
+	// is free when it returns (a restarted node binds it again at once).
+	closed := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(closed)
+		_ = ln.Close()
+	})
 	s.wg.Go(func() {
-		defer stop()
 		s.acceptLoop(ctx)
+		if stop() {
+			_ = ln.Close()
+		} else {
+			<-closed
+		}
 	})
 	return s, nil
 }

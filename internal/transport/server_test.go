@@ -516,3 +516,32 @@ func TestInvalidFrameWarningsAreRateLimited(t *testing.T) {
 		}
 	}
 }
+
+// TestServerReleasesPortBeforeReturning rebinds the port the moment the
+// server has stopped, many times, by Close and by the end of its context:
+// a restarted node binds its port again at once, so the socket must be
+// released before Close returns (not by a goroutine that may still run).
+func TestServerReleasesPortBeforeReturning(t *testing.T) {
+	for i := range 300 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ctx, cancel := context.WithCancel(t.Context())
+		s, err := Serve(ctx, ln, testServerConfig(echoHandler()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 {
+			cancel()
+		}
+		_ = s.Close()
+		cancel()
+		ln2, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Fatalf("round %d: port not released when Close returned: %v", i, err)
+		}
+		_ = ln2.Close()
+	}
+}
