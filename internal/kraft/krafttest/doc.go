@@ -40,7 +40,8 @@
 //	crash ID / restart ID                    stop a node, losing its unprocessed work / start it from its disk
 //	propose ID [n=1] [records=1]             propose n batches on ID
 //	propose-voters ID voters=(...)           propose a Voters control batch (KIP-853)
-//	resign ID                                graceful shutdown of ID (a leader resigns)
+//	resign ID                                graceful shutdown of ID (a leader hands off, then resigns)
+//	connection-lost ID peer=P                tell ID that its connection to P was refused or reset (Node.ConnectionLost)
 //	read ID id=N                             register linearizable read N on ID (Node.ReadIndex); its
 //	                                         outcome shows in a later Ready as "read N confirmed offset=O"
 //	                                         or "read N failed leader=L epoch=E"

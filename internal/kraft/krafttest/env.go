@@ -194,6 +194,12 @@ func (env *InteractionEnv) handle(t testing.TB, td *datadriven.TestData) error {
 		for _, n := range env.select_(ids) {
 			n.Resign(n.Now)
 		}
+	case "connection-lost":
+		var peer int
+		td.ScanArgs(t, "peer", &peer)
+		for _, n := range env.select_(ids) {
+			n.ConnectionLost(n.Now, kraft.NodeID(peer))
+		}
 	case "read":
 		var id uint64
 		td.ScanArgs(t, "id", &id)
