@@ -22,6 +22,7 @@ import (
 
 	"github.com/krabka-go/krabka/internal/recordbatch"
 	"github.com/krabka-go/krabka/internal/wire"
+	"github.com/krabka-go/krabka/internal/wire/wiretest"
 	"github.com/krabka-go/krabka/metadata"
 )
 
@@ -267,29 +268,7 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool,
 // call sends one request to addr on a new connection and returns the
 // answer, giving up at ctx's deadline.
 func call(ctx context.Context, addr string, req kmsg.Request) (kmsg.Response, error) {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
-	if dl, ok := ctx.Deadline(); ok {
-		if err := conn.SetDeadline(dl); err != nil {
-			return nil, err
-		}
-	}
-	frame, err := wire.AppendRequest(nil, 1, nil, req)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := conn.Write(frame); err != nil {
-		return nil, err
-	}
-	in, err := wire.ReadFrame(conn, nil, wire.DefaultMaxFrameSize)
-	if err != nil {
-		return nil, err
-	}
-	return wire.DecodeResponse(in, req)
+	return wiretest.Call(ctx, addr, req)
 }
 
 // errMessage is a response's error code and message as an error.

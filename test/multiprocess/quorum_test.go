@@ -2,6 +2,7 @@ package multiprocess
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"hash/fnv"
 	"net"
@@ -22,6 +23,7 @@ import (
 	"github.com/krabka-go/krabka/internal/recordbatch"
 	"github.com/krabka-go/krabka/internal/sharedtest"
 	"github.com/krabka-go/krabka/internal/wire"
+	"github.com/krabka-go/krabka/internal/wire/wiretest"
 	"github.com/krabka-go/krabka/metadata"
 )
 
@@ -249,28 +251,11 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool,
 }
 
 // call sends one request to addr on a new connection and returns the
-// answer.
+// answer, within 10 seconds.
 func call(addr string, req kmsg.Request) (kmsg.Response, error) {
-	conn, err := net.DialTimeout("tcp", addr, 2*time.Second)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
-	if err := conn.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
-		return nil, err
-	}
-	frame, err := wire.AppendRequest(nil, 1, nil, req)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := conn.Write(frame); err != nil {
-		return nil, err
-	}
-	in, err := wire.ReadFrame(conn, nil, wire.DefaultMaxFrameSize)
-	if err != nil {
-		return nil, err
-	}
-	return wire.DecodeResponse(in, req)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return wiretest.Call(ctx, addr, req)
 }
 
 // topicRecord is a TopicRecord with an id derived from its name.
