@@ -55,24 +55,28 @@ func runUntilTrimmed(t *testing.T, dir, prefix string) (Config, *metadata.Image)
 	return cfg, img
 }
 
-// TestStartFallsBackFromDamagedSnapshot (RELIABILITY.md S5): when the
-// newest snapshot is damaged and the log still holds every record after an
-// older one, start-up loads the older snapshot, replays the log from there
-// to the same image, and deletes the damaged file.
-func TestStartFallsBackFromDamagedSnapshot(t *testing.T) {
-	dir := t.TempDir()
-	adjust := func(c *Config) {
-		c.MaxRecordBytesBetweenSnapshots = 1 << 40
-		c.MaxSnapshotInterval = 0
-		c.MaxRetentionBytes = -1
-		c.MaxRetentionTime = -time.Millisecond
-	}
-	n, cfg := startSingle(t, dir, adjust)
+// manualSnapshots makes snapshots only on TriggerSnapshot and turns
+// retention off.
+func manualSnapshots(c *Config) {
+	c.MaxRecordBytesBetweenSnapshots = 1 << 40
+	c.MaxSnapshotInterval = 0
+	c.MaxRetentionBytes = -1
+	c.MaxRetentionTime = -time.Millisecond
+}
+
+// twoSnapshotsAndTail runs a lone voter on dir that takes snapshots only
+// when asked and deletes nothing: it submits perRound topics named
+// prefix-ROUND-N and takes a snapshot, twice, then submits prefix-tail
+// and shuts down. It returns the node's configuration, the two snapshot
+// ids, the tail's result and the image the node had.
+func twoSnapshotsAndTail(t *testing.T, dir, prefix string, perRound int) (Config, []SnapshotID, SubmitResult, *metadata.Image) {
+	t.Helper()
+	n, cfg := startSingle(t, dir, manualSnapshots)
 	submit(t, n, metadataVersionRecord())
 	var ids []SnapshotID
 	for round := range 2 {
-		for i := range 10 {
-			submit(t, n, topicRecord("fall-"+strconv.Itoa(round)+"-"+strconv.Itoa(i)))
+		for i := range perRound {
+			submit(t, n, topicRecord(prefix+"-"+strconv.Itoa(round)+"-"+strconv.Itoa(i)))
 		}
 		id, err := n.TriggerSnapshot(t.Context())
 		if err != nil {
@@ -80,15 +84,25 @@ func TestStartFallsBackFromDamagedSnapshot(t *testing.T) {
 		}
 		ids = append(ids, id)
 	}
-	last := submit(t, n, topicRecord("fall-tail"))
+	last := submit(t, n, topicRecord(prefix+"-tail"))
 	want := n.CurrentImage()
 	shutdown(t, n)
+	return cfg, ids, last, want
+}
+
+// TestStartFallsBackFromDamagedSnapshot (RELIABILITY.md S5): when the
+// newest snapshot is damaged and the log still holds every record after an
+// older one, start-up loads the older snapshot, replays the log from there
+// to the same image, and deletes the damaged file.
+func TestStartFallsBackFromDamagedSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	cfg, ids, last, want := twoSnapshotsAndTail(t, dir, "fall", 10)
 
 	pdir := filepath.Join(cfg.MetadataLogDir, PartitionDirName)
 	newest := snapshot.ID{EndOffset: ids[1].EndOffset, Epoch: ids[1].Epoch}
 	damageFile(t, filepath.Join(pdir, snapshot.FileName(newest)))
 
-	n, _ = startSingle(t, dir, adjust)
+	n, _ := startSingle(t, dir, manualSnapshots)
 	defer shutdown(t, n)
 	waitFor(t, "the restarted node to apply its log", func() bool {
 		return n.QuorumState().AppliedOffset >= last.LastOffset
@@ -159,33 +173,12 @@ func TestStartRefusesLogStartWithoutSnapshot(t *testing.T) {
 // snapshot's) and then replays only the log after it, to the same image.
 func TestStartLoadsNewestSnapshotThenTheLogAfterIt(t *testing.T) {
 	dir := t.TempDir()
-	adjust := func(c *Config) {
-		c.MaxRecordBytesBetweenSnapshots = 1 << 40
-		c.MaxSnapshotInterval = 0
-		c.MaxRetentionBytes = -1
-		c.MaxRetentionTime = -time.Millisecond
-	}
-	n, _ := startSingle(t, dir, adjust)
-	submit(t, n, metadataVersionRecord())
-	var ids []SnapshotID
-	for round := range 2 {
-		for i := range 5 {
-			submit(t, n, topicRecord("newest-"+strconv.Itoa(round)+"-"+strconv.Itoa(i)))
-		}
-		id, err := n.TriggerSnapshot(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
-	}
-	last := submit(t, n, topicRecord("newest-tail"))
-	want := n.CurrentImage()
-	shutdown(t, n)
+	_, ids, last, want := twoSnapshotsAndTail(t, dir, "newest", 5)
 
 	// A long election timeout: nothing is applied from the log before the
 	// first check.
-	n, _ = startSingle(t, dir, func(c *Config) {
-		adjust(c)
+	n, _ := startSingle(t, dir, func(c *Config) {
+		manualSnapshots(c)
 		c.ElectionTimeout = 3 * time.Second
 		c.FetchTimeout = 6 * time.Second
 	})
