@@ -229,16 +229,15 @@ func TestClusterWipedFollowerCatchesUpBySnapshot(t *testing.T) {
 	}
 }
 
-// TestClusterSnapshotDownloadInterrupted (KIP-630): a follower is stopped
-// in the middle of a FetchSnapshot download (the download is given up and
-// its file removed; the test then puts the part back, as a killed process
-// would leave it); at its restart the unfinished download is discarded,
-// the follower fetches again, downloads the snapshot afresh, installs it
-// and catches up to the leader's image.
-func TestClusterSnapshotDownloadInterrupted(t *testing.T) {
+// stoppedFollowerBehindSnapshot starts a 3-node cluster that snapshots
+// often and serves snapshots in 32-byte chunks (so a download is caught
+// midway), stops a follower, and submits until the leader has compacted
+// its log past everything that follower holds. It returns the cluster,
+// the leader and the stopped follower.
+func stoppedFollowerBehindSnapshot(t *testing.T) (*testCluster, NodeID, NodeID) {
+	t.Helper()
 	c := newTestClusterWith(t, 3, "krabka-test-cluster", func(cfg *Config) {
 		snapshotConfig(cfg)
-		// Many small chunks, so that the download is caught midway.
 		cfg.FetchSnapshotMaxBytes = 32
 	})
 	leader := c.leader()
@@ -256,6 +255,17 @@ func TestClusterSnapshotDownloadInterrupted(t *testing.T) {
 	waitFor(t, "the leader to compact its log", func() bool {
 		return c.node(leader).eng.log.LogStartOffset() > 0
 	})
+	return c, leader, lagging
+}
+
+// TestClusterSnapshotDownloadInterrupted (KIP-630): a follower is stopped
+// in the middle of a FetchSnapshot download (the download is given up and
+// its file removed; the test then puts the part back, as a killed process
+// would leave it); at its restart the unfinished download is discarded,
+// the follower fetches again, downloads the snapshot afresh, installs it
+// and catches up to the leader's image.
+func TestClusterSnapshotDownloadInterrupted(t *testing.T) {
+	c, leader, lagging := stoppedFollowerBehindSnapshot(t)
 	snap, ok := c.node(leader).LatestSnapshot()
 	if !ok {
 		t.Fatal("the leader holds no snapshot")
@@ -321,26 +331,8 @@ func TestClusterSnapshotDownloadInterrupted(t *testing.T) {
 // FetchSnapshot gets SNAPSHOT_NOT_FOUND, it fetches again, downloads the
 // newer snapshot, installs it and catches up.
 func TestClusterSnapshotDeletedDuringDownload(t *testing.T) {
-	c := newTestClusterWith(t, 3, "krabka-test-cluster", func(cfg *Config) {
-		snapshotConfig(cfg)
-		cfg.FetchSnapshotMaxBytes = 32
-	})
-	leader := c.leader()
-	submit(t, c.node(leader), metadataVersionRecord())
-	lagging := c.follower(leader)
-	c.stop(lagging)
-	for i := range 120 {
-		var recs []metadata.Record
-		for j := range 5 {
-			recs = append(recs, topicRecord("big-"+strconv.Itoa(i)+"-"+strconv.Itoa(j)))
-		}
-		c.submitRetrying(recs...)
-	}
-	leader = c.leader()
+	c, leader, lagging := stoppedFollowerBehindSnapshot(t)
 	lead := c.node(leader)
-	waitFor(t, "the leader to compact its log", func() bool {
-		return lead.eng.log.LogStartOffset() > 0
-	})
 	first, _ := lead.LatestSnapshot()
 
 	c.restart(lagging)
