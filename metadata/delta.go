@@ -84,12 +84,13 @@ func reject(kind error, format string, args ...any) error {
 // share the source of edit tokens); the images it returns are.
 // Replaying costs O(log n) time and allocations per record; the images
 // share all unchanged state with their base. Within one call of
-// [Delta.ReplayBatch] or [Delta.ReplaySnapshot] the delta changes the
-// nodes it made for earlier records of the call in place, so a run of
-// records allocates only for what is new. No call changes nodes made by
-// an earlier call, so a copy of a Delta value (saved := *d) taken
-// between calls stays valid: assigning it back (*d = saved) rolls the
-// delta back to that point.
+// [Delta.ReplayBatch] or [Delta.ReplaySnapshot], and across calls of
+// [Delta.ReplayNext], the delta changes the nodes it made for earlier
+// records of the run in place, so a run of records allocates only for
+// what is new. No other call changes nodes made by an earlier call, so a
+// copy of a Delta value (saved := *d) taken between calls stays valid,
+// unless ReplayNext continues the run it was taken in: assigning it back
+// (*d = saved) rolls the delta back to that point.
 type Delta struct {
 	cur Image
 	// txn is the state before the open transaction's Begin, nil when no
@@ -157,6 +158,23 @@ func (d *Delta) Apply() *Image {
 // Replay keeps no reference to rec or its slices.
 func (d *Delta) Replay(rec Record, offset int64, epoch int32) error {
 	d.cur.edit = d.tokens.next()
+	return d.replayOne(rec, offset, epoch)
+}
+
+// ReplayNext replays rec like [Delta.Replay], but continues the current
+// run of changes instead of starting one: like the records of one
+// [Delta.ReplayBatch] call, it changes in place the nodes made for the
+// records replayed since the run began, so a stream of records replayed
+// one at a time allocates only for what is new. A run begins with every
+// call of Replay, ReplayBatch, ReplaySnapshot, Skip or Apply, and a
+// Delta restored from a copy (*d = saved) continues the run that was
+// current when the copy was taken. A copy taken since the run began is
+// therefore no rollback point across a ReplayNext: take it, then start a
+// run (for instance with Replay) before replaying more with ReplayNext.
+//
+// On rejection it returns a [*ReplayError] and changes nothing, like
+// Replay. It keeps no reference to rec or its slices.
+func (d *Delta) ReplayNext(rec Record, offset int64, epoch int32) error {
 	return d.replayOne(rec, offset, epoch)
 }
 

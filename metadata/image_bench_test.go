@@ -103,6 +103,84 @@ func TestPublishCostIsLogarithmic(t *testing.T) {
 	t.Logf("allocations per published change: %v (1,000 topics), %v (16,000 topics)", a1, a2)
 }
 
+// configWrites returns n ConfigRecords that set the cluster-wide broker
+// defaults key-0 ... key-(n-1) to value, the records of a commit round
+// of n clients that each write their own key.
+func configWrites(n int, value string) []metadata.Record {
+	recs := make([]metadata.Record, n)
+	for i := range recs {
+		r := metadata.NewConfigRecord()
+		r.ResourceType, r.Name, r.Value = metadata.ConfigResourceBroker, fmt.Sprintf("key-%d", i), &value
+		recs[i] = r
+	}
+	return recs
+}
+
+// commitRound replays recs one at a time with ReplayNext, as the
+// committed records of one round are applied, and publishes the image.
+func commitRound(tb testing.TB, d *metadata.Delta, recs []metadata.Record) *metadata.Image {
+	off := d.Offset()
+	for _, r := range recs {
+		off++
+		if err := d.ReplayNext(r, off, 1); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return d.Apply()
+}
+
+// TestCommitRoundAllocatesPerKey: a commit round of 128 config writes,
+// one per key, replayed one at a time with ReplayNext, allocates about
+// one tree node per key it changes, not a path copy per record (about
+// nine nodes each here): the nodes the round copied are changed in place
+// by its later records.
+func TestCommitRoundAllocatesPerKey(t *testing.T) {
+	const keys = 128
+	d := metadata.NewDelta(buildImage(t, 10, 1))
+	commitRound(t, d, configWrites(keys, "v0"))
+	recs := configWrites(keys, "v1")
+	allocs := testing.AllocsPerRun(20, func() { commitRound(t, d, recs) })
+	// keys nodes of the key tree, the path of the resource tree, the
+	// published image.
+	if allocs > keys+16 {
+		t.Errorf("a round of %d config writes allocates %v times, want at most %d", keys, allocs, keys+16)
+	}
+	t.Logf("allocations per round of %d writes: %v", keys, allocs)
+}
+
+// BenchmarkCommitRound replays rounds of 128 config writes (one per key,
+// as 128 clients write) record by record and publishes an image per
+// round: with Replay, a path copy per record; with ReplayNext, the
+// round's nodes changed in place.
+func BenchmarkCommitRound(b *testing.B) {
+	const keys = 128
+	base := buildImage(b, 10, 1)
+	recs := configWrites(keys, "v")
+	b.Run("Replay", func(b *testing.B) {
+		d := metadata.NewDelta(base)
+		b.ReportAllocs()
+		for b.Loop() {
+			off := d.Offset()
+			for _, r := range recs {
+				off++
+				if err := d.Replay(r, off, 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+			_ = d.Apply()
+		}
+		b.ReportMetric(float64(keys*b.N)/b.Elapsed().Seconds(), "records/s")
+	})
+	b.Run("ReplayNext", func(b *testing.B) {
+		d := metadata.NewDelta(base)
+		b.ReportAllocs()
+		for b.Loop() {
+			commitRound(b, d, recs)
+		}
+		b.ReportMetric(float64(keys*b.N)/b.Elapsed().Seconds(), "records/s")
+	})
+}
+
 // BenchmarkImagePublish measures publishing one partition change on an
 // image of 100,000 topics × 10 partitions: a new Delta, one Replay, one
 // Apply. Run with -benchmem: the allocations are O(log n).

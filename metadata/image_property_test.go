@@ -260,6 +260,37 @@ func TestPublishedImagesDoNotChangeRandom(t *testing.T) {
 	})
 }
 
+// TestReplayNextMatchesReplay: records replayed one at a time with
+// ReplayNext, with images published in between, end in the same image as
+// with Replay, and the published images do not change afterwards
+// although the delta changes its own nodes in place.
+func TestReplayNextMatchesReplay(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		d, ref := metadata.NewDelta(metadata.EmptyImage()), metadata.NewDelta(metadata.EmptyImage())
+		var images []*metadata.Image
+		var printed []string
+		for i, r := range genRecords(t) {
+			err := d.ReplayNext(r, int64(i), 1)
+			if refErr := ref.Replay(r, int64(i), 1); (err == nil) != (refErr == nil) {
+				t.Fatalf("record %d: ReplayNext: %v, Replay: %v", i, err, refErr)
+			}
+			if rapid.IntRange(0, 4).Draw(t, "publish") == 0 {
+				img := d.Apply()
+				images = append(images, img)
+				printed = append(printed, printImage(img))
+			}
+		}
+		if err := imagesEqual(t, d.Apply(), ref.Apply()); err != nil {
+			t.Fatal(err)
+		}
+		for i, img := range images {
+			if got := printImage(img); got != printed[i] {
+				t.Fatalf("image %d changed after publication:\n%s\nwas\n%s", i, got, printed[i])
+			}
+		}
+	})
+}
+
 // TestDeltaCopyRollsBack: a copy of a Delta value taken between calls
 // (saved := *d) rolls the delta back when assigned back, whatever was
 // replayed in between, one record at a time or in batches. A delta that
@@ -278,6 +309,13 @@ func TestDeltaCopyRollsBack(t *testing.T) {
 					// Skip the rejected record, as replaying one by one
 					// does.
 					j = i + k + 1
+				}
+			} else if rapid.Bool().Draw(t, "next") {
+				// A new run, then the rest of it in place: the copy
+				// was taken before the run began.
+				_ = d.Replay(recs[i], int64(i), 1)
+				for k := i + 1; k < j; k++ {
+					_ = d.ReplayNext(recs[k], int64(k), 1)
 				}
 			} else {
 				for k := i; k < j; k++ {

@@ -885,11 +885,29 @@ const recordOverhead = 24
 // validate replays s's records on the speculative image at the offsets
 // they will take. On a rejection it restores the speculative image and
 // returns the error.
+//
+// The speculative image is never published, so its records go through
+// ReplayNext, which changes the nodes of earlier submissions in place
+// instead of copying a path per record. A rejected record changes
+// nothing, so a single record needs no rollback point; a submission of
+// several starts a new run after saving one, so that the saved copy
+// stays valid while the submission's records change their own nodes.
 func (e *engine) validate(s *submission, offset kraft.Offset, epoch kraft.Epoch) error {
-	saved := *e.spec
+	var saved metadata.Delta
+	several := len(s.records) > 1
 	for i, r := range s.records {
-		if err := e.spec.Replay(r, int64(offset)+int64(i), int32(epoch)); err != nil {
-			*e.spec = saved
+		var err error
+		switch {
+		case i == 0 && several:
+			saved = *e.spec
+			err = e.spec.Replay(r, int64(offset), int32(epoch))
+		default:
+			err = e.spec.ReplayNext(r, int64(offset)+int64(i), int32(epoch))
+		}
+		if err != nil {
+			if several {
+				*e.spec = saved
+			}
 			return fmt.Errorf("%w: %w", ErrInvalidChange, err)
 		}
 	}
@@ -1032,7 +1050,9 @@ func (e *engine) applyCommitted() error {
 func (e *engine) replay(value []byte, offset int64, epoch int32) {
 	rec, err := metadata.Decode(value)
 	if err == nil {
-		err = e.delta.Replay(rec, offset, epoch)
+		// The run of in-place changes ends with the image published
+		// after the commit round (Apply).
+		err = e.delta.ReplayNext(rec, offset, epoch)
 	}
 	if err == nil {
 		return

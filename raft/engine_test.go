@@ -207,6 +207,46 @@ func TestRoleNames(t *testing.T) {
 	}
 }
 
+// TestValidateRollsBackSubmission: a submission of several records that
+// the speculative image rejects part-way leaves it as it was, although
+// the speculative image changes the nodes of earlier submissions in
+// place; single-record submissions before and after it stay applied.
+func TestValidateRollsBackSubmission(t *testing.T) {
+	e := &engine{spec: metadata.NewDelta(metadata.EmptyImage())}
+	sub := func(recs ...metadata.Record) *submission { return &submission{records: recs} }
+	steps := []struct {
+		s      *submission
+		reject bool
+	}{
+		{sub(metadataVersionRecord()), false},
+		{sub(topicRecord("a")), false},
+		{sub(topicRecord("b"), topicRecord("c"), topicRecord("a")), true},
+		{sub(topicRecord("d")), false},
+		{sub(topicRecord("e"), topicRecord("e")), true},
+		{sub(topicRecord("f"), topicRecord("g")), false},
+		{sub(topicRecord("d")), true},
+	}
+	off := kraft.Offset(1)
+	for i, st := range steps {
+		err := e.validate(st.s, off, 1)
+		if got := err != nil; got != st.reject || (err != nil && !errors.Is(err, ErrInvalidChange)) {
+			t.Fatalf("step %d: validate = %v, want rejected %v", i, err, st.reject)
+		}
+		if err == nil {
+			off += kraft.Offset(len(st.s.records))
+		}
+	}
+	topics := e.spec.Apply().Topics()
+	for name, want := range map[string]bool{"a": true, "b": false, "c": false, "d": true, "e": false, "f": true, "g": true} {
+		if _, ok := topics.ByName(name); ok != want {
+			t.Errorf("speculative image holds topic %s: %v, want %v", name, ok, want)
+		}
+	}
+	if got := e.spec.Offset(); got != int64(off)-1 {
+		t.Errorf("speculative image at offset %d, want %d", got, off-1)
+	}
+}
+
 // TestReplayRejectedRecord: a committed record the image rejects fails the
 // submission that holds it, and the image's offset still moves past it.
 func TestReplayRejectedRecord(t *testing.T) {
