@@ -408,7 +408,9 @@ func (e *engine) drive() error {
 }
 
 // processReady carries out one Ready in the contract's order: quorum
-// state, truncate, append, one fsync, messages, apply, Advance.
+// state, truncate, append, one fsync, messages, apply, Advance; with
+// MessagesBeforeSync (a leader's appends) the messages go before the
+// fsync, so that the network and the followers' writes overlap it.
 func (e *engine) processReady() error {
 	rd := e.node.Ready()
 	if rd.State != nil {
@@ -457,6 +459,13 @@ func (e *engine) processReady() error {
 		}
 		wrote = true
 	}
+	if rd.MessagesBeforeSync {
+		// A leader's messages go to the peers' senders now, so the
+		// followers write the new entries while this node fsyncs its own
+		// copy; Fetch answers read the written, unsynced batches back.
+		// The core counts this node's end offset only at Advance.
+		e.sendAll(rd.Messages)
+	}
 	if wrote && !zooSkipLogSync {
 		if _, err := e.log.Sync(); err != nil {
 			return fmt.Errorf("raft: fsync log: %w", err)
@@ -465,8 +474,8 @@ func (e *engine) processReady() error {
 			e.bugZ22AckAppended()
 		}
 	}
-	for _, m := range rd.Messages {
-		e.send(m)
+	if !rd.MessagesBeforeSync {
+		e.sendAll(rd.Messages)
 	}
 	if rd.HighWatermark >= 0 {
 		e.hw = rd.HighWatermark
@@ -550,6 +559,13 @@ func (e *engine) appendBatches(apps []kraft.Append) error {
 		next = a.Batch.LastOffset + 1
 	}
 	return flush()
+}
+
+// sendAll hands a Ready's messages to the network, in order.
+func (e *engine) sendAll(msgs []kraft.Message) {
+	for _, m := range msgs {
+		e.send(m)
+	}
 }
 
 // send hands one message to the network: a request to its peer's sender,

@@ -381,6 +381,7 @@ func (n *Node) Ready() Ready {
 		HighWatermark:   b.hw,
 		Reads:           b.reads,
 	}
+	rd.MessagesBeforeSync = b.messagesBeforeSync()
 	if b.persist {
 		st := n.s.persisted
 		rd.State = &st
@@ -392,9 +393,10 @@ func (n *Node) Ready() Ready {
 
 // Advance tells the node that rd, the value the last [Node.Ready]
 // returned, has been carried out: the state persisted, the log truncated,
-// appended and fsynced, snapshot chunks written and installed, messages
-// handed to the transport, and the high watermark applied as far as the
-// runtime chooses. This is how the runtime reports durability: the leader
+// appended and fsynced (also when its messages left before the fsync),
+// snapshot chunks written and installed, messages handed to the
+// transport, and the high watermark applied as far as the runtime
+// chooses. This is how the runtime reports durability: the leader
 // counts its own log end offset toward the high watermark only from here.
 func (n *Node) Advance(rd Ready) {
 	if !n.s.outstanding {
@@ -642,6 +644,9 @@ func (n *Node) setHighWatermark(hw Offset) {
 
 // appendLocal queues an append and moves the tail.
 func (n *Node) appendLocal(b BatchInfo, h RecordsHandle) {
+	if n.s.role != Leader {
+		n.s.out.syncFirst = true
+	}
 	n.s.out.appends = append(n.s.out.appends, Append{Batch: b, Handle: h})
 	n.s.leo = b.LastOffset + 1
 	n.s.lastEpoch = b.Epoch

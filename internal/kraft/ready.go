@@ -3,8 +3,9 @@ package kraft
 import "slices"
 
 // Ready is a batch of work the core hands to the runtime. The runtime
-// carries it out in the order of the fields below, then calls
-// [Node.Advance] with the same value. Between [Node.Ready] and
+// carries it out in the order of the fields below (except that, when
+// [Ready.MessagesBeforeSync] says so, Messages may leave before the fsync
+// of Appends), then calls [Node.Advance] with the same value. Between [Node.Ready] and
 // [Node.Advance] the runtime must not call Step or Propose (they return
 // [ErrReadyOutstanding]); Tick and the read-only methods are allowed.
 //
@@ -31,10 +32,9 @@ type Ready struct {
 	// are its proposals (Handle = the proposal's handle) and its control
 	// batches (Handle 0: the runtime encodes the batch from its
 	// [BatchInfo], e.g. the LeaderChange record at the start of an epoch).
-	// Appends must be written AND fsynced before Messages are sent: a
-	// follower's next Fetch reports the new end offset as durable, and the
-	// leader only counts its own end offset toward the high watermark after
-	// Advance.
+	// Appends must be written AND fsynced before Advance. They must also
+	// be fsynced before Messages are sent unless MessagesBeforeSync is
+	// set: a follower's next Fetch reports the new end offset as durable.
 	Appends []Append
 
 	// SnapshotWrites are chunks of a snapshot being downloaded with
@@ -49,9 +49,50 @@ type Ready struct {
 	// and does all this BEFORE Messages are sent.
 	InstallSnapshot OffsetAndEpoch
 
+	// MessagesBeforeSync, if set, lets Messages leave once Appends are
+	// written but before they are fsynced, so that the followers write
+	// the leader's new entries while the leader fsyncs its own copy (Raft
+	// thesis §10.2.1): a commit then waits for one fsync, not two in
+	// series. State is still persisted first, and the fsync still comes
+	// before the high watermark is applied, Reads are answered and
+	// Advance is called. Records a Fetch answer names may be read back
+	// from the written, not yet synced, log.
+	//
+	// The core sets it only for a Ready whose Appends are all the
+	// leader's own (its proposals and control batches) and whose Messages
+	// were all queued either while the node led its epoch or before the
+	// first of those Appends; it is never set with TruncateTo,
+	// SnapshotWrites or InstallSnapshot. So a Ready that becomes leader
+	// (State, the LeaderChange batch, BeginQuorumEpoch) has it, and one
+	// in which a leader steps down after appending (a Fetch, Vote answer
+	// or EndQuorumEpoch of the new role) has not. This is safe because:
+	//
+	//   - The leader counts its own end offset toward the high watermark
+	//     only at Advance, after the fsync; a high watermark in a message
+	//     is never computed from a non-durable offset of the leader, and
+	//     followers count only offsets their own Fetches report, which
+	//     they send only after their own fsync.
+	//   - A crash before the fsync may lose the leader's unsynced entries
+	//     although followers already hold them. Those entries were never
+	//     counted on the leader, so if they were committed, a majority
+	//     holds them durably without the leader; if not, nothing was
+	//     promised. The restarted leader (Resigned, KRAFT.md §2.4) has a
+	//     shorter log, like a follower that missed them: the next leader,
+	//     if it has them, replicates them back; if it has not, they were
+	//     not committed and followers truncate them.
+	//   - Nothing else a leader sends depends on its unsynced entries:
+	//     BeginQuorumEpoch, Vote and BeginQuorumEpoch answers, FetchSnapshot
+	//     answers (frozen, durable snapshots) and Fetch answers' high
+	//     watermarks. A request a non-leader sends (a Fetch's offset, a
+	//     Vote's last offset) could claim unsynced entries as durable,
+	//     which is why a non-leader's message after an append keeps the
+	//     old order.
+	MessagesBeforeSync bool
+
 	// Messages are the requests and responses to send, after everything
-	// above is durable. Order between different destinations is free; per
-	// destination it must be kept.
+	// above is durable (see MessagesBeforeSync for the one exception).
+	// Order between different destinations is free; per destination it
+	// must be kept.
 	Messages []Message
 
 	// HighWatermark, if ≥ 0, is the new high watermark: the state machine
@@ -104,6 +145,10 @@ type readyBuf struct {
 	msgs       []Message
 	hw         Offset
 	reads      []ReadResult
+	// syncFirst: the Messages must wait for the fsync of the Appends (an
+	// append not by a leader, or a message queued by a non-leader after
+	// an append); see [Ready.MessagesBeforeSync].
+	syncFirst bool
 }
 
 func emptyBuf() readyBuf {
@@ -122,4 +167,19 @@ func (b readyBuf) clone() readyBuf {
 	b.msgs = slices.Clip(b.msgs)
 	b.reads = slices.Clip(b.reads)
 	return b
+}
+
+// noteMessage records that a message was queued in the node's current
+// role: after an append, one queued by a non-leader must wait for the
+// fsync.
+func (b *readyBuf) noteMessage(role Role) {
+	if role != Leader && len(b.appends) > 0 {
+		b.syncFirst = true
+	}
+}
+
+// messagesBeforeSync is [Ready.MessagesBeforeSync] for the buffered work.
+func (b *readyBuf) messagesBeforeSync() bool {
+	return !b.syncFirst && len(b.appends) > 0 && len(b.msgs) > 0 &&
+		b.truncateTo < 0 && len(b.snapWrites) == 0 && !b.install.Valid()
 }

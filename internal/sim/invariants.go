@@ -390,7 +390,7 @@ func messageEpoch(m kraft.Message) kraft.Epoch {
 // epoch above the durable one), E2 (a granted vote is durable first), E5
 // (a follower of a live leader grants no pre-vote) and C8 (a Fetch offset
 // is durable).
-func (k *checker) onSend(n *simNode, m kraft.Message) error {
+func (k *checker) onSend(n *simNode, m kraft.Message, syncedEnd kraft.Offset) error {
 	if e := messageEpoch(m); e > n.qs.Epoch {
 		return violation(invEpochMonotonic, "node %d sends %s with epoch %d above its durable %s", n.id, m, e, n.qs)
 	}
@@ -417,8 +417,8 @@ func (k *checker) onSend(n *simNode, m kraft.Message) error {
 		}
 	case *kraft.FetchRequest:
 		k.fetchReq[n.id] = m.RequestID
-		if m.FetchOffset > n.log.EndOffset() {
-			return violation(invFetchDurable, "node %d fetches from %d beyond its durable log end %d", n.id, m.FetchOffset, n.log.EndOffset())
+		if m.FetchOffset > syncedEnd {
+			return violation(invFetchDurable, "node %d fetches from %d beyond its durable log end %d", n.id, m.FetchOffset, syncedEnd)
 		}
 		if m.FetchOffset > 0 {
 			e, ok := n.log.holds(m.FetchOffset - 1)

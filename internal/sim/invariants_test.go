@@ -40,14 +40,14 @@ func TestInvariantsFire(t *testing.T) {
 			n := c.node(1)
 			c.chk.preVotes[reqKey{from: 1, to: 2, id: 9}] = false
 			return c.chk.onSend(n, &kraft.VoteResponse{Header: kraft.Header{From: 1, To: 2, RequestID: 9}, VoteGranted: true,
-				Leader: kraft.LeaderAndEpoch{LeaderID: kraft.NoNode, Epoch: 0}})
+				Leader: kraft.LeaderAndEpoch{LeaderID: kraft.NoNode, Epoch: 0}}, n.log.EndOffset())
 		}},
 		{invEpochMonotonic, func(c *cluster) error {
 			c.node(1).qs = kraft.PersistentState{Epoch: 4, LeaderID: kraft.NoNode, VotedKey: noVote}
 			return c.chk.onPersist(c.node(1), kraft.PersistentState{Epoch: 3, LeaderID: kraft.NoNode, VotedKey: noVote})
 		}},
 		{invEpochMonotonic, func(c *cluster) error { // a message from an epoch not yet durable
-			return c.chk.onSend(c.node(1), &kraft.FetchRequest{Header: kraft.Header{From: 1, To: 2}, CurrentLeaderEpoch: 1})
+			return c.chk.onSend(c.node(1), &kraft.FetchRequest{Header: kraft.Header{From: 1, To: 2}, CurrentLeaderEpoch: 1}, 0)
 		}},
 		{invLogMatching, func(c *cluster) error {
 			c.chk.keys[epochKey{0, 0}] = logKey{last: 0, payload: 7, prev: epochKey{base: -1}}
@@ -83,7 +83,13 @@ func TestInvariantsFire(t *testing.T) {
 		{invFetchDurable, func(c *cluster) error {
 			n := c.node(1)
 			n.qs.Epoch = 1
-			return c.chk.onSend(n, &kraft.FetchRequest{Header: kraft.Header{From: 1, To: 2}, CurrentLeaderEpoch: 1, FetchOffset: 5})
+			return c.chk.onSend(n, &kraft.FetchRequest{Header: kraft.Header{From: 1, To: 2}, CurrentLeaderEpoch: 1, FetchOffset: 5}, n.log.EndOffset())
+		}},
+		{invFetchDurable, func(c *cluster) error { // a fetch sent before the fsync of the entries it reports
+			n := c.node(1)
+			n.qs.Epoch = 1
+			n.log.entries = []Entry{entry(0, 0, 1, 8)}
+			return c.chk.onSend(n, &kraft.FetchRequest{Header: kraft.Header{From: 1, To: 2}, CurrentLeaderEpoch: 1, FetchOffset: 1, LastFetchedEpoch: 1}, 0)
 		}},
 		{invOneVoterChange, func(c *cluster) error {
 			e := entry(0, 0, 0, 9)

@@ -49,13 +49,14 @@ func (n *simNode) clone() *simNode {
 }
 
 // crashPlan says where, if anywhere, a node crashes while carrying out a
-// Ready. Before the fsync the unsynced log writes are lost in one of three
-// ways; after it, only the unsent messages are lost.
+// Ready. Before the fsync the unsynced log writes are lost in one of four
+// ways (and, when the Ready lets its messages leave before the fsync,
+// some may be out already); after it, only the unsent messages are lost.
 type crashPlan struct {
 	at      crashStage
 	keep    int       // keep-prefix and tear: unsynced log operations that survive
 	mode    CrashMode // how the unsynced writes are lost (beforeSync)
-	sendOut int       // afterSync: messages sent before the crash
+	sendOut int       // messages sent before the crash (afterSync; beforeSync with MessagesBeforeSync)
 }
 
 type crashStage uint8
@@ -170,6 +171,11 @@ const (
 	// mutAppendNotDurable: a crash loses the appends of the node's last
 	// Ready although they were reported durable (Z1, Z2).
 	mutAppendNotDurable
+	// mutLeaderCountsUnsynced: a crash loses the appends of a leader's
+	// last Ready whose messages left before its fsync, although Advance
+	// counted them: the leader counted its own end offset before the
+	// fsync, as Z1 does, with its followers already holding the entries.
+	mutLeaderCountsUnsynced
 	// mutSnapshotUncommitted: snapshots cover the whole log, committed or
 	// not (S1, S3).
 	mutSnapshotUncommitted
@@ -282,7 +288,7 @@ func (c *cluster) crash(n *simNode) {
 	switch mut {
 	case mutVoteNotDurable:
 		n.qs = n.prevQS
-	case mutAppendNotDurable:
+	case mutAppendNotDurable, mutLeaderCountsUnsynced:
 		if k := len(n.log.entries) - n.lastAppends; n.lastAppends > 0 && k >= 0 {
 			n.log.entries = n.log.entries[:k:k]
 		}
@@ -503,6 +509,12 @@ func (c *cluster) observe(n *simNode) error {
 // apply carries out rd on n in contract order, crashing where cp says.
 // It reports whether the node crashed.
 func (c *cluster) apply(n *simNode, rd kraft.Ready, cp crashPlan) (bool, error) {
+	if rd.MessagesBeforeSync && (rd.TruncateTo >= 0 || len(rd.SnapshotWrites) > 0 || rd.InstallSnapshot.Valid()) {
+		return false, fmt.Errorf("node %d: a Ready lets messages leave before the fsync although it truncates or writes a snapshot", n.id)
+	}
+	// Every earlier Ready ended with an fsync (or a crash): the log end
+	// now is durable.
+	syncedEnd := n.log.EndOffset()
 	var before *memLog
 	if cp.at == beforeSync {
 		before = n.log.clone()
@@ -554,7 +566,7 @@ func (c *cluster) apply(n *simNode, rd kraft.Ready, cp crashPlan) (bool, error) 
 		}
 		ops = append(ops, op{truncate: -1, install: s})
 	}
-	if len(ops) > 0 {
+	if len(ops) > 0 && (c.mutation != mutLeaderCountsUnsynced || rd.MessagesBeforeSync) {
 		n.lastAppends = len(rd.Appends)
 	}
 	for _, o := range ops {
@@ -606,6 +618,25 @@ func (c *cluster) apply(n *simNode, rd kraft.Ready, cp crashPlan) (bool, error) 
 			}
 		}
 	}
+	sent := 0
+	if rd.MessagesBeforeSync {
+		// A leader's messages leave before the fsync; a crash before it
+		// may come after some or all of them are out, and lose entries
+		// the followers already hold.
+		out := len(rd.Messages)
+		if cp.at == beforeSync {
+			out = min(cp.sendOut, out)
+		}
+		for _, m := range rd.Messages[:out] {
+			if err := c.sendOne(n, m, syncedEnd); err != nil {
+				return false, err
+			}
+		}
+		sent = out
+		if cp.at == beforeSync && out > 0 {
+			c.tracef("%d sent %d of %d messages before its fsync", n.id, out, len(rd.Messages))
+		}
+	}
 	if cp.at == beforeSync && n.disk != nil {
 		end := n.log.EndOffset()
 		torn, err := c.crashDisk(n, cp.mode)
@@ -617,6 +648,9 @@ func (c *cluster) apply(n *simNode, rd kraft.Ready, cp crashPlan) (bool, error) 
 		}
 		if n.log.EndOffset() != end {
 			c.witness.UnsyncedLost++
+			if sent > 0 {
+				c.witness.LostAfterSend++
+			}
 		}
 		c.tracef("%d crash before fsync (%s): log store recovered [0,%d) of [0,%d)", n.id, cp.mode, n.log.EndOffset(), end)
 		c.crash(n)
@@ -649,6 +683,9 @@ func (c *cluster) apply(n *simNode, rd kraft.Ready, cp crashPlan) (bool, error) 
 			c.witness.TornTails++
 		}
 		c.witness.UnsyncedLost += len(ops) - keep
+		if sent > 0 && keep < len(ops) {
+			c.witness.LostAfterSend++
+		}
 		n.log = img
 		c.tracef("%d crash before fsync (%s, kept %d of %d log operations)", n.id, cp.mode, keep, len(ops))
 		c.crash(n)
@@ -663,18 +700,14 @@ func (c *cluster) apply(n *simNode, rd kraft.Ready, cp crashPlan) (bool, error) 
 			return false, err
 		}
 	}
-	for i, m := range rd.Messages {
+	for i := sent; i < len(rd.Messages); i++ {
 		if cp.at == afterSync && i == cp.sendOut {
 			c.tracef("%d crash after fsync, %d of %d messages sent", n.id, i, len(rd.Messages))
 			return true, c.crashAtRest(n)
 		}
-		if err := c.fill(n, m); err != nil {
+		if err := c.sendOne(n, rd.Messages[i], n.log.EndOffset()); err != nil {
 			return false, err
 		}
-		if err := c.chk.onSend(n, m); err != nil {
-			return false, err
-		}
-		c.send(n, m)
 	}
 	if rd.HighWatermark >= 0 {
 		if err := c.chk.onHighWatermark(n, rd.HighWatermark); err != nil {
@@ -689,6 +722,19 @@ func (c *cluster) apply(n *simNode, rd kraft.Ready, cp crashPlan) (bool, error) 
 		return true, c.crashAtRest(n)
 	}
 	return false, nil
+}
+
+// sendOne fills, checks and sends one message of n, whose log is durable
+// up to syncedEnd.
+func (c *cluster) sendOne(n *simNode, m kraft.Message, syncedEnd kraft.Offset) error {
+	if err := c.fill(n, m); err != nil {
+		return err
+	}
+	if err := c.chk.onSend(n, m, syncedEnd); err != nil {
+		return err
+	}
+	c.send(n, m)
+	return nil
 }
 
 // fill plays the sending runtime's part: a Fetch response gets the

@@ -144,6 +144,7 @@ func (f Faults) String() string {
 type Witness struct {
 	LeaderChanges, Elections, PreVotes, Resignations, Truncations int
 	VoterChanges, Crashes, Restarts, TornTails, UnsyncedLost      int
+	LostAfterSend                                                 int // a leader crashed before its fsync, its messages out, and lost appends
 	DiskFaultsArmed, DiskFaults                                   int
 	Dropped, Duplicated, PartitionDrops, DownDrops                int
 	Partitions, OneWayPartitions, LeaderIsolations, Heals         int
@@ -167,6 +168,7 @@ func (w *Witness) Add(o Witness) {
 	w.Restarts += o.Restarts
 	w.TornTails += o.TornTails
 	w.UnsyncedLost += o.UnsyncedLost
+	w.LostAfterSend += o.LostAfterSend
 	w.DiskFaultsArmed += o.DiskFaultsArmed
 	w.DiskFaults += o.DiskFaults
 	w.Dropped += o.Dropped
@@ -194,11 +196,11 @@ func (w *Witness) Add(o Witness) {
 // String prints the counters one "name=value" each.
 func (w Witness) String() string {
 	return fmt.Sprintf("leader_changes=%d elections=%d prevotes=%d resignations=%d truncations=%d voter_changes=%d "+
-		"crashes=%d restarts=%d torn_tails=%d unsynced_ops_lost=%d disk_faults_armed=%d disk_fail_stops=%d dropped=%d duplicated=%d partition_drops=%d down_drops=%d "+
+		"crashes=%d restarts=%d torn_tails=%d unsynced_ops_lost=%d lost_after_send=%d disk_faults_armed=%d disk_fail_stops=%d dropped=%d duplicated=%d partition_drops=%d down_drops=%d "+
 		"partitions=%d oneway=%d leader_isolations=%d isolated_nodes=%d heals=%d genuine_resets=%d spurious_resets=%d proposals=%d acked=%d "+
 		"snapshots=%d snapshot_installs=%d snapshot_chunks=%d snapshot_restarts=%d log_start_advances=%d wipes=%d store_start_moves=%d",
 		w.LeaderChanges, w.Elections, w.PreVotes, w.Resignations, w.Truncations, w.VoterChanges,
-		w.Crashes, w.Restarts, w.TornTails, w.UnsyncedLost, w.DiskFaultsArmed, w.DiskFaults, w.Dropped, w.Duplicated, w.PartitionDrops, w.DownDrops,
+		w.Crashes, w.Restarts, w.TornTails, w.UnsyncedLost, w.LostAfterSend, w.DiskFaultsArmed, w.DiskFaults, w.Dropped, w.Duplicated, w.PartitionDrops, w.DownDrops,
 		w.Partitions, w.OneWayPartitions, w.LeaderIsolations, w.Isolations, w.Heals, w.GenuineResets, w.SpuriousResets, w.Proposals, w.Acked,
 		w.Snapshots, w.SnapshotInstalls, w.SnapshotChunks, w.SnapshotRestarts, w.LogStartAdvances, w.Wipes, w.StoreStartMoves)
 }
@@ -624,7 +626,13 @@ func (w *world) crashPlan(n *simNode, rd kraft.Ready) crashPlan {
 		if w.opts.Disk {
 			modes = 4
 		}
-		return crashPlan{at: beforeSync, mode: CrashMode(w.rng.IntN(modes)), keep: w.rng.IntN(ops + 1)}
+		cp := crashPlan{at: beforeSync, mode: CrashMode(w.rng.IntN(modes)), keep: w.rng.IntN(ops + 1)}
+		if rd.MessagesBeforeSync {
+			// A leader's messages leave before its fsync: some are out
+			// when it crashes.
+			cp.sendOut = w.rng.IntN(len(rd.Messages) + 1)
+		}
+		return cp
 	}
 	return crashPlan{at: afterSync, sendOut: w.rng.IntN(len(rd.Messages) + 1)}
 }

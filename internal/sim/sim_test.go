@@ -106,7 +106,7 @@ func checkWitness(t *testing.T, w Witness) {
 		{"leader changes", w.LeaderChanges}, {"elections", w.Elections}, {"pre-votes", w.PreVotes},
 		{"resignations", w.Resignations}, {"truncations", w.Truncations}, {"voter changes", w.VoterChanges},
 		{"crashes", w.Crashes}, {"restarts", w.Restarts}, {"torn tails", w.TornTails},
-		{"unsynced writes lost", w.UnsyncedLost}, {"disk fail-stops", w.DiskFaults}, {"messages dropped", w.Dropped}, {"messages duplicated", w.Duplicated},
+		{"unsynced writes lost", w.UnsyncedLost}, {"a leader's sent entries lost before its fsync", w.LostAfterSend}, {"disk fail-stops", w.DiskFaults}, {"messages dropped", w.Dropped}, {"messages duplicated", w.Duplicated},
 		{"partition drops", w.PartitionDrops}, {"partitions", w.Partitions}, {"one-way partitions", w.OneWayPartitions},
 		{"leader isolations", w.LeaderIsolations}, {"isolated nodes", w.Isolations}, {"heals", w.Heals}, {"acknowledged proposals", w.Acked},
 		{"resets of a down leader's connection", w.GenuineResets}, {"resets of a live leader's connection", w.SpuriousResets},
@@ -156,6 +156,9 @@ func TestMutationsCaught(t *testing.T) {
 		// it restarts and reads the later epoch from its log (L4).
 		{"vote not durable (Z3)", mutVoteNotDurable, false, []string{invDurableVote, invElectionSafety, invEpochMonotonic, invNoDisruption}},
 		{"append not durable (Z1, Z2)", mutAppendNotDurable, false, []string{invDurableMajority, invCommitted, invLogMatching, invLeaderComplete, invAcked, invNoTruncateCommit, invHWMonotonic}},
+		// The same, but only for a leader whose messages left before its
+		// fsync: its followers hold the entries it loses.
+		{"leader counts its appends before the fsync (Z1)", mutLeaderCountsUnsynced, false, []string{invDurableMajority, invCommitted, invLogMatching, invLeaderComplete, invAcked, invNoTruncateCommit, invHWMonotonic}},
 		{"snapshot of uncommitted batches", mutSnapshotUncommitted, true, []string{invSnapshotValid, invSnapshotContent}},
 		{"log start past the oldest snapshot", mutRetentionPastSnapshot, true, []string{invLogStartCovered}},
 	} {

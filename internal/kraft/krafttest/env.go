@@ -400,7 +400,8 @@ func (env *InteractionEnv) processReady(ids []kraft.NodeID) int {
 }
 
 // apply carries out rd in the order of the Ready contract, printing each
-// step.
+// step; "messages before fsync" marks a Ready whose messages may leave
+// before its appends are fsynced (the log here has no fsync to overlap).
 func (env *InteractionEnv) apply(n *Node, rd kraft.Ready) error {
 	if rd.State != nil {
 		n.State = *rd.State
@@ -420,6 +421,9 @@ func (env *InteractionEnv) apply(n *Node, rd kraft.Ready) error {
 	}
 	if err := n.Log.ApplyReady(rd); err != nil {
 		return err
+	}
+	if rd.MessagesBeforeSync {
+		env.printf("  messages before fsync\n")
 	}
 	for _, m := range rd.Messages {
 		env.nextHandle++
