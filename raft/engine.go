@@ -170,6 +170,9 @@ type engine struct {
 	applied kraft.Offset // next offset to apply
 	hw      kraft.Offset
 	dec     recordbatch.Decoder
+	// appendBuf joins the batches of a run of several appends into one
+	// write; reused from Ready to Ready.
+	appendBuf []byte
 
 	lastStatus kraft.Status
 	snap       snapshotState
@@ -492,12 +495,16 @@ func (e *engine) processReady() error {
 	return nil
 }
 
+// maxAppendBuf bounds the join buffer an engine keeps between Readys.
+const maxAppendBuf = 1 << 20
+
 // appendBatches writes the Ready's appends: runs of the leader's own
 // batches through AppendAsLeader, runs of fetched batches through
 // AppendAsFollower, each checked to land where the core placed it.
 func (e *engine) appendBatches(apps []kraft.Append) error {
 	var (
 		buf    []byte
+		copied bool // buf is e.appendBuf, not a held batch
 		leader bool
 		epoch  kraft.Epoch
 		first  kraft.Offset
@@ -520,7 +527,10 @@ func (e *engine) appendBatches(apps []kraft.Append) error {
 		if kraft.Offset(res.FirstOffset) != first || kraft.Offset(res.NextOffset) != next {
 			panic(fmt.Sprintf("raft: invariant: append landed at [%d, %d), the core placed it at [%d, %d)", res.FirstOffset, res.NextOffset, first, next))
 		}
-		buf = buf[:0]
+		buf, copied = nil, false
+		if cap(e.appendBuf) > maxAppendBuf {
+			e.appendBuf = nil
+		}
 		return nil
 	}
 	for _, a := range apps {
@@ -552,7 +562,19 @@ func (e *engine) appendBatches(apps []kraft.Append) error {
 		if len(buf) == 0 {
 			first, leader, epoch = a.Batch.BaseOffset, own, a.Batch.Epoch
 		}
-		buf = append(buf, b...)
+		switch {
+		case len(buf) == 0:
+			// A run of one batch (the usual Ready) is written from
+			// where it is held, without a copy. The log keeps no
+			// reference to what it writes.
+			buf = b
+		case !copied:
+			e.appendBuf = append(append(e.appendBuf[:0], buf...), b...)
+			buf, copied = e.appendBuf, true
+		default:
+			e.appendBuf = append(e.appendBuf, b...)
+			buf = e.appendBuf
+		}
 		if a.Batch.Voters != nil && e.rc.dynamic {
 			e.noteAppendedVoters(a.Batch.BaseOffset, b)
 		}
@@ -842,11 +864,16 @@ func (e *engine) flushSubmissions() {
 		}
 		batch, size = nil, 0
 	}
+	// left bounds the bytes of the submissions not yet taken, so that
+	// each batch's buffer is allocated once, at the size it will have,
+	// instead of growing record by record.
+	left := 0
 	for _, s := range subs {
-		ssize := 0
-		for _, v := range s.encoded {
-			ssize += len(v) + recordOverhead
-		}
+		left += s.batchBytes()
+	}
+	for _, s := range subs {
+		ssize := s.batchBytes()
+		left -= ssize
 		if ssize+recordbatch.HeaderSize > e.rc.maxBatchBytes {
 			s.complete(SubmitResult{}, fmt.Errorf("%w: %d records of %d bytes exceed the batch limit of %d bytes", ErrInvalidChange, len(s.records), ssize, e.rc.maxBatchBytes))
 			continue
@@ -862,7 +889,7 @@ func (e *engine) flushSubmissions() {
 		if len(batch) == 0 {
 			p := recordbatch.DefaultParams()
 			p.PartitionLeaderEpoch = int32(st.Epoch)
-			builder.Reset(nil, p)
+			builder.Reset(make([]byte, 0, recordbatch.HeaderSize+min(ssize+left, e.rc.maxBatchBytes)), p)
 		}
 		for _, v := range s.encoded {
 			builder.Append(now, nil, v, nil)
@@ -897,6 +924,15 @@ func (e *engine) caughtUp(epoch kraft.Epoch) bool {
 // recordOverhead bounds the framing a record adds to its value in a batch
 // (length, attributes, deltas, key and header counts).
 const recordOverhead = 24
+
+// batchBytes bounds the bytes s's records take in a record batch.
+func (s *submission) batchBytes() int {
+	n := 0
+	for _, v := range s.encoded {
+		n += len(v) + recordOverhead
+	}
+	return n
+}
 
 // validate replays s's records on the speculative image at the offsets
 // they will take. On a rejection it restores the speculative image and

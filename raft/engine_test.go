@@ -1,6 +1,7 @@
 package raft
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -113,6 +114,72 @@ func TestReadRecordsStopsAtUntil(t *testing.T) {
 				t.Errorf("readRecords = batches [%d, %d) (err %v), want [%d, %d)", first, next, it.Err(), tt.wantFirst, tt.wantNext)
 			}
 		})
+	}
+}
+
+// TestAppendBatchesJoinsWithoutCopyingOne: a Ready's run of one leader
+// batch is written from where the engine holds it (the log stamps its
+// offset into those very bytes), a run of several is joined in the
+// engine's reused buffer, and the log holds every record in order.
+func TestAppendBatchesJoinsWithoutCopyingOne(t *testing.T) {
+	log, _, err := logstore.Open(vfs.OS(), t.TempDir(), logstore.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = log.Close() }()
+	e := &engine{log: log, handles: map[kraft.RecordsHandle]*heldRecords{}}
+	next := kraft.Offset(0)
+	hold := func(values ...byte) kraft.Append {
+		var b recordbatch.Builder
+		b.Reset(nil, recordbatch.DefaultParams())
+		for _, v := range values {
+			b.Append(0, nil, []byte{v}, nil)
+		}
+		raw, err := b.Finish()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.nextHandle++
+		e.handles[e.nextHandle] = &heldRecords{raw: raw}
+		a := kraft.Append{Batch: kraft.BatchInfo{BaseOffset: next, LastOffset: next + kraft.Offset(len(values)) - 1, Epoch: 1}, Handle: e.nextHandle}
+		next += kraft.Offset(len(values))
+		return a
+	}
+	// One batch, at offset 0, then one at offset 2: the held bytes carry
+	// the offset the log stamped.
+	for _, a := range []kraft.Append{hold(0, 1), hold(2, 3)} {
+		if err := e.appendBatches([]kraft.Append{a}); err != nil {
+			t.Fatal(err)
+		}
+		h, err := recordbatch.PeekHeader(e.handles[a.Handle].raw)
+		if err != nil || h.BaseOffset != int64(a.Batch.BaseOffset) {
+			t.Errorf("held batch after its append: base offset %d (%v), want %d: it was copied", h.BaseOffset, err, a.Batch.BaseOffset)
+		}
+	}
+	// Two runs of several batches: the second reuses the join buffer.
+	if err := e.appendBatches([]kraft.Append{hold(4), hold(5, 6), hold(7)}); err != nil {
+		t.Fatal(err)
+	}
+	joined := cap(e.appendBuf)
+	if err := e.appendBatches([]kraft.Append{hold(8), hold(9)}); err != nil {
+		t.Fatal(err)
+	}
+	if cap(e.appendBuf) != joined {
+		t.Errorf("join buffer reallocated for a smaller run: cap %d, was %d", cap(e.appendBuf), joined)
+	}
+	rr, err := log.Read(0, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []byte
+	it := recordbatch.NewIterator(nil, rr.Batches)
+	for it.Next() {
+		for _, r := range it.Batch().Records {
+			got = append(got, r.Value...)
+		}
+	}
+	if want := []byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}; it.Err() != nil || !bytes.Equal(got, want) {
+		t.Errorf("log holds %v (err %v), want %v", got, it.Err(), want)
 	}
 }
 
