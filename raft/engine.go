@@ -171,8 +171,10 @@ type engine struct {
 	hw      kraft.Offset
 	dec     recordbatch.Decoder
 	// appendBuf joins the batches of a run of several appends into one
-	// write; reused from Ready to Ready.
+	// write; applyBuf holds the committed batches read back to apply.
+	// Both are reused from Ready to Ready.
 	appendBuf []byte
+	applyBuf  []byte
 
 	lastStatus kraft.Status
 	snap       snapshotState
@@ -1029,9 +1031,14 @@ func (e *engine) awaitApplied(s *submission, res SubmitResult) {
 func (e *engine) applyCommitted() error {
 	replayed := 0
 	for e.applied < e.hw {
-		rr, err := e.log.Read(int64(e.applied), 1<<20)
+		// The decoded records own their values, so one buffer serves
+		// every read.
+		rr, err := e.log.ReadInto(int64(e.applied), 1<<20, e.applyBuf)
 		if err != nil {
 			return fmt.Errorf("raft: read committed records at %d: %w", e.applied, err)
+		}
+		if cap(rr.Batches) > cap(e.applyBuf) {
+			e.applyBuf = rr.Batches[:0]
 		}
 		progressed := false
 		it := recordbatch.NewIterator(&e.dec, rr.Batches)

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 
@@ -86,6 +87,11 @@ type Log struct {
 
 	poisoned error
 	closed   bool
+
+	// hdr is findBatch's scratch for batch headers (under mu): a local
+	// array would escape through the file interface, one allocation per
+	// header read.
+	hdr [recordbatch.HeaderSize]byte
 
 	latestSnap, earliestSnap         OffsetAndEpoch
 	haveLatestSnap, haveEarliestSnap bool
@@ -571,6 +577,15 @@ func (l *Log) Sync() (int64, error) {
 // memory mapping, and a copy stays valid whatever the log does next
 // (truncation, retention). Unsynced batches are readable.
 func (l *Log) Read(offset int64, maxBytes int) (ReadResult, error) {
+	return l.ReadInto(offset, maxBytes, nil)
+}
+
+// ReadInto is [Log.Read] into buf's memory: the result's Batches start at
+// buf[0], or in a new slice when buf's capacity is too small. A reader
+// that is done with one result before the next read (the apply loop, which
+// decodes records into values of their own) reuses one buffer instead of
+// allocating per read.
+func (l *Log) ReadInto(offset int64, maxBytes int, buf []byte) (ReadResult, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -584,19 +599,16 @@ func (l *Log) Read(offset int64, maxBytes int) (ReadResult, error) {
 		return ReadResult{FirstOffset: end, NextOffset: end}, nil
 	}
 	s := l.segmentFor(offset)
-	pos, base, err := l.findBatch(s, offset)
+	pos, first, err := l.findBatch(s, offset)
 	if err != nil {
 		return ReadResult{}, err
 	}
-	first, err := readBatchHeader(s, pos)
-	if err != nil {
-		return ReadResult{}, err
-	}
+	base := first.BaseOffset
 	want := int64(max(maxBytes, first.Size()))
 	if rest := s.size - pos; want > rest {
 		want = rest
 	}
-	buf := make([]byte, want)
+	buf = slices.Grow(buf[:0], int(want))[:want]
 	if _, err := s.log.ReadAt(buf, pos); err != nil && !errors.Is(err, io.EOF) {
 		return ReadResult{}, fmt.Errorf("logstore: read segment %s at byte %d: %w", s.path(logSuffix), pos, err)
 	}
@@ -627,27 +639,26 @@ func (l *Log) segmentFor(offset int64) *segment {
 	return l.segs[i]
 }
 
-// findBatch returns the position and base offset of the batch of s that
-// holds offset: it starts at the index entry and walks batch headers.
-func (l *Log) findBatch(s *segment, offset int64) (pos, base int64, err error) {
-	pos = s.lookup(offset)
+// findBatch returns the position and header of the batch of s that holds
+// offset: it starts at the index entry and walks batch headers.
+func (l *Log) findBatch(s *segment, offset int64) (int64, recordbatch.Header, error) {
+	pos := s.lookup(offset)
 	for pos < s.size {
-		h, err := readBatchHeader(s, pos)
+		h, err := readBatchHeader(s, pos, &l.hdr)
 		if err != nil {
-			return 0, 0, err
+			return 0, recordbatch.Header{}, err
 		}
 		if h.LastOffset() >= offset {
-			return pos, h.BaseOffset, nil
+			return pos, h, nil
 		}
 		pos += int64(h.Size())
 	}
-	return 0, 0, fmt.Errorf("logstore: offset %d not found in segment %s: %w", offset, s.path(logSuffix), ErrOffsetOutOfRange)
+	return 0, recordbatch.Header{}, fmt.Errorf("logstore: offset %d not found in segment %s: %w", offset, s.path(logSuffix), ErrOffsetOutOfRange)
 }
 
 // readBatchHeader reads the header of the batch at pos, which was
 // validated when it was appended or recovered.
-func readBatchHeader(s *segment, pos int64) (recordbatch.Header, error) {
-	var hb [recordbatch.HeaderSize]byte
+func readBatchHeader(s *segment, pos int64, hb *[recordbatch.HeaderSize]byte) (recordbatch.Header, error) {
 	if _, err := s.log.ReadAt(hb[:], pos); err != nil && !errors.Is(err, io.EOF) {
 		return recordbatch.Header{}, fmt.Errorf("logstore: read segment %s at byte %d: %w", s.path(logSuffix), pos, err)
 	}
@@ -680,10 +691,11 @@ func (l *Log) Truncate(offset int64) error {
 		return nil
 	}
 	s := l.segmentFor(offset)
-	pos, newEnd, err := l.findBatch(s, offset)
+	pos, h, err := l.findBatch(s, offset)
 	if err != nil {
 		return err
 	}
+	newEnd := h.BaseOffset
 	if l.rp.offset > newEnd {
 		if err := l.rp.set(newEnd); err != nil {
 			return l.poison(err)

@@ -116,6 +116,40 @@ func TestReadLimits(t *testing.T) {
 	}
 }
 
+// TestReadIntoReusesBuffer: ReadInto returns what Read returns, in the
+// caller's buffer when it is large enough, and then allocates nothing
+// (Read's header walk reads each header once into the stack).
+func TestReadIntoReusesBuffer(t *testing.T) {
+	l, _ := openLog(t, vfs.NewMem(), testOptions())
+	defer l.Close()
+	for i := range 6 {
+		if _, err := l.AppendAsLeader(makeBatch(t, 2, 100, i, 5), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	buf := make([]byte, 0, 64<<10)
+	for _, off := range []int64{0, 5, 11} {
+		want, err := l.Read(off, 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := l.ReadInto(off, 1<<20, buf)
+		if err != nil || got.FirstOffset != want.FirstOffset || got.NextOffset != want.NextOffset || !bytes.Equal(got.Batches, want.Batches) {
+			t.Fatalf("ReadInto(%d) = [%d, %d) %d bytes, %v; Read = [%d, %d) %d bytes", off, got.FirstOffset, got.NextOffset, len(got.Batches), err, want.FirstOffset, want.NextOffset, len(want.Batches))
+		}
+		if &got.Batches[:1][0] != &buf[:1][0] {
+			t.Errorf("ReadInto(%d) did not read into the buffer", off)
+		}
+	}
+	small, err := l.ReadInto(0, 1<<20, make([]byte, 0, 8))
+	if err != nil || small.NextOffset != 12 {
+		t.Fatalf("ReadInto with a small buffer = [%d, %d), %v", small.FirstOffset, small.NextOffset, err)
+	}
+	if allocs := testing.AllocsPerRun(20, func() { _, _ = l.ReadInto(5, 1<<20, buf) }); allocs > 0 {
+		t.Errorf("ReadInto into a large enough buffer allocates %v times, want 0", allocs)
+	}
+}
+
 func TestAppendAsFollower(t *testing.T) {
 	fsys := vfs.NewMem()
 	l, _ := openLog(t, fsys, testOptions())
