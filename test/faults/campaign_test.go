@@ -15,6 +15,8 @@ import (
 var (
 	flagFaults  = flag.String("faults.kinds", "", "comma-separated faults of the campaign (default: all)")
 	flagClients = flag.Int("faults.clients", 6, "concurrent clients of the campaign")
+	flagEmbed   = flag.Int("faults.embedded", 1, "embedded hosts of the campaign: programs that embed the controller as an observer and forward submissions to the leader")
+	flagEmbedCl = flag.Int("faults.embedclients", 2, "clients of the campaign that submit through the embedded hosts (on top of -faults.clients)")
 	flagReport  = flag.String("faults.report", "", "file to write the campaign's figures to (markdown)")
 	flagTimeout = flag.Duration("faults.timeout", 3*time.Second, "deadline of one client operation")
 	flagRecover = flag.Duration("faults.recover", time.Minute, "how long the quorum has after the last heal to acknowledge a write")
@@ -45,14 +47,14 @@ func TestKillRestart(t *testing.T) {
 	if *flagTags != "" {
 		tags += "," + *flagTags
 	}
-	c := newCluster(t, 3, tags, s)
+	c := newCluster(t, 3, 0, tags, s)
 	c.startAll()
 	w := newWorkload(t, c, 2, 2)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		w.run(ctx, 3, s)
+		w.run(ctx, 3, 0, s)
 	}()
 	defer func() {
 		cancel()
@@ -83,7 +85,7 @@ func TestKillRestart(t *testing.T) {
 	waitFor(t, time.Minute, "writes after the restart", ackedAfter(restarted, 20), none)
 	c.eachNode(c.h.kill)
 	t.Log("killed every node")
-	c.eachNode(func(id int) error { return c.h.start(id, c.props[id]) })
+	c.eachNode(func(id int) error { return c.h.start(id, c.cmds[id]) })
 	waitFor(t, 2*time.Minute, "writes after the power failure", ackedAfter(time.Now(), 20), none)
 	cancel()
 	<-done
@@ -108,7 +110,7 @@ func TestCampaign(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := seed(t)
-	c := newCluster(t, *flagNodes, *flagTags, s)
+	c := newCluster(t, *flagNodes, *flagEmbed, *flagTags, s)
 	c.startAll()
 	w := newWorkload(t, c, 4, 2)
 	nem := newNemesis(t, c, s)
@@ -117,7 +119,7 @@ func TestCampaign(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		w.run(ctx, *flagClients, s)
+		w.run(ctx, *flagClients, *flagEmbedCl, s)
 	}()
 	stopClients := func() {
 		if cancel != nil {
@@ -179,7 +181,7 @@ func campaignReport(c *cluster, nem *nemesis, ops []op, lf logFigures, lin strin
 	if err != nil {
 		rev = "unknown revision"
 	}
-	fmt.Fprintf(&b, "revision %s, seed %d, %d nodes, %s, %v, %d faults, binary tags %q\n\n", rev, seed, c.n, c.h.name(), took.Round(time.Second), len(nem.windows), *flagTags)
+	fmt.Fprintf(&b, "revision %s, seed %d, %d nodes and %d embedded hosts, %s, %v, %d faults, binary tags %q\n\n", rev, seed, c.n, c.embedded, c.h.name(), took.Round(time.Second), len(nem.windows), *flagTags)
 	fmt.Fprintf(&b, "| acknowledged | indeterminate: timed out + error answer (applied) | lost | duplicated | misplaced | phantom | linearizable reads | porcupine |\n|---|---|---|---|---|---|---|---|\n")
 	fmt.Fprintf(&b, "| %d | %d + %d (%d) | %d | %d | %d | %d | %d | %s |\n\n", lf.acked, lf.unknown-lf.unknownAnswered, lf.unknownAnswered, lf.unknownApplied, lf.lost, lf.duplicated, lf.misplaced, lf.phantom, lf.reads, lin)
 	type agg struct {

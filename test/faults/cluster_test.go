@@ -35,7 +35,8 @@ var (
 	flagTags     = flag.String("faults.tags", "", "build tags of the krabka binary under test (e.g. writeback, bugzoo_z22)")
 )
 
-// binDir holds the binaries built by this test process, one per tag set.
+// binDir holds the programs built by this test process, one per package
+// and tag set.
 var binDir struct {
 	sync.Mutex
 	dir  string
@@ -60,10 +61,24 @@ func repoRoot() string { return filepath.Join("..", "..") }
 // It is never race-built: the processes run for minutes on a small
 // machine, and their own packages run their tests under -race.
 func buildBinary(t *testing.T, tags string) string {
+	return buildProgram(t, tags, "./cmd/krabka")
+}
+
+// buildEmbedHost builds test/faults/internal/embedhost, a program that
+// embeds the controller, statically and with the same tags as the krabka
+// binary, so that a zoo tag reaches its forwarding too.
+func buildEmbedHost(t *testing.T, tags string) string {
+	return buildProgram(t, tags, "./test/faults/internal/embedhost")
+}
+
+// buildProgram builds the main package pkg (a path from the module root)
+// with CGO_ENABLED=0 and tags, once per package, tag set and test process.
+func buildProgram(t *testing.T, tags, pkg string) string {
 	t.Helper()
 	binDir.Lock()
 	defer binDir.Unlock()
-	if bin, ok := binDir.bins[tags]; ok {
+	key := pkg + " " + tags
+	if bin, ok := binDir.bins[key]; ok {
 		return bin
 	}
 	if binDir.dir == "" {
@@ -73,75 +88,115 @@ func buildBinary(t *testing.T, tags string) string {
 		}
 		binDir.dir, binDir.bins = dir, map[string]string{}
 	}
-	bin := filepath.Join(binDir.dir, fmt.Sprintf("krabka-%d", len(binDir.bins)), "krabka")
-	cmd := exec.Command("go", "build", "-tags", tags, "-o", bin, "./cmd/krabka")
+	bin := filepath.Join(binDir.dir, fmt.Sprintf("build-%d", len(binDir.bins)), filepath.Base(pkg))
+	cmd := exec.Command("go", "build", "-tags", tags, "-o", bin, pkg)
 	cmd.Dir = repoRoot()
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	start := time.Now()
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build -tags %q: %v\n%s", tags, err, out)
+		t.Fatalf("go build -tags %q %s: %v\n%s", tags, pkg, err, out)
 	}
 	t.Logf("built %s (tags %q) in %v", bin, tags, time.Since(start).Round(time.Millisecond))
-	binDir.bins[tags] = bin
+	binDir.bins[key] = bin
 	return bin
 }
 
 // controllerPort is the port every node listens on, on its own address.
 const controllerPort = 9093
 
+// embedHTTPPort is the port an embedded host serves its submissions on.
+const embedHTTPPort = 8080
+
 // cluster is a quorum of n krabka processes on hosts of their own, peer
-// traffic going through the proxies of net.
+// traffic going through the proxies of net, and, when embedded is 1, an
+// embedded host n+1: a program that embeds the controller as an observer
+// of the quorum (test/faults/internal/embedhost), its traffic to the
+// voters going through proxies too.
 type cluster struct {
-	t     *testing.T
-	n     int
-	bin   string
-	h     hosts
-	net   *network
-	dir   string
-	props map[int]string
+	t        *testing.T
+	n        int
+	embedded int
+	bin      string
+	h        hosts
+	net      *network
+	dir      string
+	props    map[int]string
+	// cmds is each host's command line: its program's name and arguments.
+	cmds map[int][]string
 }
 
-// newCluster builds the binary with tags, creates the hosts, the proxies
-// of every directed link, the nodes' properties, and formats them. It does
-// not start them.
-func newCluster(t *testing.T, n int, tags string, seed uint64) *cluster {
+// newCluster builds the binary with tags (and, for embedded hosts, the
+// embedding program with the same tags), creates the hosts, the proxies
+// of every directed link, the nodes' properties, and formats them. It
+// does not start them.
+func newCluster(t *testing.T, n, embedded int, tags string, seed uint64) *cluster {
 	t.Helper()
-	if n < 1 || n > 9 {
-		t.Fatalf("%d nodes: want 1 to 9", n)
+	if n < 1 || n+embedded > 9 || embedded < 0 || embedded > 1 {
+		t.Fatalf("%d nodes and %d embedded hosts: want 1 to 9 hosts in all, at most one of them embedded", n, embedded)
 	}
 	kind := hostBackend(t)
-	bin := buildBinary(t, tags)
+	bins := map[string]string{"krabka": buildBinary(t, tags)}
+	if embedded > 0 {
+		bins["embedhost"] = buildEmbedHost(t, tags)
+	}
 	dir, err := os.MkdirTemp("", resourcePrefix+"run")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &cluster{t: t, n: n, bin: bin, dir: dir, props: map[int]string{}}
+	c := &cluster{t: t, n: n, embedded: embedded, bin: bins["krabka"], dir: dir, props: map[int]string{}, cmds: map[int][]string{}}
 	t.Cleanup(func() {
 		if !t.Failed() {
 			_ = os.RemoveAll(dir)
 		}
 	})
-	c.h = newHosts(t, kind, n, bin, dir)
+	c.h = newHosts(t, kind, n+embedded, bins, dir)
 	c.net = newNetwork(seed)
 	t.Cleanup(c.net.close)
 	t.Cleanup(c.saveArtifacts)
 
-	clusterID, err := run(bin, "storage", "random-uuid")
+	clusterID, err := run(c.bin, "storage", "random-uuid")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 1; i <= n; i++ {
-		var voters []string
-		for j := 1; j <= n; j++ {
-			if j == i {
-				voters = append(voters, fmt.Sprintf("%d@%s", j, c.addr(j)))
-				continue
-			}
-			p, err := c.net.listen(i, j, net.JoinHostPort(c.h.gateway().String(), "0"), c.addr(j))
+	// A voter names its peers by their proxies, and itself by the proxy
+	// of the embedded host's link to it: the endpoint a voter gives for a
+	// leader (NodeEndpoints) is the leader's entry in its own voter list,
+	// so the embedded host, an observer outside the static voter set
+	// that finds the leader through its bootstrap servers (the same
+	// proxies), reaches the leader through a proxy the nemesis controls.
+	// Hence at most one embedded host: a voter names itself once.
+	self := map[int]string{}
+	for j := 1; j <= n; j++ {
+		self[j] = c.addr(j)
+		if embedded > 0 {
+			p, err := c.net.listen(n+1, j, net.JoinHostPort(c.h.gateway().String(), "0"), c.addr(j))
 			if err != nil {
 				t.Fatal(err)
 			}
-			voters = append(voters, fmt.Sprintf("%d@%s", j, p.addr()))
+			self[j] = p.addr()
+		}
+	}
+	for i := 1; i <= n+embedded; i++ {
+		var peers []string
+		for j := 1; j <= n; j++ {
+			switch {
+			case i > n:
+				peers = append(peers, self[j])
+			case j == i:
+				peers = append(peers, fmt.Sprintf("%d@%s", j, self[j]))
+			default:
+				p, err := c.net.listen(i, j, net.JoinHostPort(c.h.gateway().String(), "0"), c.addr(j))
+				if err != nil {
+					t.Fatal(err)
+				}
+				peers = append(peers, fmt.Sprintf("%d@%s", j, p.addr()))
+			}
+		}
+		quorum, format := "controller.quorum.voters=", []string{"storage", "format", "-t", clusterID}
+		c.cmds[i] = []string{"krabka", "server-start"}
+		if i > n {
+			quorum, format = "controller.quorum.bootstrap.servers=", append(format, "--no-initial-controllers")
+			c.cmds[i] = []string{"embedhost"}
 		}
 		c.props[i] = filepath.Join(dir, fmt.Sprintf("node-%d.properties", i))
 		props := strings.Join([]string{
@@ -149,14 +204,18 @@ func newCluster(t *testing.T, n int, tags string, seed uint64) *cluster {
 			"node.id=" + strconv.Itoa(i),
 			"controller.listener.names=CONTROLLER",
 			"listeners=CONTROLLER://" + c.addr(i),
-			"controller.quorum.voters=" + strings.Join(voters, ","),
+			quorum + strings.Join(peers, ","),
 			"metadata.log.dir=" + filepath.Join(dir, fmt.Sprintf("node-%d", i)),
 		}, "\n") + "\n"
 		if err := os.WriteFile(c.props[i], []byte(props), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := run(bin, "storage", "format", "-t", clusterID, "-c", c.props[i]); err != nil {
+		if _, err := run(c.bin, append(format, "-c", c.props[i])...); err != nil {
 			t.Fatal(err)
+		}
+		c.cmds[i] = append(c.cmds[i], c.props[i])
+		if i > n {
+			c.cmds[i] = append(c.cmds[i], c.httpAddr(i))
 		}
 	}
 	return c
@@ -165,6 +224,11 @@ func newCluster(t *testing.T, n int, tags string, seed uint64) *cluster {
 // addr is node id's own controller address (clients use it directly).
 func (c *cluster) addr(id int) string {
 	return net.JoinHostPort(c.h.nodeAddr(id).String(), strconv.Itoa(controllerPort))
+}
+
+// httpAddr is where embedded host id serves its submissions.
+func (c *cluster) httpAddr(id int) string {
+	return net.JoinHostPort(c.h.nodeAddr(id).String(), strconv.Itoa(embedHTTPPort))
 }
 
 // bootstrap is every node's address, comma-separated.
@@ -178,13 +242,14 @@ func (c *cluster) bootstrap() string {
 
 func (c *cluster) start(id int) {
 	c.t.Helper()
-	if err := c.h.start(id, c.props[id]); err != nil {
-		c.t.Fatalf("start node %d: %v", id, err)
+	if err := c.h.start(id, c.cmds[id]); err != nil {
+		c.t.Fatalf("start host %d: %v", id, err)
 	}
 }
 
+// startAll starts every node and embedded host.
 func (c *cluster) startAll() {
-	for id := 1; id <= c.n; id++ {
+	for id := 1; id <= c.n+c.embedded; id++ {
 		c.start(id)
 	}
 }
@@ -215,12 +280,12 @@ func (c *cluster) saveArtifacts() {
 	if !c.t.Failed() {
 		return
 	}
-	for id := 1; id <= c.n; id++ {
+	for id := 1; id <= c.n+c.embedded; id++ {
 		if err := c.h.saveLogs(id, filepath.Join(c.dir, fmt.Sprintf("node-%d.log", id))); err != nil {
-			c.t.Logf("logs of node %d: %v", id, err)
+			c.t.Logf("logs of host %d: %v", id, err)
 		}
 	}
-	c.t.Logf("artifacts (node logs node-N.log, data directories node-N/, history.html when checked) are under %s", c.dir)
+	c.t.Logf("artifacts (node logs node-N.log, data directories node-N/, history.html when checked; embedded hosts are the nodes above %d) are under %s", c.n, c.dir)
 }
 
 var statusLeader = regexp.MustCompile(`(?m)^LeaderId: +(\d+)\nLeaderEpoch: +(\d+)\nHighWatermark: +(-?\d+)$`)

@@ -53,7 +53,7 @@ func TestComposeQuorum(t *testing.T) {
 	bin := buildBinary(t, "")
 	project := uniqueTag()
 	image := project + ":latest"
-	if err := buildImage(bin, image); err != nil {
+	if err := buildImage(image, map[string]string{"krabka": bin}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = run("docker", "rmi", "-f", image) })

@@ -1,6 +1,7 @@
 // Package faults runs real krabka controller processes, each on a host of
 // its own with its own IP address, under a nemesis, and checks what
-// clients observed. It has no code outside its tests.
+// clients observed. It has no code outside its tests, except the program
+// of its embedded hosts (internal/embedhost).
 //
 // # Hosts
 //
@@ -42,7 +43,23 @@
 //
 // Clients submit ConfigRecords through the private SubmitChange RPC (1003)
 // and read keys with the linearizable ReadImage RPC (1005); each operation
-// has a deadline, and one that times out is indeterminate, not failed. The
+// has a deadline, and one that times out is indeterminate, not failed.
+//
+// A SubmitChange over the wire is never forwarded: a follower answers
+// NOT_LEADER_OR_FOLLOWER. Only the embedded API, Controller.SubmitChange,
+// forwards from a follower or an observer to the leader. So the campaign
+// also runs embedded hosts (-faults.embedded): internal/embedhost, built
+// statically with the binary's tags and run in the same image or
+// namespace scheme, embeds raft.Start as an observer (a node id outside
+// the static voter set, controller.quorum.bootstrap.servers naming the
+// voters' proxies) and serves Controller.SubmitChange over HTTP on its
+// host. Embedded clients (-faults.embedclients) write through it; their
+// writes join the same history and checks. Its traffic to the voters goes
+// through proxies of its own: a voter names itself in its voter list by
+// the embedded host's proxy to it, and the leader endpoint in a voter's
+// answers comes from that list. So isolate-leader and partition cut it off
+// like a voter, and embedded-link drops the leader's answers to it, the
+// writes it forwards committing while their forwarding times out. The
 // history, with real-time bounds, is checked by porcupine against a
 // key-value register model. After the faults are healed every node's
 // committed log is read over MetadataFetch (1004) and compared byte for
@@ -57,9 +74,10 @@
 // its page cache. The binary built with -tags writeback keeps unsynced
 // writes in process memory (vfs.WriteBack), so that killing it, or every
 // node at once, is a power failure. -faults.tags builds the binary with
-// other tags too: scripts/bugzoo-faults.sh re-injects the runtime's bug
-// zoo entries (bugzoo_z1, _z2, _z5, _z22) and requires a campaign to catch
-// each.
+// other tags too, and the embedded hosts' program with the same tags:
+// scripts/bugzoo-faults.sh re-injects the runtime's bug zoo entries
+// (bugzoo_z1, _z2, _z5, _z21, _z22) and requires a campaign to catch each;
+// Z21, a forwarded submission resent, only through the embedded hosts.
 //
 // The binary is never race-built (it is static, CGO_ENABLED=0, and runs
 // for minutes on a small machine); its packages run their own tests under

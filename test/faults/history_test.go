@@ -9,8 +9,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -50,7 +52,7 @@ type op struct {
 	call, ret time.Time
 	status    opStatus
 	offset    int64 // acknowledged offset of a write
-	errorCode int16 // the answer's error code, for the figures
+	answered  bool  // an error answer came back (not a timeout), for the figures
 	answerErr error
 }
 
@@ -93,13 +95,16 @@ func dialFirst(ctx context.Context, addr string) error {
 }
 
 // workload drives clients against the cluster: each keeps one operation
-// outstanding, against a random node, with a deadline.
+// outstanding, against a random node, with a deadline. Embedded clients
+// write through the embedded hosts instead, whose controller forwards
+// each submission to the leader.
 type workload struct {
 	c       *cluster
 	t       *testing.T
 	keys    []kvKey
 	timeout time.Duration
 	hist    history
+	http    *http.Client
 	// reads is false when the binary does not serve ReadImage.
 	reads bool
 }
@@ -107,7 +112,8 @@ type workload struct {
 // newWorkload creates the topics of the keys (before any fault) and
 // probes for linearizable reads.
 func newWorkload(t *testing.T, c *cluster, topics, names int) *workload {
-	w := &workload{c: c, t: t, timeout: *flagTimeout}
+	w := &workload{c: c, t: t, timeout: *flagTimeout,
+		http: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}}
 	for i := range topics {
 		topic := fmt.Sprintf("faults-%d", i)
 		c.mustSubmit(topicRecord(t, topic))
@@ -128,7 +134,33 @@ func newWorkload(t *testing.T, c *cluster, topics, names int) *workload {
 	if !w.reads {
 		t.Logf("the binary does not serve ReadImage (1005): %v; the history holds writes only", err)
 	}
+	for id := c.n + 1; id <= c.n+c.embedded; id++ {
+		var state string
+		waitFor(t, 60*time.Second, fmt.Sprintf("leader known to embedded host %d", id), func() bool {
+			state, err = w.embedState(id)
+			f := strings.Fields(state)
+			return err == nil && len(f) == 3 && f[1] != "-1"
+		}, func() string { return fmt.Sprint(state, err) })
+		t.Logf("embedded host %d: %s", id, state)
+	}
 	return w
+}
+
+// embedState asks embedded host id for its role, leader and epoch.
+func (w *workload) embedState(id int) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+w.c.httpAddr(id)+"/state", nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := w.http.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
 }
 
 // read reads key on node id with a linearizable ReadImage (1005).
@@ -158,17 +190,99 @@ func (w *workload) read(ctx context.Context, id int, key kvKey) (string, error) 
 	return "", nil
 }
 
-// run runs clients until ctx ends.
-func (w *workload) run(ctx context.Context, clients int, seed uint64) {
+// run runs clients wire clients and embedded ones, spread over the
+// embedded hosts, until ctx ends.
+func (w *workload) run(ctx context.Context, clients, embedded int, seed uint64) {
 	var wg sync.WaitGroup
-	for cl := range clients {
+	if w.c.embedded == 0 {
+		embedded = 0
+	}
+	for cl := range clients + embedded {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w.client(ctx, cl, rand.New(rand.NewPCG(seed, uint64(100+cl))))
+			rnd := rand.New(rand.NewPCG(seed, uint64(100+cl)))
+			if cl < clients {
+				w.client(ctx, cl, rnd)
+				return
+			}
+			w.embedClient(ctx, cl, w.c.n+1+(cl-clients)%w.c.embedded, rnd)
 		}()
 	}
 	wg.Wait()
+}
+
+// embedClient writes through embedded host id until ctx ends, one
+// submission outstanding, each with a deadline.
+func (w *workload) embedClient(ctx context.Context, cl, id int, rnd *rand.Rand) {
+	for seq := 0; ctx.Err() == nil; seq++ {
+		o := op{client: cl, node: id, write: true, key: w.keys[rnd.IntN(len(w.keys))], value: fmt.Sprintf("c%d-%d", cl, seq)}
+		w.runOp(&o, func(opCtx context.Context) { w.embedSubmitOp(opCtx, &o) })
+		thinkTime(ctx, rnd)
+	}
+}
+
+// runOp runs do under the operation deadline, records o's real-time
+// bounds around it and adds o to the history.
+func (w *workload) runOp(o *op, do func(ctx context.Context)) {
+	ctx, cancel := context.WithTimeout(context.Background(), w.timeout)
+	defer cancel()
+	o.call = time.Now()
+	do(ctx)
+	o.ret = time.Now()
+	w.hist.add(*o)
+}
+
+// thinkTime is a client's pause between two operations, 5 to 20 ms, cut
+// short when ctx ends.
+func thinkTime(ctx context.Context, rnd *rand.Rand) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(time.Duration(5+rnd.IntN(15)) * time.Millisecond):
+	}
+}
+
+// embedSubmitOp runs one write through the embedded host o.node, whose
+// controller's SubmitChange forwards it to the leader.
+func (w *workload) embedSubmitOp(ctx context.Context, o *op) {
+	addr := w.c.httpAddr(o.node)
+	if err := dialFirst(ctx, addr); err != nil {
+		o.status, o.answerErr = opNotSent, err
+		return
+	}
+	body := configRecord(w.t, o.key.topic, o.key.name, o.value)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/submit", bytes.NewReader(body))
+	if err != nil {
+		o.status, o.answerErr = opNotSent, err
+		return
+	}
+	resp, err := w.http.Do(req)
+	if err != nil {
+		o.status, o.answerErr = opUnknown, err
+		return
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(resp.Body)
+	if err != nil {
+		o.status, o.answerErr = opUnknown, err
+		return
+	}
+	switch resp.StatusCode {
+	case http.StatusOK:
+		var epoch int32
+		if _, err := fmt.Sscan(string(answer), &o.offset, &epoch); err != nil {
+			// Acknowledged, at an offset the answer does not say: the
+			// log checker reports it misplaced.
+			o.offset = -1
+			w.t.Errorf("embedded host %d acknowledged %s=%s with %q", o.node, o.key, o.value, answer)
+		}
+		o.status = opOK
+	case http.StatusUnprocessableEntity:
+		// The image refused the change: it had no effect.
+		o.status, o.answerErr, o.answered = opNotSent, errors.New(strings.TrimSpace(string(answer))), true
+	default:
+		o.status, o.answerErr, o.answered = opUnknown, fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(answer))), true
+	}
 }
 
 func (w *workload) client(ctx context.Context, cl int, rnd *rand.Rand) {
@@ -186,26 +300,22 @@ func (w *workload) client(ctx context.Context, cl int, rnd *rand.Rand) {
 		if hint > 0 && rnd.IntN(100) < toHint {
 			o.node = hint
 		}
-		opCtx, cancel := context.WithTimeout(context.Background(), w.timeout)
-		o.call = time.Now()
 		if o.write {
 			o.value = fmt.Sprintf("c%d-%d", cl, seq)
-			hint = w.submitOp(opCtx, &o)
-		} else {
+		}
+		w.runOp(&o, func(opCtx context.Context) {
+			if o.write {
+				hint = w.submitOp(opCtx, &o)
+				return
+			}
 			var err error
 			o.value, err = w.read(opCtx, o.node, o.key)
 			o.status = opOK
 			if err != nil {
 				o.status, o.answerErr = opNotSent, err
 			}
-		}
-		o.ret = time.Now()
-		cancel()
-		w.hist.add(o)
-		select {
-		case <-ctx.Done():
-		case <-time.After(time.Duration(5+rnd.IntN(15)) * time.Millisecond):
-		}
+		})
+		thinkTime(ctx, rnd)
 	}
 }
 
@@ -224,10 +334,10 @@ func (w *workload) submitOp(ctx context.Context, o *op) int {
 	case resp != nil && resp.ErrorCode == kerr.InvalidRequest.Code:
 		// The leader refused the record before appending it (an unknown
 		// topic after a bug lost it, for one): a definite failure.
-		o.status, o.answerErr, o.errorCode = opNotSent, err, resp.ErrorCode
+		o.status, o.answerErr, o.answered = opNotSent, err, true
 		return max(int(resp.LeaderID), 0)
 	case resp != nil:
-		o.status, o.answerErr, o.errorCode = opUnknown, err, resp.ErrorCode
+		o.status, o.answerErr, o.answered = opUnknown, err, true
 		return max(int(resp.LeaderID), 0)
 	default:
 		o.status, o.answerErr = opUnknown, err
@@ -349,7 +459,7 @@ func checkLog(t *testing.T, ops []op, entries []logEntry) logFigures {
 			}
 		case opUnknown:
 			f.unknown++
-			if o.errorCode != 0 {
+			if o.answered {
 				f.unknownAnswered++
 			}
 			if len(offs) > 0 {

@@ -5,11 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,8 +20,8 @@ import (
 	"time"
 )
 
-// hosts runs one krabka process per node, each on a host with its own
-// address. Node ids count from 1.
+// hosts runs one process per node, each on a host with its own address:
+// krabka, or a program that embeds the controller. Node ids count from 1.
 type hosts interface {
 	// name says which back end this is, for the test log.
 	name() string
@@ -28,9 +30,10 @@ type hosts interface {
 	// gateway is the address of the test process on the nodes' network:
 	// proxies listen there.
 	gateway() netip.Addr
-	// start starts node id with the properties file props (a path the
-	// host and the node share), or restarts it after a kill.
-	start(id int, props string) error
+	// start starts node id, or restarts it after a kill, with cmd: the
+	// name of a program the back end was given and its arguments (paths
+	// the host and the node share).
+	start(id int, cmd []string) error
 	// kill sends SIGKILL and waits for the process to be gone.
 	kill(id int) error
 	// stop sends SIGTERM and waits for the exit.
@@ -118,18 +121,19 @@ func hostBackend(t *testing.T) string {
 	return ""
 }
 
-// newHosts creates the back end for n nodes. The nodes' data lives under
-// dir, which Docker mounts at the same path in every container.
-func newHosts(t *testing.T, kind string, n int, bin, dir string) hosts {
+// newHosts creates the back end for n nodes, which run the programs of
+// bins (by name: krabka, embedhost). The nodes' data lives under dir,
+// which Docker mounts at the same path in every container.
+func newHosts(t *testing.T, kind string, n int, bins map[string]string, dir string) hosts {
 	t.Helper()
 	sweepOnce.Do(sweep)
 	var h hosts
 	var err error
 	switch kind {
 	case "docker":
-		h, err = newDockerHosts(n, bin, dir)
+		h, err = newDockerHosts(bins, dir)
 	case "netns":
-		h, err = newNetnsHosts(n, bin, dir)
+		h, err = newNetnsHosts(n, bins, dir)
 	}
 	if err != nil {
 		t.Fatalf("%s hosts: %v", kind, err)
@@ -239,9 +243,10 @@ type dockerHosts struct {
 	created map[int]bool
 }
 
-// buildImage builds the image of deploy/Dockerfile with bin as the
-// binary, in a generated context, and returns its tag.
-func buildImage(bin, tag string) error {
+// buildImage builds the image of deploy/Dockerfile, tagged tag, in a
+// generated context holding the programs of bins (krabka, whose path the
+// Dockerfile copies, and any other at /<name>).
+func buildImage(tag string, bins map[string]string) error {
 	ctxDir, err := os.MkdirTemp("", resourcePrefix+"ctx")
 	if err != nil {
 		return err
@@ -251,14 +256,19 @@ func buildImage(bin, tag string) error {
 	if err != nil {
 		return err
 	}
+	for _, name := range slices.Sorted(maps.Keys(bins)) {
+		b, err := os.ReadFile(bins[name])
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(ctxDir, name), b, 0o755); err != nil {
+			return err
+		}
+		if name != "krabka" {
+			dockerfile = fmt.Appendf(dockerfile, "COPY %s /%s\n", name, name)
+		}
+	}
 	if err := os.WriteFile(filepath.Join(ctxDir, "Dockerfile"), dockerfile, 0o644); err != nil {
-		return err
-	}
-	b, err := os.ReadFile(bin)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(ctxDir, "krabka"), b, 0o755); err != nil {
 		return err
 	}
 	_, err = run("docker", "build", "-q", "--label", "krabka.faults.pid="+strconv.Itoa(os.Getpid()), "-t", tag, ctxDir)
@@ -278,10 +288,10 @@ func uniqueTag() string {
 	return fmt.Sprintf("%s%d-%d", resourcePrefix, os.Getpid(), runSeq.n)
 }
 
-func newDockerHosts(n int, bin, dataDir string) (*dockerHosts, error) {
+func newDockerHosts(bins map[string]string, dataDir string) (*dockerHosts, error) {
 	h := &dockerHosts{tag: uniqueTag(), dataDir: dataDir, created: map[int]bool{}}
 	h.image = h.tag + ":latest"
-	if err := buildImage(bin, h.image); err != nil {
+	if err := buildImage(h.image, bins); err != nil {
 		return nil, err
 	}
 	var err error
@@ -308,18 +318,18 @@ func (h *dockerHosts) gateway() netip.Addr { return hostAddr(h.subnet, 1) }
 
 func (h *dockerHosts) container(id int) string { return fmt.Sprintf("%s-node-%d", h.tag, id) }
 
-func (h *dockerHosts) start(id int, props string) error {
+func (h *dockerHosts) start(id int, cmd []string) error {
 	h.mu.Lock()
 	created := h.created[id]
 	h.created[id] = true
 	h.mu.Unlock()
 	if !created {
-		_, err := run("docker", "create", "--name", h.container(id),
-			"--label", "krabka.faults.pid="+strconv.Itoa(os.Getpid()),
+		args := append([]string{"create", "--name", h.container(id),
+			"--label", "krabka.faults.pid=" + strconv.Itoa(os.Getpid()),
 			"--network", h.tag, "--ip", h.nodeAddr(id).String(),
-			"-v", h.dataDir+":"+h.dataDir,
-			h.image, "server-start", props)
-		if err != nil {
+			"-v", h.dataDir + ":" + h.dataDir,
+			"--entrypoint", "/" + cmd[0], h.image}, cmd[1:]...)
+		if _, err := run("docker", args...); err != nil {
 			return err
 		}
 	}
@@ -376,7 +386,8 @@ func (h *dockerHosts) close() {
 // bridge by veth pairs; the bridge holds the gateway address.
 type netnsHosts struct {
 	tag    string // kf<pid>x<seq>, short: Linux link names have 15 bytes
-	bin    string
+	bins   map[string]string
+	dir    string
 	subnet netip.Prefix
 	n      int
 	mu     sync.Mutex
@@ -389,9 +400,9 @@ type netnsProc struct {
 	done chan struct{}
 }
 
-func newNetnsHosts(n int, bin, dataDir string) (*netnsHosts, error) {
+func newNetnsHosts(n int, bins map[string]string, dataDir string) (*netnsHosts, error) {
 	tag := strings.ReplaceAll(uniqueTag(), "-", "x")
-	h := &netnsHosts{tag: tag, bin: bin, n: n, procs: map[int]*netnsProc{}}
+	h := &netnsHosts{tag: tag, bins: bins, dir: dataDir, n: n, procs: map[int]*netnsProc{}}
 	bridge := tag + "b"
 	var err error
 	for range 20 {
@@ -443,11 +454,11 @@ func (h *netnsHosts) nodeAddr(id int) netip.Addr { return hostAddr(h.subnet, 10+
 
 func (h *netnsHosts) gateway() netip.Addr { return hostAddr(h.subnet, 1) }
 
-func (h *netnsHosts) logPath(props string) string {
-	return strings.TrimSuffix(props, ".properties") + ".out"
+func (h *netnsHosts) logPath(id int) string {
+	return filepath.Join(h.dir, fmt.Sprintf("node-%d.out", id))
 }
 
-func (h *netnsHosts) start(id int, props string) error {
+func (h *netnsHosts) start(id int, args []string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if p := h.procs[id]; p != nil {
@@ -457,11 +468,15 @@ func (h *netnsHosts) start(id int, props string) error {
 			return fmt.Errorf("node %d is running", id)
 		}
 	}
-	out, err := os.OpenFile(h.logPath(props), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	bin, ok := h.bins[args[0]]
+	if !ok {
+		return fmt.Errorf("node %d: no program %s", id, args[0])
+	}
+	out, err := os.OpenFile(h.logPath(id), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command("ip", "netns", "exec", h.ns(id), h.bin, "server-start", props)
+	cmd := exec.Command("ip", append([]string{"netns", "exec", h.ns(id), bin}, args[1:]...)...)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		out.Close()

@@ -25,11 +25,12 @@ const (
 	faultPauseLeader   faultKind = "pause-leader"   // SIGSTOP of the leader
 	faultKillAll       faultKind = "kill-9-all"     // SIGKILL of every node at once: a power failure
 	faultLeaderLink    faultKind = "one-way-link"   // the leader's frames to one follower dropped: its answers to that follower's requests vanish
+	faultEmbeddedLink  faultKind = "embedded-link"  // the leader's frames to the embedded host dropped: the answers to the submissions it forwards vanish
 )
 
 // allFaults is the nemesis's menu.
 var allFaults = []faultKind{faultKill, faultPause, faultRestart, faultPartition, faultOneWay,
-	faultIsolateLeader, faultBridge, faultSlow, faultKillLeader, faultPauseLeader, faultKillAll, faultLeaderLink}
+	faultIsolateLeader, faultBridge, faultSlow, faultKillLeader, faultPauseLeader, faultKillAll, faultLeaderLink, faultEmbeddedLink}
 
 // faultWindow is one injected fault: when it started, when it was healed.
 type faultWindow struct {
@@ -61,9 +62,10 @@ func (n *nemesis) leaderOr() int {
 	return 1 + n.rnd.IntN(n.c.n)
 }
 
-// isolate drops every frame between node id and the others.
+// isolate drops every frame between node id and the others, the
+// embedded host included.
 func (n *nemesis) isolate(id int) {
-	for j := 1; j <= n.c.n; j++ {
+	for j := 1; j <= n.c.n+n.c.embedded; j++ {
 		if j != id {
 			n.c.net.set(id, j, linkFault{drop: true})
 			n.c.net.set(j, id, linkFault{drop: true})
@@ -77,7 +79,7 @@ func (n *nemesis) inject(kind faultKind) string {
 	c := n.c
 	victim := 1 + n.rnd.IntN(c.n)
 	switch kind {
-	case faultKillLeader, faultPauseLeader, faultIsolateLeader, faultLeaderLink:
+	case faultKillLeader, faultPauseLeader, faultIsolateLeader, faultLeaderLink, faultEmbeddedLink:
 		victim = n.leaderOr()
 	}
 	must := func(err error) {
@@ -88,17 +90,17 @@ func (n *nemesis) inject(kind faultKind) string {
 	switch kind {
 	case faultKill, faultKillLeader:
 		must(c.h.kill(victim))
-		n.heal = func() { must(c.h.start(victim, c.props[victim])) }
+		n.heal = func() { must(c.h.start(victim, c.cmds[victim])) }
 	case faultKillAll:
 		c.eachNode(c.h.kill)
-		n.heal = func() { c.eachNode(func(id int) error { return c.h.start(id, c.props[id]) }) }
+		n.heal = func() { c.eachNode(func(id int) error { return c.h.start(id, c.cmds[id]) }) }
 		return string(kind)
 	case faultPause, faultPauseLeader:
 		must(c.h.pause(victim))
 		n.heal = func() { must(c.h.resume(victim)) }
 	case faultRestart:
 		must(c.h.stop(victim))
-		must(c.h.start(victim, c.props[victim]))
+		must(c.h.start(victim, c.cmds[victim]))
 		n.heal = func() {}
 	case faultPartition, faultIsolateLeader:
 		n.isolate(victim)
@@ -115,6 +117,13 @@ func (n *nemesis) inject(kind faultKind) string {
 		c.net.set(victim, to, linkFault{drop: true})
 		n.heal = c.net.heal
 		return fmt.Sprintf("%s: %d -> %d dropped", kind, victim, to)
+	case faultEmbeddedLink:
+		n.heal = c.net.heal
+		if c.embedded == 0 {
+			return string(kind) + ": no embedded host"
+		}
+		c.net.set(victim, c.n+1, linkFault{drop: true})
+		return fmt.Sprintf("%s: %d -> %d dropped", kind, victim, c.n+1)
 	case faultBridge:
 		// The bridge node sees both halves; the halves do not see each
 		// other, so each half plus the bridge can be a majority.
