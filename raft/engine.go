@@ -194,6 +194,9 @@ type engine struct {
 	// noOpDue is when the leader appends its next NoOpRecord; zero while
 	// not an active leader or with NoOps disabled.
 	noOpDue time.Time
+	// checkpointDue is when the log's recovery point is next checkpointed
+	// (recoverypoint.go); zero while it equals the synced offset.
+	checkpointDue time.Time
 
 	resigning      bool
 	resignDeadline time.Time
@@ -221,7 +224,11 @@ func (e *engine) run(ctx context.Context) error {
 	defer e.failAll(ErrShuttingDown)
 	defer e.abortDownload()
 	for {
-		if err := e.drive(); err != nil {
+		err := e.drive()
+		if err == nil {
+			err = e.maybeCheckpoint()
+		}
+		if err != nil {
 			e.logger.LogAttrs(ctx, slog.LevelError, "engine stopped", slog.String(logKeyError, err.Error()))
 			return err
 		}
@@ -254,8 +261,8 @@ func (e *engine) run(ctx context.Context) error {
 }
 
 // armTimer sets timer to the earliest of the core's next deadline, a
-// resigning leader's give-up time, the next NoOpRecord and the next
-// retention run.
+// resigning leader's give-up time, the next NoOpRecord, the next
+// retention run and the next recovery-point checkpoint.
 func (e *engine) armTimer(timer *time.Timer) {
 	const never = time.Duration(1<<63 - 1)
 	wait := never
@@ -276,6 +283,9 @@ func (e *engine) armTimer(timer *time.Timer) {
 	}
 	if e.snap.store != nil {
 		wait = min(wait, time.Until(e.snap.lastClean.Add(cleanInterval)))
+	}
+	if !e.checkpointDue.IsZero() {
+		wait = min(wait, time.Until(e.checkpointDue))
 	}
 	if wait == never {
 		timer.Stop()

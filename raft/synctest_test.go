@@ -3,11 +3,14 @@ package raft
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/krabka-go/krabka/internal/logstore"
 	"github.com/krabka-go/krabka/internal/transport"
+	"github.com/krabka-go/krabka/internal/vfs"
 )
 
 // newMemCluster starts n voters on an in-memory network inside a synctest
@@ -121,6 +124,45 @@ func TestRetentionTimeRuleOnIdleNode(t *testing.T) {
 		}
 		if start != newer.EndOffset {
 			t.Errorf("log start %d, want %d", start, newer.EndOffset)
+		}
+	})
+}
+
+// TestRecoveryPointCheckpoint (docs/storage.md): a commit's fsync leaves
+// the log's recovery point behind; the engine checkpoints it once
+// recoveryCheckpointInterval has passed, and a clean Shutdown leaves it
+// at the log end offset. Fake time makes the interval exact.
+func TestRecoveryPointCheckpoint(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newMemCluster(t, 1)
+		id := c.leader()
+		n := c.node(id)
+		log := n.eng.log
+		submit(t, n, metadataVersionRecord())
+		synctest.Wait()
+		synced := log.SyncedOffset()
+		if rp := log.RecoveryPoint(); rp >= synced {
+			t.Fatalf("recovery point %d right after a commit, synced offset %d: the commit checkpointed it", rp, synced)
+		}
+		time.Sleep(recoveryCheckpointInterval)
+		synctest.Wait()
+		if rp := log.RecoveryPoint(); rp != synced {
+			t.Fatalf("recovery point %d after %v idle, want the synced offset %d", rp, recoveryCheckpointInterval, synced)
+		}
+
+		submit(t, n, topicRecord("before-shutdown"))
+		leo := log.LogEndOffset()
+		if rp := log.RecoveryPoint(); rp >= leo {
+			t.Fatalf("recovery point %d right after a commit, log end %d", rp, leo)
+		}
+		c.stop(id)
+		l, rep, err := logstore.Open(vfs.OS(), filepath.Join(c.cfgs[0].MetadataLogDir, PartitionDirName), logstore.DefaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		if rep.RecoveryPoint != rep.LogEndOffset || rep.LogEndOffset < leo || rep.Truncation != nil {
+			t.Fatalf("after a clean shutdown: recovery point %d, log end %d (at least %d), cut %+v; want the recovery point at the log end", rep.RecoveryPoint, rep.LogEndOffset, leo, rep.Truncation)
 		}
 	})
 }

@@ -13,8 +13,9 @@ func benchBatch(b *testing.B, n int) []byte {
 	return makeBatch(b, n, 256, 1, 1)
 }
 
-// BenchmarkAppendSync measures a leader append followed by Sync (the
-// segment fsync plus the recovery-point fsync) on the real disk under
+// BenchmarkAppendSync measures a leader append followed by Sync (one
+// fsync, of the segment; the recovery point is checkpointed off this
+// path) on the real disk under
 // b.TempDir(), for batches of 1, 16 and 256 records of 256 bytes. Compare
 // with BenchmarkRawWriteFdatasync, the same write size with one fdatasync.
 func BenchmarkAppendSync(b *testing.B) {

@@ -13,10 +13,11 @@ import (
 
 // crashWorkload appends n batches as leader (epoch changing every 7
 // batches, so the epoch checkpoint is rewritten), syncing every third
-// append, until the first error (the "process" dies). It returns the bytes
-// of every batch appended, by base offset, and the highest offset a
-// successful Sync returned.
-func crashWorkload(t *testing.T, l *Log, n int) (batches map[int64][]byte, synced int64) {
+// append and checkpointing the recovery point every other Sync, until the
+// first error (the "process" dies). It returns the bytes of every batch
+// appended, by base offset, the highest offset a successful Sync returned
+// and the highest recovery point a successful checkpoint returned.
+func crashWorkload(t *testing.T, l *Log, n int) (batches map[int64][]byte, synced, checkpoint int64) {
 	t.Helper()
 	batches = map[int64][]byte{}
 	for i := range n {
@@ -24,17 +25,27 @@ func crashWorkload(t *testing.T, l *Log, n int) (batches map[int64][]byte, synce
 		// A failed append may still have written the (stamped) batch.
 		batches[l.LogEndOffset()] = b
 		if _, err := l.AppendAsLeader(b, int32(1+i/7)); err != nil {
-			return batches, synced
+			return batches, synced, checkpoint
 		}
 		if i%3 == 2 {
 			off, err := l.Sync()
 			if err != nil {
-				return batches, synced
+				return batches, synced, checkpoint
 			}
 			synced = off
 		}
+		if i%6 == 5 {
+			rp, err := l.CheckpointRecoveryPoint()
+			if err != nil {
+				return batches, synced, checkpoint
+			}
+			if rp != synced {
+				t.Fatalf("checkpoint %d right after Sync returned %d", rp, synced)
+			}
+			checkpoint = rp
+		}
 	}
-	return batches, synced
+	return batches, synced, checkpoint
 }
 
 // TestCrashAtEveryPoint kills the process at every mutating system call of
@@ -70,17 +81,21 @@ func TestCrashAtEveryPoint(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: open: %v", name, err)
 				}
-				batches, synced := crashWorkload(t, l, n)
+				batches, synced, checkpoint := crashWorkload(t, l, n)
 				mem.Crash(rand.New(rand.NewPCG(seed, uint64(budget))), mode)
-				checkRecovered(t, name, mem, opts, batches, synced)
+				rp := checkRecovered(t, name, mem, opts, batches, synced)
+				if rp < checkpoint {
+					t.Fatalf("%s: recovery point %d below the checkpoint %d that returned", name, rp, checkpoint)
+				}
 			}
 		}
 	}
 }
 
 // checkRecovered reopens mem and checks the recovered log against what was
-// appended and synced before the crash.
-func checkRecovered(t *testing.T, name string, fsys vfs.FS, opts Options, batches map[int64][]byte, synced int64) {
+// appended and synced before the crash. It returns the recovery point
+// recovery read.
+func checkRecovered(t *testing.T, name string, fsys vfs.FS, opts Options, batches map[int64][]byte, synced int64) int64 {
 	t.Helper()
 	l, rep, err := Open(fsys, testDir, opts)
 	if err != nil {
@@ -113,6 +128,7 @@ func checkRecovered(t *testing.T, name string, fsys vfs.FS, opts Options, batche
 	if l.SyncedOffset() != leo {
 		t.Fatalf("%s: synced offset after open %d, want LEO %d", name, l.SyncedOffset(), leo)
 	}
+	return rep.RecoveryPoint
 }
 
 func equalEntries(a, b []EpochEntry) bool {
@@ -135,7 +151,7 @@ func TestCrashDuringRecovery(t *testing.T) {
 	for budget := 0; budget < 40; budget++ {
 		mem := vfs.NewMem()
 		l, _ := openLog(t, mem, opts)
-		batches, _ := crashWorkload(t, l, 10)
+		batches, _, _ := crashWorkload(t, l, 10)
 		synced, err := l.Sync()
 		if err != nil {
 			t.Fatal(err)

@@ -24,6 +24,7 @@ import (
 //	append epoch=E [n=K] [records=R]  K leader appends of R-record batches
 //	follower-append offset=O epoch=E  one batch stamped with O and E
 //	sync                              prints the synced offset
+//	checkpoint                        checkpoint the recovery point; prints it
 //	crash [mode=drop|keep|tear] [seed=S]  kill the process and lose power
 //	corrupt segment=I pos=P           flip a byte of segment I (durably)
 //	remove file=NAME                  delete a file of the partition directory
@@ -107,6 +108,12 @@ func (sc *scenario) run(t *testing.T, d *datadriven.TestData) string {
 			return "error: " + err.Error() + "\n"
 		}
 		return fmt.Sprintf("synced %d\n", off)
+	case "checkpoint":
+		rp, err := sc.l.CheckpointRecoveryPoint()
+		if err != nil {
+			return "error: " + err.Error() + "\n"
+		}
+		return fmt.Sprintf("recovery point %d\n", rp)
 	case "crash":
 		mode := vfs.CrashDropUnsynced
 		if d.HasArg("mode") {
@@ -143,7 +150,7 @@ func (sc *scenario) run(t *testing.T, d *datadriven.TestData) string {
 		for _, s := range sc.l.Segments() {
 			fmt.Fprintf(&buf, "%s [%d, %d) %d bytes\n", filepath.Base(s.Path), s.BaseOffset, s.NextOffset, s.Bytes)
 		}
-		fmt.Fprintf(&buf, "start %d end %d synced %d\n", sc.l.LogStartOffset(), sc.l.LogEndOffset(), sc.l.SyncedOffset())
+		fmt.Fprintf(&buf, "start %d end %d synced %d recovery-point %d\n", sc.l.LogStartOffset(), sc.l.LogEndOffset(), sc.l.SyncedOffset(), sc.l.RecoveryPoint())
 		return buf.String()
 	case "epochs":
 		return string(EncodeLeaderEpochCheckpoint(sc.l.EpochEntries()))

@@ -47,11 +47,11 @@
 // # Durability
 //
 // An append is in the page cache only. [Log.Sync] fsyncs the active segment
-// (rolled segments were fsynced when rolled, and the directory when a
-// segment was created) and then records the new log end offset as the
-// recovery point; it returns that offset, also reported by
-// [Log.SyncedOffset]. Nothing at or above it may be acknowledged, counted
-// toward the high watermark or reported to the leader as replicated.
+// and nothing else (rolled segments were fsynced when rolled, and the
+// directory when a segment was created); it returns the new log end
+// offset, also reported by [Log.SyncedOffset]. Nothing at or above it may
+// be acknowledged, counted toward the high watermark or reported to the
+// leader as replicated.
 //
 // A failed write or fsync poisons the log: every later write and Sync
 // returns an error wrapping [ErrPoisoned], because after a failed fsync the
@@ -75,13 +75,18 @@
 //     acknowledged write. docs/storage.md says what an operator does.
 //
 // The recovery point lives in krabka-recovery-point: two 32-byte slots
-// (sequence, offset, CRC-32C) overwritten alternately in place and fsynced
-// after the segment's fsync. That costs one extra fdatasync per Sync but
-// no rename and no directory fsync, which the tmp-and-rename recipe would
-// need on every Sync. A torn slot fails its CRC and the older slot is used;
-// a recovery point that lags is safe, one that runs ahead never exists,
-// because it is written only after the data is durable. Truncations lower
-// it before they cut anything.
+// (sequence, offset, CRC-32C) overwritten alternately in place and fsynced,
+// with no rename and no directory fsync. It is a checkpoint of the synced
+// offset, written off the commit path: by [Log.CheckpointRecoveryPoint]
+// (the runtime calls it periodically), at every segment roll, at Close and
+// after recovery. It is therefore a lower bound of the synced end that
+// trails it by at most one checkpoint interval; it is never above it,
+// because it is only ever set to an offset an earlier fsync made durable.
+// A torn slot fails its CRC and the older slot is used. Truncations lower
+// it durably before they cut anything. The price of the lag: damage to
+// data synced since the last checkpoint is cut as a torn tail rather than
+// refused (Kafka validates the metadata log on every start and cuts at
+// the first bad batch wherever it is).
 //
 // A directory Kafka wrote has no recovery point. Then only the last
 // segment's tail may be cut, and damage in an earlier segment is a

@@ -51,9 +51,9 @@ func flipByte(t *testing.T, fsys vfs.FS, path string, pos int64) {
 	}
 }
 
-// corruptionSetup writes 12 batches in one segment and syncs after the
-// first 8; it returns the MemFS, the base offsets and byte positions of the
-// batches, and the synced offset.
+// corruptionSetup writes 12 batches in one segment, syncs after the first
+// 8 and checkpoints the recovery point there; it returns the MemFS, the
+// base offsets and byte positions of the batches, and the synced offset.
 func corruptionSetup(t *testing.T) (*vfs.MemFS, []int64, []int64, int64) {
 	t.Helper()
 	mem := vfs.NewMem()
@@ -75,6 +75,9 @@ func corruptionSetup(t *testing.T) (*vfs.MemFS, []int64, []int64, int64) {
 		if i == 7 {
 			if synced, err = l.Sync(); err != nil {
 				t.Fatal(err)
+			}
+			if rp, err := l.CheckpointRecoveryPoint(); err != nil || rp != synced {
+				t.Fatalf("CheckpointRecoveryPoint = %d, %v; want %d", rp, err, synced)
 			}
 		}
 	}
@@ -281,8 +284,8 @@ func TestWriteFaultsPoison(t *testing.T) {
 		{"ENOSPC on segment write, short", vfs.Fault{Ops: vfs.OpWrite, Match: isSegment, Err: syscall.ENOSPC, Count: 1, ShortWrite: 30}, "append", syscall.ENOSPC},
 		{"EIO on segment write", vfs.Fault{Ops: vfs.OpWrite, Match: isSegment, Err: syscall.EIO, Count: 1}, "append", syscall.EIO},
 		{"EIO on segment fsync", vfs.Fault{Ops: vfs.OpSync, Match: isSegment, Err: syscall.EIO, Count: 1}, "sync", syscall.EIO},
-		{"EIO on recovery point fsync", vfs.Fault{Ops: vfs.OpSync, Match: func(p string) bool { return strings.HasSuffix(p, RecoveryPointFileName) }, Err: syscall.EIO, Count: 1}, "sync", syscall.EIO},
-		{"ENOSPC on recovery point write", vfs.Fault{Ops: vfs.OpWrite, Match: func(p string) bool { return strings.HasSuffix(p, RecoveryPointFileName) }, Err: syscall.ENOSPC, Count: 1}, "sync", syscall.ENOSPC},
+		{"EIO on recovery point fsync", vfs.Fault{Ops: vfs.OpSync, Match: isRecoveryPoint, Err: syscall.EIO, Count: 1}, "checkpoint", syscall.EIO},
+		{"ENOSPC on recovery point write", vfs.Fault{Ops: vfs.OpWrite, Match: isRecoveryPoint, Err: syscall.ENOSPC, Count: 1}, "checkpoint", syscall.ENOSPC},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mem := vfs.NewMem()
@@ -301,12 +304,23 @@ func TestWriteFaultsPoison(t *testing.T) {
 			}
 			mem.InjectFault(tc.fault)
 			b := makeBatch(t, 1, 100, 9, 10)
+			want[5] = b // stamped in place by the append
 			_, err = l.AppendAsLeader(b, 1)
-			if tc.during == "sync" {
+			switch tc.during {
+			case "sync":
 				if err != nil {
 					t.Fatalf("append: %v", err)
 				}
 				_, err = l.Sync()
+			case "checkpoint":
+				// The fsync of the data needs no recovery-point write.
+				if err != nil {
+					t.Fatalf("append: %v", err)
+				}
+				if synced, err = l.Sync(); err != nil || synced != 6 {
+					t.Fatalf("Sync = %d, %v; want 6", synced, err)
+				}
+				_, err = l.CheckpointRecoveryPoint()
 			}
 			if !errors.Is(err, tc.errno) {
 				t.Fatalf("%s error = %v, want %v", tc.during, err, tc.errno)
@@ -352,6 +366,8 @@ func TestWriteFaultsPoison(t *testing.T) {
 }
 
 func isSegment(p string) bool { return strings.HasSuffix(p, logSuffix) }
+
+func isRecoveryPoint(p string) bool { return strings.HasSuffix(p, RecoveryPointFileName) }
 
 // TestQuorumStateCrash kills the process at every step of rewriting
 // quorum-state (create tmp, write, fsync, rename, fsync dir) and crashes
@@ -451,13 +467,16 @@ func TestRecoveryCutCrashAtEveryPoint(t *testing.T) {
 		}
 		fillLog(t, l, 40, 10, 200)
 		segs := l.Segments()
-		// Make it all durable without moving the recovery point.
-		for _, s := range l.segs {
-			if err := s.log.Sync(); err != nil {
-				t.Fatal(err)
-			}
+		if _, err := l.Sync(); err != nil {
+			t.Fatal(err)
 		}
 		abandon(l)
+		// Every roll checkpointed the recovery point, so it is at the base
+		// of the last segment. Put it back to offset 3, as a checkpoint
+		// that lags a roll would leave it, to cut inside segment 1.
+		if err := createRecoveryPointAt(mem, 3); err != nil {
+			t.Fatal(err)
+		}
 		flipByte(t, mem, segs[1].Path, 100)
 		if err := mem.SyncDir(testDir); err != nil {
 			t.Fatal(err)

@@ -23,6 +23,8 @@ type killFS struct {
 	budget int  // mutating calls left; negative means unlimited
 	calls  int  // mutating calls made
 	killed bool // a mutating call was refused: everything fails
+	// syncs names every file and directory fsynced, in order.
+	syncs []string
 }
 
 func (k *killFS) dead() bool { return k.killed }
@@ -95,6 +97,7 @@ func (k *killFS) SyncDir(name string) error {
 	if err := k.step(); err != nil {
 		return err
 	}
+	k.syncs = append(k.syncs, name)
 	return k.FS.SyncDir(name)
 }
 
@@ -142,6 +145,7 @@ func (f *killFile) Sync() error {
 	if err := f.k.step(); err != nil {
 		return err
 	}
+	f.k.syncs = append(f.k.syncs, f.File.Name())
 	return f.File.Sync()
 }
 

@@ -82,8 +82,10 @@ type Log struct {
 	segs        []*segment // ascending base offsets; the last is active
 	startOffset int64
 	epochs      epochCache
-	rp          *recoveryPoint
-	synced      int64 // log end offset covered by the last successful Sync
+	// rp is the recovery-point file; rp.offset <= synced always (the
+	// checkpoint trails the synced offset, truncations lower both).
+	rp     *recoveryPoint
+	synced int64 // log end offset covered by the last successful Sync or roll
 
 	poisoned error
 	closed   bool
@@ -92,6 +94,11 @@ type Log struct {
 	// array would escape through the file interface, one allocation per
 	// header read.
 	hdr [recordbatch.HeaderSize]byte
+	// pend and entry are the append path's scratch (under mu): the
+	// validated batches of an append and one index entry, so that an
+	// append allocates nothing per batch.
+	pend  []pendingBatch
+	entry [timeIndexEntrySize]byte
 
 	latestSnap, earliestSnap         OffsetAndEpoch
 	haveLatestSnap, haveEarliestSnap bool
@@ -155,9 +162,10 @@ func (l *Log) LogEndOffset() int64 {
 }
 
 // SyncedOffset returns the log end offset covered by the last successful
-// [Log.Sync] (or by recovery at [Open]). Batches at or above it may be lost
-// in a crash: callers must not acknowledge them, count them toward the high
-// watermark, or report them in a Fetch as replicated.
+// [Log.Sync] (or by a segment roll, which fsyncs the rolled segment, or by
+// recovery at [Open]). Batches at or above it may be lost in a crash:
+// callers must not acknowledge them, count them toward the high watermark,
+// or report them in a Fetch as replicated.
 func (l *Log) SyncedOffset() int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -323,6 +331,10 @@ func WholeBatches(b []byte) []byte {
 	return b[:pos]
 }
 
+// maxKeptPending bounds the pending-batch scratch a Log keeps between
+// appends.
+const maxKeptPending = 1024
+
 // pendingBatch is a validated batch of an append.
 type pendingBatch struct {
 	h   recordbatch.Header
@@ -339,7 +351,7 @@ func (l *Log) appendLocked(batches []byte) (AppendResult, error) {
 	if e, ok := l.epochs.latest(); ok {
 		lastEpoch = e.Epoch
 	}
-	var pend []pendingBatch
+	pend := l.pend[:0]
 	for pos := 0; pos < len(batches); {
 		n, err := recordbatch.TotalSize(batches[pos:])
 		if err != nil {
@@ -365,6 +377,11 @@ func (l *Log) appendLocked(batches []byte) (AppendResult, error) {
 		lastEpoch = h.PartitionLeaderEpoch
 		expected = h.NextOffset()
 		pos += n
+	}
+	if cap(pend) <= maxKeptPending {
+		// Kept for the next append (only this one reads it until then),
+		// unless one huge append grew it.
+		l.pend = pend[:0]
 	}
 
 	segBytes := l.opts.segmentBytes()
@@ -444,13 +461,17 @@ func (l *Log) shouldRoll(s *segment, size, firstTS int64, h *recordbatch.Header,
 func (l *Log) writeIndexEntries(s *segment, idx, tidx bool) error {
 	if idx {
 		n := len(s.index)
-		if _, err := s.idx.WriteAt(encodeOffsetIndex(s.index[n-1:]), int64(n-1)*offsetIndexEntrySize); err != nil {
+		b := l.entry[:offsetIndexEntrySize]
+		putOffsetEntry(b, s.index[n-1])
+		if _, err := s.idx.WriteAt(b, int64(n-1)*offsetIndexEntrySize); err != nil {
 			return l.poison(fmt.Errorf("logstore: write index %s: %w", s.path(indexSuffix), err))
 		}
 	}
 	if tidx {
 		n := len(s.timeIndex)
-		if _, err := s.tidx.WriteAt(encodeTimeIndex(s.timeIndex[n-1:]), int64(n-1)*timeIndexEntrySize); err != nil {
+		b := l.entry[:timeIndexEntrySize]
+		putTimeEntry(b, s.timeIndex[n-1])
+		if _, err := s.tidx.WriteAt(b, int64(n-1)*timeIndexEntrySize); err != nil {
 			return l.poison(fmt.Errorf("logstore: write time index %s: %w", s.path(timeIndexSuffix), err))
 		}
 	}
@@ -458,11 +479,18 @@ func (l *Log) writeIndexEntries(s *segment, idx, tidx bool) error {
 }
 
 // roll closes the active segment (final time index entry, fsync of its
-// three files) and starts a new one at the log end offset, fsyncing the
-// directory so the new files exist after a crash.
+// three files), checkpoints the recovery point at its end (everything
+// below is durable now), and starts a new one at the log end offset,
+// fsyncing the directory so the new files exist after a crash. The
+// recovery point thus never lags behind the active segment's base by more
+// than the appends since the last checkpoint.
 func (l *Log) roll() error {
 	s := l.active()
 	if err := l.sealSegment(s); err != nil {
+		return err
+	}
+	l.synced = max(l.synced, s.next)
+	if err := l.checkpointLocked(); err != nil {
 		return err
 	}
 	ns, err := createSegment(l.fsys, l.dir, s.next)
@@ -536,10 +564,11 @@ func (s *segment) removeFiles(fsys vfs.FS) error {
 	return nil
 }
 
-// Sync makes every batch appended so far durable: it fsyncs the active
-// segment (rolled segments were fsynced when rolled) and then records the
-// new recovery point. It returns the synced offset, which [Log.SyncedOffset]
-// reports from then on.
+// Sync makes every batch appended so far durable with one fsync, of the
+// active segment (rolled segments were fsynced when rolled, and the
+// directory when each segment was created). It returns the synced offset,
+// which [Log.SyncedOffset] reports from then on. It does not write the
+// recovery point: [Log.CheckpointRecoveryPoint] does, off the commit path.
 //
 // A failed Sync poisons the log: the error wraps the cause, and every later
 // write or sync fails with [ErrPoisoned]. The fsync is never retried,
@@ -559,11 +588,52 @@ func (l *Log) Sync() (int64, error) {
 	if err := s.log.Sync(); err != nil {
 		return l.synced, l.poison(fmt.Errorf("logstore: sync segment %s: %w", s.path(logSuffix), err))
 	}
-	if err := l.rp.set(s.next); err != nil {
-		return l.synced, l.poison(err)
-	}
 	l.synced = s.next
 	return l.synced, nil
+}
+
+// RecoveryPoint returns the recovery point last written to
+// krabka-recovery-point and fsynced: recovery refuses to start when data
+// below it is damaged. It never exceeds [Log.SyncedOffset], and lags it
+// until the next [Log.CheckpointRecoveryPoint].
+func (l *Log) RecoveryPoint() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.rp.offset
+}
+
+// CheckpointRecoveryPoint writes the synced offset (that of the last
+// completed [Log.Sync], roll or recovery, never a higher one) as the
+// recovery point and fsyncs it, when it moved. It returns the recovery
+// point. The runtime calls it periodically and the log itself on roll and
+// Close, so that the recovery point trails the synced offset by at most
+// one interval; truncations lower it at once.
+//
+// A failure poisons the log, as a failed Sync does.
+func (l *Log) CheckpointRecoveryPoint() (int64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.checkWritable(); err != nil {
+		return l.rp.offset, err
+	}
+	if err := l.checkpointLocked(); err != nil {
+		return l.rp.offset, err
+	}
+	return l.rp.offset, nil
+}
+
+// checkpointLocked writes l.synced as the recovery point when it differs.
+func (l *Log) checkpointLocked() error {
+	if l.rp.offset == l.synced {
+		return nil
+	}
+	if l.rp.offset > l.synced {
+		panic(fmt.Sprintf("logstore: invariant: recovery point %d above the synced offset %d", l.rp.offset, l.synced))
+	}
+	if err := l.rp.set(l.synced); err != nil {
+		return l.poison(err)
+	}
+	return nil
 }
 
 // Read returns whole batches starting with the batch that holds offset, up
@@ -910,8 +980,8 @@ func (l *Log) EnforceRetention(snapshotEndOffset, snapshotBytes int64) (int, err
 }
 
 // Close makes everything durable (like [Log.Sync], plus the final time
-// index entry and the index files), closes the files and releases the
-// directory lock. A poisoned log only closes its files and the lock.
+// index entry and the index files), checkpoints the recovery point at the
+// log end offset, closes the files and releases the directory lock. A poisoned log only closes its files and the lock.
 func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -923,11 +993,10 @@ func (l *Log) Close() error {
 		s := l.active()
 		if err := l.sealSegment(s); err != nil {
 			errs = append(errs, err)
-		} else if l.synced != s.next {
-			if err := l.rp.set(s.next); err != nil {
+		} else {
+			l.synced = s.next
+			if err := l.checkpointLocked(); err != nil {
 				errs = append(errs, err)
-			} else {
-				l.synced = s.next
 			}
 		}
 	}

@@ -19,11 +19,14 @@ type modelBatch struct {
 }
 
 // TestRandomOperationsAgainstModel drives a log with random appends (as
-// leader and as follower), syncs, truncations, log start advances,
-// retention, full truncations, crashes (every mode) and reopens, and checks
-// it against a simple model after every step: the batches in [log start,
-// LEO) are exactly the model's, and after a crash the log keeps at least
-// everything synced and nothing that was never appended.
+// leader and as follower), syncs, recovery-point checkpoints, truncations,
+// log start advances, retention, full truncations, crashes (every mode)
+// and reopens, and checks it against a simple model after every step: the
+// batches in [log start, LEO) are exactly the model's, and after a crash
+// the log keeps at least everything synced and nothing that was never
+// appended. After every step a copy of the disk is also crashed and
+// recovered (crashAndRecoverCopy): the recovery point never exceeds what
+// is durable, and never falls below the last checkpoint.
 func TestRandomOperationsAgainstModel(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		mem := vfs.NewMem()
@@ -37,6 +40,7 @@ func TestRandomOperationsAgainstModel(t *testing.T) {
 		}
 		var model []modelBatch // batches from offset 0 (or the full-truncation point)
 		var synced int64
+		var checkpoint int64 // the recovery point the log must have on disk at least
 		start := int64(0)
 		epoch := int32(1)
 		seq := 0
@@ -60,7 +64,7 @@ func TestRandomOperationsAgainstModel(t *testing.T) {
 			}
 		}
 		for step := range rapid.IntRange(5, 40).Draw(rt, "steps") {
-			switch op := rapid.IntRange(0, 9).Draw(rt, "op"); op {
+			switch op := rapid.IntRange(0, 10).Draw(rt, "op"); op {
 			case 0, 1, 2: // leader append of 1-3 batches
 				if rapid.IntRange(0, 4).Draw(rt, "new epoch") == 0 {
 					epoch++
@@ -121,6 +125,7 @@ func TestRandomOperationsAgainstModel(t *testing.T) {
 					model = model[:len(model)-1]
 				}
 				synced = min(synced, to)
+				checkpoint = min(checkpoint, to)
 				if len(model) > 0 {
 					epoch = max(epoch, model[len(model)-1].epoch)
 				}
@@ -156,7 +161,7 @@ func TestRandomOperationsAgainstModel(t *testing.T) {
 				if leo() != got {
 					rt.Fatalf("step %d: recovered LEO %d is not a batch boundary of the model (%d)", step, got, leo())
 				}
-				synced = got
+				synced, checkpoint = got, got
 				if len(model) == 0 {
 					start = got
 				}
@@ -165,12 +170,56 @@ func TestRandomOperationsAgainstModel(t *testing.T) {
 				if err := l.TruncateFullyAndStartAt(to); err != nil {
 					rt.Fatalf("step %d: full truncation: %v", step, err)
 				}
-				model, start, synced = nil, to, to
+				model, start, synced, checkpoint = nil, to, to, to
+			case 10: // periodic checkpoint of the recovery point
+				rp, err := l.CheckpointRecoveryPoint()
+				if err != nil || rp != l.SyncedOffset() {
+					rt.Fatalf("step %d: CheckpointRecoveryPoint = %d, %v; want the synced offset %d", step, rp, err, l.SyncedOffset())
+				}
+				checkpoint = rp
 			}
 			check("after step")
+			checkpoint = max(checkpoint, crashAndRecoverCopy(rt, mem, opts, l, model, synced, checkpoint))
 		}
 		if err := l.Close(); err != nil {
 			rt.Fatal(err)
 		}
 	})
+}
+
+// crashAndRecoverCopy crashes a copy of mem (every mode, drawn) while l is
+// open on mem, recovers it and checks: recovery accepts the directory (a
+// recovery point above the durable data would be refused as missing
+// synced data), keeps every synced batch of the model and only model
+// batches, and read a recovery point that is at least checkpoint (a
+// checkpoint is durable once it returned) and at most l's synced offset.
+// It returns the recovery point read, which the live log also reports.
+func crashAndRecoverCopy(rt *rapid.T, mem *vfs.MemFS, opts Options, l *Log, model []modelBatch, synced, checkpoint int64) int64 {
+	rp := l.RecoveryPoint()
+	if rp > l.SyncedOffset() {
+		rt.Fatalf("recovery point %d above the synced offset %d", rp, l.SyncedOffset())
+	}
+	c := mem.Clone()
+	mode := rapid.SampledFrom([]vfs.CrashMode{vfs.CrashDropUnsynced, vfs.CrashKeepPrefix, vfs.CrashTearPrefix, vfs.CrashReorder}).Draw(rt, "copy crash mode")
+	c.Crash(rand.New(rand.NewPCG(rapid.Uint64().Draw(rt, "copy seed"), 1)), mode)
+	cl, rep, err := Open(c, testDir, opts)
+	if err != nil {
+		rt.Fatalf("recovery of a crashed copy (%v) refused: %v (recovery point %d, synced %d)", mode, err, rp, l.SyncedOffset())
+	}
+	defer cl.Close()
+	if rep.RecoveryPoint < checkpoint || rep.RecoveryPoint != rp {
+		rt.Fatalf("crashed copy (%v): recovery point on disk %d, want %d (the live log's), at least the last checkpoint %d", mode, rep.RecoveryPoint, rp, checkpoint)
+	}
+	if cl.LogEndOffset() < synced {
+		rt.Fatalf("crashed copy (%v): LEO %d below the synced offset %d", mode, cl.LogEndOffset(), synced)
+	}
+	for _, b := range model {
+		if b.off < cl.LogStartOffset() || b.off >= cl.LogEndOffset() {
+			continue
+		}
+		if got := batchAt(rt, cl, b.off); !bytes.Equal(got, b.data) {
+			rt.Fatalf("crashed copy (%v): batch %d differs", mode, b.off)
+		}
+	}
+	return rep.RecoveryPoint
 }

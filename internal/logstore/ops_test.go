@@ -90,31 +90,40 @@ func TestTruncate(t *testing.T) {
 	}
 }
 
-// TestTruncateCrashAtEveryPoint kills a truncation at every system call:
-// recovery must succeed (never report corruption) and hold a prefix of the
-// old log at least as long as the truncation point.
+// TestTruncateCrashAtEveryPoint kills a truncation at every system call,
+// with the recovery point checkpointed above the cut: recovery must
+// succeed (never report corruption, which it would if a crash could leave
+// the recovery point above the shortened log) and hold a prefix of the old
+// log at least as long as the truncation point. The first mutating call of
+// the truncation must be the write of the lowered recovery point.
 func TestTruncateCrashAtEveryPoint(t *testing.T) {
-	for budget := 0; budget < 30; budget++ {
-		for _, mode := range []vfs.CrashMode{vfs.CrashDropUnsynced, vfs.CrashTearPrefix} {
+	rpPath := testDir + "/" + RecoveryPointFileName
+	for budget := 0; ; budget++ {
+		done := false
+		for _, mode := range []vfs.CrashMode{vfs.CrashDropUnsynced, vfs.CrashTearPrefix, vfs.CrashReorder} {
 			mem := vfs.NewMem()
-			l, _ := openLog(t, mem, testOptions())
+			k := &killFS{FS: mem, budget: -1}
+			l, _ := openLog(t, k, testOptions())
 			want := fillLog(t, l, 30, 10, 100)
 			if _, err := l.Sync(); err != nil {
 				t.Fatal(err)
 			}
-			abandon(l)
-			k := &killFS{FS: mem, budget: budget}
-			l, _, err := Open(k, testDir, testOptions())
-			if err == nil {
-				_ = l.Truncate(12)
+			if rp, err := l.CheckpointRecoveryPoint(); err != nil || rp != 30 {
+				t.Fatalf("CheckpointRecoveryPoint = %d, %v; want 30", rp, err)
+			}
+			k.budget = budget
+			syncs := len(k.syncs)
+			terr := l.Truncate(12)
+			if budget >= 2 && (len(k.syncs) == syncs || k.syncs[syncs] != rpPath) {
+				t.Fatalf("budget %d: the truncation fsynced %q first, want the recovery point", budget, k.syncs[syncs:])
 			}
 			mem.Crash(rand.New(rand.NewPCG(3, uint64(budget))), mode)
 			l2, _, err := Open(mem, testDir, testOptions())
 			if err != nil {
 				t.Fatalf("budget %d %v: reopen: %v", budget, mode, err)
 			}
-			if l2.LogEndOffset() < 12 {
-				t.Fatalf("budget %d %v: LEO %d below the truncation point", budget, mode, l2.LogEndOffset())
+			if l2.LogEndOffset() < 12 || (terr == nil && l2.LogEndOffset() != 12) {
+				t.Fatalf("budget %d %v: LEO %d after a truncation to 12 that returned %v", budget, mode, l2.LogEndOffset(), terr)
 			}
 			got := allBatches(t, l2)
 			for off, b := range got {
@@ -123,6 +132,13 @@ func TestTruncateCrashAtEveryPoint(t *testing.T) {
 				}
 			}
 			l2.Close()
+			done = terr == nil
+		}
+		if done {
+			if budget < 5 {
+				t.Fatalf("the truncation made only %d mutating calls", budget)
+			}
+			return
 		}
 	}
 }

@@ -120,6 +120,7 @@ func Open(fsys vfs.FS, dir string, opts Options) (*Log, *RecoveryReport, error) 
 		slog.String(attrFile, dir),
 		slog.Int64("log_start_offset", rep.LogStartOffset),
 		slog.Int64("log_end_offset", rep.LogEndOffset),
+		slog.Int64("recovery_point", rep.RecoveryPoint),
 		slog.Int("segments", rep.Segments))
 	return l, rep, nil
 }

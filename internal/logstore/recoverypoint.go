@@ -11,9 +11,12 @@ import (
 )
 
 // RecoveryPointFileName is the name of Krabka's own file in the partition
-// directory that records the recovery point: the log end offset covered by
-// the last successful [Log.Sync]. Kafka ignores the file (it matches none of
-// the suffixes its LogLoader acts on).
+// directory that records the recovery point: a synced log end offset,
+// checkpointed by [Log.CheckpointRecoveryPoint] (periodically, by the
+// runtime), at every segment roll, at Close and after recovery, and
+// lowered before every truncation. It lags the synced offset by at most
+// one checkpoint interval and never exceeds it. Kafka ignores the file (it
+// matches none of the suffixes its LogLoader acts on).
 const RecoveryPointFileName = "krabka-recovery-point"
 
 // The recovery-point file holds two 32-byte slots written alternately in
@@ -21,12 +24,12 @@ const RecoveryPointFileName = "krabka-recovery-point"
 //
 //	magic "KRP1" | sequence uint64 | offset int64 | reserved uint32 | crc32c uint32
 //
-// (big-endian; the CRC-32C covers the first 28 bytes). A Sync overwrites
-// the older slot and fsyncs the file: one extra fdatasync per Sync, with no
-// rename and no directory fsync. A torn slot write fails its CRC and the
-// other slot, one Sync older, is used: a recovery point that lags is safe
-// (it only protects less), one that runs ahead is not, and the slot is
-// written only after the segment's fsync succeeded.
+// (big-endian; the CRC-32C covers the first 28 bytes). A checkpoint
+// overwrites the older slot and fsyncs the file: no rename and no directory
+// fsync. A torn slot write fails its CRC and the other slot, one checkpoint
+// older, is used: a recovery point that lags is safe (it only protects
+// less), one that runs ahead is not, and the slot only ever holds an
+// offset whose data an earlier fsync made durable.
 const (
 	rpSlotSize = 32
 	rpMagic    = "KRP1"

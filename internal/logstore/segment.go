@@ -176,11 +176,22 @@ func (s *segment) truncateIndexes(pos, next int64) {
 	s.closedTimeEntry = false
 }
 
+// putOffsetEntry encodes e into b[:offsetIndexEntrySize].
+func putOffsetEntry(b []byte, e offsetEntry) {
+	binary.BigEndian.PutUint32(b, uint32(e.RelOffset))
+	binary.BigEndian.PutUint32(b[4:], uint32(e.Pos))
+}
+
+// putTimeEntry encodes e into b[:timeIndexEntrySize].
+func putTimeEntry(b []byte, e timeEntry) {
+	binary.BigEndian.PutUint64(b, uint64(e.Timestamp))
+	binary.BigEndian.PutUint32(b[8:], uint32(e.RelOffset))
+}
+
 func encodeOffsetIndex(entries []offsetEntry) []byte {
 	b := make([]byte, len(entries)*offsetIndexEntrySize)
 	for i, e := range entries {
-		binary.BigEndian.PutUint32(b[i*8:], uint32(e.RelOffset))
-		binary.BigEndian.PutUint32(b[i*8+4:], uint32(e.Pos))
+		putOffsetEntry(b[i*offsetIndexEntrySize:], e)
 	}
 	return b
 }
@@ -188,8 +199,7 @@ func encodeOffsetIndex(entries []offsetEntry) []byte {
 func encodeTimeIndex(entries []timeEntry) []byte {
 	b := make([]byte, len(entries)*timeIndexEntrySize)
 	for i, e := range entries {
-		binary.BigEndian.PutUint64(b[i*12:], uint64(e.Timestamp))
-		binary.BigEndian.PutUint32(b[i*12+8:], uint32(e.RelOffset))
+		putTimeEntry(b[i*timeIndexEntrySize:], e)
 	}
 	return b
 }
@@ -282,6 +292,9 @@ func (sc *scanner) slice(pos int64, n int) ([]byte, error) {
 func scanSegment(s *segment, r io.ReaderAt, fileSize int64, lastEpoch int32, lim scanLimits, onBatch func(h *recordbatch.Header)) (*batchError, error) {
 	sc := &scanner{r: r, fileSize: fileSize, window: scanWindow}
 	pos := int64(0)
+	// Declared once: onBatch receives its address, which would otherwise
+	// move a new header to the heap for every batch.
+	var h recordbatch.Header
 	for pos < fileSize {
 		b, reason, err := sc.batchAt(pos, lim.maxBatchBytes)
 		if err != nil {
@@ -290,8 +303,7 @@ func scanSegment(s *segment, r io.ReaderAt, fileSize int64, lastEpoch int32, lim
 		if reason != "" {
 			return &batchError{pos: pos, offset: s.next, reason: reason}, nil
 		}
-		h, err := recordbatch.Validate(b)
-		if err != nil {
+		if h, err = recordbatch.Validate(b); err != nil {
 			return &batchError{pos: pos, offset: s.next, reason: err.Error()}, nil
 		}
 		if reason := checkBatch(&h, s.next, lastEpoch, s.base); reason != "" {

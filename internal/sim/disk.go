@@ -34,7 +34,13 @@ type disk struct {
 	log *logstore.Log
 	bld recordbatch.Builder
 	buf []byte
+	// syncs counts fsyncs: every checkpointEvery-th one also checkpoints
+	// the recovery point, as the runtime does periodically, so that
+	// crashes find it both current and trailing.
+	syncs int
 }
+
+const checkpointEvery = 3
 
 func diskOptions() logstore.Options {
 	o := logstore.DefaultOptions()
@@ -117,8 +123,16 @@ func (d *disk) setSnapshots(l *memLog) {
 }
 
 func (d *disk) sync() error {
-	_, err := d.log.Sync()
-	return err
+	if _, err := d.log.Sync(); err != nil {
+		return err
+	}
+	d.syncs++
+	if d.syncs%checkpointEvery == 0 {
+		if _, err := d.log.CheckpointRecoveryPoint(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (d *disk) writeState(st kraft.PersistentState) error {
