@@ -87,6 +87,12 @@ type Log struct {
 	rp     *recoveryPoint
 	synced int64 // log end offset covered by the last successful Sync or roll
 
+	// syncing counts SyncConcurrent fsyncs running without mu; syncIdle
+	// (on mu) wakes those waiting for them to end before a file may be
+	// truncated, closed or deleted.
+	syncing  int
+	syncIdle sync.Cond
+
 	poisoned error
 	closed   bool
 
@@ -592,6 +598,54 @@ func (l *Log) Sync() (int64, error) {
 	return l.synced, nil
 }
 
+// SyncConcurrent is [Log.Sync] without holding the log's lock during the
+// fsync, so that appends and reads go on while it runs: it takes the
+// active segment and its end offset under the lock, fsyncs the segment
+// unlocked, and then records that end offset (or a higher one a roll
+// synced meanwhile) as synced. Batches appended after it started may not
+// be covered; the returned offset, the synced offset when it is done, says
+// what is. While it runs, nothing truncates, closes or deletes a file:
+// truncations, retention, advancing the log start and Close wait for it
+// (so the offsets it covers cannot be rewritten under it), and a roll,
+// which keeps the sealed segment's files open, fsyncs that segment itself.
+// Its failure poisons the log as Sync's does.
+func (l *Log) SyncConcurrent() (int64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.checkWritable(); err != nil {
+		return l.synced, err
+	}
+	s := l.active()
+	end := s.next
+	if l.synced >= end {
+		return l.synced, nil
+	}
+	l.syncing++
+	l.mu.Unlock()
+	err := s.log.Sync()
+	l.mu.Lock()
+	l.syncing--
+	if l.syncing == 0 {
+		l.syncIdle.Broadcast()
+	}
+	if err != nil {
+		return l.synced, l.poison(fmt.Errorf("logstore: sync segment %s: %w", s.path(logSuffix), err))
+	}
+	if err := l.checkWritable(); err != nil {
+		return l.synced, err
+	}
+	l.synced = max(l.synced, end)
+	return l.synced, nil
+}
+
+// awaitSyncs waits, with mu held, until no SyncConcurrent fsync runs, so
+// that the caller may close or delete files.
+func (l *Log) awaitSyncs() {
+	for l.syncing > 0 {
+		l.syncIdle.Wait()
+	}
+}
+
 // RecoveryPoint returns the recovery point last written to
 // krabka-recovery-point and fsynced: recovery refuses to start when data
 // below it is damaged. It never exceeds [Log.SyncedOffset], and lags it
@@ -751,6 +805,7 @@ func readBatchHeader(s *segment, pos int64, hb *[recordbatch.HeaderSize]byte) (r
 func (l *Log) Truncate(offset int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.awaitSyncs()
 	if err := l.checkWritable(); err != nil {
 		return err
 	}
@@ -849,6 +904,7 @@ func (l *Log) indexOf(s *segment) int {
 func (l *Log) TruncateFullyAndStartAt(offset int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.awaitSyncs()
 	if err := l.checkWritable(); err != nil {
 		return err
 	}
@@ -896,6 +952,7 @@ func (l *Log) TruncateFullyAndStartAt(offset int64) error {
 func (l *Log) AdvanceLogStart(offset int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.awaitSyncs()
 	if err := l.checkWritable(); err != nil {
 		return err
 	}
@@ -954,6 +1011,7 @@ func (l *Log) deleteSegmentsBelow(del func(s *segment) bool) error {
 func (l *Log) EnforceRetention(snapshotEndOffset, snapshotBytes int64) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.awaitSyncs()
 	if err := l.checkWritable(); err != nil {
 		return 0, err
 	}
@@ -985,6 +1043,7 @@ func (l *Log) EnforceRetention(snapshotEndOffset, snapshotBytes int64) (int, err
 func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.awaitSyncs()
 	if l.closed {
 		return ErrClosed
 	}

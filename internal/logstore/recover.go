@@ -105,6 +105,7 @@ func Open(fsys vfs.FS, dir string, opts Options) (*Log, *RecoveryReport, error) 
 		return nil, nil, err
 	}
 	l := &Log{fsys: fsys, dir: dir, opts: opts, logger: logger, lock: lock}
+	l.syncIdle.L = &l.mu
 	rep, err := l.recover()
 	if err != nil {
 		for _, s := range l.segs {

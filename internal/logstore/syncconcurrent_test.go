@@ -1,0 +1,203 @@
+package logstore
+
+import (
+	"errors"
+	"io/fs"
+	"runtime"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/krabka-go/krabka/internal/vfs"
+)
+
+// gateFS holds every segment fsync, once armed, until released; it records
+// a segment file closed while one of its fsyncs was running.
+type gateFS struct {
+	vfs.FS
+	mu       sync.Mutex
+	armed    bool
+	entered  chan struct{} // one value per held fsync
+	release  chan struct{}
+	inSync   map[string]int
+	violated []string
+}
+
+func newGateFS() *gateFS {
+	return &gateFS{FS: vfs.NewMem(), entered: make(chan struct{}, 1), release: make(chan struct{}), inSync: map[string]int{}}
+}
+
+func (g *gateFS) OpenFile(name string, flag int, perm fs.FileMode) (vfs.File, error) {
+	f, err := g.FS.OpenFile(name, flag, perm)
+	if err != nil || !isSegment(name) {
+		return f, err
+	}
+	return &gateFile{File: f, g: g}, nil
+}
+
+type gateFile struct {
+	vfs.File
+	g *gateFS
+}
+
+func (f *gateFile) Sync() error {
+	g := f.g
+	g.mu.Lock()
+	armed := g.armed
+	g.armed = false
+	g.inSync[f.Name()]++
+	g.mu.Unlock()
+	if armed {
+		g.entered <- struct{}{}
+		<-g.release
+	}
+	err := f.File.Sync()
+	g.mu.Lock()
+	g.inSync[f.Name()]--
+	g.mu.Unlock()
+	return err
+}
+
+func (f *gateFile) Close() error {
+	g := f.g
+	g.mu.Lock()
+	if g.inSync[f.Name()] > 0 {
+		g.violated = append(g.violated, f.Name())
+	}
+	g.mu.Unlock()
+	return f.File.Close()
+}
+
+func (g *gateFS) arm() {
+	g.mu.Lock()
+	g.armed = true
+	g.mu.Unlock()
+}
+
+// syncInBackground starts SyncConcurrent with the next segment fsync held
+// and returns once that fsync has begun; the result arrives on the channel
+// after g.release is closed.
+func syncInBackground(t *testing.T, g *gateFS, l *Log) <-chan syncResult {
+	t.Helper()
+	g.arm()
+	done := make(chan syncResult, 1)
+	go func() {
+		off, err := l.SyncConcurrent()
+		done <- syncResult{off, err}
+	}()
+	<-g.entered
+	return done
+}
+
+type syncResult struct {
+	off int64
+	err error
+}
+
+// While SyncConcurrent's fsync runs, appends and reads go on (Sync would
+// hold them behind its lock); the sync covers only what was written when
+// it started, and a later sync covers the rest.
+func TestSyncConcurrentLetsAppendsRun(t *testing.T) {
+	g := newGateFS()
+	opts := testOptions()
+	opts.InternalSegmentBytes = 1 << 20
+	l, _ := openLog(t, g, opts)
+	defer l.Close()
+	if _, err := l.AppendAsLeader(makeBatch(t, 2, 50, 1, 10), 1); err != nil {
+		t.Fatal(err)
+	}
+	first := l.LogEndOffset()
+	done := syncInBackground(t, g, l)
+
+	b := makeBatch(t, 3, 50, 2, 11)
+	if _, err := l.AppendAsLeader(b, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := batchAt(t, l, first); len(got) != len(b) {
+		t.Fatalf("read back %d bytes at %d during the fsync, want %d", len(got), first, len(b))
+	}
+	if got := l.SyncedOffset(); got != 0 {
+		t.Fatalf("synced offset %d while the first fsync runs, want 0", got)
+	}
+	close(g.release)
+	res := <-done
+	if res.err != nil || res.off != first {
+		t.Fatalf("SyncConcurrent = %d, %v; want %d (the end when it started)", res.off, res.err, first)
+	}
+	if got := l.SyncedOffset(); got != first {
+		t.Fatalf("synced offset %d, want %d", got, first)
+	}
+	end := l.LogEndOffset()
+	if off, err := l.SyncConcurrent(); err != nil || off != end {
+		t.Fatalf("second SyncConcurrent = %d, %v; want %d", off, err, end)
+	}
+}
+
+// Truncation, retention and Close wait for a running SyncConcurrent: no
+// segment file is truncated, closed or deleted under its fsync.
+func TestSyncConcurrentHoldsOffFileRemoval(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		op   func(l *Log) error
+	}{
+		{"truncate", func(l *Log) error { return l.Truncate(1) }},
+		{"truncate fully", func(l *Log) error { return l.TruncateFullyAndStartAt(100) }},
+		{"close", func(l *Log) error { return l.Close() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newGateFS()
+			l, _ := openLog(t, g, testOptions())
+			for i := range 40 {
+				if _, err := l.AppendAsLeader(makeBatch(t, 1, 100, i, 10), 1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if len(l.Segments()) < 2 {
+				t.Fatalf("%d segments, want a roll", len(l.Segments()))
+			}
+			done := syncInBackground(t, g, l)
+			opDone := make(chan error, 1)
+			go func() { opDone <- tc.op(l) }()
+			for range 100 {
+				runtime.Gosched()
+			}
+			close(g.release)
+			if res := <-done; res.err != nil {
+				t.Fatalf("SyncConcurrent: %v", res.err)
+			}
+			if err := <-opDone; err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			if len(g.violated) > 0 {
+				t.Fatalf("files closed under a running fsync: %v", g.violated)
+			}
+			if tc.name != "close" {
+				if err := l.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// A failed SyncConcurrent poisons the log like a failed Sync: the synced
+// offset stays, and every later write or sync fails.
+func TestSyncConcurrentFailurePoisons(t *testing.T) {
+	mem := vfs.NewMem()
+	l, _ := openLog(t, mem, testOptions())
+	defer l.Close()
+	if _, err := l.AppendAsLeader(makeBatch(t, 1, 50, 1, 10), 1); err != nil {
+		t.Fatal(err)
+	}
+	mem.InjectFault(vfs.Fault{Ops: vfs.OpSync, Match: isSegment, Err: syscall.EIO, Count: 1})
+	off, err := l.SyncConcurrent()
+	if !errors.Is(err, syscall.EIO) || off != 0 {
+		t.Fatalf("SyncConcurrent = %d, %v; want 0 and EIO", off, err)
+	}
+	if _, err := l.SyncConcurrent(); !errors.Is(err, ErrPoisoned) {
+		t.Fatalf("second SyncConcurrent = %v, want ErrPoisoned", err)
+	}
+	if _, err := l.AppendAsLeader(makeBatch(t, 1, 50, 2, 10), 1); !errors.Is(err, ErrPoisoned) {
+		t.Fatalf("append after a failed sync = %v, want ErrPoisoned", err)
+	}
+}
