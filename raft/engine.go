@@ -74,6 +74,9 @@ type heldRecords struct {
 // offsets they hold. complete is called exactly once, never blocking.
 type submission struct {
 	records []metadata.Record
+	// one holds the records of a submission of one record (the usual
+	// client write), which then needs no slice of its own.
+	one     [1]metadata.Record
 	encoded [][]byte
 	// forwarded marks a submission that arrived over the private RPC: a
 	// node that is not the leader answers it instead of forwarding again.

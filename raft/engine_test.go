@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -311,6 +312,36 @@ func TestValidateRollsBackSubmission(t *testing.T) {
 	}
 	if got := e.spec.Offset(); got != int64(off)-1 {
 		t.Errorf("speculative image at offset %d, want %d", got, off-1)
+	}
+}
+
+// TestDecodeSubmissionAllocations: decoding a forwarded one-record
+// SubmitChange (every client write) allocates the decoded record and the
+// submission, and no slice to hold the one record; several records and
+// bad input decode as before.
+func TestDecodeSubmissionAllocations(t *testing.T) {
+	value := strings.Repeat("v", 256)
+	r := metadata.NewConfigRecord()
+	r.ResourceType, r.Name, r.Value = metadata.ConfigResourceBroker, "key-1", &value
+	b, err := metadata.Encode(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := [][]byte{b}
+	decode := testing.AllocsPerRun(100, func() { _, _ = metadata.Decode(b) })
+	got := testing.AllocsPerRun(100, func() { _, _ = decodeSubmission(one) })
+	if got > decode+1 {
+		t.Errorf("decodeSubmission of one record allocates %v times, the record alone %v; want at most one more", got, decode)
+	}
+	s, err := decodeSubmission([][]byte{b, b})
+	if err != nil || len(s.records) != 2 || !s.forwarded {
+		t.Errorf("two records: %+v, %v", s, err)
+	}
+	if _, err := decodeSubmission(nil); !errors.Is(err, ErrInvalidChange) {
+		t.Errorf("no records: %v, want ErrInvalidChange", err)
+	}
+	if _, err := decodeSubmission([][]byte{b, {0xff}}); !errors.Is(err, ErrInvalidChange) {
+		t.Errorf("undecodable record: %v, want ErrInvalidChange", err)
 	}
 }
 

@@ -68,23 +68,38 @@ func (h *handler) Serve(ctx context.Context, req *transport.Request, reply *tran
 // submit runs a forwarded SubmitChange through the engine like a local
 // one, but never forwards it again.
 func (h *handler) submit(ctx context.Context, req *wire.SubmitChangeRequest, reply *transport.Reply) {
-	s := &submission{forwarded: true, encoded: req.Records}
-	for i, b := range req.Records {
-		r, err := metadata.Decode(b)
-		if err != nil {
-			reply.Send(submitAnswer(req, SubmitResult{}, fmt.Errorf("%w: record %d: %w", ErrInvalidChange, i, err)))
-			return
-		}
-		s.records = append(s.records, r)
-	}
-	if len(s.records) == 0 {
-		reply.Send(submitAnswer(req, SubmitResult{}, fmt.Errorf("%w: no records", ErrInvalidChange)))
+	s, err := decodeSubmission(req.Records)
+	if err != nil {
+		reply.Send(submitAnswer(req, SubmitResult{}, err))
 		return
 	}
 	s.complete = func(res SubmitResult, err error) { reply.Send(submitAnswer(req, res, err)) }
 	if err := h.c.enqueue(ctx, event{submit: s}); err != nil {
 		reply.Send(submitAnswer(req, SubmitResult{}, ErrShuttingDown))
 	}
+}
+
+// decodeSubmission decodes the records of a forwarded SubmitChange into
+// a submission. Besides the records' own values it allocates only the
+// submission, and for more than one record the slice that holds them.
+func decodeSubmission(encoded [][]byte) (*submission, error) {
+	if len(encoded) == 0 {
+		return nil, fmt.Errorf("%w: no records", ErrInvalidChange)
+	}
+	s := &submission{forwarded: true, encoded: encoded}
+	if len(encoded) == 1 {
+		s.records = s.one[:0]
+	} else {
+		s.records = make([]metadata.Record, 0, len(encoded))
+	}
+	for i, b := range encoded {
+		r, err := metadata.Decode(b)
+		if err != nil {
+			return nil, fmt.Errorf("%w: record %d: %w", ErrInvalidChange, i, err)
+		}
+		s.records = append(s.records, r)
+	}
+	return s, nil
 }
 
 // metadataFetch answers the private MetadataFetch RPC (1004) from the
