@@ -140,7 +140,8 @@ type fatalT interface {
 	Fatalf(format string, args ...any)
 }
 
-// snapshotValues encodes an image's snapshot records.
+// snapshotValues encodes an image's snapshot records, and checks that
+// AppendSnapshotRecords writes the same values.
 func snapshotValues(t fatalT, img *metadata.Image) [][]byte {
 	t.Helper()
 	var out [][]byte
@@ -150,6 +151,23 @@ func snapshotValues(t fatalT, img *metadata.Image) [][]byte {
 			t.Fatalf("encode %T: %v", r, err)
 		}
 		out = append(out, b)
+	}
+	i := 0
+	err := img.AppendSnapshotRecords(func(value []byte) error {
+		if i >= len(out) {
+			return fmt.Errorf("value %d is %x, SnapshotRecords has %d records", i, value, len(out))
+		}
+		if !bytes.Equal(value, out[i]) {
+			return fmt.Errorf("value %d is %x, SnapshotRecords encodes %x", i, value, out[i])
+		}
+		i++
+		return nil
+	})
+	if err == nil && i != len(out) {
+		err = fmt.Errorf("%d values, SnapshotRecords has %d", i, len(out))
+	}
+	if err != nil {
+		t.Fatalf("AppendSnapshotRecords: %v", err)
 	}
 	return out
 }

@@ -43,90 +43,245 @@ import (
 // The records share slices with img and must not be modified.
 func (img *Image) SnapshotRecords() iter.Seq[Record] {
 	return func(yield func(Record) bool) {
-		mv := img.features.metadataVersion
-		if mv != 0 && !img.writeFeatures(yield) {
-			return
+		img.walkSnapshot(nil, yield)
+	}
+}
+
+// AppendSnapshotRecords calls emit with the framed encoding (as
+// AppendRecord writes it) of every record of SnapshotRecords, in the same
+// order, and stops at the first error, which it returns. The records are
+// encoded one after the other into the same buffer, and each is built in
+// a struct of its type that is reused for the next record of that type,
+// so a snapshot of any size allocates only a fixed number of objects:
+// value is valid only until emit returns.
+func (img *Image) AppendSnapshotRecords(emit func(value []byte) error) error {
+	s := new(snapshotScratch)
+	var err error
+	img.walkSnapshot(s, func(r Record) bool {
+		s.buf, err = AppendRecord(s.buf[:0], r)
+		if err == nil {
+			err = emit(s.buf)
 		}
-		if !img.writeCluster(mv, yield) || !img.writeTopics(mv, yield) {
-			return
-		}
-		for res, m := range img.configs.resources.All() {
-			for k, v := range m.All() {
-				r := NewConfigRecord()
-				r.ResourceType, r.ResourceName, r.Name, r.Value = res.Type, res.Name, k, &v
-				if !yield(r) {
-					return
-				}
+		return err == nil
+	})
+	return err
+}
+
+// snapshotScratch is AppendSnapshotRecords' state: its encoding buffer and
+// one record of each type a snapshot holds, reset for every record. A nil
+// *snapshotScratch hands out new records instead (SnapshotRecords).
+type snapshotScratch struct {
+	buf         []byte
+	feature     FeatureLevelRecord
+	zkMigration ZkMigrationStateRecord
+	broker      RegisterBrokerRecord
+	controller  RegisterControllerRecord
+	topic       TopicRecord
+	partition   PartitionRecord
+	config      ConfigRecord
+	configValue string
+	quota       ClientQuotaRecord
+	producerIDs ProducerIdsRecord
+	acl         AccessControlEntryRecord
+	scram       UserScramCredentialRecord
+	token       DelegationTokenRecord
+}
+
+func (s *snapshotScratch) featureLevelRecord() *FeatureLevelRecord {
+	if s == nil {
+		return NewFeatureLevelRecord()
+	}
+	s.feature.Default()
+	return &s.feature
+}
+
+func (s *snapshotScratch) zkMigrationStateRecord() *ZkMigrationStateRecord {
+	if s == nil {
+		return NewZkMigrationStateRecord()
+	}
+	s.zkMigration.Default()
+	return &s.zkMigration
+}
+
+// registerBrokerRecord keeps the endpoint and feature arrays of the
+// previous broker for their capacity. Its Rack and Fenced are left zero
+// rather than at their defaults (Default allocates the empty Rack):
+// writeCluster sets both.
+func (s *snapshotScratch) registerBrokerRecord() *RegisterBrokerRecord {
+	if s == nil {
+		return NewRegisterBrokerRecord()
+	}
+	s.broker = RegisterBrokerRecord{EndPoints: s.broker.EndPoints[:0], Features: s.broker.Features[:0]}
+	return &s.broker
+}
+
+func (s *snapshotScratch) registerControllerRecord() *RegisterControllerRecord {
+	if s == nil {
+		return NewRegisterControllerRecord()
+	}
+	ep, f := s.controller.EndPoints[:0], s.controller.Features[:0]
+	s.controller.Default()
+	s.controller.EndPoints, s.controller.Features = ep, f
+	return &s.controller
+}
+
+func (s *snapshotScratch) topicRecord() *TopicRecord {
+	if s == nil {
+		return NewTopicRecord()
+	}
+	s.topic.Default()
+	return &s.topic
+}
+
+func (s *snapshotScratch) partitionRecord() *PartitionRecord {
+	if s == nil {
+		return NewPartitionRecord()
+	}
+	s.partition.Default()
+	return &s.partition
+}
+
+// configRecord returns a record with value as its Value. A reused record
+// points at the scratch's own string, not at a new one, and is not reset
+// through Default, which allocates the empty Value: every field is set
+// here.
+func (s *snapshotScratch) configRecord(resourceType int8, resourceName, name, value string) *ConfigRecord {
+	if s == nil {
+		r := NewConfigRecord()
+		r.ResourceType, r.ResourceName, r.Name, r.Value = resourceType, resourceName, name, &value
+		return r
+	}
+	s.configValue = value
+	s.config = ConfigRecord{ResourceType: resourceType, ResourceName: resourceName, Name: name, Value: &s.configValue}
+	return &s.config
+}
+
+func (s *snapshotScratch) clientQuotaRecord() *ClientQuotaRecord {
+	if s == nil {
+		return NewClientQuotaRecord()
+	}
+	entity := s.quota.Entity[:0]
+	s.quota.Default()
+	s.quota.Entity = entity
+	return &s.quota
+}
+
+func (s *snapshotScratch) producerIdsRecord() *ProducerIdsRecord {
+	if s == nil {
+		return NewProducerIdsRecord()
+	}
+	s.producerIDs.Default()
+	return &s.producerIDs
+}
+
+func (s *snapshotScratch) accessControlEntryRecord() *AccessControlEntryRecord {
+	if s == nil {
+		return NewAccessControlEntryRecord()
+	}
+	s.acl.Default()
+	return &s.acl
+}
+
+func (s *snapshotScratch) userScramCredentialRecord() *UserScramCredentialRecord {
+	if s == nil {
+		return NewUserScramCredentialRecord()
+	}
+	s.scram.Default()
+	return &s.scram
+}
+
+func (s *snapshotScratch) delegationTokenRecord() *DelegationTokenRecord {
+	if s == nil {
+		return NewDelegationTokenRecord()
+	}
+	s.token.Default()
+	return &s.token
+}
+
+// walkSnapshot yields the records of SnapshotRecords, taken from s (see
+// snapshotScratch).
+func (img *Image) walkSnapshot(s *snapshotScratch, yield func(Record) bool) {
+	mv := img.features.metadataVersion
+	if mv != 0 && !img.writeFeatures(s, yield) {
+		return
+	}
+	if !img.writeCluster(s, mv, yield) || !img.writeTopics(s, mv, yield) {
+		return
+	}
+	for res, m := range img.configs.resources.All() {
+		for k, v := range m.All() {
+			if !yield(s.configRecord(res.Type, res.Name, k, v)) {
+				return
 			}
 		}
-		for q := range img.quotas.entities.Values() {
-			for k, v := range q.values.All() {
-				r := NewClientQuotaRecord()
-				for _, e := range q.Entity {
-					r.Entity = append(r.Entity, ClientQuotaRecordEntityData{EntityType: e.Type, EntityName: e.Name})
-				}
-				r.Key, r.Value = k, v
-				if !yield(r) {
-					return
-				}
+	}
+	for q := range img.quotas.entities.Values() {
+		for k, v := range q.values.All() {
+			r := s.clientQuotaRecord()
+			for _, e := range q.Entity {
+				r.Entity = append(r.Entity, ClientQuotaRecordEntityData{EntityType: e.Type, EntityName: e.Name})
 			}
-		}
-		if img.producerIDs.next >= 0 {
-			r := NewProducerIdsRecord()
-			r.BrokerId, r.BrokerEpoch, r.NextProducerId = -1, -1, img.producerIDs.next
+			r.Key, r.Value = k, v
 			if !yield(r) {
 				return
 			}
 		}
-		for a := range img.acls.byID.Values() {
-			r := NewAccessControlEntryRecord()
-			r.Id, r.ResourceType, r.ResourceName, r.PatternType = a.ID, a.ResourceType, a.ResourceName, a.PatternType
-			r.Principal, r.Host, r.Operation, r.PermissionType = a.Principal, a.Host, a.Operation, a.PermissionType
+	}
+	if img.producerIDs.next >= 0 {
+		r := s.producerIdsRecord()
+		r.BrokerId, r.BrokerEpoch, r.NextProducerId = -1, -1, img.producerIDs.next
+		if !yield(r) {
+			return
+		}
+	}
+	for a := range img.acls.byID.Values() {
+		r := s.accessControlEntryRecord()
+		r.Id, r.ResourceType, r.ResourceName, r.PatternType = a.ID, a.ResourceType, a.ResourceName, a.PatternType
+		r.Principal, r.Host, r.Operation, r.PermissionType = a.Principal, a.Host, a.Operation, a.PermissionType
+		if !yield(r) {
+			return
+		}
+	}
+	if mv >= metadataVersion3_5_IV2 {
+		for c := range img.scram.creds.Values() {
+			r := s.userScramCredentialRecord()
+			r.Name, r.Mechanism, r.Salt, r.StoredKey, r.ServerKey, r.Iterations = c.Name, c.Mechanism, c.Salt, c.StoredKey, c.ServerKey, c.Iterations
 			if !yield(r) {
 				return
 			}
 		}
-		if mv >= metadataVersion3_5_IV2 {
-			for c := range img.scram.creds.Values() {
-				r := NewUserScramCredentialRecord()
-				r.Name, r.Mechanism, r.Salt, r.StoredKey, r.ServerKey, r.Iterations = c.Name, c.Mechanism, c.Salt, c.StoredKey, c.ServerKey, c.Iterations
-				if !yield(r) {
-					return
-				}
+	}
+	if mv >= metadataVersion3_6_IV2 {
+		for t := range img.tokens.byID.Values() {
+			r := s.delegationTokenRecord()
+			r.TokenId, r.Owner, r.Requester, r.Renewers = t.TokenID, t.Owner, t.Requester, t.Renewers
+			if r.Renewers == nil {
+				r.Renewers = []string{}
 			}
-		}
-		if mv >= metadataVersion3_6_IV2 {
-			for t := range img.tokens.byID.Values() {
-				r := NewDelegationTokenRecord()
-				r.TokenId, r.Owner, r.Requester, r.Renewers = t.TokenID, t.Owner, t.Requester, t.Renewers
-				if r.Renewers == nil {
-					r.Renewers = []string{}
-				}
-				r.IssueTimestamp, r.MaxTimestamp, r.ExpirationTimestamp = t.IssueTimestamp, t.MaxTimestamp, t.ExpirationTimestamp
-				if !yield(r) {
-					return
-				}
+			r.IssueTimestamp, r.MaxTimestamp, r.ExpirationTimestamp = t.IssueTimestamp, t.MaxTimestamp, t.ExpirationTimestamp
+			if !yield(r) {
+				return
 			}
 		}
 	}
 }
 
-func (img *Image) writeFeatures(yield func(Record) bool) bool {
+func (img *Image) writeFeatures(s *snapshotScratch, yield func(Record) bool) bool {
 	mv := img.features.metadataVersion
-	r := NewFeatureLevelRecord()
+	r := s.featureLevelRecord()
 	r.Name, r.FeatureLevel = FeatureMetadataVersion, mv
 	if !yield(r) {
 		return false
 	}
 	for name, level := range img.features.levels.All() {
-		r := NewFeatureLevelRecord()
+		r := s.featureLevelRecord()
 		r.Name, r.FeatureLevel = name, level
 		if !yield(r) {
 			return false
 		}
 	}
 	if mv >= MetadataVersion3_4_IV0 && mv <= MetadataVersion3_9_IV0 {
-		r := NewZkMigrationStateRecord()
+		r := s.zkMigrationStateRecord()
 		r.ZkMigrationState = img.features.zkMigration
 		if !yield(r) {
 			return false
@@ -160,10 +315,10 @@ func partitionRecordVersion(mv int16) int16 {
 	return 0
 }
 
-func (img *Image) writeCluster(mv int16, yield func(Record) bool) bool {
+func (img *Image) writeCluster(s *snapshotScratch, mv int16, yield func(Record) bool) bool {
 	version := registerBrokerRecordVersion(mv)
 	for b := range img.cluster.brokers.Values() {
-		r := NewRegisterBrokerRecord()
+		r := s.registerBrokerRecord()
 		r.Version = version
 		r.BrokerId, r.IncarnationId, r.BrokerEpoch = b.ID, b.IncarnationID, b.Epoch
 		for _, e := range b.Endpoints {
@@ -190,7 +345,7 @@ func (img *Image) writeCluster(mv int16, yield func(Record) bool) bool {
 		return true
 	}
 	for c := range img.cluster.controllers.Values() {
-		r := NewRegisterControllerRecord()
+		r := s.registerControllerRecord()
 		r.ControllerId, r.IncarnationId, r.ZkMigrationReady = c.ID, c.IncarnationID, c.ZkMigrationReady
 		for _, e := range c.Endpoints {
 			r.EndPoints = append(r.EndPoints, RegisterControllerRecordControllerEndpoint{Name: e.Name, Host: e.Host, Port: e.Port, SecurityProtocol: e.SecurityProtocol})
@@ -216,7 +371,7 @@ func javaUUIDHash(id [16]byte) int32 {
 	return int32(uint32(h>>32) ^ uint32(h))
 }
 
-func (img *Image) writeTopics(mv int16, yield func(Record) bool) bool {
+func (img *Image) writeTopics(s *snapshotScratch, mv int16, yield func(Record) bool) bool {
 	topics := make([]*Topic, 0, img.topics.byID.Len())
 	for t := range img.topics.byID.Values() {
 		topics = append(topics, t)
@@ -226,13 +381,13 @@ func (img *Image) writeTopics(mv int16, yield func(Record) bool) bool {
 	})
 	version := partitionRecordVersion(mv)
 	for _, t := range topics {
-		tr := NewTopicRecord()
+		tr := s.topicRecord()
 		tr.Name, tr.TopicId = t.Name, t.ID
 		if !yield(tr) {
 			return false
 		}
 		for id, p := range t.partitions.All() {
-			r := NewPartitionRecord()
+			r := s.partitionRecord()
 			r.Version = version
 			r.PartitionId, r.TopicId = id, t.ID
 			r.Replicas, r.Isr, r.RemovingReplicas, r.AddingReplicas = emptyIfNil(p.Replicas), emptyIfNil(p.ISR), emptyIfNil(p.RemovingReplicas), emptyIfNil(p.AddingReplicas)

@@ -16,9 +16,12 @@ import (
 )
 
 // benchTopics sizes the restart and catch-up benchmarks: that many topics
-// of ten partitions each (the snapshot write and load benchmarks always
-// use 100,000 topics, 1,000,000 partitions).
+// of ten partitions each.
 var benchTopics = flag.Int("bench-topics", 10_000, "topics of 10 partitions in BenchmarkRestart and BenchmarkFetchSnapshotCatchUp")
+
+// benchSnapshotTopics sizes the image of the snapshot write and load
+// benchmarks: 100,000 topics (1,000,000 partitions) unless told.
+var benchSnapshotTopics = flag.Int("bench-snapshot-topics", 100_000, "topics of 10 partitions in BenchmarkSnapshotWrite and BenchmarkSnapshotLoad")
 
 // benchTopicRecords returns topic i and its ten partitions (three
 // replicas each), as a controller writes them.
@@ -95,19 +98,22 @@ func imageRecords(img *metadata.Image) int {
 }
 
 // BenchmarkSnapshotWrite measures the runtime's snapshot writer on an
-// image of 100,000 topics × 10 partitions (1,000,000 partitions): every
-// record of the image encoded, batched, CRC'd and written to a file on
-// the operating system's file system, fsynced and renamed. MB/s is the
-// file's size; peak-heap-MB is the largest live heap sampled while
-// writing, the image itself included.
+// image of -bench-snapshot-topics topics × 10 partitions (1,000,000
+// partitions by default): every record of the image encoded, batched,
+// CRC'd and written to a file on the operating system's file system,
+// fsynced and renamed. MB/s is the file's size; peak-heap-MB is the
+// largest live heap sampled while writing, the image itself included;
+// allocs/record is the heap objects allocated per record written.
 func BenchmarkSnapshotWrite(b *testing.B) {
-	img := benchImage(b, 100_000)
+	img := benchImage(b, *benchSnapshotTopics)
 	recs := imageRecords(img)
 	dir := b.TempDir()
 	var size int64
 	var unique uint64
 	runtime.GC()
 	peak := peakHeap()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	for b.Loop() {
 		unique++
 		id := snapshot.ID{EndOffset: int64(unique), Epoch: 1}
@@ -122,8 +128,10 @@ func BenchmarkSnapshotWrite(b *testing.B) {
 		}
 		b.StartTimer()
 	}
+	runtime.ReadMemStats(&after)
 	b.SetBytes(size)
 	b.ReportMetric(float64(recs)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/(float64(recs)*float64(b.N)), "allocs/record")
 	b.ReportMetric(peak(), "peak-heap-MB")
 }
 
@@ -134,7 +142,7 @@ func BenchmarkSnapshotWrite(b *testing.B) {
 // peak-heap-MB is the largest live heap sampled while loading, the
 // image included (the image written first is freed before).
 func BenchmarkSnapshotLoad(b *testing.B) {
-	img := benchImage(b, 100_000)
+	img := benchImage(b, *benchSnapshotTopics)
 	recs := imageRecords(img)
 	dir := b.TempDir()
 	id := snapshot.ID{EndOffset: 5_000_000, Epoch: 1}
@@ -163,7 +171,7 @@ func BenchmarkSnapshotLoad(b *testing.B) {
 		runtime.GC()
 		runtime.ReadMemStats(&after)
 		heap = float64(after.HeapAlloc-before.HeapAlloc) / 1e6
-		if loaded.Topics().Len() != 100_000 {
+		if loaded.Topics().Len() != *benchSnapshotTopics {
 			b.Fatalf("loaded %d topics", loaded.Topics().Len())
 		}
 		runtime.KeepAlive(d)

@@ -480,18 +480,16 @@ func writeSnapshot(ctx context.Context, fsys vfs.FS, dir string, id snapshot.ID,
 	if err != nil {
 		return 0, fmt.Errorf("raft: create snapshot %s: %w", id, err)
 	}
-	for rec := range img.SnapshotRecords() {
-		b, err := metadata.Encode(rec)
-		if err == nil {
-			err = w.Append(now, b)
+	err = img.AppendSnapshotRecords(func(value []byte) error {
+		// Append copies value into the batch it builds.
+		if err := w.Append(now, value); err != nil {
+			return err
 		}
-		if err == nil {
-			err = ctx.Err()
-		}
-		if err != nil {
-			_ = w.Abort()
-			return 0, fmt.Errorf("raft: write snapshot %s: %w", id, err)
-		}
+		return ctx.Err()
+	})
+	if err != nil {
+		_ = w.Abort()
+		return 0, fmt.Errorf("raft: write snapshot %s: %w", id, err)
 	}
 	if err := w.Freeze(now); err != nil {
 		return 0, fmt.Errorf("raft: freeze snapshot %s: %w", id, err)
