@@ -188,3 +188,44 @@ func BenchmarkGroupCommitAnswers(b *testing.B) {
 	b.ReportMetric(float64(reads.Load())/float64(answers), "reads/request")
 	b.ReportMetric(float64(writes.Load())/float64(answers), "writes/answer")
 }
+
+// TestServedRequestAllocations bounds the heap objects a served request
+// costs, the client's side of the test included: 5, among them its frame,
+// its decoded body, the handler's answer and the request with its Reply
+// (one object). The connection's decoder keeps the client id, so the
+// header costs none. The old path allocated 8 per request: the Request and
+// the Reply apart, the wire.Request and the client id string besides.
+func TestServedRequestAllocations(t *testing.T) {
+	const group = 16
+	cfg := DefaultServerConfig()
+	cfg.Handler = echoHandler()
+	s := startTCP(t, cfg)
+	nc, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	id := "alloc-test"
+	var frames []byte
+	for i := range int32(group) {
+		if frames, err = wire.AppendRequest(frames, i, &id, describeQuorum()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf []byte
+	round := func() {
+		if _, err := nc.Write(frames); err != nil {
+			t.Fatal(err)
+		}
+		for range group {
+			if buf, err = wire.ReadFrame(nc, buf, wire.DefaultMaxFrameSize); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	round()
+	perRequest := testing.AllocsPerRun(20, round) / group
+	if perRequest > 5.5 {
+		t.Fatalf("%.2f heap objects per served request, want 5", perRequest)
+	}
+}

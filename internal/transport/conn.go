@@ -46,6 +46,13 @@ type Reply struct {
 	taken atomic.Bool
 }
 
+// served is a request and its Reply, allocated as one object: both live
+// until the handler has answered and let go of the request.
+type served struct {
+	req   Request
+	reply Reply
+}
+
 // Send queues resp as the answer; the writer sends it once every earlier
 // request of the connection has been answered. resp's version must be the
 // request's (kmsg's ResponseKind does that). It returns false when the
@@ -190,6 +197,7 @@ func (c *conn) read(ctx context.Context, done chan<- completion, slots chan stru
 	// size prefix and body with one, instead of two per frame. The
 	// deadlines still apply to every read from the connection.
 	in := bufio.NewReaderSize(c.nc, readBufferSize)
+	var dec wire.Decoder
 	for {
 		select {
 		case slots <- struct{}{}:
@@ -220,8 +228,8 @@ func (c *conn) read(ctx context.Context, done chan<- completion, slots chan stru
 			}
 			return closeEOF, err
 		}
-		req, err := wire.DecodeRequest(frame)
-		if err != nil {
+		var req wire.Request
+		if err := dec.Decode(frame, &req); err != nil {
 			re, ok := errors.AsType[*wire.RequestError](err)
 			if !ok || re.Close {
 				return closeInvalid, err
@@ -231,9 +239,12 @@ func (c *conn) read(ctx context.Context, done chan<- completion, slots chan stru
 			seq++
 			continue
 		}
-		reply := &Reply{seq: seq, corr: req.Header.CorrelationID, done: done, ctx: ctx}
+		x := &served{
+			req:   Request{Header: req.Header, Body: req.Body, Conn: c.info},
+			reply: Reply{seq: seq, corr: req.Header.CorrelationID, done: done, ctx: ctx},
+		}
 		seq++
-		cfg.Handler.Serve(ctx, &Request{Header: req.Header, Body: req.Body, Conn: c.info}, reply)
+		cfg.Handler.Serve(ctx, &x.req, &x.reply)
 	}
 }
 

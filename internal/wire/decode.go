@@ -40,8 +40,28 @@ type Request struct {
 // Every error is a *RequestError; all but the ApiVersions case have Close
 // set: the caller closes the connection without answering, as Kafka does.
 func DecodeRequest(frame []byte) (*Request, error) {
+	var d Decoder
+	req := new(Request)
+	if err := d.Decode(frame, req); err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// Decoder decodes the request frames of one connection, as DecodeRequest
+// does, into a Request the caller provides. It remembers the client id of
+// the last request: a client sends the same one in every request, which
+// then costs no new string. The zero Decoder is ready to use; a Decoder
+// is for one goroutine at a time.
+type Decoder struct {
+	clientID string
+}
+
+// Decode decodes frame into req, as DecodeRequest does. On error req is
+// left unchanged.
+func (d *Decoder) Decode(frame []byte, req *Request) error {
 	if len(frame) < 4 {
-		return nil, &RequestError{
+		return &RequestError{
 			Kind:  ErrMalformedHeader,
 			Close: true,
 			Err:   fmt.Errorf("frame of %d bytes has no api key and version", len(frame)),
@@ -55,22 +75,22 @@ func DecodeRequest(frame []byte) (*Request, error) {
 	}
 	api, ok := LookupAPI(h.APIKey)
 	if !ok {
-		return nil, &RequestError{Kind: ErrUnknownAPIKey, Header: h, Close: true}
+		return &RequestError{Kind: ErrUnknownAPIKey, Header: h, Close: true}
 	}
-	h, off, err := parseRequestHeader(frame)
+	h, off, err := parseRequestHeader(frame, d.clientID)
 	if err != nil {
-		return nil, &RequestError{Kind: ErrMalformedHeader, Header: h, Close: true, Err: err}
+		return &RequestError{Kind: ErrMalformedHeader, Header: h, Close: true, Err: err}
 	}
 	if !api.Supports(h.APIVersion) {
 		if h.APIKey == KeyAPIVersions {
-			return nil, &RequestError{
+			return &RequestError{
 				Kind:   ErrUnsupportedVersion,
 				Header: h,
 				Answer: UnsupportedAPIVersionsResponse(),
 				Err:    fmt.Errorf("ApiVersions v%d is outside %d-%d; answered at v0", h.APIVersion, api.Min, api.Max),
 			}
 		}
-		return nil, &RequestError{
+		return &RequestError{
 			Kind:   ErrUnsupportedVersion,
 			Header: h,
 			Close:  true,
@@ -80,14 +100,16 @@ func DecodeRequest(frame []byte) (*Request, error) {
 	body := newRequest(h.APIKey)
 	body.SetVersion(h.APIVersion)
 	if err := body.ReadFrom(frame[off:]); err != nil {
-		return nil, &RequestError{
+		return &RequestError{
 			Kind:   ErrMalformedBody,
 			Header: h,
 			Close:  true,
 			Err:    fmt.Errorf("%s v%d: %w", api.Name, h.APIVersion, err),
 		}
 	}
-	return &Request{Header: h, Body: body}, nil
+	d.clientID = h.ClientID
+	*req = Request{Header: h, Body: body}
+	return nil
 }
 
 // newRequest returns an empty request for a key of the version table.

@@ -280,3 +280,81 @@ func TestAppendRequestRejectsLongClientID(t *testing.T) {
 		t.Error("AppendRequest with a 32768-byte client id succeeded")
 	}
 }
+
+// TestDecoderSequence: one Decoder over a connection's frames reads every
+// header as DecodeRequest does, whichever client id came before: the same
+// one again, another, null after one, and bad input after a valid id that
+// is a prefix of or equal to the bytes at hand.
+func TestDecoderSequence(t *testing.T) {
+	dq := func(corr int32, n int16, id string) []byte {
+		return append(header(KeyDescribeQuorum, 0, corr, n, id, 0), 1, 0)
+	}
+	frames := [][]byte{
+		dq(1, 1, "x"), dq(2, 1, "x"), dq(3, 6, "kåfka"), dq(4, -1, ""), dq(5, 0, ""),
+		dq(6, 6, "kåfka"), dq(7, 3, "abc"), dq(8, 3, "abc"), dq(9, 1, "a"),
+	}
+	var d Decoder
+	for i, f := range frames {
+		want, err := DecodeRequest(f)
+		if err != nil {
+			t.Fatalf("frame %d: DecodeRequest: %v", i, err)
+		}
+		var got Request
+		if err := d.Decode(f, &got); err != nil {
+			t.Fatalf("frame %d: Decode: %v", i, err)
+		}
+		if got.Header != want.Header {
+			t.Errorf("frame %d: header %+v, want %+v", i, got.Header, want.Header)
+		}
+	}
+	for _, tc := range []struct {
+		last  []byte
+		frame []byte
+	}{
+		{dq(1, 3, "abc"), header(52, 2, 1, 10, "abc")},
+		{dq(1, 1, "a"), header(52, 2, 1, 10, "abc")},
+		{dq(1, 1, "a"), header(52, 2, 1, 2, "\xc3\x28", 0)},
+		{dq(1, 1, "a"), header(52, 2, 1, 1, "a")},
+	} {
+		var d Decoder
+		var req Request
+		if err := d.Decode(tc.last, &req); err != nil {
+			t.Fatal(err)
+		}
+		before := req
+		err := d.Decode(tc.frame, &req)
+		if _, want := DecodeRequest(tc.frame); err == nil || want == nil || err.Error() != want.Error() {
+			t.Errorf("Decode(%x) after %q = %v, DecodeRequest = %v", tc.frame, before.Header.ClientID, err, want)
+		}
+		if req != before {
+			t.Errorf("Decode(%x) changed the request on error", tc.frame)
+		}
+	}
+}
+
+// TestDecoderAllocations: a Decoder that saw the client id before decodes
+// a SubmitChange request into the caller's Request with two heap objects,
+// the body and its record list (DecodeRequest allocates four: the
+// Request and the client id besides).
+func TestDecoderAllocations(t *testing.T) {
+	req := NewSubmitChangeRequest()
+	req.Records = [][]byte{bytes.Repeat([]byte{'v'}, 280)}
+	id := "krabkabench"
+	full, err := AppendRequest(nil, 1, &id, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := full[4:]
+	var d Decoder
+	var got Request
+	if n := testing.AllocsPerRun(100, func() {
+		if err := d.Decode(frame, &got); err != nil {
+			t.Fatal(err)
+		}
+	}); n > 2 {
+		t.Fatalf("Decode allocated %.0f objects per request, want 2", n)
+	}
+	if got.Header.ClientID != id || len(got.Body.(*SubmitChangeRequest).Records) != 1 {
+		t.Fatalf("decoded %+v", got)
+	}
+}

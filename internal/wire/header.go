@@ -62,7 +62,9 @@ func flexible(key, version int16) bool {
 // (Kafka's generated reader treats every negative length as null), and a
 // client id that is not valid UTF-8 is an error (Java decodes it with
 // replacement characters). Neither can come from a correct client.
-func parseRequestHeader(frame []byte) (RequestHeader, int, error) {
+//
+// A client id equal to last is returned as last, not as a new string.
+func parseRequestHeader(frame []byte, last string) (RequestHeader, int, error) {
 	var h RequestHeader
 	r := reader{src: frame}
 	h.APIKey = r.int16("api key")
@@ -78,6 +80,10 @@ func parseRequestHeader(frame []byte) (RequestHeader, int, error) {
 	case n == -1:
 	case n < -1:
 		r.fail("client id length", fmt.Errorf("negative length %d", n))
+	case r.remaining() >= int(n) && string(frame[r.off:r.off+int(n)]) == last:
+		// last was read as valid UTF-8 before.
+		h.ClientID = last
+		r.off += int(n)
 	default:
 		h.ClientID, _ = r.utf8("client id", int(n))
 	}

@@ -8,7 +8,8 @@ import (
 // BenchmarkSubmitChangeRoundTrip measures the wire work the leader does
 // for one client write arriving over the private SubmitChange RPC (the
 // write of the side-by-side benchmark in bench/): decode the request frame
-// holding one 256-byte record, then frame the response. The record is
+// holding one 256-byte record with the connection's Decoder, then frame
+// the response. The record is
 // opaque bytes here; decoding it as a metadata record is the metadata
 // package's benchmark.
 func BenchmarkSubmitChangeRoundTrip(b *testing.B) {
@@ -23,11 +24,12 @@ func BenchmarkSubmitChangeRoundTrip(b *testing.B) {
 	resp := NewSubmitChangeResponse()
 	resp.LeaderID, resp.LeaderEpoch, resp.BaseOffset, resp.Epoch = 1, 3, 123456, 3
 	var out []byte
+	var d Decoder
+	var r Request
 	b.ReportAllocs()
 	b.SetBytes(int64(len(frame)))
 	for b.Loop() {
-		r, err := DecodeRequest(frame)
-		if err != nil {
+		if err := d.Decode(frame, &r); err != nil {
 			b.Fatal(err)
 		}
 		if got := r.Body.(*SubmitChangeRequest); len(got.Records) != 1 || len(got.Records[0]) != 280 {
