@@ -215,6 +215,7 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 		clusterID:  clusterID,
 		logger:     rc.logger,
 		inbox:      make(chan event, inboxCapacity),
+		syncDone:   make(chan syncOutcome, 1),
 		peers:      map[kraft.NodeID]*peerLink{},
 		learned:    map[kraft.NodeID]string{},
 		pub:        &publishedState{},

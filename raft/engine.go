@@ -122,6 +122,13 @@ type engine struct {
 	logger    *slog.Logger
 
 	inbox chan event
+	// syncDone carries the outcome of the background fsync of a leader's
+	// SyncLater appends; at most one runs (syncing). unsynced says that
+	// SyncLater appends were written since the running one started (or
+	// since the last one, when none runs).
+	syncDone chan syncOutcome
+	syncing  bool
+	unsynced bool
 	// peers are the connections to other nodes, opened on first use by
 	// dialPeer; learned are endpoints answers named for nodes outside
 	// the voter set.
@@ -226,6 +233,7 @@ func (e *engine) run(ctx context.Context) error {
 	defer timer.Stop()
 	defer e.failAll(ErrShuttingDown)
 	defer e.abortDownload()
+	defer e.awaitSync()
 	for {
 		err := e.drive()
 		if err == nil {
@@ -259,8 +267,66 @@ func (e *engine) run(ctx context.Context) error {
 			}
 		case <-timer.C:
 			e.node.Tick(e.now())
+		case out := <-e.syncDone:
+			if err := e.synced(out); err != nil {
+				e.logger.LogAttrs(ctx, slog.LevelError, "engine stopped", slog.String(logKeyError, err.Error()))
+				return err
+			}
 		}
 	}
+}
+
+// syncOutcome is the result of a background fsync: the log's synced
+// offset, or the error that poisoned it.
+type syncOutcome struct {
+	offset int64
+	err    error
+}
+
+// startSync starts the background fsync of the SyncLater appends written
+// so far, unless one runs (it starts again when that one is done: the
+// appends written meanwhile are fsynced together).
+func (e *engine) startSync() {
+	if e.syncing || !e.unsynced {
+		return
+	}
+	e.syncing, e.unsynced = true, false
+	go func() {
+		off, err := e.log.SyncConcurrent()
+		e.syncDone <- syncOutcome{offset: off, err: err}
+	}()
+}
+
+// synced takes the outcome of the background fsync: the core counts the
+// leader's own end offset up to it, and the next fsync starts if more was
+// written meanwhile.
+func (e *engine) synced(out syncOutcome) error {
+	e.syncing = false
+	if out.err != nil {
+		return fmt.Errorf("raft: fsync log: %w", out.err)
+	}
+	if bugZ22 {
+		e.bugZ22AckAppended()
+	}
+	if err := e.node.LogSynced(e.now(), kraft.Offset(out.offset)); err != nil {
+		panic(fmt.Sprintf("raft: invariant: LogSynced outside a Ready: %v", err))
+	}
+	e.startSync()
+	return nil
+}
+
+// awaitSync waits for the background fsync, if one runs; a Ready without
+// SyncLater then fsyncs the whole log itself. Its error is the fsync's.
+func (e *engine) awaitSync() error {
+	if !e.syncing {
+		return nil
+	}
+	out := <-e.syncDone
+	e.syncing = false
+	if out.err != nil {
+		return fmt.Errorf("raft: fsync log: %w", out.err)
+	}
+	return nil
 }
 
 // armTimer sets timer to the earliest of the core's next deadline, a
@@ -426,11 +492,20 @@ func (e *engine) drive() error {
 }
 
 // processReady carries out one Ready in the contract's order: quorum
-// state, truncate, append, one fsync, messages, apply, Advance; with
-// MessagesBeforeSync (a leader's appends) the messages go before the
-// fsync, so that the network and the followers' writes overlap it.
+// state, truncate, append, one fsync, messages, apply, Advance. A SyncLater
+// Ready (a leader's) skips the fsync: its messages leave at once, so that
+// the followers write the new entries while this node fsyncs its own copy
+// in the background (startSync), and the engine goes on answering Fetches
+// meanwhile; the core counts this node's end offset at LogSynced. Any
+// other Ready first waits for that fsync and then fsyncs everything
+// written, before its messages.
 func (e *engine) processReady() error {
 	rd := e.node.Ready()
+	if !rd.SyncLater {
+		if err := e.awaitSync(); err != nil {
+			return err
+		}
+	}
 	if rd.State != nil {
 		qs := logstore.QuorumState{
 			DataVersion:   0,
@@ -449,7 +524,7 @@ func (e *engine) processReady() error {
 			return fmt.Errorf("raft: persist quorum state %s: %w", rd.State, err)
 		}
 	}
-	wrote := false
+	wrote := e.unsynced && !rd.SyncLater
 	if rd.TruncateTo >= 0 {
 		if err := e.log.Truncate(int64(rd.TruncateTo)); err != nil {
 			return fmt.Errorf("raft: truncate log to %d: %w", rd.TruncateTo, err)
@@ -477,24 +552,22 @@ func (e *engine) processReady() error {
 		}
 		wrote = true
 	}
-	if rd.MessagesBeforeSync {
-		// A leader's messages go to the peers' senders now, so the
-		// followers write the new entries while this node fsyncs its own
-		// copy; Fetch answers read the written, unsynced batches back.
-		// The core counts this node's end offset only at Advance.
-		e.sendAll(rd.Messages)
-	}
-	if wrote && !zooSkipLogSync {
+	switch {
+	case rd.SyncLater:
+		// Fetch answers read the written, unsynced batches back.
+		e.unsynced = e.unsynced || wrote
+	case wrote && !zooSkipLogSync:
 		if _, err := e.log.Sync(); err != nil {
 			return fmt.Errorf("raft: fsync log: %w", err)
 		}
+		e.unsynced = false
 		if bugZ22 {
 			e.bugZ22AckAppended()
 		}
+	default:
+		e.unsynced = false
 	}
-	if !rd.MessagesBeforeSync {
-		e.sendAll(rd.Messages)
-	}
+	e.sendAll(rd.Messages)
 	if rd.HighWatermark >= 0 {
 		e.hw = rd.HighWatermark
 		if err := e.applyCommitted(); err != nil {
@@ -506,6 +579,17 @@ func (e *engine) processReady() error {
 	}
 	clear(e.handles)
 	e.node.Advance(rd)
+	if rd.SyncLater && e.unsynced {
+		if zooSkipLogSync {
+			// Z1: the appends are reported durable without an fsync.
+			e.unsynced = false
+			if err := e.node.LogSynced(e.now(), kraft.Offset(e.log.LogEndOffset())); err != nil {
+				panic(fmt.Sprintf("raft: invariant: LogSynced outside a Ready: %v", err))
+			}
+		} else {
+			e.startSync()
+		}
+	}
 	e.maybeSnapshot()
 	return nil
 }

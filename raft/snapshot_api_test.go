@@ -550,6 +550,9 @@ func TestStartDropsSnapshotsBelowLogStart(t *testing.T) {
 	if start != snaps[0].ID.EndOffset {
 		t.Errorf("log start %d, want %d", start, snaps[0].ID.EndOffset)
 	}
+	waitFor(t, "the restarted node to apply its log", func() bool {
+		return n.QuorumState().AppliedOffset > want.Offset()
+	})
 	if !sameImage(t, n.CurrentImage(), want) {
 		t.Error("the restarted node's image differs")
 	}

@@ -29,7 +29,7 @@ func BenchmarkLeaderFetch(b *testing.B) {
 		if err := c.logs[0].ApplyReady(rd); err != nil {
 			b.Fatal(err)
 		}
-		leader.Advance(rd)
+		advance(leader, rd)
 	}
 	var reqID uint64
 	b.ReportAllocs()

@@ -44,7 +44,7 @@ func TestFollowerNeverTruncatesBelowHighWatermark(t *testing.T) {
 			return fs[0].RequestID
 		}
 		rd := n.Ready()
-		n.Advance(rd)
+		advance(n, rd)
 		answer := func(id uint64) *kraft.FetchResponse {
 			return &kraft.FetchResponse{
 				Header: kraft.Header{From: 1, To: 2, RequestID: id}, Leader: kraft.LeaderAndEpoch{LeaderID: 1, Epoch: 3},
@@ -59,7 +59,7 @@ func TestFollowerNeverTruncatesBelowHighWatermark(t *testing.T) {
 			rt.Fatal(err)
 		}
 		rd = n.Ready()
-		n.Advance(rd)
+		advance(n, rd)
 		hw := n.Status().HighWatermark
 		if hw != resp.HighWatermark {
 			rt.Fatalf("high watermark %d after the leader reported %d", hw, resp.HighWatermark)
@@ -81,7 +81,7 @@ func TestFollowerNeverTruncatesBelowHighWatermark(t *testing.T) {
 		if err := log.ApplyReady(rd); err != nil {
 			rt.Fatal(err)
 		}
-		n.Advance(rd)
+		advance(n, rd)
 		if st := n.Status(); st.HighWatermark > st.LogEndOffset {
 			rt.Fatalf("C1: high watermark %d beyond the log end %d", st.HighWatermark, st.LogEndOffset)
 		}

@@ -37,12 +37,18 @@
 //     Ready.SnapshotWrites and install Ready.InstallSnapshot; fsync; only
 //     then send Ready.Messages; then apply entries below
 //     Ready.HighWatermark to the state machine; then answer the reads of
-//     Ready.Reads once the state machine has reached their offsets.
+//     Ready.Reads once the state machine has reached their offsets. A
+//     Ready with [Ready.SyncLater] (a leader's) skips the fsync: it may
+//     run in the background, reported with [Node.LogSynced] when done;
+//     any other Ready first waits for such an fsync and fsyncs the whole
+//     log.
 //  6. Call [Node.Advance] with the same Ready. This is the durability
-//     report: the leader counts its own log end offset toward the high
-//     watermark only from here, and the log tail the core tracks is
-//     re-read from the LogView. No Step or Propose may come between Ready
-//     and Advance (they return [ErrReadyOutstanding]); Tick may.
+//     report for a Ready without SyncLater: the whole log is durable, and
+//     the leader counts its own log end offset toward the high watermark
+//     from here (after a SyncLater Ready, from LogSynced). The log tail
+//     the core tracks is re-read from the LogView. No Step or Propose may
+//     come between Ready and Advance (they return [ErrReadyOutstanding]);
+//     Tick may.
 //  7. For graceful shutdown call [Node.Resign]: a leader resigns with
 //     EndQuorumEpoch naming its preferred successors; keep running the loop
 //     until a new leader is known or a timeout passes.

@@ -138,7 +138,7 @@ func (c *cluster) ready(id kraft.NodeID) kraft.Ready {
 		c.net = append(c.net, m)
 	}
 	c.reads = append(c.reads, rd.Reads...)
-	n.Advance(rd)
+	advance(n, rd)
 	return rd
 }
 
@@ -337,4 +337,15 @@ func messagesOf[T kraft.Message](rd kraft.Ready) []T {
 		}
 	}
 	return out
+}
+
+// advance calls Advance and, for a SyncLater Ready, reports the whole log
+// synced at once, as a runtime whose fsync is done by then would.
+func advance(n *kraft.Node, rd kraft.Ready) {
+	n.Advance(rd)
+	if rd.SyncLater {
+		if err := n.LogSynced(0, n.Status().LogEndOffset); err != nil {
+			panic(err)
+		}
+	}
 }

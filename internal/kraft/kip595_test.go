@@ -17,7 +17,7 @@ func newVoter(t *testing.T, id kraft.NodeID, st kraft.PersistentState, log *kraf
 		t.Fatal(err)
 	}
 	if n.HasReady() {
-		n.Advance(n.Ready())
+		advance(n, n.Ready())
 	}
 	return n
 }
@@ -35,7 +35,7 @@ func step(t *testing.T, n *kraft.Node, log *krafttest.MemLog, now kraft.Instant,
 			t.Fatal(err)
 		}
 	}
-	n.Advance(rd)
+	advance(n, rd)
 	return rd
 }
 
@@ -272,7 +272,7 @@ func leaderOf(t *testing.T, n *kraft.Node, log *krafttest.MemLog) {
 		if err := log.ApplyReady(rd); err != nil {
 			t.Fatal(err)
 		}
-		n.Advance(rd)
+		advance(n, rd)
 		for _, m := range messagesOf[*kraft.VoteRequest](rd) {
 			if m.To == 3 {
 				resp := &kraft.VoteResponse{Header: kraft.Header{From: 3, To: n.Status().ID, RequestID: m.RequestID},
@@ -289,7 +289,7 @@ func leaderOf(t *testing.T, n *kraft.Node, log *krafttest.MemLog) {
 	if err := log.ApplyReady(rd); err != nil {
 		t.Fatal(err)
 	}
-	n.Advance(rd)
+	advance(n, rd)
 	if st := n.Status(); st.Role != kraft.Leader || st.Epoch != 3 {
 		t.Fatalf("node is %v in %d, want Leader in 3", st.Role, st.Epoch)
 	}
@@ -304,7 +304,7 @@ func TestFollowerTruncatesOnDivergingEpoch(t *testing.T) {
 	// The follower's first fetch is in the startup Ready, already drained.
 	n.Tick(0)
 	if n.HasReady() {
-		n.Advance(n.Ready())
+		advance(n, n.Ready())
 	}
 	resp := &kraft.FetchResponse{
 		Header: kraft.Header{From: 1, To: 2, RequestID: 1}, Leader: kraft.LeaderAndEpoch{LeaderID: 1, Epoch: 3},
@@ -323,7 +323,7 @@ func TestFollowerTruncatesOnDivergingEpoch(t *testing.T) {
 	if err := log.ApplyReady(rd); err != nil {
 		t.Fatal(err)
 	}
-	n.Advance(rd)
+	advance(n, rd)
 	rd = n.Ready()
 	fs := messagesOf[*kraft.FetchRequest](rd)
 	if len(fs) != 1 || fs[0].FetchOffset != 2 || fs[0].LastFetchedEpoch != 1 {
@@ -507,7 +507,7 @@ func TestDuplicateAndStaleVoteResponsesIgnored(t *testing.T) {
 	}
 	n.Tick(n.NextDeadline()) // Prospective
 	rd := n.Ready()
-	n.Advance(rd)
+	advance(n, rd)
 	pre := messagesOf[*kraft.VoteRequest](rd)
 	if len(pre) != 4 {
 		t.Fatalf("%d pre-votes, want 4", len(pre))
@@ -530,7 +530,7 @@ func TestDuplicateAndStaleVoteResponsesIgnored(t *testing.T) {
 		t.Fatalf("after two distinct pre-vote grants: %v, want Candidate", st.Role)
 	}
 	rd = n.Ready()
-	n.Advance(rd)
+	advance(n, rd)
 	// Late pre-vote answers from the finished round do not count as votes.
 	grant(pre[2], 1)
 	grant(pre[3], 1)

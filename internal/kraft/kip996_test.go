@@ -17,7 +17,7 @@ func TestProspectiveDoesNotBumpEpoch(t *testing.T) {
 		t.Fatalf("after the election timeout: %v in epoch %d, want Prospective in 0", st.Role, st.Epoch)
 	}
 	rd := n.Ready()
-	n.Advance(rd)
+	advance(n, rd)
 	if rd.State != nil {
 		t.Errorf("Prospective persisted %v", *rd.State)
 	}
@@ -126,7 +126,7 @@ func TestPreVoteRoundOutcome(t *testing.T) {
 					continue
 				}
 				rd := n.Ready()
-				n.Advance(rd)
+				advance(n, rd)
 				votes = append(votes, messagesOf[*kraft.VoteRequest](rd)...)
 			}
 			for _, v := range votes {
@@ -159,7 +159,7 @@ func TestUnsupportedPreVoteSkipsToCandidate(t *testing.T) {
 	n := newVoter(t, 1, emptyState(), &krafttest.MemLog{})
 	n.Tick(n.NextDeadline())
 	rd := n.Ready()
-	n.Advance(rd)
+	advance(n, rd)
 	v := messagesOf[*kraft.VoteRequest](rd)[0]
 	resp := &kraft.VoteResponse{Header: kraft.Header{From: v.To, To: 1, RequestID: v.RequestID}, Error: kraft.CodeUnsupportedVersion,
 		Leader: kraft.LeaderAndEpoch{LeaderID: kraft.NoNode, Epoch: -1}}

@@ -71,7 +71,7 @@ type state struct {
 	// whatever is accumulated in out and not yet advanced.
 	leo        Offset
 	lastEpoch  Epoch
-	durableEnd Offset // log end offset known durable (as of the last Advance)
+	durableEnd Offset // log end offset known durable: at the last Advance of a Ready without SyncLater, or by LogSynced
 	tailStale  bool   // a truncation or install is pending: leo/lastEpoch unknown until Advance
 	hw         Offset // -1 if unknown
 	emittedHW  Offset // highest high watermark handed out; -1 none
@@ -148,6 +148,7 @@ func NewNode(now Instant, cfg Config, st PersistentState, log LogView) (*Node, e
 		out:       emptyBuf(),
 	}
 	n.syncTail()
+	n.s.durableEnd = n.s.leo // the runtime opens a recovered, durable log
 	n.s.persisted = st
 	n.initialize(st)
 	n.poll()
@@ -199,7 +200,6 @@ func (n *Node) syncTail() {
 	s := &n.s
 	s.leo = n.log.EndOffset()
 	s.lastEpoch = n.log.LastFetchedEpoch()
-	s.durableEnd = s.leo
 	s.tailStale = false
 }
 
@@ -381,7 +381,7 @@ func (n *Node) Ready() Ready {
 		HighWatermark:   b.hw,
 		Reads:           b.reads,
 	}
-	rd.MessagesBeforeSync = b.messagesBeforeSync()
+	rd.SyncLater = b.syncLater(n.s.role)
 	if b.persist {
 		st := n.s.persisted
 		rd.State = &st
@@ -393,11 +393,13 @@ func (n *Node) Ready() Ready {
 
 // Advance tells the node that rd, the value the last [Node.Ready]
 // returned, has been carried out: the state persisted, the log truncated,
-// appended and fsynced (also when its messages left before the fsync),
+// appended and fsynced (the fsync not yet, for a [Ready.SyncLater] Ready),
 // snapshot chunks written and installed, messages handed to the
 // transport, and the high watermark applied as far as the runtime
-// chooses. This is how the runtime reports durability: the leader
-// counts its own log end offset toward the high watermark only from here.
+// chooses. This is how the runtime reports durability: the Advance of a
+// Ready without SyncLater marks the whole log durable, and the leader
+// counts its own log end offset toward the high watermark only from then
+// (or from [Node.LogSynced]).
 func (n *Node) Advance(rd Ready) {
 	if !n.s.outstanding {
 		panic("kraft: invariant: Advance without an outstanding Ready")
@@ -411,20 +413,47 @@ func (n *Node) Advance(rd Ready) {
 			if !stale && n.s.leo != want {
 				panic(fmt.Sprintf("kraft: invariant: log end offset %d after Advance, want %d (the runtime skipped or reordered Ready work)", n.s.leo, want))
 			}
-		} else {
-			// More appends were queued after Ready (a Tick while it was
-			// outstanding): the log holds this Ready's work, the tail stays
-			// ahead of it.
-			n.s.durableEnd = n.log.EndOffset()
 		}
+		// Otherwise more appends were queued after Ready (a Tick while it
+		// was outstanding): the log holds this Ready's work, the tail
+		// stays ahead of it.
 		if rd.InstallSnapshot.Valid() {
 			n.onSnapshotInstalled(rd.InstallSnapshot)
 		}
+	}
+	if !rd.SyncLater {
+		// Everything written is durable, below a truncation too.
+		if end := n.log.EndOffset(); end != n.s.durableEnd {
+			n.s.durableEnd = end
+			if n.s.role == Leader {
+				n.onLeaderDurable()
+			}
+		}
+	}
+	n.poll()
+}
+
+// LogSynced tells the node that its log is durable up to offset: a
+// background fsync, started after a [Ready.SyncLater] Ready was written,
+// completed. From then on the leader counts its own end offset up to
+// offset toward the high watermark. An offset at or below what is already
+// known durable (a late report, one overtaken by a Ready without SyncLater
+// that made the whole log durable) changes nothing, and one beyond the
+// log end is clamped to it; a node that stopped leading just records it.
+// It fails with [ErrReadyOutstanding] between Ready and Advance.
+func (n *Node) LogSynced(now Instant, offset Offset) error {
+	if n.s.outstanding {
+		return ErrReadyOutstanding
+	}
+	n.advanceClock(now)
+	if end := min(offset, n.log.EndOffset()); end > n.s.durableEnd {
+		n.s.durableEnd = end
 		if n.s.role == Leader {
 			n.onLeaderDurable()
 		}
 	}
 	n.poll()
+	return nil
 }
 
 // NextDeadline returns the earliest instant at which [Node.Tick] has work
@@ -621,10 +650,23 @@ func (n *Node) poll() {
 	n.emitHighWatermark()
 }
 
+// emitHighWatermark hands a new high watermark to the runtime. A leader
+// hands out no more than its own durable end offset: with SyncLater,
+// followers may commit entries whose fsync on the leader is still running,
+// and the state machine applies only locally durable entries. Nor does it
+// hand out a value at or below its epoch start (C4): it waits for its
+// fsync to pass that.
 func (n *Node) emitHighWatermark() {
-	if n.s.hw > n.s.emittedHW {
-		n.s.emittedHW = n.s.hw
-		n.s.out.hw = n.s.hw
+	hw := n.s.hw
+	if n.s.role == Leader && hw > n.s.durableEnd {
+		hw = n.s.durableEnd
+		if hw <= n.s.leader.EpochStart {
+			return
+		}
+	}
+	if hw > n.s.emittedHW {
+		n.s.emittedHW = hw
+		n.s.out.hw = hw
 	}
 }
 

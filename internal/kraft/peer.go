@@ -44,14 +44,14 @@ func (n *Node) send(to NodeID, m Message, h *Header) {
 	p := &n.s.peers[n.peerIndex(to)]
 	p.InFlight = h.RequestID
 	p.SentAt = n.s.now
-	n.s.out.noteMessage(n.s.role)
+	n.noteMessage()
 	n.s.out.msgs = append(n.s.out.msgs, m)
 }
 
 // reply queues a response to the request with header req.
 func (n *Node) reply(req Header, m Message, h *Header) {
 	*h = Header{From: n.me.ID, To: req.From, RequestID: req.RequestID}
-	n.s.out.noteMessage(n.s.role)
+	n.noteMessage()
 	n.s.out.msgs = append(n.s.out.msgs, m)
 }
 

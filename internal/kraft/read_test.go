@@ -158,7 +158,7 @@ func TestReadIndexRefusals(t *testing.T) {
 	if err := leader.ReadIndex(c.now[0], 3); !errors.Is(err, kraft.ErrReadyOutstanding) {
 		t.Fatalf("ReadIndex with a Ready outstanding = %v, want ErrReadyOutstanding", err)
 	}
-	leader.Advance(rd)
+	advance(leader, rd)
 	c.net = nil // the round's answers are lost
 	leader.Resign(c.now[0])
 	rd = c.ready(1)

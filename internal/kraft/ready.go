@@ -4,8 +4,9 @@ import "slices"
 
 // Ready is a batch of work the core hands to the runtime. The runtime
 // carries it out in the order of the fields below (except that, when
-// [Ready.MessagesBeforeSync] says so, Messages may leave before the fsync
-// of Appends), then calls [Node.Advance] with the same value. Between [Node.Ready] and
+// [Ready.SyncLater] says so, the fsync of Appends runs in the background
+// and is reported with [Node.LogSynced]), then calls [Node.Advance] with
+// the same value. Between [Node.Ready] and
 // [Node.Advance] the runtime must not call Step or Propose (they return
 // [ErrReadyOutstanding]); Tick and the read-only methods are allowed.
 //
@@ -32,9 +33,9 @@ type Ready struct {
 	// are its proposals (Handle = the proposal's handle) and its control
 	// batches (Handle 0: the runtime encodes the batch from its
 	// [BatchInfo], e.g. the LeaderChange record at the start of an epoch).
-	// Appends must be written AND fsynced before Advance. They must also
-	// be fsynced before Messages are sent unless MessagesBeforeSync is
-	// set: a follower's next Fetch reports the new end offset as durable.
+	// Appends must be written AND fsynced before Messages are sent and
+	// Advance is called, unless SyncLater is set: a follower's next Fetch
+	// reports the new end offset as durable.
 	Appends []Append
 
 	// SnapshotWrites are chunks of a snapshot being downloaded with
@@ -49,29 +50,41 @@ type Ready struct {
 	// and does all this BEFORE Messages are sent.
 	InstallSnapshot OffsetAndEpoch
 
-	// MessagesBeforeSync, if set, lets Messages leave once Appends are
-	// written but before they are fsynced, so that the followers write
-	// the leader's new entries while the leader fsyncs its own copy (Raft
-	// thesis §10.2.1): a commit then waits for one fsync, not two in
-	// series. State is still persisted first, and the fsync still comes
-	// before the high watermark is applied, Reads are answered and
-	// Advance is called. Records a Fetch answer names may be read back
-	// from the written, not yet synced, log.
+	// SyncLater, if set, lets the runtime carry out this Ready without
+	// fsyncing the log first: it writes Appends, sends Messages, and may
+	// call Advance before the fsync, which it runs in the background and
+	// reports with [Node.LogSynced]. Advance of such a Ready reports
+	// nothing durable; the leader counts its own end offset toward the
+	// high watermark only up to the offset LogSynced reports. So the
+	// followers write the leader's new entries while it fsyncs its own
+	// copy (Raft thesis §10.2.1), and the leader keeps answering their
+	// Fetches meanwhile: a commit waits for one fsync, not two in series.
+	// State is still persisted first, and the HighWatermark the core hands
+	// out on the leader never passes the offset LogSynced reported, so
+	// the state machine applies only locally durable entries. Records a
+	// Fetch answer names may be read back from the written, not yet
+	// synced, log.
 	//
-	// The core sets it only for a Ready whose Appends are all the
-	// leader's own (its proposals and control batches) and whose Messages
-	// were all queued either while the node led its epoch or before the
-	// first of those Appends; it is never set with TruncateTo,
-	// SnapshotWrites or InstallSnapshot. So a Ready that becomes leader
-	// (State, the LeaderChange batch, BeginQuorumEpoch) has it, and one
-	// in which a leader steps down after appending (a Fetch, Vote answer
-	// or EndQuorumEpoch of the new role) has not. This is safe because:
+	// Every Ready without SyncLater is carried out as before and marks the
+	// whole log durable at Advance: the runtime first waits for a
+	// background fsync still running, then fsyncs everything written (this
+	// Ready's appends and any earlier SyncLater Ready's) before Messages.
+	//
+	// The core sets it only on a node that is leader when [Node.Ready] is
+	// called, for a Ready whose Appends are all the leader's own (its
+	// proposals and control batches) and whose Messages were all queued
+	// either while the node led its epoch or before the first of those
+	// Appends; it is never set with
+	// TruncateTo, SnapshotWrites or InstallSnapshot. So a Ready that
+	// becomes leader (State, the LeaderChange batch, BeginQuorumEpoch) has
+	// it, and one in which a leader steps down (a Fetch, Vote answer or
+	// EndQuorumEpoch of the new role) has not. This is safe because:
 	//
 	//   - The leader counts its own end offset toward the high watermark
-	//     only at Advance, after the fsync; a high watermark in a message
-	//     is never computed from a non-durable offset of the leader, and
-	//     followers count only offsets their own Fetches report, which
-	//     they send only after their own fsync.
+	//     only from LogSynced, after the fsync; a high watermark in a
+	//     message is never computed from a non-durable offset of the
+	//     leader, and followers count only offsets their own Fetches
+	//     report, which they send only after their own fsync.
 	//   - A crash before the fsync may lose the leader's unsynced entries
 	//     although followers already hold them. Those entries were never
 	//     counted on the leader, so if they were committed, a majority
@@ -83,14 +96,15 @@ type Ready struct {
 	//   - Nothing else a leader sends depends on its unsynced entries:
 	//     BeginQuorumEpoch, Vote and BeginQuorumEpoch answers, FetchSnapshot
 	//     answers (frozen, durable snapshots) and Fetch answers' high
-	//     watermarks. A request a non-leader sends (a Fetch's offset, a
+	//     watermarks. A message a non-leader sends (a Fetch's offset, a
 	//     Vote's last offset) could claim unsynced entries as durable,
-	//     which is why a non-leader's message after an append keeps the
-	//     old order.
-	MessagesBeforeSync bool
+	//     which is why a Ready of a node that stepped down is never
+	//     SyncLater, and why a non-leader's message queued after an
+	//     append keeps the old order.
+	SyncLater bool
 
 	// Messages are the requests and responses to send, after everything
-	// above is durable (see MessagesBeforeSync for the one exception).
+	// above is durable (see SyncLater for the one exception).
 	// Order between different destinations is free; per destination it
 	// must be kept.
 	Messages []Message
@@ -145,9 +159,9 @@ type readyBuf struct {
 	msgs       []Message
 	hw         Offset
 	reads      []ReadResult
-	// syncFirst: the Messages must wait for the fsync of the Appends (an
+	// syncFirst: the Messages must wait for the fsync of the log (an
 	// append not by a leader, or a message queued by a non-leader after
-	// an append); see [Ready.MessagesBeforeSync].
+	// an append); see [Ready.SyncLater].
 	syncFirst bool
 }
 
@@ -169,17 +183,19 @@ func (b readyBuf) clone() readyBuf {
 	return b
 }
 
-// noteMessage records that a message was queued in the node's current
-// role: after an append, one queued by a non-leader must wait for the
-// fsync.
-func (b *readyBuf) noteMessage(role Role) {
-	if role != Leader && len(b.appends) > 0 {
-		b.syncFirst = true
+// noteMessage records that a message is being queued in the node's current
+// role: one queued by a non-leader after an append must wait for the
+// fsync. Unsynced entries of an earlier SyncLater Ready need no check
+// here: a node that stops leading hands out no SyncLater Ready until it
+// leads again, and it cannot lead again without an election whose
+// requests leave in such a Ready, which makes the whole log durable.
+func (n *Node) noteMessage() {
+	if n.s.role != Leader && len(n.s.out.appends) > 0 {
+		n.s.out.syncFirst = true
 	}
 }
 
-// messagesBeforeSync is [Ready.MessagesBeforeSync] for the buffered work.
-func (b *readyBuf) messagesBeforeSync() bool {
-	return !b.syncFirst && len(b.appends) > 0 && len(b.msgs) > 0 &&
-		b.truncateTo < 0 && len(b.snapWrites) == 0 && !b.install.Valid()
+// syncLater is [Ready.SyncLater] for the buffered work of a node in role.
+func (b *readyBuf) syncLater(role Role) bool {
+	return role == Leader && !b.syncFirst && b.truncateTo < 0 && len(b.snapWrites) == 0 && !b.install.Valid()
 }

@@ -30,6 +30,18 @@ type simNode struct {
 	prevQS      kraft.PersistentState
 	lastAppends int
 
+	// The background fsync of a leader's SyncLater appends: unsynced says
+	// the live log holds appends beyond syncedEnd that a crash loses;
+	// syncing says an fsync runs, covering up to syncTarget, whose
+	// completion event carries syncGen (a stale one is ignored);
+	// sentUnsynced says messages of a Ready with such appends left.
+	unsynced     bool
+	sentUnsynced bool
+	syncedEnd    kraft.Offset
+	syncing      bool
+	syncTarget   kraft.Offset
+	syncGen      uint64
+
 	// Per-incarnation observations the checker compares against.
 	hw        kraft.Offset // last high watermark the core handed out
 	role      kraft.Role
@@ -38,6 +50,14 @@ type simNode struct {
 }
 
 func (n *simNode) up() bool { return n.core != nil }
+
+// durableEnd is the end of the part of n's live log a crash keeps.
+func (n *simNode) durableEnd() kraft.Offset {
+	if n.unsynced {
+		return n.syncedEnd
+	}
+	return n.log.EndOffset()
+}
 
 func (n *simNode) clone() *simNode {
 	c := *n
@@ -56,7 +76,7 @@ type crashPlan struct {
 	at      crashStage
 	keep    int       // keep-prefix and tear: unsynced log operations that survive
 	mode    CrashMode // how the unsynced writes are lost (beforeSync)
-	sendOut int       // messages sent before the crash (afterSync; beforeSync with MessagesBeforeSync)
+	sendOut int       // messages sent before the crash (afterSync; beforeSync with SyncLater appends)
 }
 
 type crashStage uint8
@@ -150,6 +170,10 @@ type cluster struct {
 	// drainPlan, if set, is consulted at the start of each Ready and may
 	// crash the node inside it.
 	drainPlan func(n *simNode, rd kraft.Ready) crashPlan
+	// scheduleSync, if set, schedules the completion of the background
+	// fsync n started (syncDone with n.syncGen), so that other input is
+	// stepped while it runs; nil completes it at once.
+	scheduleSync func(n *simNode)
 	// infos holds the control content of every batch written in disk
 	// mode, to restore it when a store is read back (shared by clones).
 	infos map[infoKey]kraft.BatchInfo
@@ -171,10 +195,12 @@ const (
 	// mutAppendNotDurable: a crash loses the appends of the node's last
 	// Ready although they were reported durable (Z1, Z2).
 	mutAppendNotDurable
-	// mutLeaderCountsUnsynced: a crash loses the appends of a leader's
-	// last Ready whose messages left before its fsync, although Advance
-	// counted them: the leader counted its own end offset before the
-	// fsync, as Z1 does, with its followers already holding the entries.
+	// mutLeaderCountsUnsynced: the runtime reports a SyncLater Ready's
+	// appends synced right at Advance, before the background fsync, as a
+	// leader counting its own end offset at Advance would (Z1); a crash
+	// before the fsync then loses entries the leader counted, with its
+	// followers already holding them and the leader stepping their
+	// Fetches meanwhile.
 	mutLeaderCountsUnsynced
 	// mutSnapshotUncommitted: snapshots cover the whole log, committed or
 	// not (S1, S3).
@@ -288,12 +314,28 @@ func (c *cluster) crash(n *simNode) {
 	switch mut {
 	case mutVoteNotDurable:
 		n.qs = n.prevQS
-	case mutAppendNotDurable, mutLeaderCountsUnsynced:
+	case mutAppendNotDurable:
 		if k := len(n.log.entries) - n.lastAppends; n.lastAppends > 0 && k >= 0 {
 			n.log.entries = n.log.entries[:k:k]
 		}
 	}
 	n.lastAppends = 0
+	if n.unsynced && n.disk == nil {
+		// The background fsync did not finish: its appends are gone.
+		if n.log.EndOffset() > n.syncedEnd {
+			c.witness.UnsyncedLost++
+			c.witness.LostBeforeLogSynced++
+			if n.sentUnsynced {
+				c.witness.LostAfterSend++
+			}
+			c.tracef("%d loses [%d,%d), written but not yet synced", n.id, n.syncedEnd, n.log.EndOffset())
+		}
+		if err := n.log.truncate(n.syncedEnd); err != nil {
+			panic(fmt.Sprintf("sim: node %d: drop the unsynced appends: %v", n.id, err))
+		}
+	}
+	n.unsynced, n.sentUnsynced, n.syncing = false, false, false
+	n.syncGen++
 	n.core = nil
 	n.dl = nil
 	c.witness.Crashes++
@@ -353,19 +395,30 @@ func (c *cluster) failStop(n *simNode, err error) (bool, error) {
 func (c *cluster) crashAtRest(n *simNode) error {
 	if n.disk != nil {
 		before, qs := n.log, n.qs
+		synced, unsynced := n.durableEnd(), n.unsynced
 		m := CrashMode(c.rng.IntN(4))
 		if _, err := c.crashDisk(n, m); err != nil {
 			return err
 		}
 		// Start-up may move the log start up to the oldest snapshot; the
-		// end and the last batch must be what was synced.
+		// end and the last batch must be what was synced (or more, of a
+		// background fsync's appends, when one had not finished).
 		lost := before.EndOffset() != n.log.EndOffset()
-		if b, ok := before.lastEntry(); ok && !lost {
+		if unsynced {
+			lost = n.log.EndOffset() < synced
+			if !lost && before.EndOffset() > n.log.EndOffset() {
+				c.witness.LostBeforeLogSynced++
+				if n.sentUnsynced {
+					c.witness.LostAfterSend++
+				}
+			}
+		}
+		if b, ok := before.holds(synced - 1); ok && !lost {
 			a, ok := n.log.holds(b.Batch.BaseOffset)
 			lost = !ok || !sameEntry(a, b)
 		}
 		if lost {
-			return violation(invDurable, "node %d had log end %d synced, and after a %s crash the store holds [%d,%d)", n.id, before.EndOffset(), m, n.log.start, n.log.EndOffset())
+			return violation(invDurable, "node %d had log end %d synced, and after a %s crash the store holds [%d,%d)", n.id, synced, m, n.log.start, n.log.EndOffset())
 		}
 		if qs != n.qs {
 			return violation(invDurable, "node %d had quorum-state %s durable, and after a %s crash it reads %s", n.id, qs, m, n.qs)
@@ -476,8 +529,67 @@ func (c *cluster) drain(n *simNode) error {
 		if err := c.observe(n); err != nil {
 			return err
 		}
+		if rd.SyncLater && n.unsynced {
+			if c.mutation == mutLeaderCountsUnsynced {
+				if err := n.core.LogSynced(n.now, n.log.EndOffset()); err != nil {
+					return fmt.Errorf("node %d: LogSynced: %w", n.id, err)
+				}
+			}
+			if err := c.startSync(n); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
+}
+
+// startSync starts n's background fsync of its SyncLater appends unless
+// one runs (the next starts when it completes: appends written meanwhile
+// are fsynced together, as the runtime does).
+func (c *cluster) startSync(n *simNode) error {
+	if n.syncing || !n.unsynced {
+		return nil
+	}
+	n.syncing, n.syncTarget = true, n.log.EndOffset()
+	if c.scheduleSync == nil {
+		return c.syncDone(n, n.syncGen)
+	}
+	c.scheduleSync(n)
+	return nil
+}
+
+// syncDone completes n's background fsync started with generation gen:
+// the log is durable up to its target, which the core learns from
+// LogSynced. A completion overtaken by a crash or by a Ready that fsynced
+// the whole log changes nothing.
+func (c *cluster) syncDone(n *simNode, gen uint64) error {
+	if !n.up() || !n.syncing || gen != n.syncGen {
+		return nil
+	}
+	n.syncing = false
+	if n.disk != nil {
+		if err := n.disk.sync(); err != nil {
+			_, err := c.failStop(n, fmt.Errorf("node %d: log store: sync: %w", n.id, err))
+			return err
+		}
+	}
+	target := n.syncTarget
+	n.syncedEnd = max(n.syncedEnd, target)
+	if target >= n.log.EndOffset() {
+		n.unsynced, n.sentUnsynced = false, false
+	}
+	c.witness.BackgroundSyncs++
+	c.tracef("%d background fsync done at %d", n.id, target)
+	if err := n.core.LogSynced(n.now, target); err != nil {
+		return fmt.Errorf("node %d: LogSynced: %w", n.id, err)
+	}
+	if err := c.drain(n); err != nil {
+		return err
+	}
+	if !n.up() {
+		return nil
+	}
+	return c.startSync(n)
 }
 
 // observe notes role changes after n's core moved.
@@ -509,15 +621,25 @@ func (c *cluster) observe(n *simNode) error {
 // apply carries out rd on n in contract order, crashing where cp says.
 // It reports whether the node crashed.
 func (c *cluster) apply(n *simNode, rd kraft.Ready, cp crashPlan) (bool, error) {
-	if rd.MessagesBeforeSync && (rd.TruncateTo >= 0 || len(rd.SnapshotWrites) > 0 || rd.InstallSnapshot.Valid()) {
-		return false, fmt.Errorf("node %d: a Ready lets messages leave before the fsync although it truncates or writes a snapshot", n.id)
+	if rd.SyncLater && (rd.TruncateTo >= 0 || len(rd.SnapshotWrites) > 0 || rd.InstallSnapshot.Valid()) {
+		return false, fmt.Errorf("node %d: a Ready without an fsync first although it truncates or writes a snapshot", n.id)
 	}
-	// Every earlier Ready ended with an fsync (or a crash): the log end
-	// now is durable.
-	syncedEnd := n.log.EndOffset()
+	// Every earlier Ready ended with an fsync (or a crash), except for the
+	// appends of SyncLater Readys whose background fsync has not
+	// finished: durableEnd is what a crash keeps.
+	syncedEnd := n.durableEnd()
 	var before *memLog
+	// pre are the unsynced appends of earlier SyncLater Readys: a crash
+	// before this Ready's fsync may lose them too.
+	var pre []Entry
 	if cp.at == beforeSync {
 		before = n.log.clone()
+		if n.unsynced {
+			pre = slices.Clone(n.log.entries[n.log.find(syncedEnd):])
+			if err := before.truncate(syncedEnd); err != nil {
+				return false, fmt.Errorf("node %d: %w", n.id, err)
+			}
+		}
 	}
 	if rd.State != nil {
 		if n.disk != nil {
@@ -566,7 +688,7 @@ func (c *cluster) apply(n *simNode, rd kraft.Ready, cp crashPlan) (bool, error) 
 		}
 		ops = append(ops, op{truncate: -1, install: s})
 	}
-	if len(ops) > 0 && (c.mutation != mutLeaderCountsUnsynced || rd.MessagesBeforeSync) {
+	if len(ops) > 0 {
 		n.lastAppends = len(rd.Appends)
 	}
 	for _, o := range ops {
@@ -618,11 +740,15 @@ func (c *cluster) apply(n *simNode, rd kraft.Ready, cp crashPlan) (bool, error) 
 			}
 		}
 	}
+	if rd.SyncLater && len(ops) > 0 && !n.unsynced {
+		n.unsynced, n.syncedEnd = true, syncedEnd
+	}
 	sent := 0
-	if rd.MessagesBeforeSync {
-		// A leader's messages leave before the fsync; a crash before it
-		// may come after some or all of them are out, and lose entries
-		// the followers already hold.
+	if rd.SyncLater && len(ops) > 0 {
+		// A leader's messages leave without waiting for the fsync, which
+		// runs in the background; a crash before it may come after some
+		// or all of them are out, and lose entries the followers already
+		// hold.
 		out := len(rd.Messages)
 		if cp.at == beforeSync {
 			out = min(cp.sendOut, out)
@@ -633,6 +759,7 @@ func (c *cluster) apply(n *simNode, rd kraft.Ready, cp crashPlan) (bool, error) 
 			}
 		}
 		sent = out
+		n.sentUnsynced = n.sentUnsynced || out > 0
 		if cp.at == beforeSync && out > 0 {
 			c.tracef("%d sent %d of %d messages before its fsync", n.id, out, len(rd.Messages))
 		}
@@ -657,12 +784,18 @@ func (c *cluster) apply(n *simNode, rd kraft.Ready, cp crashPlan) (bool, error) 
 		return true, nil
 	}
 	if cp.at == beforeSync {
-		// Rebuild the durable image: the state before this Ready plus what
-		// the crash mode lets survive of the unsynced operations.
+		// Rebuild the durable image: the state before this Ready (less the
+		// earlier SyncLater appends not yet synced) plus what the crash
+		// mode lets survive of the unsynced operations.
 		img := before
+		unsyncedOps := make([]op, 0, len(pre)+len(ops))
+		for _, e := range pre {
+			unsyncedOps = append(unsyncedOps, op{truncate: -1, entry: e})
+		}
+		ops = append(unsyncedOps, ops...)
 		keep := 0
 		if cp.mode != DropUnsynced {
-			keep = min(cp.keep, len(ops))
+			keep = min(cp.keep+len(pre), len(ops))
 		}
 		for _, o := range ops[:keep] {
 			if o.install != nil {
@@ -687,25 +820,32 @@ func (c *cluster) apply(n *simNode, rd kraft.Ready, cp crashPlan) (bool, error) 
 			c.witness.LostAfterSend++
 		}
 		n.log = img
+		n.unsynced = false
 		c.tracef("%d crash before fsync (%s, kept %d of %d log operations)", n.id, cp.mode, keep, len(ops))
 		c.crash(n)
 		return true, nil
 	}
-	// fsync: the live log is now the durable image.
-	if n.disk != nil && len(ops) > 0 {
-		if err := n.disk.sync(); err != nil {
-			return c.failStop(n, fmt.Errorf("node %d: log store: sync: %w", n.id, err))
+	if !rd.SyncLater {
+		// fsync: the live log, earlier SyncLater appends included, is now
+		// the durable image; a background fsync still running was waited
+		// for first, and its completion is void.
+		if n.disk != nil && (len(ops) > 0 || n.unsynced) {
+			if err := n.disk.sync(); err != nil {
+				return c.failStop(n, fmt.Errorf("node %d: log store: sync: %w", n.id, err))
+			}
+			if err := checkStore(n); err != nil {
+				return false, err
+			}
 		}
-		if err := checkStore(n); err != nil {
-			return false, err
-		}
+		n.unsynced, n.sentUnsynced, n.syncing = false, false, false
+		n.syncGen++
 	}
 	for i := sent; i < len(rd.Messages); i++ {
 		if cp.at == afterSync && i == cp.sendOut {
 			c.tracef("%d crash after fsync, %d of %d messages sent", n.id, i, len(rd.Messages))
 			return true, c.crashAtRest(n)
 		}
-		if err := c.sendOne(n, rd.Messages[i], n.log.EndOffset()); err != nil {
+		if err := c.sendOne(n, rd.Messages[i], n.durableEnd()); err != nil {
 			return false, err
 		}
 	}

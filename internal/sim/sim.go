@@ -145,6 +145,8 @@ type Witness struct {
 	LeaderChanges, Elections, PreVotes, Resignations, Truncations int
 	VoterChanges, Crashes, Restarts, TornTails, UnsyncedLost      int
 	LostAfterSend                                                 int // a leader crashed before its fsync, its messages out, and lost appends
+	BackgroundSyncs                                               int // a leader's background fsyncs completed (SyncLater)
+	LostBeforeLogSynced                                           int // a crash lost appends whose Ready was advanced, before their background fsync completed
 	DiskFaultsArmed, DiskFaults                                   int
 	Dropped, Duplicated, PartitionDrops, DownDrops                int
 	Partitions, OneWayPartitions, LeaderIsolations, Heals         int
@@ -169,6 +171,8 @@ func (w *Witness) Add(o Witness) {
 	w.TornTails += o.TornTails
 	w.UnsyncedLost += o.UnsyncedLost
 	w.LostAfterSend += o.LostAfterSend
+	w.BackgroundSyncs += o.BackgroundSyncs
+	w.LostBeforeLogSynced += o.LostBeforeLogSynced
 	w.DiskFaultsArmed += o.DiskFaultsArmed
 	w.DiskFaults += o.DiskFaults
 	w.Dropped += o.Dropped
@@ -196,11 +200,11 @@ func (w *Witness) Add(o Witness) {
 // String prints the counters one "name=value" each.
 func (w Witness) String() string {
 	return fmt.Sprintf("leader_changes=%d elections=%d prevotes=%d resignations=%d truncations=%d voter_changes=%d "+
-		"crashes=%d restarts=%d torn_tails=%d unsynced_ops_lost=%d lost_after_send=%d disk_faults_armed=%d disk_fail_stops=%d dropped=%d duplicated=%d partition_drops=%d down_drops=%d "+
+		"crashes=%d restarts=%d torn_tails=%d unsynced_ops_lost=%d lost_after_send=%d background_syncs=%d lost_before_log_synced=%d disk_faults_armed=%d disk_fail_stops=%d dropped=%d duplicated=%d partition_drops=%d down_drops=%d "+
 		"partitions=%d oneway=%d leader_isolations=%d isolated_nodes=%d heals=%d genuine_resets=%d spurious_resets=%d proposals=%d acked=%d "+
 		"snapshots=%d snapshot_installs=%d snapshot_chunks=%d snapshot_restarts=%d log_start_advances=%d wipes=%d store_start_moves=%d",
 		w.LeaderChanges, w.Elections, w.PreVotes, w.Resignations, w.Truncations, w.VoterChanges,
-		w.Crashes, w.Restarts, w.TornTails, w.UnsyncedLost, w.LostAfterSend, w.DiskFaultsArmed, w.DiskFaults, w.Dropped, w.Duplicated, w.PartitionDrops, w.DownDrops,
+		w.Crashes, w.Restarts, w.TornTails, w.UnsyncedLost, w.LostAfterSend, w.BackgroundSyncs, w.LostBeforeLogSynced, w.DiskFaultsArmed, w.DiskFaults, w.Dropped, w.Duplicated, w.PartitionDrops, w.DownDrops,
 		w.Partitions, w.OneWayPartitions, w.LeaderIsolations, w.Isolations, w.Heals, w.GenuineResets, w.SpuriousResets, w.Proposals, w.Acked,
 		w.Snapshots, w.SnapshotInstalls, w.SnapshotChunks, w.SnapshotRestarts, w.LogStartAdvances, w.Wipes, w.StoreStartMoves)
 }
@@ -255,6 +259,7 @@ const (
 	evPropose
 	evNemesis
 	evRestart
+	evSync
 )
 
 type event struct {
@@ -421,6 +426,7 @@ func (w *world) run() error {
 		w.blocked[i] = make([]bool, n+1)
 	}
 	c.drainPlan = w.crashPlan
+	c.scheduleSync = w.scheduleSync
 	w.tracef("start seed=%d voters=%d observers=%d disk=%t faults: %s", w.opts.Seed, w.opts.Voters, w.opts.Observers, w.opts.Disk, w.f)
 	for _, nd := range c.nodes {
 		if err := c.drain(nd); err != nil {
@@ -551,6 +557,12 @@ func (w *world) handle(e *event) error {
 		}
 		w.push(&event{at: w.now + w.jitter(w.f.NemesisEvery), kind: evNemesis})
 		return w.nemesis()
+	case evSync:
+		n := w.node(e.node)
+		if err := w.syncDone(n, e.gen); err != nil {
+			return err
+		}
+		w.touch(n)
 	case evRestart:
 		n := w.node(e.node)
 		if n.up() {
@@ -586,6 +598,12 @@ func (w *world) touch(n *simNode) {
 		return
 	}
 	w.push(&event{at: max(d, w.now), kind: evTick, node: n.id, gen: w.tickGen[i]})
+}
+
+// scheduleSync completes n's background fsync after a random time in
+// which the network delivers messages to it (Fetches to a leader).
+func (w *world) scheduleSync(n *simNode) {
+	w.push(&event{at: w.now + kraft.Instant(w.rng.IntN(2*w.f.DelayMax+1)), kind: evSync, node: n.id, gen: n.syncGen})
 }
 
 // scheduleRestart brings a crashed node back after a random downtime.
@@ -627,7 +645,7 @@ func (w *world) crashPlan(n *simNode, rd kraft.Ready) crashPlan {
 			modes = 4
 		}
 		cp := crashPlan{at: beforeSync, mode: CrashMode(w.rng.IntN(modes)), keep: w.rng.IntN(ops + 1)}
-		if rd.MessagesBeforeSync {
+		if rd.SyncLater && len(rd.Appends) > 0 {
 			// A leader's messages leave before its fsync: some are out
 			// when it crashes.
 			cp.sendOut = w.rng.IntN(len(rd.Messages) + 1)

@@ -395,13 +395,20 @@ func (env *InteractionEnv) processReady(ids []kraft.NodeID) int {
 			env.printf("  error: %v\n", err)
 		}
 		n.Advance(rd)
+		if rd.SyncLater {
+			// The log here is durable as written: its fsync completes at once.
+			if err := n.LogSynced(0, n.Log.EndOffset()); err != nil {
+				env.printf("  error: %v\n", err)
+			}
+		}
 	}
 	return count
 }
 
 // apply carries out rd in the order of the Ready contract, printing each
 // step; "messages before fsync" marks a Ready whose messages may leave
-// before its appends are fsynced (the log here has no fsync to overlap).
+// before its appends are fsynced (SyncLater; the log here has no fsync to
+// overlap, and reports itself synced right after Advance).
 func (env *InteractionEnv) apply(n *Node, rd kraft.Ready) error {
 	if rd.State != nil {
 		n.State = *rd.State
@@ -422,7 +429,7 @@ func (env *InteractionEnv) apply(n *Node, rd kraft.Ready) error {
 	if err := n.Log.ApplyReady(rd); err != nil {
 		return err
 	}
-	if rd.MessagesBeforeSync {
+	if rd.SyncLater && len(rd.Appends) > 0 && len(rd.Messages) > 0 {
 		env.printf("  messages before fsync\n")
 	}
 	for _, m := range rd.Messages {
