@@ -60,6 +60,17 @@ func newTestClusterWith(t testing.TB, n int, clusterID string, adjust func(*Conf
 // with dialFor(id) when dialFor is not nil (a network the test controls).
 func newTestClusterDial(t testing.TB, n int, clusterID string, adjust func(*Config), dialFor func(NodeID) dialFunc) *testCluster {
 	t.Helper()
+	return newTestClusterOpts(t, n, clusterID, adjust, func(id NodeID, o *startOptions) {
+		if dialFor != nil {
+			o.dial = dialFor(id)
+		}
+	})
+}
+
+// newTestClusterOpts is newTestClusterWith where tune (if not nil) sets
+// node id's start options (its listener is set already).
+func newTestClusterOpts(t testing.TB, n int, clusterID string, adjust func(*Config), tune func(NodeID, *startOptions)) *testCluster {
+	t.Helper()
 	c := &testCluster{t: t}
 	var lns []net.Listener
 	var voters []QuorumVoter
@@ -95,8 +106,8 @@ func newTestClusterDial(t testing.TB, n int, clusterID string, adjust func(*Conf
 		ctx, cancel := context.WithCancel(t.Context())
 		c.cancels[i] = cancel
 		opts := startOptions{listener: lns[i]}
-		if dialFor != nil {
-			opts.dial = dialFor(NodeID(i + 1))
+		if tune != nil {
+			tune(NodeID(i+1), &opts)
 		}
 		node, err := start(ctx, c.cfgs[i], opts)
 		if err != nil {

@@ -2,90 +2,29 @@ package logstore
 
 import (
 	"errors"
-	"io/fs"
 	"runtime"
-	"sync"
 	"syscall"
 	"testing"
 
+	"github.com/krabka-go/krabka/internal/sharedtest"
 	"github.com/krabka-go/krabka/internal/vfs"
 )
 
-// gateFS holds every segment fsync, once armed, until released; it records
-// a segment file closed while one of its fsyncs was running.
-type gateFS struct {
-	vfs.FS
-	mu       sync.Mutex
-	armed    bool
-	entered  chan struct{} // one value per held fsync
-	release  chan struct{}
-	inSync   map[string]int
-	violated []string
-}
-
-func newGateFS() *gateFS {
-	return &gateFS{FS: vfs.NewMem(), entered: make(chan struct{}, 1), release: make(chan struct{}), inSync: map[string]int{}}
-}
-
-func (g *gateFS) OpenFile(name string, flag int, perm fs.FileMode) (vfs.File, error) {
-	f, err := g.FS.OpenFile(name, flag, perm)
-	if err != nil || !isSegment(name) {
-		return f, err
-	}
-	return &gateFile{File: f, g: g}, nil
-}
-
-type gateFile struct {
-	vfs.File
-	g *gateFS
-}
-
-func (f *gateFile) Sync() error {
-	g := f.g
-	g.mu.Lock()
-	armed := g.armed
-	g.armed = false
-	g.inSync[f.Name()]++
-	g.mu.Unlock()
-	if armed {
-		g.entered <- struct{}{}
-		<-g.release
-	}
-	err := f.File.Sync()
-	g.mu.Lock()
-	g.inSync[f.Name()]--
-	g.mu.Unlock()
-	return err
-}
-
-func (f *gateFile) Close() error {
-	g := f.g
-	g.mu.Lock()
-	if g.inSync[f.Name()] > 0 {
-		g.violated = append(g.violated, f.Name())
-	}
-	g.mu.Unlock()
-	return f.File.Close()
-}
-
-func (g *gateFS) arm() {
-	g.mu.Lock()
-	g.armed = true
-	g.mu.Unlock()
-}
+// newSyncHold is a memory file system whose segment fsyncs can be held.
+func newSyncHold() *sharedtest.SyncHold { return sharedtest.NewSyncHold(vfs.NewMem(), isSegment) }
 
 // syncInBackground starts SyncConcurrent with the next segment fsync held
 // and returns once that fsync has begun; the result arrives on the channel
-// after g.release is closed.
-func syncInBackground(t *testing.T, g *gateFS, l *Log) <-chan syncResult {
+// after g.Release.
+func syncInBackground(t *testing.T, g *sharedtest.SyncHold, l *Log) <-chan syncResult {
 	t.Helper()
-	g.arm()
+	g.Arm()
 	done := make(chan syncResult, 1)
 	go func() {
 		off, err := l.SyncConcurrent()
 		done <- syncResult{off, err}
 	}()
-	<-g.entered
+	<-g.Entered()
 	return done
 }
 
@@ -98,7 +37,7 @@ type syncResult struct {
 // hold them behind its lock); the sync covers only what was written when
 // it started, and a later sync covers the rest.
 func TestSyncConcurrentLetsAppendsRun(t *testing.T) {
-	g := newGateFS()
+	g := newSyncHold()
 	opts := testOptions()
 	opts.InternalSegmentBytes = 1 << 20
 	l, _ := openLog(t, g, opts)
@@ -119,7 +58,7 @@ func TestSyncConcurrentLetsAppendsRun(t *testing.T) {
 	if got := l.SyncedOffset(); got != 0 {
 		t.Fatalf("synced offset %d while the first fsync runs, want 0", got)
 	}
-	close(g.release)
+	g.Release()
 	res := <-done
 	if res.err != nil || res.off != first {
 		t.Fatalf("SyncConcurrent = %d, %v; want %d (the end when it started)", res.off, res.err, first)
@@ -145,7 +84,7 @@ func TestSyncConcurrentHoldsOffFileRemoval(t *testing.T) {
 		{"close", func(l *Log) error { return l.Close() }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			g := newGateFS()
+			g := newSyncHold()
 			l, _ := openLog(t, g, testOptions())
 			for i := range 40 {
 				if _, err := l.AppendAsLeader(makeBatch(t, 1, 100, i, 10), 1); err != nil {
@@ -161,15 +100,15 @@ func TestSyncConcurrentHoldsOffFileRemoval(t *testing.T) {
 			for range 100 {
 				runtime.Gosched()
 			}
-			close(g.release)
+			g.Release()
 			if res := <-done; res.err != nil {
 				t.Fatalf("SyncConcurrent: %v", res.err)
 			}
 			if err := <-opDone; err != nil {
 				t.Fatalf("%s: %v", tc.name, err)
 			}
-			if len(g.violated) > 0 {
-				t.Fatalf("files closed under a running fsync: %v", g.violated)
+			if v := g.ClosedDuringSync(); len(v) > 0 {
+				t.Fatalf("files closed under a running fsync: %v", v)
 			}
 			if tc.name != "close" {
 				if err := l.Close(); err != nil {
