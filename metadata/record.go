@@ -90,6 +90,16 @@ func AppendRecord(dst []byte, r Record) ([]byte, error) {
 	return out, nil
 }
 
+// newForDecode returns a record of type key for Decode to decode into: set
+// to its defaults, except a ConfigRecord, whose only version decodes every
+// field; its default Value would be one more allocation per config change.
+func newForDecode(key APIKey) Record {
+	if key == APIKeyConfigRecord {
+		return new(ConfigRecord)
+	}
+	return NewRecord(key)
+}
+
 // Decode decodes one framed metadata record value. The whole of b must be
 // the record: trailing bytes are an error. Errors are an
 // *UnknownAPIKeyError, an *UnsupportedVersionError, a *DecodeError
@@ -108,7 +118,7 @@ func Decode(b []byte) (Record, error) {
 	}
 	var rec Record
 	if key <= math.MaxInt16 {
-		rec = NewRecord(APIKey(key))
+		rec = newForDecode(APIKey(key))
 	}
 	if rec == nil {
 		return nil, &UnknownAPIKeyError{APIKey: key}

@@ -2,6 +2,7 @@ package metadata
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -163,5 +164,45 @@ func TestDecodeErrorPath(t *testing.T) {
 	}
 	if !errors.As(err, &ke) || ke.Offset != 36 {
 		t.Fatalf("Decode error = %v, want offset 36", err)
+	}
+}
+
+// TestDecodeConfigRecord: a decoded ConfigRecord is the record set to its
+// defaults and then to the encoded fields, null Value and unknown tags
+// included, and decoding one allocates five objects: the record, its
+// three strings and the pointer to the value (not also the default value
+// that decoding replaces).
+func TestDecodeConfigRecord(t *testing.T) {
+	value := "1000"
+	for _, c := range []struct {
+		value *string
+		tags  []RawTaggedField
+	}{{&value, nil}, {nil, nil}, {&value, []RawTaggedField{{Tag: 7, Data: []byte{1, 2}}}}} {
+		want := NewConfigRecord()
+		want.ResourceType, want.ResourceName, want.Name, want.Value, want.UnknownTags = 2, "topic-a", "retention.ms", c.value, c.tags
+		b, err := Encode(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("Decode = %+v, want %+v", got, want)
+		}
+	}
+	want := NewConfigRecord()
+	want.ResourceType, want.ResourceName, want.Name, want.Value = 2, "topic-a", "retention.ms", &value
+	b, err := Encode(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		if _, err := Decode(b); err != nil {
+			t.Fatal(err)
+		}
+	}); n > 5 {
+		t.Fatalf("Decode of a ConfigRecord allocated %.0f objects, want 5", n)
 	}
 }
