@@ -39,6 +39,11 @@ type SubmitChangeRequest struct {
 	// bytes the log stores as a record value. A decoded request's records
 	// alias the frame.
 	Records [][]byte
+
+	// one holds the record of a decoded request of one record (a client
+	// write), whose Records then needs no array of its own: decoding
+	// into the same request again overwrites it.
+	one [1][]byte
 }
 
 // NewSubmitChangeRequest returns a SubmitChangeRequest at version 0.
@@ -87,7 +92,11 @@ func (m *SubmitChangeRequest) ReadFrom(src []byte) error {
 	}
 	m.Records = nil
 	if r.err == nil && n > 0 {
-		m.Records = make([][]byte, n)
+		if n == 1 {
+			m.Records = m.one[:]
+		} else {
+			m.Records = make([][]byte, n)
+		}
 		for i := range m.Records {
 			m.Records[i] = r.compactBytes("Records element")
 		}
