@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -36,6 +37,7 @@ func closedLoop(ctx context.Context, s system, leader, clients, conns int, d tim
 	defer w.close()
 	lat := make([][]time.Duration, clients)
 	errs := make([]int, clients)
+	lastErr := make([]error, clients)
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -58,6 +60,7 @@ func closedLoop(ctx context.Context, s system, leader, clients, conns int, d tim
 				if err != nil {
 					if runCtx.Err() == nil {
 						errs[c]++
+						lastErr[c] = err
 						sleepCtx(runCtx, 10*time.Millisecond)
 					}
 					continue
@@ -84,7 +87,7 @@ func closedLoop(ctx context.Context, s system, leader, clients, conns int, d tim
 	slices.Sort(all)
 	r.ops = len(all)
 	if r.ops == 0 {
-		return r, fmt.Errorf("%s: no write succeeded in %v (%d errors)", s.name(), d, r.errors)
+		return r, fmt.Errorf("%s: no write succeeded in %v (%d errors): %w", s.name(), d, r.errors, errors.Join(lastErr...))
 	}
 	r.p50, r.p99, r.p999 = quantile(all, 0.5), quantile(all, 0.99), quantile(all, 0.999)
 	r.cpuPerOpUS = float64((after.cpu - before.cpu).Microseconds()) / float64(r.ops)

@@ -358,7 +358,18 @@ func runSize(ctx context.Context, o options, bins binaries, dir string, n, keys 
 		runs := map[string][]loopResult{}
 		for r := range o.loopRounds {
 			for _, s := range rotate(systems, r+c) {
-				lr, err := closedLoop(ctx, s, leaders[s.name()], c, min(c, o.conns), o.duration)
+				// The leader may have changed while the other systems ran
+				// (an election is a finding, so it is logged): find it
+				// again rather than measure a node that turns writes away.
+				l, err := waitLeader(ctx, s)
+				if err != nil {
+					return res, err
+				}
+				if l != leaders[s.name()] {
+					logf("%s n=%d: the leader moved from node %d to node %d since the last run", s.name(), n, leaders[s.name()], l)
+					leaders[s.name()] = l
+				}
+				lr, err := closedLoop(ctx, s, l, c, min(c, o.conns), o.duration)
 				if err != nil {
 					return res, err
 				}
