@@ -40,9 +40,15 @@ SFLAGS="-seeds=$SIM_SEEDS -steps=$SIM_STEPS"
 # corruption or faulty peer, so it cannot reach the removed guard (2000
 # seeds and TestExhaustive pass with bugzoo_z8). TestExhaustive is not in
 # this gate: within its bounds it catches Z15 and Z17 only.
+#
+# Z3 runs more seeds than the others: a lost vote shows only when a crash
+# falls between the vote and the next quorum-state write and the node then
+# votes again in that epoch; since the simulator completes a leader's
+# fsync in the background, the first seed to show it is 353 (E1).
+Z3FLAGS="-seeds=$(( SIM_SEEDS > 1000 ? SIM_SEEDS : 1000 )) -steps=$SIM_STEPS"
 CHECKS=$(cat <<EOF
 z1|$SIM|^TestSim\$|$SFLAGS|C3/C5/C6/G1/K1 appends acknowledged before fsync (KAFKA-10533)|(C2 high watermark monotonic|C3 high watermark durable on a majority|C5 committed prefix immutable|C6 leader completeness|C7 no truncation below the high watermark|G1 log matching|K1 acknowledged proposals survive):
-z3|$SIM|^TestSim\$|$SFLAGS|E2/E1/E3 vote sent before it is durable|(E1 election safety|E2 one durable vote per voter per epoch|E3 durable epoch never goes back):
+z3|$SIM|^TestSim\$|$Z3FLAGS|E2/E1/E3 vote sent before it is durable|(E1 election safety|E2 one durable vote per voter per epoch|E3 durable epoch never goes back):
 z4|$KRAFT|^TestCheckQuorumResignsLeader\$|$KFLAGS|E6 check-quorum (KAFKA-15489)|want Resigned
 z4|$SIM|^TestSim\$|$SFLAGS|E6 check-quorum|E6 check-quorum
 z8|$KRAFT|^TestFollowerNeverTruncatesBelowHighWatermark\$|$KFLAGS|C7 no truncation below the high watermark (KAFKA-12460)|C7: follower with high watermark
