@@ -131,26 +131,12 @@ func TestCrashAfterSyncBeforeCheckpoint(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for i := range 6 {
-				b := makeBatch(t, 1, 120, 20+i, 10)
-				res, err := l.AppendAsLeader(b, 1)
-				if err != nil {
-					t.Fatal(err)
-				}
-				want[res.FirstOffset] = b
-			}
+			appendAtEpoch1(t, l, want, 6, 20)
 			synced, err := l.Sync()
 			if err != nil {
 				t.Fatal(err)
 			}
-			for i := range 3 {
-				b := makeBatch(t, 1, 120, 40+i, 10)
-				res, err := l.AppendAsLeader(b, 1)
-				if err != nil {
-					t.Fatal(err)
-				}
-				want[res.FirstOffset] = b
-			}
+			appendAtEpoch1(t, l, want, 3, 40)
 			abandon(l)
 			mem.Crash(rand.New(rand.NewPCG(seed, 11)), mode)
 			l2, rep, err := Open(mem, testDir, opts)
@@ -236,4 +222,18 @@ func createRecoveryPointAt(fsys vfs.FS, offset int64) error {
 		return err
 	}
 	return rp.close()
+}
+
+// appendAtEpoch1 appends n batches of one 120-byte record (seeds seed0 on)
+// at epoch 1 and records each in want by its first offset.
+func appendAtEpoch1(t *testing.T, l *Log, want map[int64][]byte, n, seed0 int) {
+	t.Helper()
+	for i := range n {
+		b := makeBatch(t, 1, 120, seed0+i, 10)
+		res, err := l.AppendAsLeader(b, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[res.FirstOffset] = b
+	}
 }

@@ -28,17 +28,7 @@ func TestExhaustive(t *testing.T) {
 		b, res.States, res.Transitions, res.MaxDepthSeen, el.Round(time.Millisecond), float64(res.States)/el.Seconds())
 	t.Logf("scope edges: epoch %d, in-flight %d; caps: depth %d, states %d; sometimes: %v",
 		res.EpochCut, res.InFlightCut, res.DepthCut, res.StateCut, res.Sometimes)
-	if res.Err != nil {
-		t.Fatal(res.Err)
-	}
-	if !res.Complete() {
-		t.Errorf("the search was cut by its caps (depth %d times, states %d times): not complete within the scope", res.DepthCut, res.StateCut)
-	}
-	for p, ok := range res.Sometimes {
-		if !ok {
-			t.Errorf("sometimes property %q never reached", p)
-		}
-	}
+	checkExplored(t, res)
 }
 
 // TestExhaustiveConnectionResets enumerates every interleaving of three
@@ -55,6 +45,13 @@ func TestExhaustiveConnectionResets(t *testing.T) {
 	res := Explore(b)
 	t.Logf("bounds %+v: %d unique states, %d transitions, max depth %d, in %v; sometimes: %v",
 		b, res.States, res.Transitions, res.MaxDepthSeen, time.Since(start).Round(time.Millisecond), res.Sometimes)
+	checkExplored(t, res)
+}
+
+// checkExplored fails t when the search found a violation, was cut by its
+// caps, or never reached one of its sometimes properties.
+func checkExplored(t *testing.T, res ExploreResult) {
+	t.Helper()
 	if res.Err != nil {
 		t.Fatal(res.Err)
 	}

@@ -151,20 +151,10 @@ func BenchmarkGroupCommitAnswers(b *testing.B) {
 	cfg.Handshake = handshakeFunc(func(_ context.Context, nc net.Conn) (net.Conn, Principal, error) {
 		return countingConn{Conn: nc, reads: &reads, writes: &writes}, Principal{}, nil
 	})
-	s := startTCP(b, cfg)
-	nc, err := net.Dial("tcp", s.Addr().String())
-	if err != nil {
-		b.Fatal(err)
-	}
+	nc, frames := dialGroup(b, startTCP(b, cfg), "bench", group)
 	defer nc.Close()
-	id := "bench"
-	var frames []byte
-	for i := range int32(group) {
-		if frames, err = wire.AppendRequest(frames, i, &id, describeQuorum()); err != nil {
-			b.Fatal(err)
-		}
-	}
 	var buf []byte
+	var err error
 	read := func() {
 		if buf, err = wire.ReadFrame(nc, buf, wire.DefaultMaxFrameSize); err != nil {
 			b.Fatal(err)
@@ -199,20 +189,10 @@ func TestServedRequestAllocations(t *testing.T) {
 	const group = 16
 	cfg := DefaultServerConfig()
 	cfg.Handler = echoHandler()
-	s := startTCP(t, cfg)
-	nc, err := net.Dial("tcp", s.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc, frames := dialGroup(t, startTCP(t, cfg), "alloc-test", group)
 	defer nc.Close()
-	id := "alloc-test"
-	var frames []byte
-	for i := range int32(group) {
-		if frames, err = wire.AppendRequest(frames, i, &id, describeQuorum()); err != nil {
-			t.Fatal(err)
-		}
-	}
 	var buf []byte
+	var err error
 	round := func() {
 		if _, err := nc.Write(frames); err != nil {
 			t.Fatal(err)
@@ -228,4 +208,22 @@ func TestServedRequestAllocations(t *testing.T) {
 	if perRequest > 5.5 {
 		t.Fatalf("%.2f heap objects per served request, want 5", perRequest)
 	}
+}
+
+// dialGroup connects to s and frames group DescribeQuorum requests with
+// correlation ids 0 to group-1, to be written at once.
+func dialGroup(tb testing.TB, s *Server, clientID string, group int) (net.Conn, []byte) {
+	tb.Helper()
+	nc, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var frames []byte
+	for i := range int32(group) {
+		if frames, err = wire.AppendRequest(frames, i, &clientID, describeQuorum()); err != nil {
+			nc.Close()
+			tb.Fatal(err)
+		}
+	}
+	return nc, frames
 }

@@ -338,14 +338,7 @@ func TestDecoderSequence(t *testing.T) {
 // (DecodeRequest allocated four: the Request, the client id and the list
 // besides).
 func TestDecoderAllocations(t *testing.T) {
-	req := NewSubmitChangeRequest()
-	req.Records = [][]byte{bytes.Repeat([]byte{'v'}, 280)}
-	id := "krabkabench"
-	full, err := AppendRequest(nil, 1, &id, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	frame := full[4:]
+	frame, id := oneRecordSubmitFrame(t)
 	var d Decoder
 	var got Request
 	if n := testing.AllocsPerRun(100, func() {

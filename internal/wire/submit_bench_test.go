@@ -13,14 +13,7 @@ import (
 // opaque bytes here; decoding it as a metadata record is the metadata
 // package's benchmark.
 func BenchmarkSubmitChangeRoundTrip(b *testing.B) {
-	req := NewSubmitChangeRequest()
-	req.Records = [][]byte{bytes.Repeat([]byte{'v'}, 280)}
-	id := "krabkabench"
-	full, err := AppendRequest(nil, 1, &id, req)
-	if err != nil {
-		b.Fatal(err)
-	}
-	frame := full[4:]
+	frame, _ := oneRecordSubmitFrame(b)
 	resp := NewSubmitChangeResponse()
 	resp.LeaderID, resp.LeaderEpoch, resp.BaseOffset, resp.Epoch = 1, 3, 123456, 3
 	var out []byte
@@ -37,4 +30,19 @@ func BenchmarkSubmitChangeRoundTrip(b *testing.B) {
 		}
 		out = AppendResponse(out[:0], r.Header.CorrelationID, resp)
 	}
+}
+
+// oneRecordSubmitFrame is the frame (without its size) of a SubmitChange
+// request of one 280-byte record, as a client of the side-by-side
+// benchmark sends it, and the client id it carries.
+func oneRecordSubmitFrame(tb testing.TB) (frame []byte, clientID string) {
+	tb.Helper()
+	req := NewSubmitChangeRequest()
+	req.Records = [][]byte{bytes.Repeat([]byte{'v'}, 280)}
+	id := "krabkabench"
+	full, err := AppendRequest(nil, 1, &id, req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return full[4:], id
 }
