@@ -31,6 +31,7 @@ import (
 
 type options struct {
 	quick       bool
+	loopsOnly   bool
 	root        string
 	cache       string
 	dir         string
@@ -89,6 +90,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.zkClasspath, "zk-classpath", "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar", "ZooKeeper's class path (Debian packages zookeeper and libslf4j-java)")
 	fs.StringVar(&o.java, "java", "java", "the java command for ZooKeeper")
 	fs.BoolVar(&o.keep, "keep", false, "keep the data directory")
+	fs.BoolVar(&o.loopsOnly, "loops-only", false, "run only the closed loops (no failover, no restart), e.g. while profiling")
 	fs.IntVar(&o.krabkaPprof, "krabka-pprof", 0, "first port of the krabka nodes' KRABKA_PPROF listeners (0: off)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -296,7 +298,7 @@ func run(ctx context.Context, o options) error {
 	logf("fsync p50 %v, loopback RTT p50 %v", limits.fsyncP50, limits.rttP50)
 	maxClients := max(slices.Max(o.clients), 128) // fill uses 128 clients
 	for _, n := range o.nodes {
-		full := !o.quick || n == o.nodes[0]
+		full := !o.loopsOnly && (!o.quick || n == o.nodes[0])
 		res, err := runSize(ctx, o, bins, dir, n, maxClients, full)
 		if err != nil {
 			return err
