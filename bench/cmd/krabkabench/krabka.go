@@ -31,6 +31,7 @@ type krabkaSystem struct {
 	procs     []*proc
 	records   [][]byte // records[k] is client k's encoded ConfigRecord
 	pprofBase int      // first KRABKA_PPROF port, 0 for none
+	env       []string // added to every node's environment
 }
 
 func (s *krabkaSystem) name() string   { return "krabka" }
@@ -71,7 +72,7 @@ func (s *krabkaSystem) setup() error {
 		if out, err := exec.Command(s.bin, "storage", "format", "-t", clusterID, "-c", props).CombinedOutput(); err != nil {
 			return fmt.Errorf("krabka storage format node %s: %w: %s", id, err, out)
 		}
-		var env []string
+		env := append([]string(nil), s.env...)
 		if s.pprofBase != 0 {
 			env = append(env, fmt.Sprintf("KRABKA_PPROF=127.0.0.1:%d", s.pprofBase+i))
 		}

@@ -50,6 +50,7 @@ type options struct {
 	java        string
 	keep        bool
 	krabkaPprof int
+	krabkaEnv   []string
 }
 
 func main() {
@@ -91,6 +92,13 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.java, "java", "java", "the java command for ZooKeeper")
 	fs.BoolVar(&o.keep, "keep", false, "keep the data directory")
 	fs.BoolVar(&o.loopsOnly, "loops-only", false, "run only the closed loops (no failover, no restart), e.g. while profiling")
+	fs.Func("krabka-env", "KEY=VALUE added to the krabka nodes' environment (repeatable), e.g. GOGC=200 to compare runtime settings", func(v string) error {
+		if !strings.Contains(v, "=") {
+			return fmt.Errorf("want KEY=VALUE, got %q", v)
+		}
+		o.krabkaEnv = append(o.krabkaEnv, v)
+		return nil
+	})
 	fs.IntVar(&o.krabkaPprof, "krabka-pprof", 0, "first port of the krabka nodes' KRABKA_PPROF listeners (0: off)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -207,7 +215,7 @@ func newSystems(o options, bins binaries, dir, tag string, n, keys int) ([]syste
 		var s system
 		switch name {
 		case "krabka":
-			s = &krabkaSystem{bin: bins.krabka, dir: d, n: n, detectMS: o.detectMS, pprofBase: o.krabkaPprof}
+			s = &krabkaSystem{bin: bins.krabka, dir: d, n: n, detectMS: o.detectMS, pprofBase: o.krabkaPprof, env: o.krabkaEnv}
 		case "etcd":
 			s = &etcdSystem{bin: bins.etcd, dir: d, n: n, detectMS: o.detectMS}
 		case "zookeeper":
