@@ -186,6 +186,8 @@ type engine struct {
 	appendBuf []byte
 	applyBuf  []byte
 
+	// lastStatus is the core's Brief as of the last observe: its
+	// Replicas are nil (read them from Status).
 	lastStatus kraft.Status
 	snap       snapshotState
 	// spawn runs a helper goroutine (the snapshot writer) owned by the
@@ -854,8 +856,13 @@ func setRequestID(m kraft.Message, id uint64) {
 
 // observe notices role, epoch and leader changes: it logs them, fails the
 // waiters of a leadership that ended, and publishes the quorum state.
+//
+// It runs after every input and every Ready, so it allocates nothing
+// unless the published state changed: the core's Brief (no per-replica
+// progress, which only DescribeQuorum and voter changes read, through
+// Status), and a new QuorumState only when it differs from the last.
 func (e *engine) observe() {
-	st := e.node.Status()
+	st := e.node.Brief()
 	prev := e.lastStatus
 	e.lastStatus = st
 	e.syncVoters()
@@ -876,13 +883,15 @@ func (e *engine) observe() {
 			}
 		}
 	}
-	q := &QuorumState{
+	q := QuorumState{
 		NodeID: NodeID(st.ID), Role: Role(st.Role.String()), Epoch: int32(st.Epoch),
 		LeaderID: NodeID(st.Leader.LeaderID), HighWatermark: int64(st.HighWatermark),
 		LogEndOffset: int64(st.LogEndOffset), AppliedOffset: int64(e.applied),
 	}
-	if old := e.pub.quorum.Load(); old == nil || *old != *q {
-		e.pub.quorum.Store(q)
+	if old := e.pub.quorum.Load(); old == nil || *old != q {
+		// Other goroutines hold what was published: a new one each time.
+		published := q
+		e.pub.quorum.Store(&published)
 	}
 }
 

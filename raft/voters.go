@@ -232,7 +232,6 @@ func (e *engine) addProbed(ch *voterChange, resp kmsg.Response, err error) {
 	}
 	f := av.SupportedFeatures[i]
 	ch.voter.KRaftVersionFeature = control.VotersRecordKRaftVersionFeature{MinSupportedVersion: f.MinVersion, MaxSupportedVersion: f.MaxVersion}
-	st := e.lastStatus
 	if code := e.leaderCode(ch.epoch); code != 0 {
 		e.finishChange(code)
 		return
@@ -244,7 +243,7 @@ func (e *engine) addProbed(ch *voterChange, resp kmsg.Response, err error) {
 	// Caught up: it fetched within the last hour and was caught up once.
 	caughtUp := false
 	now := e.now()
-	for _, rs := range st.Replicas {
+	for _, rs := range e.node.Status().Replicas {
 		if rs.Key == ch.key && !rs.Voter {
 			caughtUp = rs.LastCaughtUp >= 0 && rs.LastFetch >= 0 && now-rs.LastFetch < kraft.Instant(time.Hour/time.Millisecond)
 		}

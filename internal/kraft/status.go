@@ -34,13 +34,9 @@ type ReplicaStatus struct {
 
 // Status returns the node's current state.
 func (n *Node) Status() Status {
-	s := &n.s
-	st := Status{
-		ID: n.me.ID, Role: s.role, Epoch: s.epoch, Leader: n.leaderAndEpoch(), VotedKey: s.votedKey,
-		IsVoter: n.isVoter(), HighWatermark: s.hw, LogEndOffset: s.leo, LastEpoch: s.lastEpoch,
-		Voters: n.voters(), ShuttingDown: s.shuttingDown,
-	}
-	if s.role == Leader {
+	st := n.Brief()
+	if s := &n.s; s.role == Leader {
+		st.Replicas = make([]ReplicaStatus, 0, len(s.leader.Voters)+len(s.leader.Observers))
 		for _, r := range s.leader.Voters {
 			st.Replicas = append(st.Replicas, replicaStatus(r, true))
 		}
@@ -49,6 +45,18 @@ func (n *Node) Status() Status {
 		}
 	}
 	return st
+}
+
+// Brief returns the node's current state as [Node.Status] does, but
+// without Replicas (always nil), and allocates nothing: the runtime calls
+// it after every input, where only the scalars and the voter set matter.
+func (n *Node) Brief() Status {
+	s := &n.s
+	return Status{
+		ID: n.me.ID, Role: s.role, Epoch: s.epoch, Leader: n.leaderAndEpoch(), VotedKey: s.votedKey,
+		IsVoter: n.isVoter(), HighWatermark: s.hw, LogEndOffset: s.leo, LastEpoch: s.lastEpoch,
+		Voters: n.voters(), ShuttingDown: s.shuttingDown,
+	}
 }
 
 func replicaStatus(r replicaState, voter bool) ReplicaStatus {
