@@ -51,6 +51,7 @@ type options struct {
 	keep        bool
 	krabkaPprof int
 	krabkaEnv   []string
+	traceHops   bool
 }
 
 func main() {
@@ -100,6 +101,7 @@ func parseFlags(args []string) (options, error) {
 		return nil
 	})
 	fs.IntVar(&o.krabkaPprof, "krabka-pprof", 0, "first port of the krabka nodes' KRABKA_PPROF listeners (0: off)")
+	fs.BoolVar(&o.traceHops, "trace-hops", false, "during Krabka's 1-client loop, trace every node for 2 s and break a write's time down into its hops (needs -krabka-pprof)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -135,6 +137,16 @@ func parseFlags(args []string) (options, error) {
 	for _, s := range o.systems {
 		if s != "krabka" && s != "etcd" && s != "zookeeper" {
 			return o, fmt.Errorf("-systems: unknown system %q (krabka, etcd, zookeeper)", s)
+		}
+	}
+	if o.traceHops {
+		switch {
+		case o.krabkaPprof == 0:
+			return o, errors.New("-trace-hops needs -krabka-pprof")
+		case !slices.Contains(o.systems, "krabka") || !slices.Contains(o.clients, 1):
+			return o, errors.New("-trace-hops needs krabka in -systems and 1 in -clients")
+		case o.duration < hopsDelay+hopsTrace+time.Second:
+			return o, fmt.Errorf("-trace-hops needs a -duration of at least %v", hopsDelay+hopsTrace+time.Second)
 		}
 	}
 	if o.conns < 1 || o.loopRounds < 1 || o.failRounds < 1 || o.fillWrites < 1 || o.detectMS < 100 {
@@ -318,6 +330,11 @@ func run(ctx context.Context, o options) error {
 	text := rep.markdown()
 	fmt.Print(text)
 	if o.out != "" {
+		for _, sz := range rep.sizes {
+			if sz.hops != "" {
+				text += "\n" + sz.hops
+			}
+		}
 		return os.WriteFile(o.out, []byte(text), 0o644)
 	}
 	return nil
@@ -334,6 +351,7 @@ type sizeResult struct {
 	dataMB   map[string]float64
 	fillN    int
 	failover bool
+	hops     string // the -trace-hops breakdown, Markdown
 }
 
 func runSize(ctx context.Context, o options, bins binaries, dir string, n, keys int, full bool) (sizeResult, error) {
@@ -379,7 +397,23 @@ func runSize(ctx context.Context, o options, bins binaries, dir string, n, keys 
 					logf("%s n=%d: the leader moved from node %d to node %d since the last run", s.name(), n, leaders[s.name()], l)
 					leaders[s.name()] = l
 				}
+				var hopsDone chan error
+				if o.traceHops && c == 1 && r == 0 && s.name() == "krabka" {
+					hopsDone = make(chan error, 1)
+					go func() {
+						sleepCtx(ctx, hopsDelay)
+						text, err := traceHops(ctx, o.krabkaPprof, n, l)
+						res.hops = text
+						hopsDone <- err
+					}()
+				}
 				lr, err := closedLoop(ctx, s, l, c, min(c, o.conns), o.duration)
+				if hopsDone != nil {
+					if herr := <-hopsDone; herr != nil {
+						return res, fmt.Errorf("-trace-hops: %w", herr)
+					}
+					fmt.Fprint(os.Stderr, "\n"+res.hops+"\n")
+				}
 				if err != nil {
 					return res, err
 				}
