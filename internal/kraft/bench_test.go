@@ -17,13 +17,7 @@ func BenchmarkLeaderFetch(b *testing.B) {
 	leader := c.node(1)
 	now := c.now[0]
 	epoch := leader.Status().Epoch
-	reqs := [2]*kraft.FetchRequest{}
-	for i, id := range []kraft.NodeID{2, 3} {
-		reqs[i] = &kraft.FetchRequest{
-			Header: kraft.Header{From: id, To: 1}, Replica: kraft.ReplicaKey{ID: id}, CurrentLeaderEpoch: epoch,
-			LastFetchedEpoch: epoch, MaxWait: 500e6, MaxBytes: 1 << 20,
-		}
-	}
+	reqs := [2]*kraft.FetchRequest{followerFetch(2, epoch), followerFetch(3, epoch)}
 	drain := func() {
 		rd := leader.Ready()
 		if err := c.logs[0].ApplyReady(rd); err != nil {

@@ -349,3 +349,12 @@ func advance(n *kraft.Node, rd kraft.Ready) {
 		}
 	}
 }
+
+// followerFetch is a Fetch from follower id to leader 1 in epoch, which
+// waits up to 500 ms for records at offset 0.
+func followerFetch(id kraft.NodeID, epoch kraft.Epoch) *kraft.FetchRequest {
+	return &kraft.FetchRequest{
+		Header: kraft.Header{From: id, To: 1}, Replica: kraft.ReplicaKey{ID: id}, CurrentLeaderEpoch: epoch,
+		LastFetchedEpoch: epoch, MaxWait: 500e6, MaxBytes: 1 << 20,
+	}
+}

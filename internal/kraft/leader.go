@@ -155,14 +155,17 @@ func (n *Node) validateLeaderOnly(epoch Epoch) ErrorCode {
 // other replica it answers with its view of the leader so the fetcher can
 // find it.
 func (n *Node) handleFetchRequest(m *FetchRequest) {
-	resp := &FetchResponse{HighWatermark: -1, LogStartOffset: n.log.StartOffset(), DivergingEpoch: NoOffsetAndEpoch, SnapshotID: NoOffsetAndEpoch}
+	// resp is copied out when this function answers, so that a Fetch
+	// answered by answerFetch (the usual one) allocates one response.
+	resp := FetchResponse{HighWatermark: -1, LogStartOffset: n.log.StartOffset(), DivergingEpoch: NoOffsetAndEpoch, SnapshotID: NoOffsetAndEpoch}
 	answer := func(code ErrorCode) {
 		if code == CodeNone {
 			n.noteReadAnswer(m.Replica)
 		}
-		resp.Error = code
-		resp.Leader = n.leaderAndEpoch()
-		n.reply(m.Header, resp, &resp.Header)
+		out := resp
+		out.Error = code
+		out.Leader = n.leaderAndEpoch()
+		n.reply(m.Header, &out, &out.Header)
 	}
 	if m.MaxWait < 0 || m.FetchOffset < 0 || m.LastFetchedEpoch < 0 || m.LastFetchedEpoch > m.CurrentLeaderEpoch {
 		answer(CodeInvalidRequest)
@@ -244,9 +247,15 @@ func (n *Node) completeParked(all bool) {
 	if len(l.Parked) == 0 {
 		return
 	}
+	due := func(p parkedFetch) bool { return all || p.Req.FetchOffset < n.s.leo || n.s.now >= p.Deadline }
+	if !slices.ContainsFunc(l.Parked, due) {
+		// Called on every append: a fetch that stays parked costs no
+		// new slice.
+		return
+	}
 	var keep []parkedFetch
 	for _, p := range l.Parked {
-		if all || p.Req.FetchOffset < n.s.leo || n.s.now >= p.Deadline {
+		if due(p) {
 			n.answerFetch(&p.Req)
 		} else {
 			keep = append(keep, p)
@@ -331,7 +340,8 @@ func (n *Node) creditCheckQuorum(r *replicaState) {
 // offsets; a new value completes every parked fetch so followers learn it.
 func (n *Node) maybeAdvanceHighWatermark() {
 	l := &n.s.leader
-	offsets := make([]Offset, 0, len(l.Voters))
+	var buf [8]Offset // no allocation for a quorum of up to 8 voters
+	offsets := buf[:0]
 	for _, v := range l.Voters {
 		offsets = append(offsets, v.EndOffset)
 	}

@@ -149,7 +149,9 @@ func MajorityOffset(offsets []Offset) Offset {
 	if len(offsets) == 0 {
 		return -1
 	}
-	sorted := slices.Clone(offsets)
+	// A quorum has a handful of voters: sort a copy on the stack.
+	var buf [8]Offset
+	sorted := append(buf[:0], offsets...)
 	slices.SortFunc(sorted, func(a, b Offset) int { return cmp.Compare(b, a) })
 	v := sorted[len(sorted)/2]
 	if v < 0 {
