@@ -198,6 +198,10 @@ func (c *conn) read(ctx context.Context, done chan<- completion, slots chan stru
 	// deadlines still apply to every read from the connection.
 	in := bufio.NewReaderSize(c.nc, readBufferSize)
 	var dec wire.Decoder
+	// spare is the frame of the last request when nothing decoded from it
+	// outlives Serve (a Fetch, wire.Request.Transient): the next frame
+	// is read into it.
+	var spare []byte
 	for {
 		select {
 		case slots <- struct{}{}:
@@ -212,9 +216,11 @@ func (c *conn) read(ctx context.Context, done chan<- completion, slots chan stru
 				return closeEOF, err
 			}
 		}
-		// A fresh buffer per frame: decoded requests alias their frame and
-		// may still be in use by the handler when the next frame arrives.
-		frame, err := wire.ReadFrame(in, nil, cfg.MaxFrameSize)
+		// Otherwise a fresh buffer per frame: decoded requests alias their
+		// frame and may still be in use by the handler when the next
+		// frame arrives.
+		frame, err := wire.ReadFrame(in, spare, cfg.MaxFrameSize)
+		spare = nil
 		if err != nil {
 			switch {
 			case ctx.Err() != nil:
@@ -245,6 +251,9 @@ func (c *conn) read(ctx context.Context, done chan<- completion, slots chan stru
 		}
 		seq++
 		cfg.Handler.Serve(ctx, &x.req, &x.reply)
+		if req.Transient {
+			spare = frame
+		}
 	}
 }
 

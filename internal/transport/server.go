@@ -46,6 +46,12 @@ type Handler interface {
 	//
 	// ctx is cancelled when the connection closes; a pending answer is then
 	// no longer wanted and reply's methods return false.
+	//
+	// A Fetch request (Body a *kmsg.FetchRequest) is valid only until
+	// Serve returns: the connection decodes its next Fetch into the same
+	// request and reads the next frame into the same buffer
+	// (wire.Request.Transient). Serve takes what it needs from it before
+	// returning; reply stays valid until answered.
 	Serve(ctx context.Context, req *Request, reply *Reply)
 }
 

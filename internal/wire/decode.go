@@ -16,6 +16,12 @@ type Request struct {
 	// *MetadataFetchRequest or *ReadImageRequest for the private RPCs. Its byte fields may alias
 	// the frame (see [ReadFrame]).
 	Body kmsg.Request
+	// Transient marks a Body that the [Decoder] decodes the next request
+	// of its kind into (a Fetch, which a follower sends without pause),
+	// with strings that alias the frame: Body, and the frame, must not be
+	// used or changed after the next Decode. The frame may then be read
+	// into again, since nothing decoded keeps it.
+	Transient bool
 }
 
 // DecodeRequest decodes one request frame (as returned by [ReadFrame],
@@ -42,7 +48,7 @@ type Request struct {
 func DecodeRequest(frame []byte) (*Request, error) {
 	var d Decoder
 	req := new(Request)
-	if err := d.Decode(frame, req); err != nil {
+	if err := d.decode(frame, req, false); err != nil {
 		return nil, err
 	}
 	return req, nil
@@ -53,13 +59,25 @@ func DecodeRequest(frame []byte) (*Request, error) {
 // the last request: a client sends the same one in every request, which
 // then costs no new string. The zero Decoder is ready to use; a Decoder
 // is for one goroutine at a time.
+//
+// A Fetch request is decoded into one *kmsg.FetchRequest the Decoder
+// keeps, without copying its strings out of the frame (Request.Transient):
+// a follower fetches continuously, and its requests are translated for
+// the consensus core as soon as they are read.
 type Decoder struct {
 	clientID string
+	fetch    *kmsg.FetchRequest
 }
 
 // Decode decodes frame into req, as DecodeRequest does. On error req is
 // left unchanged.
 func (d *Decoder) Decode(frame []byte, req *Request) error {
+	return d.decode(frame, req, true)
+}
+
+// decode is Decode; reuse says whether a Fetch goes into the Decoder's
+// own request (DecodeRequest's results share nothing).
+func (d *Decoder) decode(frame []byte, req *Request, reuse bool) error {
 	if len(frame) < 4 {
 		return &RequestError{
 			Kind:  ErrMalformedHeader,
@@ -97,9 +115,24 @@ func (d *Decoder) Decode(frame []byte, req *Request) error {
 			Err:    fmt.Errorf("%s v%d is outside %d-%d", api.Name, h.APIVersion, api.Min, api.Max),
 		}
 	}
-	body := newRequest(h.APIKey)
-	body.SetVersion(h.APIVersion)
-	if err := body.ReadFrom(frame[off:]); err != nil {
+	var body kmsg.Request
+	transient := reuse && h.APIKey == KeyFetch
+	if transient {
+		if d.fetch == nil {
+			d.fetch = new(kmsg.FetchRequest)
+		}
+		// Nothing of the previous request is left but the storage of
+		// its topic list, which decoding fills again; it sets the
+		// defaults itself.
+		*d.fetch = kmsg.FetchRequest{Version: h.APIVersion, Topics: d.fetch.Topics[:0]}
+		err = d.fetch.UnsafeReadFrom(frame[off:])
+		body = d.fetch
+	} else {
+		body = newRequest(h.APIKey)
+		body.SetVersion(h.APIVersion)
+		err = body.ReadFrom(frame[off:])
+	}
+	if err != nil {
 		return &RequestError{
 			Kind:   ErrMalformedBody,
 			Header: h,
@@ -108,7 +141,7 @@ func (d *Decoder) Decode(frame []byte, req *Request) error {
 		}
 	}
 	d.clientID = h.ClientID
-	*req = Request{Header: h, Body: body}
+	*req = Request{Header: h, Body: body, Transient: transient}
 	return nil
 }
 

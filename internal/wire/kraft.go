@@ -141,12 +141,15 @@ func KRaftRequest(req kmsg.Request, clusterID string, local kraft.NodeID) (msg k
 		return m, nil, nil
 
 	case *kmsg.FetchRequest:
-		resp := r.ResponseKind().(*kmsg.FetchResponse)
+		// The answer is made only for a refusal: a follower fetches
+		// continuously, and an accepted Fetch is answered by the core.
 		if !clusterIDMatches(r.ClusterID, clusterID) {
+			resp := r.ResponseKind().(*kmsg.FetchResponse)
 			resp.ErrorCode = kerr.InconsistentClusterID.Code
 			return nil, resp, nil
 		}
 		if r.Version < 13 || len(r.Topics) != 1 || r.Topics[0].TopicID != MetadataTopicID || len(r.Topics[0].Partitions) != 1 || r.Topics[0].Partitions[0].Partition != MetadataPartition {
+			resp := r.ResponseKind().(*kmsg.FetchResponse)
 			resp.ErrorCode = kerr.InvalidRequest.Code
 			return nil, resp, nil
 		}
@@ -212,6 +215,16 @@ func KRaftRequest(req kmsg.Request, clusterID string, local kraft.NodeID) (msg k
 
 func millis(ms int32) time.Duration { return time.Duration(ms) * time.Millisecond }
 
+// fetchAnswer holds a Fetch response with its one topic, partition and
+// broker (the leader's endpoint, when named), allocated as one object: a
+// leader answers its followers' fetches one after another.
+type fetchAnswer struct {
+	resp   kmsg.FetchResponse
+	topic  [1]kmsg.FetchResponseTopic
+	part   [1]kmsg.FetchResponseTopicPartition
+	broker [1]kmsg.FetchResponseBroker
+}
+
 // KmsgResponse encodes the core's answer m (a response message) as the Kafka
 // response at version (the version of the request it answers). records
 // holds the record batches of a Fetch response (the whole batches the
@@ -254,12 +267,12 @@ func KmsgResponse(m kraft.Message, version int16, records []byte) (kmsg.Response
 		resp.Topics = append(resp.Topics, t)
 		return resp, nil
 	case *kraft.FetchResponse:
-		resp := kmsg.NewPtrFetchResponse()
+		a := new(fetchAnswer)
+		resp := &a.resp
 		resp.Version = version
-		t := kmsg.NewFetchResponseTopic()
-		t.TopicID = MetadataTopicID
-		t.Topic = MetadataTopic
-		p := kmsg.NewFetchResponseTopicPartition()
+		a.topic[0] = kmsg.FetchResponseTopic{Topic: MetadataTopic, TopicID: MetadataTopicID, Partitions: a.part[:]}
+		p := &a.part[0]
+		p.Default()
 		p.Partition = MetadataPartition
 		p.ErrorCode = KafkaCode(m.Error)
 		p.HighWatermark = int64(m.HighWatermark)
@@ -268,8 +281,8 @@ func KmsgResponse(m kraft.Message, version int16, records []byte) (kmsg.Response
 		p.SnapshotID.Epoch, p.SnapshotID.EndOffset = int32(m.SnapshotID.Epoch), int64(m.SnapshotID.Offset)
 		p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = int32(m.Leader.LeaderID), int32(m.Leader.Epoch)
 		p.RecordBatches = records
-		t.Partitions = append(t.Partitions, p)
-		resp.Topics = append(resp.Topics, t)
+		resp.Topics = a.topic[:]
+		resp.Brokers = a.broker[:0]
 		return resp, nil
 	case *kraft.FetchSnapshotResponse:
 		resp := kmsg.NewPtrFetchSnapshotResponse()
@@ -299,6 +312,9 @@ func KmsgResponse(m kraft.Message, version int16, records []byte) (kmsg.Response
 // Candidate fields, EndQuorumEpoch's PreferredSuccessors and
 // PreferredCandidates). A PreVote cannot be carried below Vote v2.
 func KmsgRequest(m kraft.Message, clusterID string) (kmsg.Request, error) {
+	if f, ok := m.(*kraft.FetchRequest); ok {
+		return fetchRequest(f, clusterID), nil
+	}
 	cid := clusterIDField(clusterID)
 	switch m := m.(type) {
 	case *kraft.VoteRequest:
@@ -352,31 +368,6 @@ func KmsgRequest(m kraft.Message, clusterID string) (kmsg.Request, error) {
 		t.Partitions = append(t.Partitions, p)
 		req.Topics = append(req.Topics, t)
 		return req, nil
-	case *kraft.FetchRequest:
-		req := kmsg.NewPtrFetchRequest()
-		req.ClusterID = cid
-		req.ReplicaID = int32(m.Replica.ID)
-		req.ReplicaState.ID = int32(m.Replica.ID)
-		req.ReplicaState.Epoch = -1
-		req.MaxWaitMillis = int32(m.MaxWait / time.Millisecond)
-		req.MinBytes = 0
-		req.MaxBytes = m.MaxBytes
-		req.SessionEpoch = -1
-		t := kmsg.NewFetchRequestTopic()
-		t.Topic = MetadataTopic
-		t.TopicID = MetadataTopicID
-		p := kmsg.NewFetchRequestTopicPartition()
-		p.Partition = MetadataPartition
-		p.CurrentLeaderEpoch = int32(m.CurrentLeaderEpoch)
-		p.FetchOffset = int64(m.FetchOffset)
-		p.LastFetchedEpoch = int32(m.LastFetchedEpoch)
-		p.LogStartOffset = -1
-		p.PartitionMaxBytes = 0
-		p.ReplicaDirectoryID = [16]byte(m.Replica.DirectoryID)
-		p.HighWatermark = int64(m.HighWatermark)
-		t.Partitions = append(t.Partitions, p)
-		req.Topics = append(req.Topics, t)
-		return req, nil
 	case *kraft.FetchSnapshotRequest:
 		req := kmsg.NewPtrFetchSnapshotRequest()
 		req.ClusterID = cid
@@ -396,6 +387,44 @@ func KmsgRequest(m kraft.Message, clusterID string) (kmsg.Request, error) {
 		return req, nil
 	}
 	return nil, fmt.Errorf("%w: request %T", ErrNotKRaft, m)
+}
+
+// fetchAsk holds a Fetch request with its one topic, partition and
+// cluster id, allocated as one object: a follower sends one after another.
+type fetchAsk struct {
+	req       kmsg.FetchRequest
+	topic     [1]kmsg.FetchRequestTopic
+	part      [1]kmsg.FetchRequestTopicPartition
+	clusterID string
+}
+
+// fetchRequest is KmsgRequest for a Fetch.
+func fetchRequest(m *kraft.FetchRequest, clusterID string) *kmsg.FetchRequest {
+	a := new(fetchAsk)
+	// Every field a Default would set is set here.
+	a.part[0] = kmsg.FetchRequestTopicPartition{
+		Partition:          MetadataPartition,
+		CurrentLeaderEpoch: int32(m.CurrentLeaderEpoch),
+		FetchOffset:        int64(m.FetchOffset),
+		LastFetchedEpoch:   int32(m.LastFetchedEpoch),
+		LogStartOffset:     -1,
+		ReplicaDirectoryID: [16]byte(m.Replica.DirectoryID),
+		HighWatermark:      int64(m.HighWatermark),
+	}
+	a.topic[0] = kmsg.FetchRequestTopic{Topic: MetadataTopic, TopicID: MetadataTopicID, Partitions: a.part[:]}
+	a.req = kmsg.FetchRequest{
+		ReplicaID:     int32(m.Replica.ID),
+		ReplicaState:  kmsg.FetchRequestReplicaState{ID: int32(m.Replica.ID), Epoch: -1},
+		MaxWaitMillis: int32(m.MaxWait / time.Millisecond),
+		MaxBytes:      m.MaxBytes,
+		SessionEpoch:  -1,
+		Topics:        a.topic[:],
+	}
+	if clusterID != "" { // as clusterIDField
+		a.clusterID = clusterID
+		a.req.ClusterID = &a.clusterID
+	}
+	return &a.req
 }
 
 // noLeader is the leader view of a response that carries none (a
