@@ -310,14 +310,16 @@ func (e *engine) link(id kraft.NodeID) *peerLink {
 
 // learnEndpoints keeps the endpoints an answer named for nodes outside the
 // voter set (a leader an observer has yet to see in a VotersRecord).
-func (e *engine) learnEndpoints(eps map[kraft.NodeID]string) {
-	for id, addr := range eps {
+func (e *engine) learnEndpoints(eps []nodeEndpoint) {
+	for _, ep := range eps {
+		id := ep.id
 		if id < 0 || id == e.rc.id {
 			continue
 		}
-		if old, ok := e.learned[id]; ok && old == addr {
+		if old, ok := e.learned[id]; ok && ep.is(old) {
 			continue
 		}
+		addr := ep.addr()
 		e.learned[id] = addr
 		if l, ok := e.peers[id]; ok && l.addr != addr {
 			if cur, ok := e.peerAddr(id); ok && cur != l.addr {
@@ -328,11 +330,32 @@ func (e *engine) learnEndpoints(eps map[kraft.NodeID]string) {
 	}
 }
 
-// answerEndpoints collects the node endpoints a KRaft answer carries.
-func answerEndpoints(resp kmsg.Response) map[kraft.NodeID]string {
-	eps := map[kraft.NodeID]string{}
+// nodeEndpoint is a node's endpoint as a KRaft answer names it.
+type nodeEndpoint struct {
+	id   kraft.NodeID
+	host string
+	port int32
+}
+
+// addr is the endpoint as host:port.
+func (n nodeEndpoint) addr() string { return net.JoinHostPort(n.host, strconv.Itoa(int(n.port))) }
+
+// is reports whether addr (host:port) is the endpoint, without building
+// its host:port: the leader names itself in every Fetch answer.
+func (n nodeEndpoint) is(addr string) bool {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	p, err := strconv.Atoi(port)
+	return err == nil && host == n.host && p == int(n.port)
+}
+
+// answerEndpoints appends the node endpoints a KRaft answer carries to
+// dst.
+func answerEndpoints(resp kmsg.Response, dst []nodeEndpoint) []nodeEndpoint {
 	add := func(id int32, host string, port int32) {
-		eps[kraft.NodeID(id)] = net.JoinHostPort(host, strconv.Itoa(int(port)))
+		dst = append(dst, nodeEndpoint{id: kraft.NodeID(id), host: host, port: port})
 	}
 	switch r := resp.(type) {
 	case *kmsg.FetchResponse:
@@ -356,10 +379,7 @@ func answerEndpoints(resp kmsg.Response) map[kraft.NodeID]string {
 			add(n.NodeID, n.Host, int32(n.Port))
 		}
 	}
-	if len(eps) == 0 {
-		return nil
-	}
-	return eps
+	return dst
 }
 
 // voterEndpoint returns voter id's endpoint on listener name from the

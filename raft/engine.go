@@ -54,20 +54,44 @@ type pendingReply struct {
 type peerResponse struct {
 	msg     kraft.Message
 	records []byte
-	// endpoints are the node endpoints the answer named.
-	endpoints map[kraft.NodeID]string
+	// endpoints are the node endpoints the answer named, in epBuf when
+	// there is one (a leader names itself).
+	endpoints []nodeEndpoint
+	epBuf     [1]nodeEndpoint
 	// connLost: the request failed because the connection to the peer was
 	// refused or reset, not by a timeout (transport.ConnectionLost).
 	connLost bool
 }
 
 // heldRecords are bytes the core refers to by a [kraft.RecordsHandle]: the
-// encoded batch of a proposal, or the batches of a Fetch response (then
-// byBase indexes each whole batch by its base offset).
+// encoded batch of a proposal, or the whole batches of a Fetch response
+// (fetched; then next is where the batch after the last one appended
+// starts, since the core appends them in order).
 type heldRecords struct {
-	raw    []byte
-	byBase map[kraft.Offset][]byte
-	size   int64 // a snapshot chunk's total snapshot size
+	raw     []byte
+	fetched bool
+	next    int
+	size    int64 // a snapshot chunk's total snapshot size
+}
+
+// batch returns the whole batch at base offset base from fetched
+// records, or nil. It looks first where the last one found ended, so
+// that appending every batch of a response reads each header once.
+func (h *heldRecords) batch(base kraft.Offset) []byte {
+	for _, from := range [2]int{h.next, 0} {
+		for pos := from; pos < len(h.raw); {
+			hd, err := recordbatch.PeekHeader(h.raw[pos:])
+			if err != nil || pos+hd.Size() > len(h.raw) {
+				break
+			}
+			if kraft.Offset(hd.BaseOffset) == base {
+				h.next = pos + hd.Size()
+				return h.raw[pos:h.next]
+			}
+			pos += hd.Size()
+		}
+	}
+	return nil
 }
 
 // submission is one SubmitChange: its records, and, once proposed, the
@@ -421,9 +445,7 @@ func (e *engine) handle(ev event) {
 		}
 		e.step(ev.request.msg)
 	case ev.response != nil:
-		if ev.response.endpoints != nil {
-			e.learnEndpoints(ev.response.endpoints)
-		}
+		e.learnEndpoints(ev.response.endpoints)
 		m := ev.response.msg
 		switch r := m.(type) {
 		case *kraft.FetchResponse:
@@ -646,9 +668,9 @@ func (e *engine) appendBatches(apps []kraft.Append) error {
 			b = enc
 		case held == nil:
 			panic(fmt.Sprintf("raft: invariant: append %s names unknown records handle %d", a.Batch, a.Handle))
-		case held.byBase != nil:
+		case held.fetched:
 			own = false
-			b = held.byBase[a.Batch.BaseOffset]
+			b = held.batch(a.Batch.BaseOffset)
 			if b == nil {
 				panic(fmt.Sprintf("raft: invariant: append %s is not a batch of records handle %d", a.Batch, a.Handle))
 			}
@@ -773,7 +795,8 @@ func (e *engine) onPeerAnswer(req kraft.Message, resp kmsg.Response, err error) 
 	if err == nil {
 		m, records, derr := wire.KRaftResponse(resp, h)
 		if derr == nil {
-			pr = peerResponse{msg: m, records: records, endpoints: answerEndpoints(resp)}
+			pr = peerResponse{msg: m, records: records}
+			pr.endpoints = answerEndpoints(resp, pr.epBuf[:0])
 		} else {
 			err = derr
 		}
@@ -818,7 +841,6 @@ func (e *engine) readRecords(r kraft.RecordsRead) ([]byte, error) {
 // for the core and keeps their bytes under a new handle. A trailing partial
 // or damaged batch ends the summary: the core fetches again from there.
 func (e *engine) holdFetched(m *kraft.FetchResponse, records []byte) {
-	held := &heldRecords{raw: records, byBase: map[kraft.Offset][]byte{}}
 	it := recordbatch.NewIterator(&e.dec, records)
 	for it.Next() {
 		b := it.Batch()
@@ -829,12 +851,11 @@ func (e *engine) holdFetched(m *kraft.FetchResponse, records []byte) {
 			break
 		}
 		m.Batches = append(m.Batches, info)
-		held.byBase[info.BaseOffset] = b.Raw
 	}
 	if len(m.Batches) > 0 {
 		e.nextHandle++
 		m.Records = e.nextHandle
-		e.handles[e.nextHandle] = held
+		e.handles[e.nextHandle] = &heldRecords{raw: records, fetched: true}
 	}
 }
 
