@@ -146,3 +146,63 @@ func benchOpenRecover(b *testing.B, size int64) {
 		}
 	}
 }
+
+// benchReadLog returns a log on the real disk holding n single-record
+// batches of 256-byte values (about 330 bytes each, a dozen per offset
+// index entry), the shape of the metadata log at low load.
+func benchReadLog(b *testing.B, n int) (*Log, *readCountFS) {
+	fsys := &readCountFS{FS: vfs.OS()}
+	l, _, err := Open(fsys, filepath.Join(b.TempDir(), "__cluster_metadata-0"), DefaultOptions())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { l.Close() })
+	batch := benchBatch(b, 1)
+	for range n {
+		if _, err := l.AppendAsLeader(batch, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return l, fsys
+}
+
+// benchReads reads from each offset of offs in turn with ReadInto a
+// reused buffer, up to 4 KiB per read, and reports the reads of the
+// segment file per call (preads/op; one of them reads the batches).
+func benchReads(b *testing.B, l *Log, fsys *readCountFS, offs []int64) {
+	buf := make([]byte, 0, 64<<10)
+	b.ReportAllocs()
+	reads := fsys.reads.Load()
+	i := 0
+	for b.Loop() {
+		if _, err := l.ReadInto(offs[i], 4<<10, buf); err != nil {
+			b.Fatal(err)
+		}
+		i = (i + 1) % len(offs)
+	}
+	b.ReportMetric(float64(fsys.reads.Load()-reads)/float64(b.N), "preads/op")
+}
+
+// BenchmarkReadTail reads one of the last 16 offsets of the log, as the
+// leader answering a Fetch and the apply loops reading committed batches
+// do.
+func BenchmarkReadTail(b *testing.B) {
+	l, fsys := benchReadLog(b, 10_000)
+	end := l.LogEndOffset()
+	var offs []int64
+	for k := int64(1); k <= 16; k++ {
+		offs = append(offs, end-k)
+	}
+	benchReads(b, l, fsys, offs)
+}
+
+// BenchmarkReadOld reads offsets spread over the older half of the log,
+// as a follower catching up does.
+func BenchmarkReadOld(b *testing.B) {
+	l, fsys := benchReadLog(b, 10_000)
+	var offs []int64
+	for off := int64(0); off < l.LogEndOffset()/2; off += 97 {
+		offs = append(offs, off)
+	}
+	benchReads(b, l, fsys, offs)
+}

@@ -3,6 +3,9 @@ package logstore
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -96,4 +99,28 @@ func openLog(t testing.TB, fsys vfs.FS, opts Options) (*Log, *RecoveryReport) {
 		t.Fatalf("Open: %v", err)
 	}
 	return l, rep
+}
+
+// readCountFS counts the ReadAt calls made on open .log files.
+type readCountFS struct {
+	vfs.FS
+	reads atomic.Int64
+}
+
+func (c *readCountFS) OpenFile(name string, flag int, perm fs.FileMode) (vfs.File, error) {
+	f, err := c.FS.OpenFile(name, flag, perm)
+	if err != nil || !strings.HasSuffix(name, logSuffix) {
+		return f, err
+	}
+	return &readCountFile{File: f, c: c}, nil
+}
+
+type readCountFile struct {
+	vfs.File
+	c *readCountFS
+}
+
+func (f *readCountFile) ReadAt(p []byte, off int64) (int, error) {
+	f.c.reads.Add(1)
+	return f.File.ReadAt(p, off)
 }
