@@ -12,7 +12,8 @@ import (
 // allocate nothing per batch or record (on the real file system, whose
 // calls allocate nothing themselves): appends as leader and as follower
 // and Sync allocate nothing, nor does ReadInto a large enough buffer,
-// however many batch headers it walks from the index entry, and
+// near the log end (found in the remembered tail) or further back (headers
+// scanned from the index entry through the log's scratch); and
 // recovery's allocations do not grow with the number of batches.
 func TestNoAllocationsPerBatch(t *testing.T) {
 	l, _, err := Open(vfs.OS(), filepath.Join(t.TempDir(), "__cluster_metadata-0"), DefaultOptions())
@@ -51,16 +52,19 @@ func TestNoAllocationsPerBatch(t *testing.T) {
 			t.Errorf("append and Sync of %d records: %v allocations, want 0", n, a)
 		}
 	}
-	// Single-record batches of 256 bytes, an index entry every 4 KiB: the
-	// read walks about a dozen headers, into the log's scratch.
-	off := l.LogEndOffset() - 10
+	// Batches of 1 and 16 records of 256 bytes, an index entry every
+	// 4 KiB: the last offsets are in the remembered tail, an older one's
+	// read walks headers from the index entry in the log's scratch.
 	buf := make([]byte, 0, 1<<20)
-	if a := testing.AllocsPerRun(100, func() {
-		if _, err := l.ReadInto(off, 1<<20, buf); err != nil {
-			t.Fatal(err)
+	for _, back := range []int64{1, 10, 400, l.LogEndOffset() - 1} {
+		off := l.LogEndOffset() - back
+		if a := testing.AllocsPerRun(100, func() {
+			if _, err := l.ReadInto(off, 1<<20, buf); err != nil {
+				t.Fatal(err)
+			}
+		}); a != 0 {
+			t.Errorf("ReadInto a large enough buffer %d offsets before the end: %v allocations, want 0", back, a)
 		}
-	}); a != 0 {
-		t.Errorf("ReadInto a large enough buffer: %v allocations, want 0", a)
 	}
 
 	openAllocs := func(batches int) float64 {

@@ -96,10 +96,11 @@ type Log struct {
 	poisoned error
 	closed   bool
 
-	// hdr is findBatch's scratch for batch headers (under mu): a local
-	// array would escape through the file interface, one allocation per
-	// header read.
-	hdr [recordbatch.HeaderSize]byte
+	// chunk is findBatch's scratch (under mu), made at Open: it scans
+	// batch headers from an index entry in chunks of the file read with
+	// one call each. A local buffer would escape through the file
+	// interface, one allocation per lookup.
+	chunk []byte
 	// pend and entry are the append path's scratch (under mu): the
 	// validated batches of an append and one index entry, so that an
 	// append allocates nothing per batch.
@@ -503,6 +504,7 @@ func (l *Log) roll() error {
 	if err != nil {
 		return l.poison(err)
 	}
+	s.forgetTail()
 	l.segs = append(l.segs, ns)
 	return nil
 }
@@ -723,12 +725,12 @@ func (l *Log) ReadInto(offset int64, maxBytes int, buf []byte) (ReadResult, erro
 		return ReadResult{FirstOffset: end, NextOffset: end}, nil
 	}
 	s := l.segmentFor(offset)
-	pos, first, err := l.findBatch(s, offset)
+	b, err := l.findBatch(s, offset)
 	if err != nil {
 		return ReadResult{}, err
 	}
-	base := first.BaseOffset
-	want := int64(max(maxBytes, first.Size()))
+	pos, base := b.pos, b.base
+	want := max(int64(maxBytes), b.size)
 	if rest := s.size - pos; want > rest {
 		want = rest
 	}
@@ -763,34 +765,111 @@ func (l *Log) segmentFor(offset int64) *segment {
 	return l.segs[i]
 }
 
-// findBatch returns the position and header of the batch of s that holds
-// offset: it starts at the index entry and walks batch headers.
-func (l *Log) findBatch(s *segment, offset int64) (int64, recordbatch.Header, error) {
-	pos := s.lookup(offset)
-	for pos < s.size {
-		h, err := readBatchHeader(s, pos, &l.hdr)
+// batchLoc is where a batch of a segment is.
+type batchLoc struct {
+	pos  int64 // byte position in the .log
+	base int64 // base offset
+	size int64 // bytes, LogOverhead included
+}
+
+// findBatch returns the batch of s that holds offset, which must be below
+// s.next. A batch in the active segment's tail is found in memory, with no
+// read. Any other lookup starts at the offset index entry (at most
+// index.interval.bytes before the batch) and walks batch headers read in
+// chunks (usually one read per lookup) rather than one read per header:
+// metadata batches are small, a dozen or more per index interval.
+func (l *Log) findBatch(s *segment, offset int64) (batchLoc, error) {
+	if b, ok := s.tailLookup(offset); ok {
+		return b, nil
+	}
+	r := headerReader{s: s, buf: l.chunk}
+	for pos := s.lookup(offset); pos < s.size; {
+		h, err := r.header(pos)
 		if err != nil {
-			return 0, recordbatch.Header{}, err
+			return batchLoc{}, err
 		}
 		if h.LastOffset() >= offset {
-			return pos, h, nil
+			return batchLoc{pos: pos, base: h.BaseOffset, size: int64(h.Size())}, nil
 		}
 		pos += int64(h.Size())
 	}
-	return 0, recordbatch.Header{}, fmt.Errorf("logstore: offset %d not found in segment %s: %w", offset, s.path(logSuffix), ErrOffsetOutOfRange)
+	return batchLoc{}, fmt.Errorf("logstore: offset %d not found in segment %s: %w", offset, s.path(logSuffix), ErrOffsetOutOfRange)
 }
 
-// readBatchHeader reads the header of the batch at pos, which was
-// validated when it was appended or recovered.
-func readBatchHeader(s *segment, pos int64, hb *[recordbatch.HeaderSize]byte) (recordbatch.Header, error) {
-	if _, err := s.log.ReadAt(hb[:], pos); err != nil && !errors.Is(err, io.EOF) {
-		return recordbatch.Header{}, fmt.Errorf("logstore: read segment %s at byte %d: %w", s.path(logSuffix), pos, err)
+// chunkSize is the size of the scratch findBatch reads headers into: two
+// index intervals (a walk from an index entry crosses at most one interval
+// and a batch), within [4 KiB, 64 KiB].
+func chunkSize(interval int) int {
+	return min(max(2*interval, 4<<10), 64<<10)
+}
+
+// headerReader reads the headers of batches of s, which were validated
+// when appended or recovered, through buf: a header inside the bytes last
+// read is decoded from them, any other one refills buf from its position.
+type headerReader struct {
+	s      *segment
+	buf    []byte
+	bufPos int64 // file position of buf[0]
+	n      int64 // valid bytes in buf
+}
+
+// header returns the header of the batch at pos (< s.size).
+func (r *headerReader) header(pos int64) (recordbatch.Header, error) {
+	if pos < r.bufPos || pos+recordbatch.HeaderSize > r.bufPos+r.n {
+		want := min(int64(len(r.buf)), r.s.size-pos)
+		m, err := r.s.log.ReadAt(r.buf[:want], pos)
+		if int64(m) < want {
+			r.n = 0
+			if err == nil || errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return recordbatch.Header{}, fmt.Errorf("logstore: read segment %s at byte %d: %w", r.s.path(logSuffix), pos, err)
+		}
+		r.bufPos, r.n = pos, want
 	}
-	h, err := recordbatch.PeekHeader(hb[:])
+	h, err := recordbatch.PeekHeader(r.buf[pos-r.bufPos : r.n])
 	if err != nil {
-		return recordbatch.Header{}, fmt.Errorf("logstore: read segment %s at byte %d: %w", s.path(logSuffix), pos, err)
+		return recordbatch.Header{}, fmt.Errorf("logstore: read segment %s at byte %d: %w", r.s.path(logSuffix), pos, err)
 	}
 	return h, nil
+}
+
+// fixTail makes the tail of s, after a cut, what appending or recovering
+// its remaining batches builds: the batches from the one the next-to-last
+// index entry points at (or from the first) to the end. The part the cut
+// left is kept when it reaches back that far; otherwise the headers are
+// read again. A read that fails leaves the tail empty, which only costs
+// lookups a scan.
+func (l *Log) fixTail(s *segment) {
+	n := len(s.index)
+	start := int64(0)
+	if n >= 2 {
+		start = int64(s.index[n-2].Pos)
+	}
+	k := len(s.tail)
+	for k > 0 && s.tail[k-1].pos >= s.size {
+		k--
+	}
+	s.tail = s.tail[:k]
+	if i := s.tailIndexOf(start); i >= 0 {
+		s.dropTailBefore(i)
+	} else {
+		s.tail = s.tail[:0]
+		r := headerReader{s: s, buf: l.chunk}
+		for pos := start; pos < s.size; {
+			h, err := r.header(pos)
+			if err != nil {
+				s.tail = s.tail[:0]
+				break
+			}
+			s.rememberTail(h.BaseOffset, pos, l.opts.IndexIntervalBytes)
+			pos += int64(h.Size())
+		}
+	}
+	s.tailMark = 0
+	if n >= 1 {
+		s.tailMark = max(0, s.tailIndexOf(int64(s.index[n-1].Pos)))
+	}
 }
 
 // Truncate removes every batch at or after offset, which is how a follower
@@ -816,11 +895,11 @@ func (l *Log) Truncate(offset int64) error {
 		return nil
 	}
 	s := l.segmentFor(offset)
-	pos, h, err := l.findBatch(s, offset)
+	b, err := l.findBatch(s, offset)
 	if err != nil {
 		return err
 	}
-	newEnd := h.BaseOffset
+	pos, newEnd := b.pos, b.base
 	if l.rp.offset > newEnd {
 		if err := l.rp.set(newEnd); err != nil {
 			return l.poison(err)
@@ -866,6 +945,7 @@ func (l *Log) cutSegment(s *segment, pos, newEnd int64) error {
 	if n := len(s.index); n > 0 {
 		s.bytesSinceIndex = pos - int64(s.index[n-1].Pos)
 	}
+	l.fixTail(s)
 	s.maxTimestamp, s.offsetOfMaxTS = noTimestamp, s.base
 	if n := len(s.timeIndex); n > 0 {
 		s.maxTimestamp, s.offsetOfMaxTS = s.timeIndex[n-1].Timestamp, s.base+int64(s.timeIndex[n-1].RelOffset)

@@ -104,7 +104,7 @@ func Open(fsys vfs.FS, dir string, opts Options) (*Log, *RecoveryReport, error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	l := &Log{fsys: fsys, dir: dir, opts: opts, logger: logger, lock: lock}
+	l := &Log{fsys: fsys, dir: dir, opts: opts, logger: logger, lock: lock, chunk: make([]byte, chunkSize(opts.IndexIntervalBytes))}
 	l.syncIdle.L = &l.mu
 	rep, err := l.recover()
 	if err != nil {
@@ -305,6 +305,10 @@ func (l *Log) recover() (*RecoveryReport, error) {
 			return rep, err
 		}
 		l.segs = append(l.segs, s)
+	}
+	// The scan built every segment's tail; only the active one keeps it.
+	for _, s := range l.segs[:len(l.segs)-1] {
+		s.forgetTail()
 	}
 	end := l.active().next
 	if rpFound && end < rpOffset {

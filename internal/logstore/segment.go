@@ -72,6 +72,12 @@ type timeEntry struct {
 // segment is one .log file with its two indexes. The indexes are kept in
 // memory (lookups never read the index files); the files mirror them for
 // Kafka and for tools, and are verified or rebuilt at open.
+//
+// The active segment also remembers where its last batches start (tail):
+// every batch from the one the next-to-last offset index entry points at
+// (or from the first batch, while there are fewer than two entries) to the
+// end, so at least index.interval.bytes of the newest batches. A lookup in
+// that range reads no header from the file; see [Log.findBatch].
 type segment struct {
 	base int64
 	dir  string
@@ -90,6 +96,102 @@ type segment struct {
 	maxTimestamp    int64 // largest batch MaxTimestamp so far
 	offsetOfMaxTS   int64 // last offset of the batch that had it
 	closedTimeEntry bool  // the close-time entry is in timeIndex
+
+	// tail holds the base offset and position of each batch of a
+	// contiguous run that ends with the segment's last batch, oldest
+	// first; empty for a sealed segment. observe maintains it, at the
+	// same points as the offset index.
+	tail []tailEntry
+	// tailMark is the index in tail of the batch the last offset index
+	// entry points at (0 when there is no entry or it is not in tail):
+	// the next entry drops the batches before it.
+	tailMark int
+}
+
+// tailEntry is where one batch of a segment's tail starts.
+type tailEntry struct {
+	base int64 // the batch's base offset
+	pos  int64 // its byte position in the .log
+}
+
+// maxTailEntries bounds a segment's tail whatever index.interval.bytes is:
+// past it, the older half is dropped. Tests lower it.
+var maxTailEntries = 1024
+
+// tailCap is the capacity a tail gets: the most batches two index
+// intervals can hold (every batch is at least a header long), so that the
+// tail never grows once made, within maxTailEntries.
+func tailCap(interval int) int {
+	return min(maxTailEntries, 2*(interval/recordbatch.HeaderSize+2))
+}
+
+// rememberTail appends the batch at pos with base offset base to the tail,
+// dropping the older half first when the tail is full.
+func (s *segment) rememberTail(base, pos int64, interval int) {
+	if s.tail == nil {
+		s.tail = make([]tailEntry, 0, tailCap(interval))
+	}
+	if len(s.tail) == cap(s.tail) {
+		s.dropTailBefore(len(s.tail) / 2)
+	}
+	s.tail = append(s.tail, tailEntry{base: base, pos: pos})
+}
+
+// dropTailBefore forgets the first n batches of the tail, keeping its
+// memory.
+func (s *segment) dropTailBefore(n int) {
+	if n == 0 {
+		return
+	}
+	m := copy(s.tail, s.tail[n:])
+	s.tail = s.tail[:m]
+	s.tailMark = max(0, s.tailMark-n)
+}
+
+// forgetTail releases the tail (the segment is no longer active).
+func (s *segment) forgetTail() {
+	s.tail, s.tailMark = nil, 0
+}
+
+// tailLookup returns the batch that holds offset when it is in the tail.
+func (s *segment) tailLookup(offset int64) (batchLoc, bool) {
+	t := s.tail
+	if len(t) == 0 || offset < t[0].base || offset >= s.next {
+		return batchLoc{}, false
+	}
+	// The last entry whose base is <= offset.
+	lo, hi := 0, len(t)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if t[m].base <= offset {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	i := lo - 1
+	end := s.size
+	if i+1 < len(t) {
+		end = t[i+1].pos
+	}
+	return batchLoc{pos: t[i].pos, base: t[i].base, size: end - t[i].pos}, true
+}
+
+// tailIndexOf returns the index in the tail of the batch at pos, or -1.
+func (s *segment) tailIndexOf(pos int64) int {
+	lo, hi := 0, len(s.tail)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if s.tail[m].pos < pos {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(s.tail) && s.tail[lo].pos == pos {
+		return lo
+	}
+	return -1
 }
 
 func (s *segment) path(suffix string) string {
@@ -106,6 +208,8 @@ func newSegmentState(dir string, base int64) *segment {
 // then an index entry (keyed by the batch's last offset, pointing at its
 // start) once more than interval bytes went by since the previous entry.
 // It returns the entries added, so callers can mirror them to the files.
+// The batch also joins the tail, which an index entry first trims to the
+// batches from the previous entry's on.
 func (s *segment) observe(h *recordbatch.Header, pos int64, interval int) (newIdx, newTidx bool) {
 	if s.size == 0 && pos == 0 {
 		s.firstTimestamp = h.MaxTimestamp
@@ -119,7 +223,11 @@ func (s *segment) observe(h *recordbatch.Header, pos int64, interval int) (newId
 		newIdx = true
 		newTidx = s.maybeAppendTime()
 		s.bytesSinceIndex = 0
+		// The tail keeps the batches from the previous entry's on.
+		s.dropTailBefore(s.tailMark)
+		s.tailMark = len(s.tail)
 	}
+	s.rememberTail(h.BaseOffset, pos, interval)
 	s.bytesSinceIndex += int64(h.Size())
 	s.size = pos + int64(h.Size())
 	s.next = h.NextOffset()
