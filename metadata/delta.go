@@ -125,6 +125,15 @@ func NewDelta(base *Image) *Delta {
 	return d
 }
 
+// Reset makes d a delta on top of base, as NewDelta(base) would, reusing
+// d's storage. The images d returned before, and copies of d taken
+// before, are unaffected: nothing d changes from now on was reachable
+// from them.
+func (d *Delta) Reset(base *Image) {
+	*d = Delta{cur: *base, tokens: d.tokens}
+	d.cur.edit = d.tokens.next()
+}
+
 // InTransaction reports whether a metadata transaction is open.
 func (d *Delta) InTransaction() bool { return d.txn != nil }
 

@@ -350,3 +350,28 @@ func BenchmarkImageSnapshotWrite(b *testing.B) {
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "records/s")
 }
+
+// TestDeltaReset: a Delta reset on an image replays as a new one would,
+// without allocating, and leaves the images it returned before as they
+// were.
+func TestDeltaReset(t *testing.T) {
+	base := buildImage(t, 10, 1)
+	d := metadata.NewDelta(base)
+	before := commitRound(t, d, configWrites(4, "old"))
+	next := commitRound(t, metadata.NewDelta(before), configWrites(4, "new"))
+	if a := testing.AllocsPerRun(100, func() { d.Reset(before) }); a != 0 {
+		t.Errorf("Reset allocates %v times, want 0", a)
+	}
+	got := commitRound(t, d, configWrites(4, "new"))
+	if err := imagesEqual(t, got, next); err != nil {
+		t.Errorf("after Reset: %v", err)
+	}
+	for r, img := range map[string]*metadata.Image{"old": before, "new": got} {
+		for _, c := range configWrites(4, r) {
+			c := c.(*metadata.ConfigRecord)
+			if v, _ := img.Configs().Get(metadata.ConfigResource{Type: c.ResourceType, Name: c.ResourceName}, c.Name); v != r {
+				t.Errorf("%s image: %s = %q, want %q", r, c.Name, v, r)
+			}
+		}
+	}
+}

@@ -197,8 +197,13 @@ type engine struct {
 	applyWaiters []*submission
 	// spec is the image plus every accepted, uncommitted submission: new
 	// submissions are validated against it. nil means "start from the
-	// applied image".
-	spec *metadata.Delta
+	// applied image". specDelta is the Delta it is reset on.
+	spec      *metadata.Delta
+	specDelta *metadata.Delta
+	// builder and batchBuf build a flush's batches; reused from flush
+	// to flush.
+	builder  recordbatch.Builder
+	batchBuf []*submission
 
 	delta   *metadata.Delta
 	applied kraft.Offset // next offset to apply
@@ -954,12 +959,19 @@ func (e *engine) flushSubmissions() {
 		return
 	}
 	if e.spec == nil {
-		e.spec = metadata.NewDelta(e.pub.image.Load())
+		// A leader that one client writes to starts a speculative image
+		// for every write: the same Delta serves them all.
+		if e.specDelta == nil {
+			e.specDelta = metadata.NewDelta(e.pub.image.Load())
+		} else {
+			e.specDelta.Reset(e.pub.image.Load())
+		}
+		e.spec = e.specDelta
 	}
 	now := time.Now().UnixMilli()
 	offset := st.LogEndOffset
-	var batch []*submission
-	var builder recordbatch.Builder
+	batch := e.batchBuf[:0]
+	builder := &e.builder
 	size := 0
 	propose := func() {
 		if len(batch) == 0 {
@@ -991,7 +1003,8 @@ func (e *engine) flushSubmissions() {
 				e.waiters = append(e.waiters, s)
 			}
 		}
-		batch, size = nil, 0
+		clear(batch)
+		batch, size = batch[:0], 0
 	}
 	// left bounds the bytes of the submissions not yet taken, so that
 	// each batch's buffer is allocated once, at the size it will have,
@@ -1027,6 +1040,7 @@ func (e *engine) flushSubmissions() {
 		size += ssize
 	}
 	propose()
+	e.batchBuf = batch
 }
 
 // caughtUp reports whether the leader of epoch has applied every record

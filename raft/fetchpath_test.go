@@ -3,12 +3,14 @@ package raft
 import (
 	"bytes"
 	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/recordbatch"
+	"github.com/krabka-go/krabka/metadata"
 )
 
 // fetchedBatches encodes data batches of n[i] records each, at
@@ -87,5 +89,40 @@ func TestHoldFetchedAllocations(t *testing.T) {
 	e.learnEndpoints(answerEndpoints(resp, buf[:0]))
 	if got := e.learned[1]; got != "[::1]:9094" {
 		t.Errorf("learned %q for node 1 after it moved, want [::1]:9094", got)
+	}
+}
+
+// TestWriteAllocations bounds the heap objects of one client write on a
+// one-node quorum, from SubmitChange to its answer: the record, the
+// submission, its batch, the log append, the speculative and the
+// applied image, the published quorum state. The speculative image
+// reuses one Delta from write to write (Delta.Reset).
+func TestWriteAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts differ under the race detector")
+	}
+	c := newTestCluster(t, 1)
+	n := c.node(c.leader())
+	submit(t, n, metadataVersionRecord())
+	value := strings.Repeat("v", 256)
+	write := func() {
+		r := metadata.NewConfigRecord()
+		r.ResourceType, r.Name, r.Value = metadata.ConfigResourceBroker, "key", &value
+		if _, err := n.SubmitChange(t.Context(), []metadata.Record{r}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write()
+	var spec *metadata.Delta
+	onEngine(t, n, func(e *engine) { spec = e.specDelta })
+	a := testing.AllocsPerRun(200, write)
+	onEngine(t, n, func(e *engine) {
+		if e.specDelta != spec {
+			t.Error("the speculative image's Delta was replaced, want it reset")
+		}
+	})
+	t.Logf("%v heap objects per write", a)
+	if a > 30 {
+		t.Errorf("a write costs %v heap objects, want at most 30 (43 before the changes it locks in)", a)
 	}
 }
