@@ -22,6 +22,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,6 +51,7 @@ type options struct {
 	java        string
 	keep        bool
 	krabkaPprof int
+	cpuProfile  string
 	krabkaEnv   []string
 	traceHops   bool
 }
@@ -61,7 +63,22 @@ func main() {
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	var prof *os.File
+	if o.cpuProfile != "" {
+		prof, err = os.Create(o.cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(prof)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "krabkabench: -cpuprofile:", err)
+			os.Exit(2)
+		}
+	}
 	err = run(ctx, o)
+	if prof != nil {
+		pprof.StopCPUProfile()
+		_ = prof.Close()
+	}
 	stop()
 	killAll()
 	if err != nil {
@@ -100,6 +117,7 @@ func parseFlags(args []string) (options, error) {
 		o.krabkaEnv = append(o.krabkaEnv, v)
 		return nil
 	})
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write the harness's own CPU profile (the load generator's) to this file")
 	fs.IntVar(&o.krabkaPprof, "krabka-pprof", 0, "first port of the krabka nodes' KRABKA_PPROF listeners (0: off)")
 	fs.BoolVar(&o.traceHops, "trace-hops", false, "during Krabka's 1-client loop, trace every node for 2 s and break a write's time down into its hops (needs -krabka-pprof)")
 	if err := fs.Parse(args); err != nil {
