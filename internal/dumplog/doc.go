@@ -36,4 +36,9 @@
 // header there is not just cut short but malformed (a length below the
 // minimum, a wrong magic), a line "Invalid batch at position P: <reason>"
 // comes first. [Summary] counts all of these for the caller.
+//
+// Zeros that end a segment after its last batch are not damage: a running
+// node keeps its active segment's file allocated ahead of its batches, so
+// dumping it shows the batches and stops where they end, printing nothing
+// for the zeros ([Summary].ZeroTailBytes counts them).
 package dumplog

@@ -57,6 +57,11 @@ type Summary struct {
 	// InvalidTrailingBytes is the number of bytes at the end of the file
 	// that do not form a complete batch.
 	InvalidTrailingBytes int
+	// ZeroTailBytes is the number of zero bytes that end a segment after
+	// its last batch: the preallocated end of a running node's active
+	// segment (or what a crash left of it). That is where the log ends,
+	// not damage: nothing is printed for it.
+	ZeroTailBytes int
 }
 
 // FileKind is what kind of metadata log file a name denotes.
@@ -102,12 +107,12 @@ func Describe(path string) (FileKind, string, error) {
 // [Describe] accepts or when writing to w fails; damage inside the file
 // is printed and counted in the Summary.
 func Dump(w io.Writer, path string, data []byte, o Options) (Summary, error) {
-	_, line, err := Describe(path)
+	kind, line, err := Describe(path)
 	if err != nil {
 		return Summary{}, err
 	}
 	bw := bufio.NewWriter(w)
-	d := &dumper{w: bw, o: o, name: filepath.Base(path)}
+	d := &dumper{w: bw, o: o, name: filepath.Base(path), segment: kind == Segment}
 	fmt.Fprintf(bw, "Dumping %s\n", path)
 	fmt.Fprintln(bw, line)
 	d.batches(data)
@@ -119,12 +124,13 @@ func Dump(w io.Writer, path string, data []byte, o Options) (Summary, error) {
 
 // dumper holds the state of one Dump.
 type dumper struct {
-	w    *bufio.Writer
-	o    Options
-	name string
-	sum  Summary
-	dec  recordbatch.Decoder
-	line []byte
+	w       *bufio.Writer
+	o       Options
+	name    string
+	segment bool // a .log segment, whose end may be preallocated
+	sum     Summary
+	dec     recordbatch.Decoder
+	line    []byte
 }
 
 // batches prints every batch of data.
@@ -140,6 +146,12 @@ func (d *dumper) batches(data []byte) {
 			return
 		}
 		if err != nil || size > len(rest) {
+			if d.segment && allZero(rest) {
+				// The preallocated end of an active segment: the end of
+				// the log, as recovery sees it too.
+				d.sum.ZeroTailBytes = len(rest)
+				return
+			}
 			// A batch cut short is the torn tail Kafka reports as
 			// invalid bytes; a malformed header also gets its reason.
 			var be *recordbatch.Error
@@ -153,6 +165,16 @@ func (d *dumper) batches(data []byte) {
 		d.batch(rest[:size], pos)
 		pos += size
 	}
+}
+
+// allZero reports whether every byte of b is zero.
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // describeError formats a batch error without the package prefix and

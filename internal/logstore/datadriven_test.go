@@ -20,7 +20,7 @@ import (
 //
 // Commands:
 //
-//	open [segment-bytes=N]            open (recover) the log; prints the report
+//	open [segment-bytes=N] [preallocate=N]  open (recover) the log; prints the report
 //	append epoch=E [n=K] [records=R]  K leader appends of R-record batches
 //	follower-append offset=O epoch=E  one batch stamped with O and E
 //	sync                              prints the synced offset
@@ -60,6 +60,9 @@ func (sc *scenario) run(t *testing.T, d *datadriven.TestData) string {
 		if d.HasArg("segment-bytes") {
 			sc.opts.InternalSegmentBytes = intArg("segment-bytes", 0)
 		}
+		if d.HasArg("preallocate") {
+			sc.opts.PreallocateBytes = intArg("preallocate", 0)
+		}
 		var buf strings.Builder
 		l, rep, err := Open(sc.mem, testDir, sc.opts)
 		if err != nil {
@@ -69,6 +72,9 @@ func (sc *scenario) run(t *testing.T, d *datadriven.TestData) string {
 		fmt.Fprintf(&buf, "log [%d, %d) recovery-point %d batches %d\n", rep.LogStartOffset, rep.LogEndOffset, rep.RecoveryPoint, rep.Batches)
 		if tr := rep.Truncation; tr != nil {
 			fmt.Fprintf(&buf, "cut %s at byte %d offset %d, %d bytes dropped: %s\n", filepath.Base(tr.Segment), tr.Position, tr.Offset, tr.BytesDropped, tr.Reason)
+		}
+		if rep.ZeroTailBytes > 0 {
+			fmt.Fprintf(&buf, "cut a zero tail of %d bytes\n", rep.ZeroTailBytes)
 		}
 		if len(rep.RebuiltFiles) > 0 {
 			fmt.Fprintf(&buf, "rebuilt %s\n", strings.Join(rep.RebuiltFiles, " "))

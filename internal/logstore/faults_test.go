@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/krabka-go/krabka/internal/recordbatch"
 	"github.com/krabka-go/krabka/internal/vfs"
 )
 
@@ -146,42 +147,85 @@ func TestBitFlipAboveRecoveryPoint(t *testing.T) {
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
+// TestTornTail cuts the active segment's file in the ways a crash can
+// leave it, relative to the end of its batches (the log was abandoned with
+// the file's end preallocated, so zeros follow the batches), and checks
+// where recovery ends the log: at a torn batch with a Truncation, or at the
+// zeros after the last whole batch as the log's end (ZeroTailBytes).
 func TestTornTail(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		cut  func(size, lastPos int64) int64 // new size of the segment
+		// size returns the new size of the segment, given the end of its
+		// batches and the start of the last one; negative appends that
+		// many zeros to the file as it is.
+		size     func(end, lastPos int64) int64
+		wantEnd  int // index into offs of the expected log end; 12 is all
+		zeroTail bool
 	}{
-		{"fewer than 12 header bytes", func(size, last int64) int64 { return last + 5 }},
-		{"batch shorter than its length", func(size, last int64) int64 { return size - 3 }},
-		{"zero-filled tail", func(size, last int64) int64 { return -4096 }},
+		{"fewer than 12 header bytes", func(end, last int64) int64 { return last + 9 }, 11, false},
+		{"only the zero bytes of a header", func(end, last int64) int64 { return last + 5 }, 11, true},
+		{"batch shorter than its length", func(end, last int64) int64 { return end - 3 }, 11, false},
+		{"preallocated tail", func(end, last int64) int64 { return 0 }, 12, true},
+		{"zero-filled tail beyond the preallocated space", func(end, last int64) int64 { return -4096 }, 12, true},
+		{"no tail", func(end, last int64) int64 { return end }, 12, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mem, offs, poss, _ := corruptionSetup(t)
+			offs = append(offs, offs[11]+2)
 			st, _ := mem.Inspect(seg0)
 			f, err := mem.OpenFile(seg0, os.O_RDWR, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			n := tc.cut(st.Size, poss[11])
-			if n < 0 {
-				if _, err := f.WriteAt(make([]byte, -n), st.Size); err != nil {
-					t.Fatal(err)
-				}
-			} else if err := f.Truncate(n); err != nil {
+			var head [recordbatch.LogOverhead]byte
+			if _, err := f.ReadAt(head[:], poss[11]); err != nil {
 				t.Fatal(err)
 			}
+			n, err := recordbatch.TotalSize(head[:])
+			if err != nil {
+				t.Fatal(err)
+			}
+			end := poss[11] + int64(n)
+			if st.Size <= end {
+				t.Fatalf("segment file of %d bytes, batches end at %d: not preallocated", st.Size, end)
+			}
+			switch size := tc.size(end, poss[11]); {
+			case size < 0:
+				if _, err := f.WriteAt(make([]byte, -size), st.Size); err != nil {
+					t.Fatal(err)
+				}
+			case size > 0:
+				if err := f.Truncate(size); err != nil {
+					t.Fatal(err)
+				}
+			}
+			fileSize, _ := mem.Inspect(seg0)
 			f.Close()
 			l, rep, err := Open(mem, testDir, testOptions())
 			if err != nil {
 				t.Fatalf("Open: %v", err)
 			}
 			defer l.Close()
-			wantEnd := offs[11]
-			if n < 0 {
-				wantEnd = offs[11] + 2
+			wantEnd := offs[tc.wantEnd]
+			if l.LogEndOffset() != wantEnd {
+				t.Fatalf("LEO %d, want %d (truncation %+v, zero tail %d)", l.LogEndOffset(), wantEnd, rep.Truncation, rep.ZeroTailBytes)
 			}
-			if rep.Truncation == nil || rep.Truncation.Offset != wantEnd || l.LogEndOffset() != wantEnd {
-				t.Fatalf("truncation %+v, LEO %d; want a cut at offset %d", rep.Truncation, l.LogEndOffset(), wantEnd)
+			switch {
+			case tc.zeroTail:
+				if rep.Truncation != nil || rep.ZeroTailBytes != fileSize.Size-l.Segments()[0].Bytes {
+					t.Fatalf("truncation %+v, zero tail %d; want a zero tail of %d bytes", rep.Truncation, rep.ZeroTailBytes, fileSize.Size-l.Segments()[0].Bytes)
+				}
+			case tc.wantEnd < 12:
+				if rep.Truncation == nil || rep.Truncation.Offset != wantEnd || rep.ZeroTailBytes != 0 {
+					t.Fatalf("truncation %+v, zero tail %d; want a cut at offset %d", rep.Truncation, rep.ZeroTailBytes, wantEnd)
+				}
+			default:
+				if rep.Truncation != nil || rep.ZeroTailBytes != 0 {
+					t.Fatalf("truncation %+v, zero tail %d; want neither", rep.Truncation, rep.ZeroTailBytes)
+				}
+			}
+			if st, _ := mem.Inspect(seg0); st.Size != l.Segments()[0].Bytes || st.DurableSize != st.Size {
+				t.Errorf("segment file %+v after recovery, want %d durable bytes", st, l.Segments()[0].Bytes)
 			}
 		})
 	}

@@ -62,8 +62,11 @@ func FuzzSegmentRecover(f *testing.F) {
 		if size > int64(len(data)) || !bytes.Equal(data[:size], mustRead(t, mem, path)) {
 			t.Fatalf("kept %d bytes that are not a prefix of the input", size)
 		}
-		if (rep.Truncation == nil) != (size == int64(len(data))) {
-			t.Fatalf("truncation %+v but kept %d of %d bytes", rep.Truncation, size, len(data))
+		if (rep.Truncation == nil && rep.ZeroTailBytes == 0) != (size == int64(len(data))) {
+			t.Fatalf("truncation %+v, zero tail %d, but kept %d of %d bytes", rep.Truncation, rep.ZeroTailBytes, size, len(data))
+		}
+		if rep.ZeroTailBytes > 0 && (rep.Truncation != nil || size+rep.ZeroTailBytes != int64(len(data)) || !bytes.Equal(data[size:], make([]byte, rep.ZeroTailBytes))) {
+			t.Fatalf("zero tail of %d bytes after %d of %d bytes (truncation %+v)", rep.ZeroTailBytes, size, len(data), rep.Truncation)
 		}
 		got := allBatches(t, l)
 		l.Close()

@@ -60,7 +60,9 @@ type SegmentInfo struct {
 	BaseOffset int64
 	// NextOffset is the offset after its last batch.
 	NextOffset int64
-	// Bytes is the size of its .log file.
+	// Bytes is the size of its batches: the size of its .log file, except
+	// that the active segment's file may be longer, its end preallocated
+	// (Options.PreallocateBytes).
 	Bytes int64
 	// Path is the path of its .log file.
 	Path string
@@ -420,9 +422,13 @@ func (l *Log) appendLocked(batches []byte) (AppendResult, error) {
 			end = pend[j].pos
 		}
 		run := batches[pend[i].pos:end]
+		if err := l.preallocate(s, s.size+int64(len(run)), segBytes); err != nil {
+			return AppendResult{}, err
+		}
 		if _, err := s.log.WriteAt(run, s.size); err != nil {
 			return AppendResult{}, l.poison(fmt.Errorf("logstore: write segment %s at byte %d: %w", s.path(logSuffix), s.size, err))
 		}
+		s.alloc = max(s.alloc, s.size+int64(len(run)))
 		for k := i; k < j; k++ {
 			h := &pend[k].h
 			if l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset) {
@@ -441,6 +447,43 @@ func (l *Log) appendLocked(batches []byte) (AppendResult, error) {
 		}
 	}
 	return AppendResult{FirstOffset: first, NextOffset: l.active().next}, nil
+}
+
+// preallocate extends the active segment's .log file ahead of a write
+// that would end at end beyond the allocated end: by Options.PreallocateBytes
+// (at least to end), but never past segBytes unless the write itself does
+// (a batch larger than the segment size in an empty segment). The file's
+// size then changes once per chunk rather than with every append, so the
+// fsync after an append does not have to commit a new size. The bytes
+// beyond s.size are zeros that nothing reads: reads, lookups and the
+// logical size stop at s.size, sealing cuts them off (sealSegment), and
+// recovery cuts what a crash leaves of them. A failure poisons the log,
+// as a failed write does.
+func (l *Log) preallocate(s *segment, end, segBytes int64) error {
+	chunk := l.opts.PreallocateBytes
+	if chunk <= 0 || end <= s.alloc {
+		return nil
+	}
+	target := max(end, min(s.alloc+chunk, segBytes))
+	if err := s.log.Allocate(s.alloc, target-s.alloc); err != nil {
+		return l.poison(fmt.Errorf("logstore: preallocate segment %s to %d bytes: %w", s.path(logSuffix), target, err))
+	}
+	s.alloc = target
+	return nil
+}
+
+// trimPreallocated cuts s's .log file back to its batches when space was
+// preallocated beyond them. The cut is durable with the next fsync of the
+// file.
+func (l *Log) trimPreallocated(s *segment) error {
+	if s.alloc <= s.size {
+		return nil
+	}
+	if err := s.log.Truncate(s.size); err != nil {
+		return l.poison(fmt.Errorf("logstore: cut preallocated space of segment %s at %d bytes: %w", s.path(logSuffix), s.size, err))
+	}
+	s.alloc = s.size
+	return nil
 }
 
 // shouldRoll reports whether h must go to a new segment rather than s,
@@ -510,8 +553,15 @@ func (l *Log) roll() error {
 }
 
 // sealSegment adds the close-time entry to s's time index (as Kafka does
-// when a segment becomes inactive or is closed) and fsyncs its files.
+// when a segment becomes inactive or is closed), cuts the .log file back to
+// its batches (preallocated space goes) and fsyncs its files. Recovery
+// takes a sealed segment's size from its file, so the cut must be durable
+// before a later segment exists: roll creates the next one only after
+// this returns.
 func (l *Log) sealSegment(s *segment) error {
+	if err := l.trimPreallocated(s); err != nil {
+		return err
+	}
 	if !s.closedTimeEntry {
 		if s.maybeAppendTime() {
 			if err := l.writeIndexEntries(s, false, true); err != nil {
@@ -939,7 +989,7 @@ func (l *Log) cutSegment(s *segment, pos, newEnd int64) error {
 	if err := s.log.Truncate(pos); err != nil {
 		return l.poison(fmt.Errorf("logstore: truncate segment %s to %d bytes: %w", s.path(logSuffix), pos, err))
 	}
-	s.size, s.next = pos, newEnd
+	s.size, s.next, s.alloc = pos, newEnd, pos
 	s.truncateIndexes(pos, newEnd)
 	s.bytesSinceIndex = pos
 	if n := len(s.index); n > 0 {

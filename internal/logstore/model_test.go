@@ -2,6 +2,7 @@ package logstore
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -32,6 +33,7 @@ func TestRandomOperationsAgainstModel(t *testing.T) {
 		mem := vfs.NewMem()
 		opts := testOptions()
 		opts.InternalSegmentBytes = int64(rapid.IntRange(300, 3000).Draw(rt, "segment bytes"))
+		opts.PreallocateBytes = rapid.SampledFrom(preallocModes).Draw(rt, "preallocate bytes")
 		opts.RetentionBytes = -1
 		opts.RetentionTime = -1
 		l, _, err := Open(mem, testDir, opts)
@@ -147,6 +149,7 @@ func TestRandomOperationsAgainstModel(t *testing.T) {
 				mode := rapid.SampledFrom([]vfs.CrashMode{vfs.CrashDropUnsynced, vfs.CrashKeepPrefix, vfs.CrashTearPrefix}).Draw(rt, "mode")
 				abandon(l)
 				mem.Crash(rand.New(rand.NewPCG(rapid.Uint64().Draw(rt, "seed"), 0)), mode)
+				checkSealedSegments(rt, fmt.Sprintf("step %d: crash (%v)", step, mode), mem)
 				l, _, err = Open(mem, testDir, opts)
 				if err != nil {
 					rt.Fatalf("step %d: reopen after %v: %v", step, mode, err)
@@ -202,6 +205,7 @@ func crashAndRecoverCopy(rt *rapid.T, mem *vfs.MemFS, opts Options, l *Log, mode
 	c := mem.Clone()
 	mode := rapid.SampledFrom([]vfs.CrashMode{vfs.CrashDropUnsynced, vfs.CrashKeepPrefix, vfs.CrashTearPrefix, vfs.CrashReorder}).Draw(rt, "copy crash mode")
 	c.Crash(rand.New(rand.NewPCG(rapid.Uint64().Draw(rt, "copy seed"), 1)), mode)
+	checkSealedSegments(rt, fmt.Sprintf("crashed copy (%v)", mode), c)
 	cl, rep, err := Open(c, testDir, opts)
 	if err != nil {
 		rt.Fatalf("recovery of a crashed copy (%v) refused: %v (recovery point %d, synced %d)", mode, err, rp, l.SyncedOffset())

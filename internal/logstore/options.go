@@ -29,6 +29,9 @@ const (
 	DefaultRetentionBytes = 100 << 20
 	// DefaultRetentionTime is metadata.max.retention.ms' default, 7 days.
 	DefaultRetentionTime = 7 * 24 * time.Hour
+	// DefaultPreallocateBytes is the default of Options.PreallocateBytes,
+	// 8 MiB. Not a Kafka property (see Options.PreallocateBytes).
+	DefaultPreallocateBytes = 8 << 20
 )
 
 // Options configure a [Log]. Start from [DefaultOptions]; [Options.Validate]
@@ -64,6 +67,16 @@ type Options struct {
 	// RetentionTime mirrors metadata.max.retention.ms; negative disables the
 	// time rule of [Log.EnforceRetention].
 	RetentionTime time.Duration
+	// PreallocateBytes is the chunk by which the active segment's .log
+	// file is extended ahead of its end: when an append would go past the
+	// allocated end, the file first grows by this much (fallocate(2) mode
+	// 0, [vfs.File.Allocate]), but never past the segment size, so that
+	// the size changes once per chunk and the fsync after an append need
+	// not commit a new size. A rolled or closed segment is cut back to its
+	// batches; recovery cuts the zeros a crash leaves. 0 turns it off.
+	// Kafka's log.preallocate differs: it creates every segment at its full
+	// size and does not apply to the metadata log.
+	PreallocateBytes int64
 	// Now is the clock of the time rule of retention. Nothing else in the
 	// store reads a clock (segments roll by batch timestamps). Required.
 	Now func() time.Time
@@ -81,6 +94,7 @@ func DefaultOptions() Options {
 		MaxBatchBytes:      DefaultMaxBatchBytes,
 		RetentionBytes:     DefaultRetentionBytes,
 		RetentionTime:      DefaultRetentionTime,
+		PreallocateBytes:   DefaultPreallocateBytes,
 		Now:                time.Now,
 	}
 }
@@ -105,6 +119,9 @@ func (o Options) Validate() error {
 	}
 	if o.MaxBatchBytes < 61 || o.MaxBatchBytes > math.MaxInt32/2 {
 		errs = append(errs, fmt.Errorf("MaxBatchBytes (%d) must be in [61, %d]", o.MaxBatchBytes, math.MaxInt32/2))
+	}
+	if o.PreallocateBytes < 0 {
+		errs = append(errs, fmt.Errorf("PreallocateBytes (%d) must not be negative (0 turns preallocation off)", o.PreallocateBytes))
 	}
 	if o.Now == nil {
 		errs = append(errs, errors.New("clock Now must be set: retention needs it"))

@@ -29,6 +29,14 @@ type RecoveryReport struct {
 	RecoveryPoint int64
 	// Truncation describes the torn or corrupt tail that was cut, or is nil.
 	Truncation *Truncation
+	// ZeroTailBytes counts the zero bytes cut after the last batch of the
+	// last segment, when everything after that batch was zeros: space
+	// preallocated for appends (Options.PreallocateBytes) that a crash
+	// left in the file, possibly with the room of appends whose data never
+	// reached the disk. That is the log's end, not a Truncation: no byte
+	// of a batch was dropped. Zeros where synced data belongs (below the
+	// recovery point) are corruption as any other damage there.
+	ZeroTailBytes int64
 	// RebuiltFiles lists derived files (indexes, leader-epoch-checkpoint,
 	// partition.metadata) rewritten because they were missing or differed
 	// from what the batches say.
@@ -222,6 +230,7 @@ func (l *Log) recover() (*RecoveryReport, error) {
 
 	lim := scanLimits{maxBatchBytes: l.opts.MaxBatchBytes, interval: l.opts.IndexIntervalBytes}
 	var cut *Truncation
+	zeroTail := false
 	lastEpoch := int32(0)
 	for i, base := range bases {
 		s := newSegmentState(l.dir, base)
@@ -278,7 +287,33 @@ func (l *Log) recover() (*RecoveryReport, error) {
 			return rep, &CorruptionError{Segment: s.path(logSuffix), Offset: bad.offset, Position: bad.pos,
 				Reason: bad.reason + " (" + why + ": this data was durable)"}
 		}
+		if last {
+			zero, err := allZero(f, bad.pos, fi.Size())
+			if err != nil {
+				return rep, fmt.Errorf("logstore: read segment %s at byte %d: %w", s.path(logSuffix), bad.pos, err)
+			}
+			if zero {
+				// The log's end: preallocated space a crash left.
+				zeroTail = true
+				rep.ZeroTailBytes = fi.Size() - bad.pos
+				continue
+			}
+		}
 		cut = &Truncation{Segment: s.path(logSuffix), Position: bad.pos, Offset: bad.offset, Reason: bad.reason, BytesDropped: fi.Size() - bad.pos}
+	}
+	if zeroTail {
+		// Only the last segment; nothing else changes. Synced before the
+		// recovery point can move above what it keeps, like a cut.
+		s := l.active()
+		if err := s.log.Truncate(s.size); err != nil {
+			return rep, fmt.Errorf("logstore: cut the zero tail of segment %s at %d bytes: %w", s.path(logSuffix), s.size, err)
+		}
+		if err := s.log.Sync(); err != nil {
+			return rep, fmt.Errorf("logstore: sync segment %s: %w", s.path(logSuffix), err)
+		}
+		l.logger.LogAttrs(context.Background(), slog.LevelInfo, "cut zero-filled tail of metadata log (preallocated space)",
+			slog.String(attrFile, s.path(logSuffix)), slog.Int64(attrOffset, s.next), slog.Int64(attrPos, s.size),
+			slog.Int64(attrDropped, rep.ZeroTailBytes))
 	}
 	if cut != nil {
 		rep.Truncation = cut
@@ -309,6 +344,11 @@ func (l *Log) recover() (*RecoveryReport, error) {
 	// The scan built every segment's tail; only the active one keeps it.
 	for _, s := range l.segs[:len(l.segs)-1] {
 		s.forgetTail()
+	}
+	// Every file now ends with its last batch: a fully valid file does,
+	// and a cut or a zero tail was truncated there.
+	for _, s := range l.segs {
+		s.alloc = s.size
 	}
 	end := l.active().next
 	if rpFound && end < rpOffset {
@@ -399,6 +439,27 @@ func (l *Log) isLeftover(name string) bool {
 		}
 	}
 	return false
+}
+
+// allZero reports whether the bytes [from, to) of r are all zero.
+func allZero(r io.ReaderAt, from, to int64) (bool, error) {
+	buf := make([]byte, min(to-from, scanWindow))
+	for pos := from; pos < to; {
+		b := buf[:min(int64(len(buf)), to-pos)]
+		if n, err := r.ReadAt(b, pos); n < len(b) {
+			if err == nil || errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return false, err
+		}
+		for _, c := range b {
+			if c != 0 {
+				return false, nil
+			}
+		}
+		pos += int64(len(b))
+	}
+	return true, nil
 }
 
 func fileSize(fsys vfs.FS, path string) (int64, error) {

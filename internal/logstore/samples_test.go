@@ -218,7 +218,20 @@ func TestRewriteKafkaSamplesByteIdentical(t *testing.T) {
 			if _, err := l.Sync(); err != nil {
 				t.Fatal(err)
 			}
+			// The open log's active segment is preallocated: its batches
+			// are Kafka's bytes and zeros follow them. Close cuts the
+			// zeros, leaving the file byte-identical.
 			ours, err := mem.ReadDurable(filepath.Join(testDir, segs[0]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ours) < len(kafkaLog) || !bytes.Equal(ours[:len(kafkaLog)], kafkaLog) || !bytes.Equal(ours[len(kafkaLog):], make([]byte, len(ours)-len(kafkaLog))) {
+				t.Fatalf("our open %s (%d bytes) does not hold Kafka's (%d bytes) followed by zeros", segs[0], len(ours), len(kafkaLog))
+			}
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			ours, err = mem.ReadDurable(filepath.Join(testDir, segs[0]))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -85,8 +85,12 @@ type segment struct {
 	idx  vfs.File
 	tidx vfs.File
 
-	size int64 // valid bytes in .log
+	size int64 // valid bytes in .log: the logical end, all that is ever read
 	next int64 // offset after the last batch
+	// alloc is the size of the .log file as this process set it: size,
+	// plus, for the active segment, the space preallocated beyond it
+	// (zeros). Sealing a segment cuts the file back to size.
+	alloc int64
 
 	index     []offsetEntry
 	timeIndex []timeEntry
