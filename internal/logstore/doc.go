@@ -21,8 +21,9 @@
 //   - .lock: held while a [Log] is open.
 //
 // Kafka preallocates the index files of the active segment to 10 MiB and
-// trims them when the segment is closed. Here they always have their used
-// size: entries are appended as they are made. Lookups never read the
+// trims them when the segment is closed. Here the index files always have
+// their used size: entries are appended as they are made. It is the active
+// segment's .log file that is preallocated (see Durability). Lookups never read the
 // index files; the indexes live in memory and the files mirror them for
 // Kafka and for tools. [Open] rebuilds them from the batches and rewrites a
 // file that is missing or different (Kafka also rebuilds every index of
@@ -53,6 +54,19 @@
 // be acknowledged, counted toward the high watermark or reported to the
 // leader as replicated.
 //
+// The active segment's .log file is kept allocated ahead of its batches:
+// when an append would go past the allocated end, the file first grows by
+// Options.PreallocateBytes (8 MiB, at most to the segment size) with
+// [vfs.File.Allocate], fallocate(2) mode 0, so that the size changes once
+// per chunk and the fsync after an append does not also commit a new
+// size. The log's end stays the in-memory segment size: nothing reads,
+// serves, indexes or counts the zeros beyond it. A roll cuts the sealed
+// segment back to its batches and fsyncs it before the next segment is
+// created (recovery takes a sealed segment's size from its file), and
+// Close does the same for the active one, so files at rest are exactly
+// what they would be without preallocation. A crash can leave the zeros;
+// recovery ends the log at them (below).
+//
 // A failed write or fsync poisons the log: every later write and Sync
 // returns an error wrapping [ErrPoisoned], because after a failed fsync the
 // kernel may have dropped the data and a retry could lie. The owner stops
@@ -69,6 +83,11 @@
 //     never synced (or never acknowledged): it is cut at the first bad byte,
 //     with every later segment, logged at WARN and returned in the
 //     [RecoveryReport];
+//   - when everything from it to the end of the last segment is zeros,
+//     at or above the recovery point, it is the preallocated end of the
+//     active segment that a crash left: the log ends there, the zeros are
+//     cut and counted in [RecoveryReport].ZeroTailBytes (not a
+//     Truncation: no batch byte is dropped);
 //   - below the recovery point, the data was durable and may be committed
 //     on a majority: Open fails with a *[CorruptionError] naming the file,
 //     the byte position and the offset. Silently dropping it could lose an

@@ -86,9 +86,11 @@ const (
 //  4. classifies the first bad batch: below the recovery point (or, in a
 //     directory without one, in a segment that is not the last) it is
 //     damage to data that was durable, and Open fails with a
-//     *[CorruptionError]; otherwise it is a torn tail, which is cut at the
-//     first bad byte (with every later segment), reported in the
-//     [RecoveryReport] and logged at WARN;
+//     *[CorruptionError]; otherwise, when only zeros follow in the last
+//     segment, it is the log's end (preallocated space a crash left),
+//     which is cut and counted in RecoveryReport.ZeroTailBytes; otherwise
+//     it is a torn tail, which is cut at the first bad byte (with every
+//     later segment), reported in the [RecoveryReport] and logged at WARN;
 //  5. fails with a *[CorruptionError] when the log ends below the recovery
 //     point (synced data is missing);
 //  6. rebuilds the offset and time indexes and the leader-epoch cache from
@@ -302,8 +304,8 @@ func (l *Log) recover() (*RecoveryReport, error) {
 		cut = &Truncation{Segment: s.path(logSuffix), Position: bad.pos, Offset: bad.offset, Reason: bad.reason, BytesDropped: fi.Size() - bad.pos}
 	}
 	if zeroTail {
-		// Only the last segment; nothing else changes. Synced before the
-		// recovery point can move above what it keeps, like a cut.
+		// Only the last segment changes. Synced, like a cut, before the
+		// recovery point is set at the new end.
 		s := l.active()
 		if err := s.log.Truncate(s.size); err != nil {
 			return rep, fmt.Errorf("logstore: cut the zero tail of segment %s at %d bytes: %w", s.path(logSuffix), s.size, err)
