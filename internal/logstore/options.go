@@ -74,8 +74,8 @@ type Options struct {
 	// the size changes once per chunk and the fsync after an append need
 	// not commit a new size. A rolled or closed segment is cut back to its
 	// batches; recovery cuts the zeros a crash leaves. 0 turns it off.
-	// Kafka's log.preallocate differs: it creates every segment at its full
-	// size and does not apply to the metadata log.
+	// Kafka's log.preallocate (off by default) differs: it creates every
+	// segment at its full size, as a sparse file.
 	PreallocateBytes int64
 	// Now is the clock of the time rule of retention. Nothing else in the
 	// store reads a clock (segments roll by batch timestamps). Required.
