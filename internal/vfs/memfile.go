@@ -266,11 +266,12 @@ func (f *memFile) Allocate(off, n int64) error {
 	if err := f.check("allocate"); err != nil {
 		return err
 	}
+	// The order of the checks is fallocate(2)'s.
 	switch {
-	case !f.writable() || f.node.isDir():
-		return pathErr("allocate", f.name, syscall.EBADF)
 	case off < 0 || n <= 0:
 		return pathErr("allocate", f.name, syscall.EINVAL)
+	case !f.writable() || f.node.isDir():
+		return pathErr("allocate", f.name, syscall.EBADF)
 	case off+n > maxFileSize || off+n < off:
 		return pathErr("allocate", f.name, syscall.EFBIG)
 	}

@@ -41,6 +41,10 @@ type osFile struct{ *os.File }
 // Allocate reserves [off, off+n): fallocate(2) mode 0 where the system
 // has it, else a Truncate that grows the file (allocate_*.go).
 func (f osFile) Allocate(off, n int64) error {
+	if _, err := f.Stat(); errors.Is(err, fs.ErrClosed) {
+		// As every other method of a closed *os.File reports it.
+		return &fs.PathError{Op: "allocate", Path: f.Name(), Err: fs.ErrClosed}
+	}
 	if off < 0 || n <= 0 {
 		return &fs.PathError{Op: "allocate", Path: f.Name(), Err: syscall.EINVAL}
 	}
