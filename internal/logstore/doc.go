@@ -54,12 +54,13 @@
 // be acknowledged, counted toward the high watermark or reported to the
 // leader as replicated.
 //
-// The active segment's .log file is kept allocated ahead of its batches:
-// when an append would go past the allocated end, the file first grows by
-// Options.PreallocateBytes (8 MiB, at most to the segment size) with
-// [vfs.File.Allocate], fallocate(2) mode 0, so that the size changes once
-// per chunk and the fsync after an append does not also commit a new
-// size. The log's end stays the in-memory segment size: nothing reads,
+// The active segment's .log file is kept written ahead of its batches:
+// when an append would go past the allocated end, zeros are first written
+// for Options.PreallocateBytes beyond it (1 MiB, at most to the segment
+// size), so that the size changes once per chunk and the fsync after an
+// append writes into existing blocks without committing file system
+// metadata (fallocate(2) would leave unwritten extents, whose conversion
+// an fsync of a block or more would commit every time). The log's end stays the in-memory segment size: nothing reads,
 // serves, indexes or counts the zeros beyond it. A roll cuts the sealed
 // segment back to its batches and fsyncs it before the next segment is
 // created (recovery takes a sealed segment's size from its file), and

@@ -155,10 +155,3 @@ func (f *killFile) Truncate(size int64) error {
 	}
 	return f.File.Truncate(size)
 }
-
-func (f *killFile) Allocate(off, n int64) error {
-	if err := f.k.step(); err != nil {
-		return err
-	}
-	return f.File.Allocate(off, n)
-}

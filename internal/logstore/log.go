@@ -450,27 +450,40 @@ func (l *Log) appendLocked(batches []byte) (AppendResult, error) {
 }
 
 // preallocate extends the active segment's .log file ahead of a write
-// that would end at end beyond the allocated end: by Options.PreallocateBytes
-// (at least to end), but never past segBytes unless the write itself does
-// (a batch larger than the segment size in an empty segment). The file's
-// size then changes once per chunk rather than with every append, so the
-// fsync after an append does not have to commit a new size. The bytes
-// beyond s.size are zeros that nothing reads: reads, lookups and the
-// logical size stop at s.size, sealing cuts them off (sealSegment), and
-// recovery cuts what a crash leaves of them. A failure poisons the log,
-// as a failed write does.
+// that would end at end beyond the allocated end, by writing zeros: from
+// there to Options.PreallocateBytes past the larger of the two ends, but
+// never past segBytes. The file's size then changes once per chunk rather
+// than with every append, and, because the zeros are written (not
+// reserved as unwritten extents, which fallocate(2) would leave), the
+// blocks an append lands in already exist, so the fsync after an append
+// writes data and commits no file system metadata; the zeros themselves
+// reach the disk with the next fsync, once per chunk. The bytes beyond
+// s.size are zeros that nothing reads: reads, lookups and the logical
+// size stop at s.size, sealing cuts them off (sealSegment), and recovery
+// cuts what a crash leaves of them. A failure poisons the log, as a failed
+// write does.
 func (l *Log) preallocate(s *segment, end, segBytes int64) error {
 	chunk := l.opts.PreallocateBytes
 	if chunk <= 0 || end <= s.alloc {
 		return nil
 	}
-	target := max(end, min(s.alloc+chunk, segBytes))
-	if err := s.log.Allocate(s.alloc, target-s.alloc); err != nil {
-		return l.poison(fmt.Errorf("logstore: preallocate segment %s to %d bytes: %w", s.path(logSuffix), target, err))
+	// The write itself fills [s.size, end); the zeros go after it.
+	from := max(s.alloc, end)
+	target := max(end, min(from+chunk, segBytes))
+	for off := from; off < target; {
+		n := int(min(target-off, int64(len(zeroFill))))
+		if _, err := s.log.WriteAt(zeroFill[:n], off); err != nil {
+			return l.poison(fmt.Errorf("logstore: preallocate segment %s to %d bytes: %w", s.path(logSuffix), target, err))
+		}
+		off += int64(n)
 	}
 	s.alloc = target
 	return nil
 }
+
+// zeroFill is what preallocate writes. Never written to, it stays in the
+// zero pages the operating system maps for it.
+var zeroFill [1 << 20]byte
 
 // trimPreallocated cuts s's .log file back to its batches when space was
 // preallocated beyond them. The cut is durable with the next fsync of the

@@ -30,8 +30,8 @@ const (
 	// DefaultRetentionTime is metadata.max.retention.ms' default, 7 days.
 	DefaultRetentionTime = 7 * 24 * time.Hour
 	// DefaultPreallocateBytes is the default of Options.PreallocateBytes,
-	// 8 MiB. Not a Kafka property (see Options.PreallocateBytes).
-	DefaultPreallocateBytes = 8 << 20
+	// 1 MiB. Not a Kafka property (see Options.PreallocateBytes).
+	DefaultPreallocateBytes = 1 << 20
 )
 
 // Options configure a [Log]. Start from [DefaultOptions]; [Options.Validate]
@@ -69,11 +69,12 @@ type Options struct {
 	RetentionTime time.Duration
 	// PreallocateBytes is the chunk by which the active segment's .log
 	// file is extended ahead of its end: when an append would go past the
-	// allocated end, the file first grows by this much (fallocate(2) mode
-	// 0, [vfs.File.Allocate]), but never past the segment size, so that
-	// the size changes once per chunk and the fsync after an append need
-	// not commit a new size. A rolled or closed segment is cut back to its
-	// batches; recovery cuts the zeros a crash leaves. 0 turns it off.
+	// allocated end, zeros are first written for this much beyond it, but
+	// never past the segment size, so that the size changes once per
+	// chunk and the fsync after an append writes into blocks that exist
+	// and commits no file system metadata. A rolled or closed segment is
+	// cut back to its batches; recovery cuts the zeros a crash leaves.
+	// 0 turns it off.
 	// Kafka's log.preallocate (off by default) differs: it creates every
 	// segment at its full size, as a sparse file.
 	PreallocateBytes int64

@@ -102,8 +102,8 @@ func TestCrashAtEveryPointPreallocated(t *testing.T) {
 	}
 }
 
-// allocCountFS counts Allocate calls on .log files and fails the test
-// when a write to a .log file changes its size.
+// allocCountFS counts the writes that grow a .log file (preallocation's
+// zeros) and fails the test when a write of data grows it.
 type allocCountFS struct {
 	vfs.FS
 	t      *testing.T
@@ -124,11 +124,6 @@ type allocCountFile struct {
 	c *allocCountFS
 }
 
-func (f *allocCountFile) Allocate(off, n int64) error {
-	f.c.allocs++
-	return f.File.Allocate(off, n)
-}
-
 func (f *allocCountFile) WriteAt(p []byte, off int64) (int, error) {
 	before, err := f.Stat()
 	if err != nil {
@@ -137,15 +132,28 @@ func (f *allocCountFile) WriteAt(p []byte, off int64) (int, error) {
 	n, err := f.File.WriteAt(p, off)
 	after, serr := f.Stat()
 	if serr == nil && after.Size() != before.Size() {
-		f.c.t.Errorf("write of %d bytes at %d changed the size of %s from %d to %d", len(p), off, f.Name(), before.Size(), after.Size())
+		if !isZeros(p) {
+			f.c.t.Errorf("write of %d bytes of data at %d changed the size of %s from %d to %d", len(p), off, f.Name(), before.Size(), after.Size())
+		}
+		f.c.allocs++
 	}
 	f.c.writes++
 	return n, err
 }
 
+func isZeros(p []byte) bool {
+	for _, b := range p {
+		if b != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // TestAppendsDoNotChangeTheSize: with preallocation, no append changes the
-// .log file's size; the size changes only by Allocate, once per chunk, and
-// never beyond the segment size unless a batch is larger than that.
+// .log file's size; the size changes only by the zeros of preallocation,
+// once per chunk, and never beyond the segment size unless a batch is
+// larger than that.
 func TestAppendsDoNotChangeTheSize(t *testing.T) {
 	const chunk = 1000
 	c := &allocCountFS{FS: vfs.NewMem(), t: t}
@@ -153,10 +161,11 @@ func TestAppendsDoNotChangeTheSize(t *testing.T) {
 	opts.InternalSegmentBytes = 1 << 20
 	opts.PreallocateBytes = chunk
 	l, _ := openLog(t, c, opts)
-	total := 0
+	total, largest := 0, 0
 	for i := range 200 {
 		b := makeBatch(t, 1, 50+i%100, i, 10)
 		total += len(b)
+		largest = max(largest, len(b))
 		if _, err := l.AppendAsLeader(b, 1); err != nil {
 			t.Fatal(err)
 		}
@@ -174,8 +183,10 @@ func TestAppendsDoNotChangeTheSize(t *testing.T) {
 			t.Fatalf("after %d appends the file has %d bytes for %d of batches; want at most one chunk (%d) more", i+1, fi.Size(), seg.Bytes, chunk)
 		}
 	}
-	if want := (total + chunk - 1) / chunk; c.allocs != want {
-		t.Errorf("%d Allocate calls for %d bytes in %d writes, want %d (one per %d-byte chunk)", c.allocs, total, c.writes, want, chunk)
+	// Each fill reaches a chunk past the append that needed it, so the
+	// file grows once per chunk and one batch at most.
+	if most, least := (total+chunk-1)/chunk, total/(chunk+largest); c.allocs > most || c.allocs < least {
+		t.Errorf("%d writes of zeros grew the file for %d bytes in %d writes, want %d to %d (one per %d-byte chunk)", c.allocs, total, c.writes, least, most, chunk)
 	}
 
 	// A segment never grows past its size by preallocation, and a batch

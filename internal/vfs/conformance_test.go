@@ -146,41 +146,6 @@ var conformanceCases = []struct {
 		mustClose(t, f)
 		wantContent(t, fsys, name, "ab\x00\x00")
 	}},
-	{"Allocate grows with zeros and keeps data", func(t *testing.T, fsys vfs.FS, dir string) {
-		name := filepath.Join(dir, "a")
-		writeFile(t, fsys, name, "abcdef")
-		f := mustOpen(t, fsys, name, os.O_RDWR)
-		if err := f.Allocate(2, 8); err != nil { // [2, 10): grows to 10
-			t.Fatal(err)
-		}
-		if fi, err := f.Stat(); err != nil || fi.Size() != 10 {
-			t.Fatalf("Stat after Allocate = %v, %v; want 10 bytes", fi, err)
-		}
-		if err := f.Allocate(0, 4); err != nil { // inside: no change
-			t.Fatal(err)
-		}
-		if _, err := f.WriteAt([]byte("XY"), 7); err != nil {
-			t.Fatal(err)
-		}
-		if fi, err := f.Stat(); err != nil || fi.Size() != 10 {
-			t.Fatalf("Stat after a write into the allocation = %v, %v; want 10 bytes", fi, err)
-		}
-		for _, c := range []struct{ off, n int64 }{{-1, 4}, {0, 0}, {0, -1}} {
-			if err := f.Allocate(c.off, c.n); !errors.Is(err, syscall.EINVAL) {
-				t.Errorf("Allocate(%d, %d) = %v, want EINVAL", c.off, c.n, err)
-			}
-		}
-		if err := f.Sync(); err != nil {
-			t.Fatal(err)
-		}
-		mustClose(t, f)
-		wantContent(t, fsys, name, "abcdef\x00XY\x00")
-		r := mustOpen(t, fsys, name, os.O_RDONLY)
-		if err := r.Allocate(0, 20); err == nil {
-			t.Error("Allocate on a read-only file succeeded")
-		}
-		mustClose(t, r)
-	}},
 	{"Rename over an existing file", func(t *testing.T, fsys vfs.FS, dir string) {
 		a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
 		writeFile(t, fsys, a, "new")

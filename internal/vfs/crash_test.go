@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
-	"syscall"
 	"testing"
 
 	"github.com/krabka-go/krabka/internal/vfs"
@@ -467,74 +466,4 @@ func TestInspect(t *testing.T) {
 	if got := m.List(); !slices.Equal(got, []string{"/d", "/d/f"}) {
 		t.Errorf("List() = %q", got)
 	}
-}
-
-// An allocation is a pending size change: a crash keeps the old size or
-// the new one, never a torn one, and synced data stays; after a Sync the
-// new size is durable and the zeros read back.
-func TestCrashAllocateIsAPendingSizeChange(t *testing.T) {
-	sizes := map[int64]bool{}
-	for seed := range uint64(64) {
-		for _, mode := range []vfs.CrashMode{vfs.CrashDropUnsynced, vfs.CrashKeepPrefix, vfs.CrashTearPrefix, vfs.CrashReorder} {
-			m := newDir(t)
-			f := mustOpen(t, m, "/d/f", os.O_CREATE|os.O_RDWR)
-			mustWrite(t, f, "synced")
-			if err := f.Sync(); err != nil {
-				t.Fatal(err)
-			}
-			syncDir(t, m, "/d")
-			if err := f.Allocate(6, 10); err != nil {
-				t.Fatal(err)
-			}
-			if st, err := m.Inspect("/d/f"); err != nil || st.Size != 16 || st.DurableSize != 6 || st.Unsynced != 1 {
-				t.Fatalf("Inspect after Allocate = %+v, %v", st, err)
-			}
-			m.Crash(rand.New(rand.NewPCG(seed, 1)), mode)
-			b, err := m.ReadDurable("/d/f")
-			if err != nil {
-				t.Fatal(err)
-			}
-			switch string(b) {
-			case "synced", "synced\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00":
-			default:
-				t.Fatalf("%v seed %d: crash left %q", mode, seed, b)
-			}
-			sizes[int64(len(b))] = true
-		}
-	}
-	if !sizes[6] || !sizes[16] {
-		t.Errorf("crashes left sizes %v, want both the old and the new", sizes)
-	}
-
-	m := newDir(t)
-	f := mustOpen(t, m, "/d/f", os.O_CREATE|os.O_RDWR)
-	if err := f.Allocate(0, 8); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteAt([]byte("ab"), 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	syncDir(t, m, "/d")
-	m.Crash(nil, vfs.CrashDropUnsynced)
-	wantContent(t, m, "/d/f", "ab\x00\x00\x00\x00\x00\x00")
-}
-
-// An injected OpAllocate fault fails Allocate and changes nothing.
-func TestAllocateFault(t *testing.T) {
-	m := newDir(t)
-	m.InjectFault(vfs.Fault{Ops: vfs.OpAllocate, Err: syscall.ENOSPC, Count: 1})
-	f := mustOpen(t, m, "/d/f", os.O_CREATE|os.O_RDWR)
-	if err := f.Allocate(0, 100); !errors.Is(err, syscall.ENOSPC) {
-		t.Fatalf("Allocate = %v, want ENOSPC", err)
-	}
-	if fi, err := f.Stat(); err != nil || fi.Size() != 0 {
-		t.Fatalf("Stat after a failed Allocate = %v, %v", fi, err)
-	}
-	if err := f.Allocate(0, 100); err != nil {
-		t.Fatal(err)
-	}
-	mustClose(t, f)
 }

@@ -95,7 +95,7 @@ func TestMemFSMatchesOS(t *testing.T) {
 		for range steps {
 			switch op := rapid.SampledFrom([]string{
 				"open", "open", "write", "writeat", "read", "readat", "seek",
-				"truncate", "allocate", "close", "stat", "fstat", "rename", "remove", "mkdir", "readdir",
+				"truncate", "close", "stat", "fstat", "rename", "remove", "mkdir", "readdir",
 			}).Draw(rt, "op"); op {
 			case "open":
 				n := names.Draw(rt, "name")
@@ -167,10 +167,6 @@ func TestMemFSMatchesOS(t *testing.T) {
 			case "truncate":
 				size := int64(rapid.IntRange(-1, 12).Draw(rt, "size"))
 				onFile(op, func(f vfs.File) string { return errClass(f.Truncate(size)) })
-			case "allocate":
-				off := int64(rapid.IntRange(-1, 10).Draw(rt, "off"))
-				n := int64(rapid.IntRange(-1, 6).Draw(rt, "n"))
-				onFile(op, func(f vfs.File) string { return errClass(f.Allocate(off, n)) })
 			case "close":
 				onFile(op, func(f vfs.File) string { return errClass(f.Close()) })
 			case "fstat":

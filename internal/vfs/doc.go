@@ -15,10 +15,7 @@
 // Both implementations follow Linux, and code must be written for its rules:
 //
 //  1. A write is durable only after File.Sync (fsync) of that file returns
-//     nil. Sizes are durable with the data: a Truncate, or an Allocate
-//     (fallocate(2) mode 0, which grows the file with zeros so that later
-//     writes into the range change no size), is durable only after
-//     File.Sync, and a crash before it may leave the old size or the new.
+//     nil. Sizes are durable with the data.
 //  2. A file's directory entry is a separate thing. Creating, renaming or
 //     removing a name is durable only after FS.SyncDir of the directory
 //     holding it. fsync of the file does not make its name durable: a file
@@ -37,8 +34,7 @@
 //
 // For each file MemFS keeps the durable content (as of the last successful
 // Sync), the current content (what reads see) and the ordered list of
-// pending writes, truncates and allocations since the last Sync attempt.
-// An allocation is kept or lost by a crash like a truncate, never torn. For each
+// pending writes and truncates since the last Sync attempt. For each
 // directory it keeps the durable entries, the current entries and the
 // ordered list of pending entry operations (create, remove, rename).
 //

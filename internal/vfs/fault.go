@@ -19,7 +19,6 @@ const (
 	OpRename                  // FS.Rename
 	OpRemove                  // FS.Remove
 	OpMkdir                   // FS.MkdirAll
-	OpAllocate                // File.Allocate
 )
 
 // Forever as [Fault.Count] fails every matching call until

@@ -255,35 +255,6 @@ func (f *memFile) Truncate(size int64) error {
 	return nil
 }
 
-// Allocate records a pending size change to off+n when that is beyond
-// the current size, as fallocate(2) mode 0 changes the size: the new bytes
-// read as zeros, and the new size is durable only after Sync, so a crash
-// keeps it or not like a pending Truncate (never torn). Fault injection:
-// [OpAllocate].
-func (f *memFile) Allocate(off, n int64) error {
-	f.m.mu.Lock()
-	defer f.m.mu.Unlock()
-	if err := f.check("allocate"); err != nil {
-		return err
-	}
-	// The order of the checks is fallocate(2)'s.
-	switch {
-	case off < 0 || n <= 0:
-		return pathErr("allocate", f.name, syscall.EINVAL)
-	case !f.writable() || f.node.isDir():
-		return pathErr("allocate", f.name, syscall.EBADF)
-	case off+n > maxFileSize || off+n < off:
-		return pathErr("allocate", f.name, syscall.EFBIG)
-	}
-	if err := f.m.fault(OpAllocate, f.clean); err != nil {
-		return pathErr("allocate", f.name, err)
-	}
-	if off+n > int64(len(f.node.data)) {
-		f.node.apply(fileOp{grow: true, off: off + n})
-	}
-	return nil
-}
-
 // memInfo is a snapshot of an inode's metadata, taken under m.mu.
 type memInfo struct {
 	name string

@@ -72,8 +72,7 @@ type inode struct {
 // fileOp is one unsynced change to a file's content.
 type fileOp struct {
 	truncate bool
-	grow     bool   // an Allocate: the size becomes at least off
-	off      int64  // write offset, or the new size for a truncate or grow
+	off      int64  // write offset, or the new size for a truncate
 	data     []byte // bytes written; never modified once recorded
 }
 
@@ -160,9 +159,6 @@ func (n *inode) syncFile() {
 func applyFileOp(b []byte, op fileOp) []byte {
 	if op.truncate {
 		return resize(b, op.off)
-	}
-	if op.grow {
-		return resize(b, max(op.off, int64(len(b))))
 	}
 	if len(op.data) == 0 {
 		// Like write(2) of nothing, a write torn down to no bytes does

@@ -14,9 +14,8 @@ import (
 var ErrLocked = errors.New("vfs: file is locked by another process")
 
 // OS returns the operating system's file system. Its files are *os.File
-// values (with Allocate added); File.Sync is fsync(2), SyncDir opens the
-// directory and fsyncs it, Lock is flock(2) with LOCK_EX|LOCK_NB, and
-// Allocate is fallocate(2) with mode 0 on Linux.
+// values; File.Sync is fsync(2), SyncDir opens the directory and fsyncs it,
+// and Lock is flock(2) with LOCK_EX|LOCK_NB.
 //
 // Errors are the os package's own (*fs.PathError, or *os.LinkError for
 // Rename), so errors.Is(err, fs.ErrNotExist) and similar checks work.
@@ -32,37 +31,7 @@ func (osFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
 		// Return a nil interface, not a typed nil *os.File.
 		return nil, err
 	}
-	return osFile{f}, nil
-}
-
-// osFile is an *os.File with Allocate.
-type osFile struct{ *os.File }
-
-// Allocate reserves [off, off+n): fallocate(2) mode 0 where the system
-// has it, else a Truncate that grows the file (allocate_*.go).
-func (f osFile) Allocate(off, n int64) error {
-	if _, err := f.Stat(); errors.Is(err, fs.ErrClosed) {
-		// As every other method of a closed *os.File reports it.
-		return &fs.PathError{Op: "allocate", Path: f.Name(), Err: fs.ErrClosed}
-	}
-	if off < 0 || n <= 0 {
-		return &fs.PathError{Op: "allocate", Path: f.Name(), Err: syscall.EINVAL}
-	}
-	return allocate(f.File, off, n)
-}
-
-// growTo makes f at least size bytes long with ftruncate, which leaves the
-// new bytes as a hole that reads as zeros: the fallback where
-// fallocate(2) is missing. The file's size is all Allocate promises.
-func growTo(f *os.File, size int64) error {
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if fi.Size() >= size {
-		return nil
-	}
-	return f.Truncate(size)
+	return f, nil
 }
 
 func (osFS) Remove(name string) error { return os.Remove(name) }

@@ -21,12 +21,11 @@ import (
 // of files. It never picks a crash outcome; it enumerates every outcome the
 // durability model allows and checks that the MemFS produced one of them.
 
-// oChange is a pending write (trunc and grow false), truncate (size in
-// off) or allocation (grow: the size becomes at least off).
+// oChange is a pending write (trunc false) or truncate (size in off).
 type oChange struct {
-	trunc, grow bool
-	off         int
-	data        []byte
+	trunc bool
+	off   int
+	data  []byte
 }
 
 type oFile struct {
@@ -50,12 +49,6 @@ func newOracle() *oracle {
 
 func applyChange(b []byte, c oChange) []byte {
 	b = slices.Clone(b)
-	if c.grow {
-		if c.off > len(b) {
-			b = append(b, make([]byte, c.off-len(b))...)
-		}
-		return b
-	}
 	if c.trunc {
 		if c.off <= len(b) {
 			return b[:c.off]
@@ -122,7 +115,7 @@ func contentLegal(f *oFile, got []byte, mode vfs.CrashMode) (ok, kept, torn bool
 		return false, false, false
 	}
 	for _, ch := range f.pending {
-		if mode == vfs.CrashTearPrefix && !ch.trunc && !ch.grow {
+		if mode == vfs.CrashTearPrefix && !ch.trunc {
 			for cut := range len(ch.data) {
 				torn := applyChange(c, oChange{off: ch.off, data: ch.data[:cut]})
 				if bytes.Equal(torn, got) {
@@ -289,7 +282,7 @@ func step(rt *rapid.T, m *vfs.MemFS, o *oracle, dir string, name *rapid.Generato
 		return f
 	}
 	switch op := rapid.SampledFrom([]string{
-		"writeat", "append", "truncate", "allocate", "trunc-open", "sync", "sync-eio",
+		"writeat", "append", "truncate", "trunc-open", "sync", "sync-eio",
 		"syncdir", "syncdir-eio", "rename", "remove", "write-enospc",
 	}).Draw(rt, "op"); op {
 	case "writeat":
@@ -321,20 +314,6 @@ func step(rt *rapid.T, m *vfs.MemFS, o *oracle, dir string, name *rapid.Generato
 		}
 		f.Close()
 		o.cur[n].change(oChange{trunc: true, off: size})
-	case "allocate":
-		if !exists {
-			return
-		}
-		off := rapid.IntRange(0, 10).Draw(rt, "off")
-		size := rapid.IntRange(1, 6).Draw(rt, "size")
-		f := open(os.O_RDWR)
-		if err := f.Allocate(int64(off), int64(size)); err != nil {
-			rt.Fatal(err)
-		}
-		f.Close()
-		if of := o.cur[n]; off+size > len(of.cur) {
-			of.change(oChange{grow: true, off: off + size})
-		}
 	case "trunc-open":
 		open(os.O_CREATE | os.O_TRUNC | os.O_WRONLY).Close()
 		o.create(n).change(oChange{trunc: true})

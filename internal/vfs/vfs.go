@@ -70,13 +70,4 @@ type File interface {
 	Sync() error
 	// Truncate changes the file's size.
 	Truncate(size int64) error
-	// Allocate reserves the bytes [off, off+n) of the file, as
-	// fallocate(2) with mode 0 does: when off+n is beyond the end, the
-	// file grows to off+n bytes, which read as zeros until written; bytes
-	// already in the file keep their value. Like a size change by
-	// Truncate, the new size is durable only after Sync, so a crash
-	// before it may leave either size. Writes into the reserved range
-	// then no longer change the file's size, which spares their fsyncs
-	// the size update. n must be positive and off not negative.
-	Allocate(off, n int64) error
 }

@@ -50,13 +50,11 @@ type wbState struct {
 	opens   int
 }
 
-// wbOp is a pending write (data at off), truncate (to size off, data nil)
-// or allocation (of [off, off+n)).
+// wbOp is a pending write (data at off) or truncate (to size, data nil).
 type wbOp struct {
 	off      int64
 	data     []byte
 	truncate bool
-	n        int64 // bytes allocated; nonzero only for an allocation
 }
 
 // state returns the shared state of path, creating it from base's size.
@@ -345,22 +343,6 @@ func (f *wbFile) Truncate(size int64) error {
 	return nil
 }
 
-// Allocate keeps the allocation pending, like a write: the size reads see
-// grows at once, base's at the next Sync.
-func (f *wbFile) Allocate(off, n int64) error {
-	if err := f.check("allocate", true); err != nil {
-		return err
-	}
-	if off < 0 || n <= 0 {
-		return f.pathErr("allocate", syscall.EINVAL)
-	}
-	f.s.mu.Lock()
-	defer f.s.mu.Unlock()
-	f.s.pending = append(f.s.pending, wbOp{off: off, n: n})
-	f.s.size = max(f.s.size, off+n)
-	return nil
-}
-
 // flush applies the pending changes of the file (made through any handle,
 // as fsync flushes every dirty page of a file) to base, in order. A
 // handle that cannot WriteAt (read-only or O_APPEND) applies them through
@@ -382,12 +364,9 @@ func (f *wbFile) flush() error {
 	}
 	for i, o := range f.s.pending {
 		var err error
-		switch {
-		case o.truncate:
+		if o.truncate {
 			err = dst.Truncate(o.off)
-		case o.n > 0:
-			err = dst.Allocate(o.off, o.n)
-		default:
+		} else {
 			_, err = dst.WriteAt(o.data, o.off)
 		}
 		if err != nil {

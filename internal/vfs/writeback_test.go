@@ -80,28 +80,3 @@ func TestWriteBackRenameTruncateClose(t *testing.T) {
 		t.Errorf("after Close the disk holds %q, %v", got, err)
 	}
 }
-
-// An allocation stays pending like a write: the size reads see grows at
-// once, the disk's at Sync.
-func TestWriteBackAllocate(t *testing.T) {
-	name := filepath.Join(t.TempDir(), "seg")
-	w := vfs.WriteBack(vfs.OS())
-	f := mustOpen(t, w, name, os.O_CREATE|os.O_RDWR)
-	mustWrite(t, f, "ab")
-	if err := f.Allocate(0, 6); err != nil {
-		t.Fatal(err)
-	}
-	if fi, err := f.Stat(); err != nil || fi.Size() != 6 {
-		t.Errorf("Stat = %v, %v; want the allocated size", fi, err)
-	}
-	if fi, err := os.Stat(name); err != nil || fi.Size() != 0 {
-		t.Errorf("the disk holds %v, %v before Sync; want nothing", fi, err)
-	}
-	if err := f.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	if b, err := os.ReadFile(name); err != nil || string(b) != "ab\x00\x00\x00\x00" {
-		t.Errorf("after Sync the disk holds %q, %v", b, err)
-	}
-	mustClose(t, f)
-}
