@@ -25,6 +25,12 @@ go tool staticcheck ./...
 echo "== go test -race"
 go test -race -timeout 25m ./...
 
+# The allocation bounds of the hot paths (testing.AllocsPerRun) hold for
+# the normal build; the race detector's build allocates differently, so
+# some of them skip under -race and run here.
+echo "== allocation bounds"
+go test -count=1 -run 'Allocations|Allocs|NoAllocation|DoesNotAllocate|TestDecoderReusesFetch|AllocatesPerKey' ./...
+
 # Every bug of the zoo (RELIABILITY.md section 6) re-injected behind its build
 # tag must be caught by the tests that guard its invariant.
 echo "== bug zoo"
