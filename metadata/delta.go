@@ -120,15 +120,14 @@ func (s *tokenSlab) next() *editToken {
 
 // NewDelta returns a delta on top of base.
 func NewDelta(base *Image) *Delta {
-	d := &Delta{cur: *base, tokens: new(tokenSlab)}
-	d.cur.edit = d.tokens.next()
+	d := &Delta{tokens: new(tokenSlab)}
+	d.Reset(base)
 	return d
 }
 
-// Reset makes d a delta on top of base, as NewDelta(base) would, reusing
-// d's storage. The images d returned before, and copies of d taken
-// before, are unaffected: nothing d changes from now on was reachable
-// from them.
+// Reset makes d a delta on top of base, as new, reusing d's storage. The
+// images d returned before, and copies of d taken before, are unaffected:
+// nothing d changes from now on was reachable from them.
 func (d *Delta) Reset(base *Image) {
 	*d = Delta{cur: *base, tokens: d.tokens}
 	d.cur.edit = d.tokens.next()

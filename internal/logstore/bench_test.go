@@ -161,7 +161,7 @@ func benchOpenRecover(b *testing.B, size int64) {
 // batches of 256-byte values (about 330 bytes each, a dozen per offset
 // index entry), the shape of the metadata log at low load.
 func benchReadLog(b *testing.B, n int) (*Log, *readCountFS) {
-	fsys := &readCountFS{FS: vfs.OS()}
+	fsys := newReadCountFS(vfs.OS())
 	l, _, err := Open(fsys, filepath.Join(b.TempDir(), "__cluster_metadata-0"), DefaultOptions())
 	if err != nil {
 		b.Fatal(err)

@@ -101,18 +101,31 @@ func openLog(t testing.TB, fsys vfs.FS, opts Options) (*Log, *RecoveryReport) {
 	return l, rep
 }
 
-// readCountFS counts the ReadAt calls made on open .log files.
-type readCountFS struct {
+// logFilesFS hands every .log file it opens to wrap, for tests that watch
+// what the log does to its segment files.
+type logFilesFS struct {
 	vfs.FS
-	reads atomic.Int64
+	wrap func(vfs.File) vfs.File
 }
 
-func (c *readCountFS) OpenFile(name string, flag int, perm fs.FileMode) (vfs.File, error) {
-	f, err := c.FS.OpenFile(name, flag, perm)
+func (w logFilesFS) OpenFile(name string, flag int, perm fs.FileMode) (vfs.File, error) {
+	f, err := w.FS.OpenFile(name, flag, perm)
 	if err != nil || !strings.HasSuffix(name, logSuffix) {
 		return f, err
 	}
-	return &readCountFile{File: f, c: c}, nil
+	return w.wrap(f), nil
+}
+
+// readCountFS counts the ReadAt calls made on open .log files.
+type readCountFS struct {
+	logFilesFS
+	reads atomic.Int64
+}
+
+func newReadCountFS(fsys vfs.FS) *readCountFS {
+	c := &readCountFS{}
+	c.logFilesFS = logFilesFS{FS: fsys, wrap: func(f vfs.File) vfs.File { return &readCountFile{File: f, c: c} }}
+	return c
 }
 
 type readCountFile struct {

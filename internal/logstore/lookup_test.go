@@ -279,7 +279,7 @@ func TestLookupsMatchScan(t *testing.T) {
 // nothing, any other at most two chunks, also after reopening and
 // truncating.
 func TestLookupReads(t *testing.T) {
-	fsys := &readCountFS{FS: vfs.NewMem()}
+	fsys := newReadCountFS(vfs.NewMem())
 	opts := DefaultOptions()
 	opts.InternalSegmentBytes = 256 << 10
 	l, _ := openLog(t, fsys, opts)

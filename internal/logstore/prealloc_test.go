@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -102,29 +101,27 @@ func TestCrashAtEveryPointPreallocated(t *testing.T) {
 	}
 }
 
-// allocCountFS counts the writes that grow a .log file (preallocation's
+// growCountFS counts the writes that grow a .log file (preallocation's
 // zeros) and fails the test when a write of data grows it.
-type allocCountFS struct {
-	vfs.FS
+type growCountFS struct {
+	logFilesFS
 	t      *testing.T
-	allocs int
+	grows  int
 	writes int
 }
 
-func (c *allocCountFS) OpenFile(name string, flag int, perm fs.FileMode) (vfs.File, error) {
-	f, err := c.FS.OpenFile(name, flag, perm)
-	if err != nil || !strings.HasSuffix(name, logSuffix) {
-		return f, err
-	}
-	return &allocCountFile{File: f, c: c}, nil
+func newGrowCountFS(t *testing.T, fsys vfs.FS) *growCountFS {
+	c := &growCountFS{t: t}
+	c.logFilesFS = logFilesFS{FS: fsys, wrap: func(f vfs.File) vfs.File { return &growCountFile{File: f, c: c} }}
+	return c
 }
 
-type allocCountFile struct {
+type growCountFile struct {
 	vfs.File
-	c *allocCountFS
+	c *growCountFS
 }
 
-func (f *allocCountFile) WriteAt(p []byte, off int64) (int, error) {
+func (f *growCountFile) WriteAt(p []byte, off int64) (int, error) {
 	before, err := f.Stat()
 	if err != nil {
 		return 0, err
@@ -135,7 +132,7 @@ func (f *allocCountFile) WriteAt(p []byte, off int64) (int, error) {
 		if !isZeros(p) {
 			f.c.t.Errorf("write of %d bytes of data at %d changed the size of %s from %d to %d", len(p), off, f.Name(), before.Size(), after.Size())
 		}
-		f.c.allocs++
+		f.c.grows++
 	}
 	f.c.writes++
 	return n, err
@@ -156,7 +153,7 @@ func isZeros(p []byte) bool {
 // larger than that.
 func TestAppendsDoNotChangeTheSize(t *testing.T) {
 	const chunk = 1000
-	c := &allocCountFS{FS: vfs.NewMem(), t: t}
+	c := newGrowCountFS(t, vfs.NewMem())
 	opts := testOptions()
 	opts.InternalSegmentBytes = 1 << 20
 	opts.PreallocateBytes = chunk
@@ -185,13 +182,13 @@ func TestAppendsDoNotChangeTheSize(t *testing.T) {
 	}
 	// Each fill reaches a chunk past the append that needed it, so the
 	// file grows once per chunk and one batch at most.
-	if most, least := (total+chunk-1)/chunk, total/(chunk+largest); c.allocs > most || c.allocs < least {
-		t.Errorf("%d writes of zeros grew the file for %d bytes in %d writes, want %d to %d (one per %d-byte chunk)", c.allocs, total, c.writes, least, most, chunk)
+	if most, least := (total+chunk-1)/chunk, total/(chunk+largest); c.grows > most || c.grows < least {
+		t.Errorf("%d writes of zeros grew the file for %d bytes in %d writes, want %d to %d (one per %d-byte chunk)", c.grows, total, c.writes, least, most, chunk)
 	}
 
 	// A segment never grows past its size by preallocation, and a batch
 	// larger than the chunk gets room for itself.
-	c2 := &allocCountFS{FS: vfs.NewMem(), t: t}
+	c2 := newGrowCountFS(t, vfs.NewMem())
 	opts.InternalSegmentBytes = 1500
 	opts.PreallocateBytes = 64
 	l2, _ := openLog(t, c2, opts)
