@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/krabka-go/krabka/internal/kraft"
+	"github.com/krabka-go/krabka/internal/latency"
 	"github.com/krabka-go/krabka/internal/logstore"
 	"github.com/krabka-go/krabka/internal/recordbatch"
 	"github.com/krabka-go/krabka/internal/snapshot"
@@ -323,7 +324,9 @@ func (e *engine) startSync() {
 	}
 	e.syncing, e.unsynced = true, false
 	go func() {
+		start := latency.Now()
 		off, err := e.log.SyncConcurrent()
+		latency.Since("leader: fsync", start)
 		e.syncDone <- syncOutcome{offset: off, err: err}
 	}()
 }
@@ -586,7 +589,10 @@ func (e *engine) processReady() error {
 		// Fetch answers read the written, unsynced batches back.
 		e.unsynced = e.unsynced || wrote
 	case wrote && !zooSkipLogSync:
-		if _, err := e.log.Sync(); err != nil {
+		start := latency.Now()
+		_, err := e.log.Sync()
+		latency.Since("follower: fsync", start)
+		if err != nil {
 			return fmt.Errorf("raft: fsync log: %w", err)
 		}
 		e.unsynced = false
@@ -599,7 +605,10 @@ func (e *engine) processReady() error {
 	e.sendAll(rd.Messages)
 	if rd.HighWatermark >= 0 {
 		e.hw = rd.HighWatermark
-		if err := e.applyCommitted(); err != nil {
+		start := latency.Now()
+		err := e.applyCommitted()
+		latency.Since("apply committed", start)
+		if err != nil {
 			return err
 		}
 	}
@@ -1041,6 +1050,7 @@ func (e *engine) flushSubmissions() {
 	}
 	propose()
 	e.batchBuf = batch
+	latency.Count("leader: submissions per flush", len(subs))
 }
 
 // caughtUp reports whether the leader of epoch has applied every record

@@ -14,6 +14,9 @@ fi
 
 echo "== go vet"
 go vet ./...
+# The measuring build (internal/latency) compiles its stamps into the hot
+# paths: it must keep building.
+go vet -tags krabkalatency ./...
 # The side-by-side benchmark (bench/) is a module of its own, so that
 # etcd's and ZooKeeper's client libraries stay out of the main module; it is
 # vetted, hence compiled, on every run so it never rots, but not run.
@@ -30,6 +33,10 @@ go test -race -timeout 25m ./...
 # some of them skip under -race and run here.
 echo "== allocation bounds"
 go test -count=1 -run 'Allocations|Allocs|NoAllocation|DoesNotAllocate|TestDecoderReusesFetch|AllocatesPerKey' ./...
+
+# The measuring build's recorder, and the paths that stamp, under its tag.
+echo "== measuring build"
+go test -count=1 -tags krabkalatency ./internal/latency ./internal/transport
 
 # Every bug of the zoo (RELIABILITY.md section 6) re-injected behind its build
 # tag must be caught by the tests that guard its invariant.

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/krabka-go/krabka/internal/latency"
 	"github.com/krabka-go/krabka/internal/wire"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -30,10 +31,15 @@ type conn struct {
 
 // completion is one answered request on its way to the writer.
 type completion struct {
-	seq   uint64
-	corr  int32
-	resp  kmsg.Response
-	close bool // close the connection instead of answering
+	seq  uint64
+	corr int32
+	api  int16 // the request's API key
+	// read and answered stamp the request's read and its answer's
+	// completion in a measuring build (package latency); not the last
+	// field, where an empty one would take room.
+	read, answered latency.Stamp
+	resp           kmsg.Response
+	close          bool // close the connection instead of answering
 }
 
 // Reply answers one request. Exactly one of Send and Close takes effect;
@@ -41,6 +47,8 @@ type completion struct {
 type Reply struct {
 	seq   uint64
 	corr  int32
+	api   int16
+	read  latency.Stamp
 	done  chan<- completion
 	ctx   context.Context
 	taken atomic.Bool
@@ -61,7 +69,7 @@ func (r *Reply) Send(resp kmsg.Response) bool {
 	if resp == nil {
 		panic("transport: Reply.Send with a nil response")
 	}
-	return r.complete(completion{seq: r.seq, corr: r.corr, resp: resp})
+	return r.complete(completion{seq: r.seq, corr: r.corr, api: r.api, resp: resp, read: r.read, answered: latency.Now()})
 }
 
 // Close answers the request by closing the connection, after every earlier
@@ -202,6 +210,7 @@ func (c *conn) read(ctx context.Context, done chan<- completion, slots chan stru
 	// outlives Serve (a Fetch, wire.Request.Transient): the next frame
 	// is read into it.
 	var spare []byte
+	var lastFetch latency.Stamp
 	for {
 		select {
 		case slots <- struct{}{}:
@@ -220,6 +229,7 @@ func (c *conn) read(ctx context.Context, done chan<- completion, slots chan stru
 		// frame and may still be in use by the handler when the next
 		// frame arrives.
 		frame, err := wire.ReadFrame(in, spare, cfg.MaxFrameSize)
+		read := latency.Now()
 		spare = nil
 		if err != nil {
 			switch {
@@ -247,7 +257,11 @@ func (c *conn) read(ctx context.Context, done chan<- completion, slots chan stru
 		}
 		x := &served{
 			req:   Request{Header: req.Header, Body: req.Body, Conn: c.info},
-			reply: Reply{seq: seq, corr: req.Header.CorrelationID, done: done, ctx: ctx},
+			reply: Reply{seq: seq, corr: req.Header.CorrelationID, api: req.Header.APIKey, read: read, done: done, ctx: ctx},
+		}
+		if latency.Enabled && req.Header.APIKey == wire.KeyFetch {
+			latency.Between("fetch: from the last on the connection", lastFetch, read)
+			lastFetch = read
 		}
 		seq++
 		cfg.Handler.Serve(ctx, &x.req, &x.reply)
@@ -264,6 +278,7 @@ func (c *conn) write(ctx context.Context, done <-chan completion, slots <-chan s
 	pending := make(map[uint64]completion)
 	var next uint64
 	var buf []byte
+	var written []completion // in a measuring build: the answers in buf
 	// flush writes the answers framed in buf with one write and frees
 	// their n in-flight slots.
 	flush := func(n int) error {
@@ -279,6 +294,10 @@ func (c *conn) write(ctx context.Context, done <-chan completion, slots <-chan s
 		if _, err := c.nc.Write(buf); err != nil {
 			c.shutdown()
 			return err
+		}
+		if latency.Enabled {
+			recordWritten(written)
+			written = written[:0]
 		}
 		for range n {
 			<-slots
@@ -322,6 +341,9 @@ func (c *conn) write(ctx context.Context, done <-chan completion, slots <-chan s
 			}
 			buf = wire.AppendResponse(buf, x.corr, x.resp)
 			framed++
+			if latency.Enabled {
+				written = append(written, x)
+			}
 			if len(buf) >= maxCoalesce {
 				if err := flush(framed); err != nil {
 					return err
@@ -332,5 +354,20 @@ func (c *conn) write(ctx context.Context, done <-chan completion, slots <-chan s
 		if err := flush(framed); err != nil {
 			return err
 		}
+	}
+}
+
+// recordWritten records, in a measuring build, how long each written
+// answer's request waited for its answer and the answer for its write.
+func recordWritten(written []completion) {
+	now := latency.Now()
+	for _, x := range written {
+		if x.api == wire.KeyFetch {
+			latency.Between("fetch: read → answered", x.read, x.answered)
+			latency.Between("fetch: answered → written", x.answered, now)
+			continue
+		}
+		latency.Between("request: read → answered", x.read, x.answered)
+		latency.Between("request: answered → written", x.answered, now)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/krabka-go/krabka/internal/latency"
 	"github.com/krabka-go/krabka/internal/wire"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -193,6 +194,7 @@ type Peer struct {
 // call is one request in the peer's care.
 type call struct {
 	req      kmsg.Request
+	queued   latency.Stamp // in a measuring build, when Send took it
 	cb       Callback
 	deadline time.Time
 }
@@ -235,7 +237,7 @@ func (p *Peer) Send(req kmsg.Request, cb Callback) bool {
 	if req == nil || cb == nil {
 		panic("transport: Peer.Send with a nil request or callback")
 	}
-	c := &call{req: req, cb: cb, deadline: time.Now().Add(p.cfg.RequestTimeout)}
+	c := &call{req: req, queued: latency.Now(), cb: cb, deadline: time.Now().Add(p.cfg.RequestTimeout)}
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if p.closed {
@@ -274,6 +276,7 @@ func (p *Peer) Close() {
 type frameIn struct {
 	gen   uint64
 	frame []byte
+	read  latency.Stamp // in a measuring build, when it was read
 }
 
 // connErr reports that the reader of connection gen stopped.
@@ -330,6 +333,7 @@ func (p *Peer) run(ctx context.Context) {
 			s.send(ctx, c)
 		case f := <-s.frames:
 			if f.gen == s.gen {
+				latency.Since("peer: answer read → taken by the sender", f.read)
 				s.receive(f.frame)
 			}
 		case e := <-s.errs:
@@ -422,7 +426,11 @@ func (s *sender) write(c *call) {
 		return
 	default:
 	}
-	if _, err := s.nc.Write(s.buf); err != nil {
+	latency.Since("peer: request queued → writing", c.queued)
+	start := latency.Now()
+	_, err = s.nc.Write(s.buf)
+	latency.Since("peer: request write", start)
+	if err != nil {
 		c.cb(nil, fmt.Errorf("%w: write: %w", ErrDisconnected, err))
 		s.disconnect(fmt.Errorf("%w: write: %w", ErrDisconnected, err))
 		return
@@ -565,7 +573,7 @@ func (s *sender) readLoop(ctx context.Context, nc net.Conn, gen uint64) {
 			return
 		}
 		select {
-		case s.frames <- frameIn{gen: gen, frame: frame}:
+		case s.frames <- frameIn{gen: gen, frame: frame, read: latency.Now()}:
 		case <-ctx.Done():
 			return
 		}

@@ -53,6 +53,7 @@ type options struct {
 	krabkaPprof int
 	cpuProfile  string
 	krabkaEnv   []string
+	krabkaTags  string
 	traceHops   bool
 }
 
@@ -117,6 +118,7 @@ func parseFlags(args []string) (options, error) {
 		o.krabkaEnv = append(o.krabkaEnv, v)
 		return nil
 	})
+	fs.StringVar(&o.krabkaTags, "krabka-tags", "", "build tags for the krabka binary, e.g. krabkalatency for a measuring build (internal/latency: span percentiles in the node logs, see -keep)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write the harness's own CPU profile (the load generator's) to this file")
 	fs.IntVar(&o.krabkaPprof, "krabka-pprof", 0, "first port of the krabka nodes' KRABKA_PPROF listeners (0: off)")
 	fs.BoolVar(&o.traceHops, "trace-hops", false, "during Krabka's 1-client loop, trace every node for 2 s and break a write's time down into its hops (needs -krabka-pprof)")
@@ -199,7 +201,7 @@ func build(o options) (binaries, error) {
 		return binaries{}, err
 	}
 	b := binaries{krabka: filepath.Join(cache, "krabka"), etcd: filepath.Join(cache, "etcd-v3.7.3")}
-	cmd := exec.Command("go", "build", "-o", b.krabka, "./cmd/krabka")
+	cmd := exec.Command("go", "build", "-tags", o.krabkaTags, "-o", b.krabka, "./cmd/krabka")
 	cmd.Dir = o.root
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
