@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/krabka-go/krabka/internal/gctune"
 	"github.com/krabka-go/krabka/internal/logstore"
 	"github.com/krabka-go/krabka/internal/vfs"
 	"github.com/krabka-go/krabka/raft"
@@ -95,6 +96,7 @@ func runDev(ctx context.Context, a *app, o devOptions) error {
 	if o.nodes < 1 || o.nodes > maxDevNodes {
 		return fmt.Errorf("--nodes %d: want 1 to %d", o.nodes, maxDevNodes)
 	}
+	defer gctune.Start(gctune.DefaultFloor)() // as server-start does
 	dir := o.dir
 	if dir == "" {
 		d, err := os.MkdirTemp("", "krabka-dev-")

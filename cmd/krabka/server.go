@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/krabka-go/krabka/internal/gctune"
 	"github.com/krabka-go/krabka/internal/logstore"
 	"github.com/krabka-go/krabka/internal/vfs"
 	"github.com/krabka-go/krabka/raft"
@@ -58,6 +59,10 @@ func runServer(ctx context.Context, a *app, path string) error {
 		return err
 	}
 	cfg.Logger = a.log
+	// A controller's live heap is small; without a floor the collector
+	// runs every few milliseconds under load (internal/gctune). GOGC in
+	// the environment turns this off.
+	defer gctune.Start(gctune.DefaultFloor)()
 	if addr := os.Getenv(pprofEnv); addr != "" {
 		stopPprof, bound, err := startPprof(addr)
 		if err != nil {
