@@ -275,8 +275,8 @@ func (p *Peer) Close() {
 // frameIn is a response frame read on connection gen.
 type frameIn struct {
 	gen   uint64
-	frame []byte
 	read  latency.Stamp // in a measuring build, when it was read
+	frame []byte
 }
 
 // connErr reports that the reader of connection gen stopped.
