@@ -5,6 +5,7 @@ package metadata
 import (
 	"fmt"
 
+	"github.com/krabka-go/krabka/internal/codegen/genrt"
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
@@ -63,7 +64,7 @@ func (s *AbortTransactionRecord) AppendTo(dst []byte, version int16) ([]byte, er
 	}
 	out, err := s.appendTo(dst, version)
 	if err != nil {
-		return dst, finishEncodeError(err, "AbortTransactionRecord", version)
+		return dst, genrt.FinishEncodeError(err, "AbortTransactionRecord", version)
 	}
 	return out, nil
 }
@@ -77,10 +78,10 @@ func (s *AbortTransactionRecord) DecodeFrom(b []byte, version int16) error {
 	}
 	r := kbin.NewReader(b)
 	if err := s.readFrom(&r, version); err != nil {
-		return finishDecodeError(err, "AbortTransactionRecord", version)
+		return genrt.FinishDecodeError(err, "AbortTransactionRecord", version)
 	}
 	if r.ExpectEnd("AbortTransactionRecord"); r.Err() != nil {
-		return finishDecodeError(fieldError("", r.Err()), "AbortTransactionRecord", version)
+		return genrt.FinishDecodeError(genrt.FieldError("", r.Err()), "AbortTransactionRecord", version)
 	}
 	s.Version = version
 	return nil
@@ -89,7 +90,7 @@ func (s *AbortTransactionRecord) DecodeFrom(b []byte, version int16) error {
 func (s *AbortTransactionRecord) appendTo(dst []byte, version int16) ([]byte, error) {
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, knownTagsAbortTransactionRecord); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, knownTagsAbortTransactionRecord); err != nil {
 			return dst, err
 		}
 	}
@@ -113,7 +114,7 @@ func (s *AbortTransactionRecord) appendTo(dst []byte, version int16) ([]byte, er
 		dst = kbin.InsertUvarint(dst, at, uint32(len(dst)-at))
 	}
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -132,26 +133,26 @@ func (s *AbortTransactionRecord) readFrom(r *kbin.Reader, version int16) error {
 	s.Reason = nil
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		switch {
 		case tag == 0:
 			s.Reason = sub.CompactNullableString()
 			if err := sub.Err(); err != nil {
-				return fieldError("Reason", err)
+				return genrt.FieldError("Reason", err)
 			}
 			if sub.ExpectEnd("tagged field Reason"); sub.Err() != nil {
-				return fieldError("Reason", sub.Err())
+				return genrt.FieldError("Reason", sub.Err())
 			}
 			if s.Reason == nil {
-				return fieldError("Reason", defaultTagError(tag))
+				return genrt.FieldError("Reason", genrt.DefaultTagError(tag))
 			}
 		default:
 			s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})

@@ -5,6 +5,7 @@ package metadata
 import (
 	"fmt"
 
+	"github.com/krabka-go/krabka/internal/codegen/genrt"
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
@@ -110,7 +111,7 @@ func (s *AccessControlEntryRecord) AppendTo(dst []byte, version int16) ([]byte, 
 	}
 	out, err := s.appendTo(dst, version)
 	if err != nil {
-		return dst, finishEncodeError(err, "AccessControlEntryRecord", version)
+		return dst, genrt.FinishEncodeError(err, "AccessControlEntryRecord", version)
 	}
 	return out, nil
 }
@@ -124,10 +125,10 @@ func (s *AccessControlEntryRecord) DecodeFrom(b []byte, version int16) error {
 	}
 	r := kbin.NewReader(b)
 	if err := s.readFrom(&r, version); err != nil {
-		return finishDecodeError(err, "AccessControlEntryRecord", version)
+		return genrt.FinishDecodeError(err, "AccessControlEntryRecord", version)
 	}
 	if r.ExpectEnd("AccessControlEntryRecord"); r.Err() != nil {
-		return finishDecodeError(fieldError("", r.Err()), "AccessControlEntryRecord", version)
+		return genrt.FinishDecodeError(genrt.FieldError("", r.Err()), "AccessControlEntryRecord", version)
 	}
 	s.Version = version
 	return nil
@@ -153,14 +154,14 @@ func (s *AccessControlEntryRecord) appendTo(dst []byte, version int16) ([]byte, 
 	dst = kbin.AppendInt8(dst, s.PermissionType)
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, nil); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, nil); err != nil {
 			return dst, err
 		}
 	}
 	n := len(u)
 	dst = kbin.AppendUvarint(dst, uint32(n))
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -169,45 +170,45 @@ func (s *AccessControlEntryRecord) readFrom(r *kbin.Reader, version int16) error
 	s.UnknownTags = nil
 	s.Id = r.UUID()
 	if err := r.Err(); err != nil {
-		return fieldError("Id", err)
+		return genrt.FieldError("Id", err)
 	}
 	s.ResourceType = r.Int8()
 	if err := r.Err(); err != nil {
-		return fieldError("ResourceType", err)
+		return genrt.FieldError("ResourceType", err)
 	}
 	s.ResourceName = r.CompactString()
 	if err := r.Err(); err != nil {
-		return fieldError("ResourceName", err)
+		return genrt.FieldError("ResourceName", err)
 	}
 	s.PatternType = r.Int8()
 	if err := r.Err(); err != nil {
-		return fieldError("PatternType", err)
+		return genrt.FieldError("PatternType", err)
 	}
 	s.Principal = r.CompactString()
 	if err := r.Err(); err != nil {
-		return fieldError("Principal", err)
+		return genrt.FieldError("Principal", err)
 	}
 	s.Host = r.CompactString()
 	if err := r.Err(); err != nil {
-		return fieldError("Host", err)
+		return genrt.FieldError("Host", err)
 	}
 	s.Operation = r.Int8()
 	if err := r.Err(); err != nil {
-		return fieldError("Operation", err)
+		return genrt.FieldError("Operation", err)
 	}
 	s.PermissionType = r.Int8()
 	if err := r.Err(); err != nil {
-		return fieldError("PermissionType", err)
+		return genrt.FieldError("PermissionType", err)
 	}
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})

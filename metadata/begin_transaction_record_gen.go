@@ -5,6 +5,7 @@ package metadata
 import (
 	"fmt"
 
+	"github.com/krabka-go/krabka/internal/codegen/genrt"
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
@@ -64,7 +65,7 @@ func (s *BeginTransactionRecord) AppendTo(dst []byte, version int16) ([]byte, er
 	}
 	out, err := s.appendTo(dst, version)
 	if err != nil {
-		return dst, finishEncodeError(err, "BeginTransactionRecord", version)
+		return dst, genrt.FinishEncodeError(err, "BeginTransactionRecord", version)
 	}
 	return out, nil
 }
@@ -78,10 +79,10 @@ func (s *BeginTransactionRecord) DecodeFrom(b []byte, version int16) error {
 	}
 	r := kbin.NewReader(b)
 	if err := s.readFrom(&r, version); err != nil {
-		return finishDecodeError(err, "BeginTransactionRecord", version)
+		return genrt.FinishDecodeError(err, "BeginTransactionRecord", version)
 	}
 	if r.ExpectEnd("BeginTransactionRecord"); r.Err() != nil {
-		return finishDecodeError(fieldError("", r.Err()), "BeginTransactionRecord", version)
+		return genrt.FinishDecodeError(genrt.FieldError("", r.Err()), "BeginTransactionRecord", version)
 	}
 	s.Version = version
 	return nil
@@ -90,7 +91,7 @@ func (s *BeginTransactionRecord) DecodeFrom(b []byte, version int16) error {
 func (s *BeginTransactionRecord) appendTo(dst []byte, version int16) ([]byte, error) {
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, knownTagsBeginTransactionRecord); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, knownTagsBeginTransactionRecord); err != nil {
 			return dst, err
 		}
 	}
@@ -114,7 +115,7 @@ func (s *BeginTransactionRecord) appendTo(dst []byte, version int16) ([]byte, er
 		dst = kbin.InsertUvarint(dst, at, uint32(len(dst)-at))
 	}
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -133,26 +134,26 @@ func (s *BeginTransactionRecord) readFrom(r *kbin.Reader, version int16) error {
 	s.Name = nil
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		switch {
 		case tag == 0:
 			s.Name = sub.CompactNullableString()
 			if err := sub.Err(); err != nil {
-				return fieldError("Name", err)
+				return genrt.FieldError("Name", err)
 			}
 			if sub.ExpectEnd("tagged field Name"); sub.Err() != nil {
-				return fieldError("Name", sub.Err())
+				return genrt.FieldError("Name", sub.Err())
 			}
 			if s.Name == nil {
-				return fieldError("Name", defaultTagError(tag))
+				return genrt.FieldError("Name", genrt.DefaultTagError(tag))
 			}
 		default:
 			s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})

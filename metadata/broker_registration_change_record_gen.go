@@ -3,6 +3,7 @@
 package metadata
 
 import (
+	"github.com/krabka-go/krabka/internal/codegen/genrt"
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
@@ -95,7 +96,7 @@ func (s *BrokerRegistrationChangeRecord) AppendTo(dst []byte, version int16) ([]
 	}
 	out, err := s.appendTo(dst, version)
 	if err != nil {
-		return dst, finishEncodeError(err, "BrokerRegistrationChangeRecord", version)
+		return dst, genrt.FinishEncodeError(err, "BrokerRegistrationChangeRecord", version)
 	}
 	return out, nil
 }
@@ -109,10 +110,10 @@ func (s *BrokerRegistrationChangeRecord) DecodeFrom(b []byte, version int16) err
 	}
 	r := kbin.NewReader(b)
 	if err := s.readFrom(&r, version); err != nil {
-		return finishDecodeError(err, "BrokerRegistrationChangeRecord", version)
+		return genrt.FinishDecodeError(err, "BrokerRegistrationChangeRecord", version)
 	}
 	if r.ExpectEnd("BrokerRegistrationChangeRecord"); r.Err() != nil {
-		return finishDecodeError(fieldError("", r.Err()), "BrokerRegistrationChangeRecord", version)
+		return genrt.FinishDecodeError(genrt.FieldError("", r.Err()), "BrokerRegistrationChangeRecord", version)
 	}
 	s.Version = version
 	return nil
@@ -132,7 +133,7 @@ func (s *BrokerRegistrationChangeRecord) appendTo(dst []byte, version int16) ([]
 	}
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, knownTagsBrokerRegistrationChangeRecord); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, knownTagsBrokerRegistrationChangeRecord); err != nil {
 			return dst, err
 		}
 	}
@@ -162,7 +163,7 @@ func (s *BrokerRegistrationChangeRecord) appendTo(dst []byte, version int16) ([]
 	}
 	if tag1 {
 		for len(u) > 0 && u[0].Tag < 1 {
-			dst = appendRawTag(dst, u[0])
+			dst = genrt.AppendRawTag(dst, u[0])
 			u = u[1:]
 		}
 		dst = kbin.AppendUvarint(dst, 1)
@@ -172,7 +173,7 @@ func (s *BrokerRegistrationChangeRecord) appendTo(dst []byte, version int16) ([]
 	}
 	if tag2 {
 		for len(u) > 0 && u[0].Tag < 2 {
-			dst = appendRawTag(dst, u[0])
+			dst = genrt.AppendRawTag(dst, u[0])
 			u = u[1:]
 		}
 		dst = kbin.AppendUvarint(dst, 2)
@@ -185,7 +186,7 @@ func (s *BrokerRegistrationChangeRecord) appendTo(dst []byte, version int16) ([]
 	}
 	if tag3 {
 		for len(u) > 0 && u[0].Tag < 3 {
-			dst = appendRawTag(dst, u[0])
+			dst = genrt.AppendRawTag(dst, u[0])
 			u = u[1:]
 		}
 		dst = kbin.AppendUvarint(dst, 3)
@@ -201,7 +202,7 @@ func (s *BrokerRegistrationChangeRecord) appendTo(dst []byte, version int16) ([]
 		dst = kbin.InsertUvarint(dst, at, uint32(len(dst)-at))
 	}
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -225,11 +226,11 @@ func (s *BrokerRegistrationChangeRecord) readFrom(r *kbin.Reader, version int16)
 	s.UnknownTags = nil
 	s.BrokerId = r.Int32()
 	if err := r.Err(); err != nil {
-		return fieldError("BrokerId", err)
+		return genrt.FieldError("BrokerId", err)
 	}
 	s.BrokerEpoch = r.Int64()
 	if err := r.Err(); err != nil {
-		return fieldError("BrokerEpoch", err)
+		return genrt.FieldError("BrokerEpoch", err)
 	}
 	s.Fenced = 0
 	s.InControlledShutdown = 0
@@ -237,37 +238,37 @@ func (s *BrokerRegistrationChangeRecord) readFrom(r *kbin.Reader, version int16)
 	s.CordonedLogDirs = nil
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		switch {
 		case tag == 0:
 			s.Fenced = sub.Int8()
 			if err := sub.Err(); err != nil {
-				return fieldError("Fenced", err)
+				return genrt.FieldError("Fenced", err)
 			}
 			if sub.ExpectEnd("tagged field Fenced"); sub.Err() != nil {
-				return fieldError("Fenced", sub.Err())
+				return genrt.FieldError("Fenced", sub.Err())
 			}
 			if s.Fenced == 0 {
-				return fieldError("Fenced", defaultTagError(tag))
+				return genrt.FieldError("Fenced", genrt.DefaultTagError(tag))
 			}
 		case tag == 1 && version >= 1:
 			s.InControlledShutdown = sub.Int8()
 			if err := sub.Err(); err != nil {
-				return fieldError("InControlledShutdown", err)
+				return genrt.FieldError("InControlledShutdown", err)
 			}
 			if sub.ExpectEnd("tagged field InControlledShutdown"); sub.Err() != nil {
-				return fieldError("InControlledShutdown", sub.Err())
+				return genrt.FieldError("InControlledShutdown", sub.Err())
 			}
 			if s.InControlledShutdown == 0 {
-				return fieldError("InControlledShutdown", defaultTagError(tag))
+				return genrt.FieldError("InControlledShutdown", genrt.DefaultTagError(tag))
 			}
 		case tag == 2 && version >= 2:
 			if n := sub.CompactArrayLen(16); n < 0 {
@@ -281,13 +282,13 @@ func (s *BrokerRegistrationChangeRecord) readFrom(r *kbin.Reader, version int16)
 				}
 			}
 			if err := sub.Err(); err != nil {
-				return fieldError("LogDirs", err)
+				return genrt.FieldError("LogDirs", err)
 			}
 			if sub.ExpectEnd("tagged field LogDirs"); sub.Err() != nil {
-				return fieldError("LogDirs", sub.Err())
+				return genrt.FieldError("LogDirs", sub.Err())
 			}
 			if len(s.LogDirs) == 0 {
-				return fieldError("LogDirs", defaultTagError(tag))
+				return genrt.FieldError("LogDirs", genrt.DefaultTagError(tag))
 			}
 		case tag == 3 && version >= 3:
 			if n := sub.CompactArrayLen(16); n < 0 {
@@ -299,13 +300,13 @@ func (s *BrokerRegistrationChangeRecord) readFrom(r *kbin.Reader, version int16)
 				}
 			}
 			if err := sub.Err(); err != nil {
-				return fieldError("CordonedLogDirs", err)
+				return genrt.FieldError("CordonedLogDirs", err)
 			}
 			if sub.ExpectEnd("tagged field CordonedLogDirs"); sub.Err() != nil {
-				return fieldError("CordonedLogDirs", sub.Err())
+				return genrt.FieldError("CordonedLogDirs", sub.Err())
 			}
 			if s.CordonedLogDirs == nil {
-				return fieldError("CordonedLogDirs", defaultTagError(tag))
+				return genrt.FieldError("CordonedLogDirs", genrt.DefaultTagError(tag))
 			}
 		default:
 			s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})

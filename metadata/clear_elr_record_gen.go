@@ -5,6 +5,7 @@ package metadata
 import (
 	"fmt"
 
+	"github.com/krabka-go/krabka/internal/codegen/genrt"
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
@@ -64,7 +65,7 @@ func (s *ClearElrRecord) AppendTo(dst []byte, version int16) ([]byte, error) {
 	}
 	out, err := s.appendTo(dst, version)
 	if err != nil {
-		return dst, finishEncodeError(err, "ClearElrRecord", version)
+		return dst, genrt.FinishEncodeError(err, "ClearElrRecord", version)
 	}
 	return out, nil
 }
@@ -78,10 +79,10 @@ func (s *ClearElrRecord) DecodeFrom(b []byte, version int16) error {
 	}
 	r := kbin.NewReader(b)
 	if err := s.readFrom(&r, version); err != nil {
-		return finishDecodeError(err, "ClearElrRecord", version)
+		return genrt.FinishDecodeError(err, "ClearElrRecord", version)
 	}
 	if r.ExpectEnd("ClearElrRecord"); r.Err() != nil {
-		return finishDecodeError(fieldError("", r.Err()), "ClearElrRecord", version)
+		return genrt.FinishDecodeError(genrt.FieldError("", r.Err()), "ClearElrRecord", version)
 	}
 	s.Version = version
 	return nil
@@ -94,14 +95,14 @@ func (s *ClearElrRecord) appendTo(dst []byte, version int16) ([]byte, error) {
 	dst = kbin.AppendCompactString(dst, s.TopicName)
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, nil); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, nil); err != nil {
 			return dst, err
 		}
 	}
 	n := len(u)
 	dst = kbin.AppendUvarint(dst, uint32(n))
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -110,17 +111,17 @@ func (s *ClearElrRecord) readFrom(r *kbin.Reader, version int16) error {
 	s.UnknownTags = nil
 	s.TopicName = r.CompactString()
 	if err := r.Err(); err != nil {
-		return fieldError("TopicName", err)
+		return genrt.FieldError("TopicName", err)
 	}
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})

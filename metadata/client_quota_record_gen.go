@@ -5,6 +5,7 @@ package metadata
 import (
 	"fmt"
 
+	"github.com/krabka-go/krabka/internal/codegen/genrt"
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
@@ -81,7 +82,7 @@ func (s *ClientQuotaRecord) AppendTo(dst []byte, version int16) ([]byte, error) 
 	}
 	out, err := s.appendTo(dst, version)
 	if err != nil {
-		return dst, finishEncodeError(err, "ClientQuotaRecord", version)
+		return dst, genrt.FinishEncodeError(err, "ClientQuotaRecord", version)
 	}
 	return out, nil
 }
@@ -95,10 +96,10 @@ func (s *ClientQuotaRecord) DecodeFrom(b []byte, version int16) error {
 	}
 	r := kbin.NewReader(b)
 	if err := s.readFrom(&r, version); err != nil {
-		return finishDecodeError(err, "ClientQuotaRecord", version)
+		return genrt.FinishDecodeError(err, "ClientQuotaRecord", version)
 	}
 	if r.ExpectEnd("ClientQuotaRecord"); r.Err() != nil {
-		return finishDecodeError(fieldError("", r.Err()), "ClientQuotaRecord", version)
+		return genrt.FinishDecodeError(genrt.FieldError("", r.Err()), "ClientQuotaRecord", version)
 	}
 	s.Version = version
 	return nil
@@ -109,7 +110,7 @@ func (s *ClientQuotaRecord) appendTo(dst []byte, version int16) ([]byte, error) 
 	dst = kbin.AppendCompactArrayLen(dst, len(s.Entity))
 	for i := range s.Entity {
 		if dst, err = s.Entity[i].appendTo(dst, version); err != nil {
-			return dst, prefixEncodeError(err, fmt.Sprintf("Entity[%d]", i))
+			return dst, genrt.PrefixEncodeError(err, fmt.Sprintf("Entity[%d]", i))
 		}
 	}
 	if len(s.Key) > kbin.MaxStringLen {
@@ -120,14 +121,14 @@ func (s *ClientQuotaRecord) appendTo(dst []byte, version int16) ([]byte, error) 
 	dst = kbin.AppendBool(dst, s.Remove)
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, nil); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, nil); err != nil {
 			return dst, err
 		}
 	}
 	n := len(u)
 	dst = kbin.AppendUvarint(dst, uint32(n))
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -142,34 +143,34 @@ func (s *ClientQuotaRecord) readFrom(r *kbin.Reader, version int16) error {
 		s.Entity = make([]ClientQuotaRecordEntityData, n)
 		for i := range s.Entity {
 			if err := s.Entity[i].readFrom(r, version); err != nil {
-				return prefixDecodeError(err, fmt.Sprintf("Entity[%d]", i))
+				return genrt.PrefixDecodeError(err, fmt.Sprintf("Entity[%d]", i))
 			}
 		}
 	}
 	if err := r.Err(); err != nil {
-		return fieldError("Entity", err)
+		return genrt.FieldError("Entity", err)
 	}
 	s.Key = r.CompactString()
 	if err := r.Err(); err != nil {
-		return fieldError("Key", err)
+		return genrt.FieldError("Key", err)
 	}
 	s.Value = r.Float64()
 	if err := r.Err(); err != nil {
-		return fieldError("Value", err)
+		return genrt.FieldError("Value", err)
 	}
 	s.Remove = r.Bool()
 	if err := r.Err(); err != nil {
-		return fieldError("Remove", err)
+		return genrt.FieldError("Remove", err)
 	}
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})
@@ -200,7 +201,7 @@ type ClientQuotaRecordEntityData struct {
 // Default sets every field of s to its default value.
 func (s *ClientQuotaRecordEntityData) Default() {
 	*s = ClientQuotaRecordEntityData{}
-	s.EntityName = strPtr("")
+	s.EntityName = genrt.StrPtr("")
 }
 
 func (s *ClientQuotaRecordEntityData) appendTo(dst []byte, version int16) ([]byte, error) {
@@ -218,14 +219,14 @@ func (s *ClientQuotaRecordEntityData) appendTo(dst []byte, version int16) ([]byt
 	}
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, nil); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, nil); err != nil {
 			return dst, err
 		}
 	}
 	n := len(u)
 	dst = kbin.AppendUvarint(dst, uint32(n))
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -234,21 +235,21 @@ func (s *ClientQuotaRecordEntityData) readFrom(r *kbin.Reader, version int16) er
 	s.UnknownTags = nil
 	s.EntityType = r.CompactString()
 	if err := r.Err(); err != nil {
-		return fieldError("EntityType", err)
+		return genrt.FieldError("EntityType", err)
 	}
 	s.EntityName = r.CompactNullableString()
 	if err := r.Err(); err != nil {
-		return fieldError("EntityName", err)
+		return genrt.FieldError("EntityName", err)
 	}
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})

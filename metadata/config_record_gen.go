@@ -5,6 +5,7 @@ package metadata
 import (
 	"fmt"
 
+	"github.com/krabka-go/krabka/internal/codegen/genrt"
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
@@ -48,7 +49,7 @@ type ConfigRecord struct {
 // Default sets every field of s to its default value.
 func (s *ConfigRecord) Default() {
 	*s = ConfigRecord{}
-	s.Value = strPtr("")
+	s.Value = genrt.StrPtr("")
 }
 
 // NewConfigRecord returns a ConfigRecord with every field set to its default.
@@ -82,7 +83,7 @@ func (s *ConfigRecord) AppendTo(dst []byte, version int16) ([]byte, error) {
 	}
 	out, err := s.appendTo(dst, version)
 	if err != nil {
-		return dst, finishEncodeError(err, "ConfigRecord", version)
+		return dst, genrt.FinishEncodeError(err, "ConfigRecord", version)
 	}
 	return out, nil
 }
@@ -96,10 +97,10 @@ func (s *ConfigRecord) DecodeFrom(b []byte, version int16) error {
 	}
 	r := kbin.NewReader(b)
 	if err := s.readFrom(&r, version); err != nil {
-		return finishDecodeError(err, "ConfigRecord", version)
+		return genrt.FinishDecodeError(err, "ConfigRecord", version)
 	}
 	if r.ExpectEnd("ConfigRecord"); r.Err() != nil {
-		return finishDecodeError(fieldError("", r.Err()), "ConfigRecord", version)
+		return genrt.FinishDecodeError(genrt.FieldError("", r.Err()), "ConfigRecord", version)
 	}
 	s.Version = version
 	return nil
@@ -125,14 +126,14 @@ func (s *ConfigRecord) appendTo(dst []byte, version int16) ([]byte, error) {
 	}
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, nil); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, nil); err != nil {
 			return dst, err
 		}
 	}
 	n := len(u)
 	dst = kbin.AppendUvarint(dst, uint32(n))
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -141,29 +142,29 @@ func (s *ConfigRecord) readFrom(r *kbin.Reader, version int16) error {
 	s.UnknownTags = nil
 	s.ResourceType = r.Int8()
 	if err := r.Err(); err != nil {
-		return fieldError("ResourceType", err)
+		return genrt.FieldError("ResourceType", err)
 	}
 	s.ResourceName = r.CompactString()
 	if err := r.Err(); err != nil {
-		return fieldError("ResourceName", err)
+		return genrt.FieldError("ResourceName", err)
 	}
 	s.Name = r.CompactString()
 	if err := r.Err(); err != nil {
-		return fieldError("Name", err)
+		return genrt.FieldError("Name", err)
 	}
 	s.Value = r.CompactNullableString()
 	if err := r.Err(); err != nil {
-		return fieldError("Value", err)
+		return genrt.FieldError("Value", err)
 	}
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})

@@ -5,6 +5,7 @@ package metadata
 import (
 	"fmt"
 
+	"github.com/krabka-go/krabka/internal/codegen/genrt"
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
@@ -99,7 +100,7 @@ func (s *DelegationTokenRecord) AppendTo(dst []byte, version int16) ([]byte, err
 	}
 	out, err := s.appendTo(dst, version)
 	if err != nil {
-		return dst, finishEncodeError(err, "DelegationTokenRecord", version)
+		return dst, genrt.FinishEncodeError(err, "DelegationTokenRecord", version)
 	}
 	return out, nil
 }
@@ -113,10 +114,10 @@ func (s *DelegationTokenRecord) DecodeFrom(b []byte, version int16) error {
 	}
 	r := kbin.NewReader(b)
 	if err := s.readFrom(&r, version); err != nil {
-		return finishDecodeError(err, "DelegationTokenRecord", version)
+		return genrt.FinishDecodeError(err, "DelegationTokenRecord", version)
 	}
 	if r.ExpectEnd("DelegationTokenRecord"); r.Err() != nil {
-		return finishDecodeError(fieldError("", r.Err()), "DelegationTokenRecord", version)
+		return genrt.FinishDecodeError(genrt.FieldError("", r.Err()), "DelegationTokenRecord", version)
 	}
 	s.Version = version
 	return nil
@@ -147,14 +148,14 @@ func (s *DelegationTokenRecord) appendTo(dst []byte, version int16) ([]byte, err
 	dst = kbin.AppendCompactString(dst, s.TokenId)
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, nil); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, nil); err != nil {
 			return dst, err
 		}
 	}
 	n := len(u)
 	dst = kbin.AppendUvarint(dst, uint32(n))
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -163,11 +164,11 @@ func (s *DelegationTokenRecord) readFrom(r *kbin.Reader, version int16) error {
 	s.UnknownTags = nil
 	s.Owner = r.CompactString()
 	if err := r.Err(); err != nil {
-		return fieldError("Owner", err)
+		return genrt.FieldError("Owner", err)
 	}
 	s.Requester = r.CompactString()
 	if err := r.Err(); err != nil {
-		return fieldError("Requester", err)
+		return genrt.FieldError("Requester", err)
 	}
 	if n := r.CompactArrayLen(1); n < 0 {
 		r.Invalid("array length", "null in non-nullable field Renewers")
@@ -180,33 +181,33 @@ func (s *DelegationTokenRecord) readFrom(r *kbin.Reader, version int16) error {
 		}
 	}
 	if err := r.Err(); err != nil {
-		return fieldError("Renewers", err)
+		return genrt.FieldError("Renewers", err)
 	}
 	s.IssueTimestamp = r.Int64()
 	if err := r.Err(); err != nil {
-		return fieldError("IssueTimestamp", err)
+		return genrt.FieldError("IssueTimestamp", err)
 	}
 	s.MaxTimestamp = r.Int64()
 	if err := r.Err(); err != nil {
-		return fieldError("MaxTimestamp", err)
+		return genrt.FieldError("MaxTimestamp", err)
 	}
 	s.ExpirationTimestamp = r.Int64()
 	if err := r.Err(); err != nil {
-		return fieldError("ExpirationTimestamp", err)
+		return genrt.FieldError("ExpirationTimestamp", err)
 	}
 	s.TokenId = r.CompactString()
 	if err := r.Err(); err != nil {
-		return fieldError("TokenId", err)
+		return genrt.FieldError("TokenId", err)
 	}
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})

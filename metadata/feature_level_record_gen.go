@@ -5,6 +5,7 @@ package metadata
 import (
 	"fmt"
 
+	"github.com/krabka-go/krabka/internal/codegen/genrt"
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
@@ -72,7 +73,7 @@ func (s *FeatureLevelRecord) AppendTo(dst []byte, version int16) ([]byte, error)
 	}
 	out, err := s.appendTo(dst, version)
 	if err != nil {
-		return dst, finishEncodeError(err, "FeatureLevelRecord", version)
+		return dst, genrt.FinishEncodeError(err, "FeatureLevelRecord", version)
 	}
 	return out, nil
 }
@@ -86,10 +87,10 @@ func (s *FeatureLevelRecord) DecodeFrom(b []byte, version int16) error {
 	}
 	r := kbin.NewReader(b)
 	if err := s.readFrom(&r, version); err != nil {
-		return finishDecodeError(err, "FeatureLevelRecord", version)
+		return genrt.FinishDecodeError(err, "FeatureLevelRecord", version)
 	}
 	if r.ExpectEnd("FeatureLevelRecord"); r.Err() != nil {
-		return finishDecodeError(fieldError("", r.Err()), "FeatureLevelRecord", version)
+		return genrt.FinishDecodeError(genrt.FieldError("", r.Err()), "FeatureLevelRecord", version)
 	}
 	s.Version = version
 	return nil
@@ -103,14 +104,14 @@ func (s *FeatureLevelRecord) appendTo(dst []byte, version int16) ([]byte, error)
 	dst = kbin.AppendInt16(dst, s.FeatureLevel)
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, nil); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, nil); err != nil {
 			return dst, err
 		}
 	}
 	n := len(u)
 	dst = kbin.AppendUvarint(dst, uint32(n))
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -119,21 +120,21 @@ func (s *FeatureLevelRecord) readFrom(r *kbin.Reader, version int16) error {
 	s.UnknownTags = nil
 	s.Name = r.CompactString()
 	if err := r.Err(); err != nil {
-		return fieldError("Name", err)
+		return genrt.FieldError("Name", err)
 	}
 	s.FeatureLevel = r.Int16()
 	if err := r.Err(); err != nil {
-		return fieldError("FeatureLevel", err)
+		return genrt.FieldError("FeatureLevel", err)
 	}
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})

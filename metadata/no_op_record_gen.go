@@ -3,6 +3,7 @@
 package metadata
 
 import (
+	"github.com/krabka-go/krabka/internal/codegen/genrt"
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
@@ -56,7 +57,7 @@ func (s *NoOpRecord) AppendTo(dst []byte, version int16) ([]byte, error) {
 	}
 	out, err := s.appendTo(dst, version)
 	if err != nil {
-		return dst, finishEncodeError(err, "NoOpRecord", version)
+		return dst, genrt.FinishEncodeError(err, "NoOpRecord", version)
 	}
 	return out, nil
 }
@@ -70,10 +71,10 @@ func (s *NoOpRecord) DecodeFrom(b []byte, version int16) error {
 	}
 	r := kbin.NewReader(b)
 	if err := s.readFrom(&r, version); err != nil {
-		return finishDecodeError(err, "NoOpRecord", version)
+		return genrt.FinishDecodeError(err, "NoOpRecord", version)
 	}
 	if r.ExpectEnd("NoOpRecord"); r.Err() != nil {
-		return finishDecodeError(fieldError("", r.Err()), "NoOpRecord", version)
+		return genrt.FinishDecodeError(genrt.FieldError("", r.Err()), "NoOpRecord", version)
 	}
 	s.Version = version
 	return nil
@@ -82,14 +83,14 @@ func (s *NoOpRecord) DecodeFrom(b []byte, version int16) error {
 func (s *NoOpRecord) appendTo(dst []byte, version int16) ([]byte, error) {
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, nil); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, nil); err != nil {
 			return dst, err
 		}
 	}
 	n := len(u)
 	dst = kbin.AppendUvarint(dst, uint32(n))
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -98,13 +99,13 @@ func (s *NoOpRecord) readFrom(r *kbin.Reader, version int16) error {
 	s.UnknownTags = nil
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})

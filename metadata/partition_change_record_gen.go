@@ -3,6 +3,7 @@
 package metadata
 
 import (
+	"github.com/krabka-go/krabka/internal/codegen/genrt"
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
@@ -143,7 +144,7 @@ func (s *PartitionChangeRecord) AppendTo(dst []byte, version int16) ([]byte, err
 	}
 	out, err := s.appendTo(dst, version)
 	if err != nil {
-		return dst, finishEncodeError(err, "PartitionChangeRecord", version)
+		return dst, genrt.FinishEncodeError(err, "PartitionChangeRecord", version)
 	}
 	return out, nil
 }
@@ -157,10 +158,10 @@ func (s *PartitionChangeRecord) DecodeFrom(b []byte, version int16) error {
 	}
 	r := kbin.NewReader(b)
 	if err := s.readFrom(&r, version); err != nil {
-		return finishDecodeError(err, "PartitionChangeRecord", version)
+		return genrt.FinishDecodeError(err, "PartitionChangeRecord", version)
 	}
 	if r.ExpectEnd("PartitionChangeRecord"); r.Err() != nil {
-		return finishDecodeError(fieldError("", r.Err()), "PartitionChangeRecord", version)
+		return genrt.FinishDecodeError(genrt.FieldError("", r.Err()), "PartitionChangeRecord", version)
 	}
 	s.Version = version
 	return nil
@@ -180,7 +181,7 @@ func (s *PartitionChangeRecord) appendTo(dst []byte, version int16) ([]byte, err
 	}
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, knownTagsPartitionChangeRecord); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, knownTagsPartitionChangeRecord); err != nil {
 			return dst, err
 		}
 	}
@@ -237,7 +238,7 @@ func (s *PartitionChangeRecord) appendTo(dst []byte, version int16) ([]byte, err
 	}
 	if tag1 {
 		for len(u) > 0 && u[0].Tag < 1 {
-			dst = appendRawTag(dst, u[0])
+			dst = genrt.AppendRawTag(dst, u[0])
 			u = u[1:]
 		}
 		dst = kbin.AppendUvarint(dst, 1)
@@ -247,7 +248,7 @@ func (s *PartitionChangeRecord) appendTo(dst []byte, version int16) ([]byte, err
 	}
 	if tag2 {
 		for len(u) > 0 && u[0].Tag < 2 {
-			dst = appendRawTag(dst, u[0])
+			dst = genrt.AppendRawTag(dst, u[0])
 			u = u[1:]
 		}
 		dst = kbin.AppendUvarint(dst, 2)
@@ -264,7 +265,7 @@ func (s *PartitionChangeRecord) appendTo(dst []byte, version int16) ([]byte, err
 	}
 	if tag3 {
 		for len(u) > 0 && u[0].Tag < 3 {
-			dst = appendRawTag(dst, u[0])
+			dst = genrt.AppendRawTag(dst, u[0])
 			u = u[1:]
 		}
 		dst = kbin.AppendUvarint(dst, 3)
@@ -281,7 +282,7 @@ func (s *PartitionChangeRecord) appendTo(dst []byte, version int16) ([]byte, err
 	}
 	if tag4 {
 		for len(u) > 0 && u[0].Tag < 4 {
-			dst = appendRawTag(dst, u[0])
+			dst = genrt.AppendRawTag(dst, u[0])
 			u = u[1:]
 		}
 		dst = kbin.AppendUvarint(dst, 4)
@@ -298,7 +299,7 @@ func (s *PartitionChangeRecord) appendTo(dst []byte, version int16) ([]byte, err
 	}
 	if tag5 {
 		for len(u) > 0 && u[0].Tag < 5 {
-			dst = appendRawTag(dst, u[0])
+			dst = genrt.AppendRawTag(dst, u[0])
 			u = u[1:]
 		}
 		dst = kbin.AppendUvarint(dst, 5)
@@ -308,7 +309,7 @@ func (s *PartitionChangeRecord) appendTo(dst []byte, version int16) ([]byte, err
 	}
 	if tag6 {
 		for len(u) > 0 && u[0].Tag < 6 {
-			dst = appendRawTag(dst, u[0])
+			dst = genrt.AppendRawTag(dst, u[0])
 			u = u[1:]
 		}
 		dst = kbin.AppendUvarint(dst, 6)
@@ -325,7 +326,7 @@ func (s *PartitionChangeRecord) appendTo(dst []byte, version int16) ([]byte, err
 	}
 	if tag7 {
 		for len(u) > 0 && u[0].Tag < 7 {
-			dst = appendRawTag(dst, u[0])
+			dst = genrt.AppendRawTag(dst, u[0])
 			u = u[1:]
 		}
 		dst = kbin.AppendUvarint(dst, 7)
@@ -342,7 +343,7 @@ func (s *PartitionChangeRecord) appendTo(dst []byte, version int16) ([]byte, err
 	}
 	if tag8 {
 		for len(u) > 0 && u[0].Tag < 8 {
-			dst = appendRawTag(dst, u[0])
+			dst = genrt.AppendRawTag(dst, u[0])
 			u = u[1:]
 		}
 		dst = kbin.AppendUvarint(dst, 8)
@@ -358,7 +359,7 @@ func (s *PartitionChangeRecord) appendTo(dst []byte, version int16) ([]byte, err
 		dst = kbin.InsertUvarint(dst, at, uint32(len(dst)-at))
 	}
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -392,11 +393,11 @@ func (s *PartitionChangeRecord) readFrom(r *kbin.Reader, version int16) error {
 	s.UnknownTags = nil
 	s.PartitionId = r.Int32()
 	if err := r.Err(); err != nil {
-		return fieldError("PartitionId", err)
+		return genrt.FieldError("PartitionId", err)
 	}
 	s.TopicId = r.UUID()
 	if err := r.Err(); err != nil {
-		return fieldError("TopicId", err)
+		return genrt.FieldError("TopicId", err)
 	}
 	s.Isr = nil
 	s.Leader = -2
@@ -409,13 +410,13 @@ func (s *PartitionChangeRecord) readFrom(r *kbin.Reader, version int16) error {
 	s.LastKnownElr = nil
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		switch {
@@ -429,24 +430,24 @@ func (s *PartitionChangeRecord) readFrom(r *kbin.Reader, version int16) error {
 				}
 			}
 			if err := sub.Err(); err != nil {
-				return fieldError("Isr", err)
+				return genrt.FieldError("Isr", err)
 			}
 			if sub.ExpectEnd("tagged field Isr"); sub.Err() != nil {
-				return fieldError("Isr", sub.Err())
+				return genrt.FieldError("Isr", sub.Err())
 			}
 			if s.Isr == nil {
-				return fieldError("Isr", defaultTagError(tag))
+				return genrt.FieldError("Isr", genrt.DefaultTagError(tag))
 			}
 		case tag == 1:
 			s.Leader = sub.Int32()
 			if err := sub.Err(); err != nil {
-				return fieldError("Leader", err)
+				return genrt.FieldError("Leader", err)
 			}
 			if sub.ExpectEnd("tagged field Leader"); sub.Err() != nil {
-				return fieldError("Leader", sub.Err())
+				return genrt.FieldError("Leader", sub.Err())
 			}
 			if s.Leader == -2 {
-				return fieldError("Leader", defaultTagError(tag))
+				return genrt.FieldError("Leader", genrt.DefaultTagError(tag))
 			}
 		case tag == 2:
 			if n := sub.CompactArrayLen(4); n < 0 {
@@ -458,13 +459,13 @@ func (s *PartitionChangeRecord) readFrom(r *kbin.Reader, version int16) error {
 				}
 			}
 			if err := sub.Err(); err != nil {
-				return fieldError("Replicas", err)
+				return genrt.FieldError("Replicas", err)
 			}
 			if sub.ExpectEnd("tagged field Replicas"); sub.Err() != nil {
-				return fieldError("Replicas", sub.Err())
+				return genrt.FieldError("Replicas", sub.Err())
 			}
 			if s.Replicas == nil {
-				return fieldError("Replicas", defaultTagError(tag))
+				return genrt.FieldError("Replicas", genrt.DefaultTagError(tag))
 			}
 		case tag == 3:
 			if n := sub.CompactArrayLen(4); n < 0 {
@@ -476,13 +477,13 @@ func (s *PartitionChangeRecord) readFrom(r *kbin.Reader, version int16) error {
 				}
 			}
 			if err := sub.Err(); err != nil {
-				return fieldError("RemovingReplicas", err)
+				return genrt.FieldError("RemovingReplicas", err)
 			}
 			if sub.ExpectEnd("tagged field RemovingReplicas"); sub.Err() != nil {
-				return fieldError("RemovingReplicas", sub.Err())
+				return genrt.FieldError("RemovingReplicas", sub.Err())
 			}
 			if s.RemovingReplicas == nil {
-				return fieldError("RemovingReplicas", defaultTagError(tag))
+				return genrt.FieldError("RemovingReplicas", genrt.DefaultTagError(tag))
 			}
 		case tag == 4:
 			if n := sub.CompactArrayLen(4); n < 0 {
@@ -494,24 +495,24 @@ func (s *PartitionChangeRecord) readFrom(r *kbin.Reader, version int16) error {
 				}
 			}
 			if err := sub.Err(); err != nil {
-				return fieldError("AddingReplicas", err)
+				return genrt.FieldError("AddingReplicas", err)
 			}
 			if sub.ExpectEnd("tagged field AddingReplicas"); sub.Err() != nil {
-				return fieldError("AddingReplicas", sub.Err())
+				return genrt.FieldError("AddingReplicas", sub.Err())
 			}
 			if s.AddingReplicas == nil {
-				return fieldError("AddingReplicas", defaultTagError(tag))
+				return genrt.FieldError("AddingReplicas", genrt.DefaultTagError(tag))
 			}
 		case tag == 5:
 			s.LeaderRecoveryState = sub.Int8()
 			if err := sub.Err(); err != nil {
-				return fieldError("LeaderRecoveryState", err)
+				return genrt.FieldError("LeaderRecoveryState", err)
 			}
 			if sub.ExpectEnd("tagged field LeaderRecoveryState"); sub.Err() != nil {
-				return fieldError("LeaderRecoveryState", sub.Err())
+				return genrt.FieldError("LeaderRecoveryState", sub.Err())
 			}
 			if s.LeaderRecoveryState == -1 {
-				return fieldError("LeaderRecoveryState", defaultTagError(tag))
+				return genrt.FieldError("LeaderRecoveryState", genrt.DefaultTagError(tag))
 			}
 		case tag == 6 && version >= 2:
 			if n := sub.CompactArrayLen(4); n < 0 {
@@ -523,13 +524,13 @@ func (s *PartitionChangeRecord) readFrom(r *kbin.Reader, version int16) error {
 				}
 			}
 			if err := sub.Err(); err != nil {
-				return fieldError("EligibleLeaderReplicas", err)
+				return genrt.FieldError("EligibleLeaderReplicas", err)
 			}
 			if sub.ExpectEnd("tagged field EligibleLeaderReplicas"); sub.Err() != nil {
-				return fieldError("EligibleLeaderReplicas", sub.Err())
+				return genrt.FieldError("EligibleLeaderReplicas", sub.Err())
 			}
 			if s.EligibleLeaderReplicas == nil {
-				return fieldError("EligibleLeaderReplicas", defaultTagError(tag))
+				return genrt.FieldError("EligibleLeaderReplicas", genrt.DefaultTagError(tag))
 			}
 		case tag == 7 && version >= 2:
 			if n := sub.CompactArrayLen(4); n < 0 {
@@ -541,13 +542,13 @@ func (s *PartitionChangeRecord) readFrom(r *kbin.Reader, version int16) error {
 				}
 			}
 			if err := sub.Err(); err != nil {
-				return fieldError("LastKnownElr", err)
+				return genrt.FieldError("LastKnownElr", err)
 			}
 			if sub.ExpectEnd("tagged field LastKnownElr"); sub.Err() != nil {
-				return fieldError("LastKnownElr", sub.Err())
+				return genrt.FieldError("LastKnownElr", sub.Err())
 			}
 			if s.LastKnownElr == nil {
-				return fieldError("LastKnownElr", defaultTagError(tag))
+				return genrt.FieldError("LastKnownElr", genrt.DefaultTagError(tag))
 			}
 		case tag == 8 && version >= 1:
 			if n := sub.CompactArrayLen(16); n < 0 {
@@ -559,13 +560,13 @@ func (s *PartitionChangeRecord) readFrom(r *kbin.Reader, version int16) error {
 				}
 			}
 			if err := sub.Err(); err != nil {
-				return fieldError("Directories", err)
+				return genrt.FieldError("Directories", err)
 			}
 			if sub.ExpectEnd("tagged field Directories"); sub.Err() != nil {
-				return fieldError("Directories", sub.Err())
+				return genrt.FieldError("Directories", sub.Err())
 			}
 			if s.Directories == nil {
-				return fieldError("Directories", defaultTagError(tag))
+				return genrt.FieldError("Directories", genrt.DefaultTagError(tag))
 			}
 		default:
 			s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})

@@ -3,6 +3,7 @@
 package metadata
 
 import (
+	"github.com/krabka-go/krabka/internal/codegen/genrt"
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
@@ -147,7 +148,7 @@ func (s *PartitionRecord) AppendTo(dst []byte, version int16) ([]byte, error) {
 	}
 	out, err := s.appendTo(dst, version)
 	if err != nil {
-		return dst, finishEncodeError(err, "PartitionRecord", version)
+		return dst, genrt.FinishEncodeError(err, "PartitionRecord", version)
 	}
 	return out, nil
 }
@@ -161,10 +162,10 @@ func (s *PartitionRecord) DecodeFrom(b []byte, version int16) error {
 	}
 	r := kbin.NewReader(b)
 	if err := s.readFrom(&r, version); err != nil {
-		return finishDecodeError(err, "PartitionRecord", version)
+		return genrt.FinishDecodeError(err, "PartitionRecord", version)
 	}
 	if r.ExpectEnd("PartitionRecord"); r.Err() != nil {
-		return finishDecodeError(fieldError("", r.Err()), "PartitionRecord", version)
+		return genrt.FinishDecodeError(genrt.FieldError("", r.Err()), "PartitionRecord", version)
 	}
 	s.Version = version
 	return nil
@@ -209,7 +210,7 @@ func (s *PartitionRecord) appendTo(dst []byte, version int16) ([]byte, error) {
 	}
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, knownTagsPartitionRecord); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, knownTagsPartitionRecord); err != nil {
 			return dst, err
 		}
 	}
@@ -235,7 +236,7 @@ func (s *PartitionRecord) appendTo(dst []byte, version int16) ([]byte, error) {
 	}
 	if tag1 {
 		for len(u) > 0 && u[0].Tag < 1 {
-			dst = appendRawTag(dst, u[0])
+			dst = genrt.AppendRawTag(dst, u[0])
 			u = u[1:]
 		}
 		dst = kbin.AppendUvarint(dst, 1)
@@ -252,7 +253,7 @@ func (s *PartitionRecord) appendTo(dst []byte, version int16) ([]byte, error) {
 	}
 	if tag2 {
 		for len(u) > 0 && u[0].Tag < 2 {
-			dst = appendRawTag(dst, u[0])
+			dst = genrt.AppendRawTag(dst, u[0])
 			u = u[1:]
 		}
 		dst = kbin.AppendUvarint(dst, 2)
@@ -268,7 +269,7 @@ func (s *PartitionRecord) appendTo(dst []byte, version int16) ([]byte, error) {
 		dst = kbin.InsertUvarint(dst, at, uint32(len(dst)-at))
 	}
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -290,11 +291,11 @@ func (s *PartitionRecord) readFrom(r *kbin.Reader, version int16) error {
 	s.UnknownTags = nil
 	s.PartitionId = r.Int32()
 	if err := r.Err(); err != nil {
-		return fieldError("PartitionId", err)
+		return genrt.FieldError("PartitionId", err)
 	}
 	s.TopicId = r.UUID()
 	if err := r.Err(); err != nil {
-		return fieldError("TopicId", err)
+		return genrt.FieldError("TopicId", err)
 	}
 	if n := r.CompactArrayLen(4); n < 0 {
 		r.Invalid("array length", "null in non-nullable field Replicas")
@@ -307,7 +308,7 @@ func (s *PartitionRecord) readFrom(r *kbin.Reader, version int16) error {
 		}
 	}
 	if err := r.Err(); err != nil {
-		return fieldError("Replicas", err)
+		return genrt.FieldError("Replicas", err)
 	}
 	if n := r.CompactArrayLen(4); n < 0 {
 		r.Invalid("array length", "null in non-nullable field Isr")
@@ -320,7 +321,7 @@ func (s *PartitionRecord) readFrom(r *kbin.Reader, version int16) error {
 		}
 	}
 	if err := r.Err(); err != nil {
-		return fieldError("Isr", err)
+		return genrt.FieldError("Isr", err)
 	}
 	if n := r.CompactArrayLen(4); n < 0 {
 		r.Invalid("array length", "null in non-nullable field RemovingReplicas")
@@ -333,7 +334,7 @@ func (s *PartitionRecord) readFrom(r *kbin.Reader, version int16) error {
 		}
 	}
 	if err := r.Err(); err != nil {
-		return fieldError("RemovingReplicas", err)
+		return genrt.FieldError("RemovingReplicas", err)
 	}
 	if n := r.CompactArrayLen(4); n < 0 {
 		r.Invalid("array length", "null in non-nullable field AddingReplicas")
@@ -346,20 +347,20 @@ func (s *PartitionRecord) readFrom(r *kbin.Reader, version int16) error {
 		}
 	}
 	if err := r.Err(); err != nil {
-		return fieldError("AddingReplicas", err)
+		return genrt.FieldError("AddingReplicas", err)
 	}
 	s.Leader = r.Int32()
 	if err := r.Err(); err != nil {
-		return fieldError("Leader", err)
+		return genrt.FieldError("Leader", err)
 	}
 	s.LeaderRecoveryState = 0
 	s.LeaderEpoch = r.Int32()
 	if err := r.Err(); err != nil {
-		return fieldError("LeaderEpoch", err)
+		return genrt.FieldError("LeaderEpoch", err)
 	}
 	s.PartitionEpoch = r.Int32()
 	if err := r.Err(); err != nil {
-		return fieldError("PartitionEpoch", err)
+		return genrt.FieldError("PartitionEpoch", err)
 	}
 	if version >= 1 {
 		if n := r.CompactArrayLen(16); n < 0 {
@@ -373,7 +374,7 @@ func (s *PartitionRecord) readFrom(r *kbin.Reader, version int16) error {
 			}
 		}
 		if err := r.Err(); err != nil {
-			return fieldError("Directories", err)
+			return genrt.FieldError("Directories", err)
 		}
 	} else {
 		s.Directories = nil
@@ -382,26 +383,26 @@ func (s *PartitionRecord) readFrom(r *kbin.Reader, version int16) error {
 	s.LastKnownElr = nil
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		switch {
 		case tag == 0:
 			s.LeaderRecoveryState = sub.Int8()
 			if err := sub.Err(); err != nil {
-				return fieldError("LeaderRecoveryState", err)
+				return genrt.FieldError("LeaderRecoveryState", err)
 			}
 			if sub.ExpectEnd("tagged field LeaderRecoveryState"); sub.Err() != nil {
-				return fieldError("LeaderRecoveryState", sub.Err())
+				return genrt.FieldError("LeaderRecoveryState", sub.Err())
 			}
 			if s.LeaderRecoveryState == 0 {
-				return fieldError("LeaderRecoveryState", defaultTagError(tag))
+				return genrt.FieldError("LeaderRecoveryState", genrt.DefaultTagError(tag))
 			}
 		case tag == 1 && version >= 2:
 			if n := sub.CompactArrayLen(4); n < 0 {
@@ -413,13 +414,13 @@ func (s *PartitionRecord) readFrom(r *kbin.Reader, version int16) error {
 				}
 			}
 			if err := sub.Err(); err != nil {
-				return fieldError("EligibleLeaderReplicas", err)
+				return genrt.FieldError("EligibleLeaderReplicas", err)
 			}
 			if sub.ExpectEnd("tagged field EligibleLeaderReplicas"); sub.Err() != nil {
-				return fieldError("EligibleLeaderReplicas", sub.Err())
+				return genrt.FieldError("EligibleLeaderReplicas", sub.Err())
 			}
 			if s.EligibleLeaderReplicas == nil {
-				return fieldError("EligibleLeaderReplicas", defaultTagError(tag))
+				return genrt.FieldError("EligibleLeaderReplicas", genrt.DefaultTagError(tag))
 			}
 		case tag == 2 && version >= 2:
 			if n := sub.CompactArrayLen(4); n < 0 {
@@ -431,13 +432,13 @@ func (s *PartitionRecord) readFrom(r *kbin.Reader, version int16) error {
 				}
 			}
 			if err := sub.Err(); err != nil {
-				return fieldError("LastKnownElr", err)
+				return genrt.FieldError("LastKnownElr", err)
 			}
 			if sub.ExpectEnd("tagged field LastKnownElr"); sub.Err() != nil {
-				return fieldError("LastKnownElr", sub.Err())
+				return genrt.FieldError("LastKnownElr", sub.Err())
 			}
 			if s.LastKnownElr == nil {
-				return fieldError("LastKnownElr", defaultTagError(tag))
+				return genrt.FieldError("LastKnownElr", genrt.DefaultTagError(tag))
 			}
 		default:
 			s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})

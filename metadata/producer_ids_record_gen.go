@@ -3,6 +3,7 @@
 package metadata
 
 import (
+	"github.com/krabka-go/krabka/internal/codegen/genrt"
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
@@ -73,7 +74,7 @@ func (s *ProducerIdsRecord) AppendTo(dst []byte, version int16) ([]byte, error) 
 	}
 	out, err := s.appendTo(dst, version)
 	if err != nil {
-		return dst, finishEncodeError(err, "ProducerIdsRecord", version)
+		return dst, genrt.FinishEncodeError(err, "ProducerIdsRecord", version)
 	}
 	return out, nil
 }
@@ -87,10 +88,10 @@ func (s *ProducerIdsRecord) DecodeFrom(b []byte, version int16) error {
 	}
 	r := kbin.NewReader(b)
 	if err := s.readFrom(&r, version); err != nil {
-		return finishDecodeError(err, "ProducerIdsRecord", version)
+		return genrt.FinishDecodeError(err, "ProducerIdsRecord", version)
 	}
 	if r.ExpectEnd("ProducerIdsRecord"); r.Err() != nil {
-		return finishDecodeError(fieldError("", r.Err()), "ProducerIdsRecord", version)
+		return genrt.FinishDecodeError(genrt.FieldError("", r.Err()), "ProducerIdsRecord", version)
 	}
 	s.Version = version
 	return nil
@@ -102,14 +103,14 @@ func (s *ProducerIdsRecord) appendTo(dst []byte, version int16) ([]byte, error) 
 	dst = kbin.AppendInt64(dst, s.NextProducerId)
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, nil); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, nil); err != nil {
 			return dst, err
 		}
 	}
 	n := len(u)
 	dst = kbin.AppendUvarint(dst, uint32(n))
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -118,25 +119,25 @@ func (s *ProducerIdsRecord) readFrom(r *kbin.Reader, version int16) error {
 	s.UnknownTags = nil
 	s.BrokerId = r.Int32()
 	if err := r.Err(); err != nil {
-		return fieldError("BrokerId", err)
+		return genrt.FieldError("BrokerId", err)
 	}
 	s.BrokerEpoch = r.Int64()
 	if err := r.Err(); err != nil {
-		return fieldError("BrokerEpoch", err)
+		return genrt.FieldError("BrokerEpoch", err)
 	}
 	s.NextProducerId = r.Int64()
 	if err := r.Err(); err != nil {
-		return fieldError("NextProducerId", err)
+		return genrt.FieldError("NextProducerId", err)
 	}
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})

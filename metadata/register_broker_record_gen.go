@@ -5,6 +5,7 @@ package metadata
 import (
 	"fmt"
 
+	"github.com/krabka-go/krabka/internal/codegen/genrt"
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
@@ -98,7 +99,7 @@ type RegisterBrokerRecord struct {
 // Default sets every field of s to its default value.
 func (s *RegisterBrokerRecord) Default() {
 	*s = RegisterBrokerRecord{}
-	s.Rack = strPtr("")
+	s.Rack = genrt.StrPtr("")
 	s.Fenced = true
 }
 
@@ -133,7 +134,7 @@ func (s *RegisterBrokerRecord) AppendTo(dst []byte, version int16) ([]byte, erro
 	}
 	out, err := s.appendTo(dst, version)
 	if err != nil {
-		return dst, finishEncodeError(err, "RegisterBrokerRecord", version)
+		return dst, genrt.FinishEncodeError(err, "RegisterBrokerRecord", version)
 	}
 	return out, nil
 }
@@ -147,10 +148,10 @@ func (s *RegisterBrokerRecord) DecodeFrom(b []byte, version int16) error {
 	}
 	r := kbin.NewReader(b)
 	if err := s.readFrom(&r, version); err != nil {
-		return finishDecodeError(err, "RegisterBrokerRecord", version)
+		return genrt.FinishDecodeError(err, "RegisterBrokerRecord", version)
 	}
 	if r.ExpectEnd("RegisterBrokerRecord"); r.Err() != nil {
-		return finishDecodeError(fieldError("", r.Err()), "RegisterBrokerRecord", version)
+		return genrt.FinishDecodeError(genrt.FieldError("", r.Err()), "RegisterBrokerRecord", version)
 	}
 	s.Version = version
 	return nil
@@ -170,13 +171,13 @@ func (s *RegisterBrokerRecord) appendTo(dst []byte, version int16) ([]byte, erro
 	dst = kbin.AppendCompactArrayLen(dst, len(s.EndPoints))
 	for i := range s.EndPoints {
 		if dst, err = s.EndPoints[i].appendTo(dst, version); err != nil {
-			return dst, prefixEncodeError(err, fmt.Sprintf("EndPoints[%d]", i))
+			return dst, genrt.PrefixEncodeError(err, fmt.Sprintf("EndPoints[%d]", i))
 		}
 	}
 	dst = kbin.AppendCompactArrayLen(dst, len(s.Features))
 	for i := range s.Features {
 		if dst, err = s.Features[i].appendTo(dst, version); err != nil {
-			return dst, prefixEncodeError(err, fmt.Sprintf("Features[%d]", i))
+			return dst, genrt.PrefixEncodeError(err, fmt.Sprintf("Features[%d]", i))
 		}
 	}
 	if s.Rack == nil {
@@ -202,7 +203,7 @@ func (s *RegisterBrokerRecord) appendTo(dst []byte, version int16) ([]byte, erro
 	}
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, knownTagsRegisterBrokerRecord); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, knownTagsRegisterBrokerRecord); err != nil {
 			return dst, err
 		}
 	}
@@ -227,7 +228,7 @@ func (s *RegisterBrokerRecord) appendTo(dst []byte, version int16) ([]byte, erro
 	}
 	if tag1 {
 		for len(u) > 0 && u[0].Tag < 1 {
-			dst = appendRawTag(dst, u[0])
+			dst = genrt.AppendRawTag(dst, u[0])
 			u = u[1:]
 		}
 		dst = kbin.AppendUvarint(dst, 1)
@@ -243,7 +244,7 @@ func (s *RegisterBrokerRecord) appendTo(dst []byte, version int16) ([]byte, erro
 		dst = kbin.InsertUvarint(dst, at, uint32(len(dst)-at))
 	}
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -263,23 +264,23 @@ func (s *RegisterBrokerRecord) readFrom(r *kbin.Reader, version int16) error {
 	s.UnknownTags = nil
 	s.BrokerId = r.Int32()
 	if err := r.Err(); err != nil {
-		return fieldError("BrokerId", err)
+		return genrt.FieldError("BrokerId", err)
 	}
 	if version >= 2 {
 		s.IsMigratingZkBroker = r.Bool()
 		if err := r.Err(); err != nil {
-			return fieldError("IsMigratingZkBroker", err)
+			return genrt.FieldError("IsMigratingZkBroker", err)
 		}
 	} else {
 		s.IsMigratingZkBroker = false
 	}
 	s.IncarnationId = r.UUID()
 	if err := r.Err(); err != nil {
-		return fieldError("IncarnationId", err)
+		return genrt.FieldError("IncarnationId", err)
 	}
 	s.BrokerEpoch = r.Int64()
 	if err := r.Err(); err != nil {
-		return fieldError("BrokerEpoch", err)
+		return genrt.FieldError("BrokerEpoch", err)
 	}
 	if n := r.CompactArrayLen(7); n < 0 {
 		r.Invalid("array length", "null in non-nullable field EndPoints")
@@ -289,12 +290,12 @@ func (s *RegisterBrokerRecord) readFrom(r *kbin.Reader, version int16) error {
 		s.EndPoints = make([]RegisterBrokerRecordBrokerEndpoint, n)
 		for i := range s.EndPoints {
 			if err := s.EndPoints[i].readFrom(r, version); err != nil {
-				return prefixDecodeError(err, fmt.Sprintf("EndPoints[%d]", i))
+				return genrt.PrefixDecodeError(err, fmt.Sprintf("EndPoints[%d]", i))
 			}
 		}
 	}
 	if err := r.Err(); err != nil {
-		return fieldError("EndPoints", err)
+		return genrt.FieldError("EndPoints", err)
 	}
 	if n := r.CompactArrayLen(6); n < 0 {
 		r.Invalid("array length", "null in non-nullable field Features")
@@ -304,25 +305,25 @@ func (s *RegisterBrokerRecord) readFrom(r *kbin.Reader, version int16) error {
 		s.Features = make([]RegisterBrokerRecordBrokerFeature, n)
 		for i := range s.Features {
 			if err := s.Features[i].readFrom(r, version); err != nil {
-				return prefixDecodeError(err, fmt.Sprintf("Features[%d]", i))
+				return genrt.PrefixDecodeError(err, fmt.Sprintf("Features[%d]", i))
 			}
 		}
 	}
 	if err := r.Err(); err != nil {
-		return fieldError("Features", err)
+		return genrt.FieldError("Features", err)
 	}
 	s.Rack = r.CompactNullableString()
 	if err := r.Err(); err != nil {
-		return fieldError("Rack", err)
+		return genrt.FieldError("Rack", err)
 	}
 	s.Fenced = r.Bool()
 	if err := r.Err(); err != nil {
-		return fieldError("Fenced", err)
+		return genrt.FieldError("Fenced", err)
 	}
 	if version >= 1 {
 		s.InControlledShutdown = r.Bool()
 		if err := r.Err(); err != nil {
-			return fieldError("InControlledShutdown", err)
+			return genrt.FieldError("InControlledShutdown", err)
 		}
 	} else {
 		s.InControlledShutdown = false
@@ -331,13 +332,13 @@ func (s *RegisterBrokerRecord) readFrom(r *kbin.Reader, version int16) error {
 	s.CordonedLogDirs = nil
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		switch {
@@ -353,13 +354,13 @@ func (s *RegisterBrokerRecord) readFrom(r *kbin.Reader, version int16) error {
 				}
 			}
 			if err := sub.Err(); err != nil {
-				return fieldError("LogDirs", err)
+				return genrt.FieldError("LogDirs", err)
 			}
 			if sub.ExpectEnd("tagged field LogDirs"); sub.Err() != nil {
-				return fieldError("LogDirs", sub.Err())
+				return genrt.FieldError("LogDirs", sub.Err())
 			}
 			if len(s.LogDirs) == 0 {
-				return fieldError("LogDirs", defaultTagError(tag))
+				return genrt.FieldError("LogDirs", genrt.DefaultTagError(tag))
 			}
 		case tag == 1 && version >= 4:
 			if n := sub.CompactArrayLen(16); n < 0 {
@@ -371,13 +372,13 @@ func (s *RegisterBrokerRecord) readFrom(r *kbin.Reader, version int16) error {
 				}
 			}
 			if err := sub.Err(); err != nil {
-				return fieldError("CordonedLogDirs", err)
+				return genrt.FieldError("CordonedLogDirs", err)
 			}
 			if sub.ExpectEnd("tagged field CordonedLogDirs"); sub.Err() != nil {
-				return fieldError("CordonedLogDirs", sub.Err())
+				return genrt.FieldError("CordonedLogDirs", sub.Err())
 			}
 			if s.CordonedLogDirs == nil {
-				return fieldError("CordonedLogDirs", defaultTagError(tag))
+				return genrt.FieldError("CordonedLogDirs", genrt.DefaultTagError(tag))
 			}
 		default:
 			s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})
@@ -435,14 +436,14 @@ func (s *RegisterBrokerRecordBrokerEndpoint) appendTo(dst []byte, version int16)
 	dst = kbin.AppendInt16(dst, s.SecurityProtocol)
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, nil); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, nil); err != nil {
 			return dst, err
 		}
 	}
 	n := len(u)
 	dst = kbin.AppendUvarint(dst, uint32(n))
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -451,29 +452,29 @@ func (s *RegisterBrokerRecordBrokerEndpoint) readFrom(r *kbin.Reader, version in
 	s.UnknownTags = nil
 	s.Name = r.CompactString()
 	if err := r.Err(); err != nil {
-		return fieldError("Name", err)
+		return genrt.FieldError("Name", err)
 	}
 	s.Host = r.CompactString()
 	if err := r.Err(); err != nil {
-		return fieldError("Host", err)
+		return genrt.FieldError("Host", err)
 	}
 	s.Port = r.Uint16()
 	if err := r.Err(); err != nil {
-		return fieldError("Port", err)
+		return genrt.FieldError("Port", err)
 	}
 	s.SecurityProtocol = r.Int16()
 	if err := r.Err(); err != nil {
-		return fieldError("SecurityProtocol", err)
+		return genrt.FieldError("SecurityProtocol", err)
 	}
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})
@@ -521,14 +522,14 @@ func (s *RegisterBrokerRecordBrokerFeature) appendTo(dst []byte, version int16) 
 	dst = kbin.AppendInt16(dst, s.MaxSupportedVersion)
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, nil); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, nil); err != nil {
 			return dst, err
 		}
 	}
 	n := len(u)
 	dst = kbin.AppendUvarint(dst, uint32(n))
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -537,25 +538,25 @@ func (s *RegisterBrokerRecordBrokerFeature) readFrom(r *kbin.Reader, version int
 	s.UnknownTags = nil
 	s.Name = r.CompactString()
 	if err := r.Err(); err != nil {
-		return fieldError("Name", err)
+		return genrt.FieldError("Name", err)
 	}
 	s.MinSupportedVersion = r.Int16()
 	if err := r.Err(); err != nil {
-		return fieldError("MinSupportedVersion", err)
+		return genrt.FieldError("MinSupportedVersion", err)
 	}
 	s.MaxSupportedVersion = r.Int16()
 	if err := r.Err(); err != nil {
-		return fieldError("MaxSupportedVersion", err)
+		return genrt.FieldError("MaxSupportedVersion", err)
 	}
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})

@@ -5,6 +5,7 @@ package metadata
 import (
 	"fmt"
 
+	"github.com/krabka-go/krabka/internal/codegen/genrt"
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
@@ -88,7 +89,7 @@ func (s *RegisterControllerRecord) AppendTo(dst []byte, version int16) ([]byte, 
 	}
 	out, err := s.appendTo(dst, version)
 	if err != nil {
-		return dst, finishEncodeError(err, "RegisterControllerRecord", version)
+		return dst, genrt.FinishEncodeError(err, "RegisterControllerRecord", version)
 	}
 	return out, nil
 }
@@ -102,10 +103,10 @@ func (s *RegisterControllerRecord) DecodeFrom(b []byte, version int16) error {
 	}
 	r := kbin.NewReader(b)
 	if err := s.readFrom(&r, version); err != nil {
-		return finishDecodeError(err, "RegisterControllerRecord", version)
+		return genrt.FinishDecodeError(err, "RegisterControllerRecord", version)
 	}
 	if r.ExpectEnd("RegisterControllerRecord"); r.Err() != nil {
-		return finishDecodeError(fieldError("", r.Err()), "RegisterControllerRecord", version)
+		return genrt.FinishDecodeError(genrt.FieldError("", r.Err()), "RegisterControllerRecord", version)
 	}
 	s.Version = version
 	return nil
@@ -119,25 +120,25 @@ func (s *RegisterControllerRecord) appendTo(dst []byte, version int16) ([]byte, 
 	dst = kbin.AppendCompactArrayLen(dst, len(s.EndPoints))
 	for i := range s.EndPoints {
 		if dst, err = s.EndPoints[i].appendTo(dst, version); err != nil {
-			return dst, prefixEncodeError(err, fmt.Sprintf("EndPoints[%d]", i))
+			return dst, genrt.PrefixEncodeError(err, fmt.Sprintf("EndPoints[%d]", i))
 		}
 	}
 	dst = kbin.AppendCompactArrayLen(dst, len(s.Features))
 	for i := range s.Features {
 		if dst, err = s.Features[i].appendTo(dst, version); err != nil {
-			return dst, prefixEncodeError(err, fmt.Sprintf("Features[%d]", i))
+			return dst, genrt.PrefixEncodeError(err, fmt.Sprintf("Features[%d]", i))
 		}
 	}
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, nil); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, nil); err != nil {
 			return dst, err
 		}
 	}
 	n := len(u)
 	dst = kbin.AppendUvarint(dst, uint32(n))
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -146,15 +147,15 @@ func (s *RegisterControllerRecord) readFrom(r *kbin.Reader, version int16) error
 	s.UnknownTags = nil
 	s.ControllerId = r.Int32()
 	if err := r.Err(); err != nil {
-		return fieldError("ControllerId", err)
+		return genrt.FieldError("ControllerId", err)
 	}
 	s.IncarnationId = r.UUID()
 	if err := r.Err(); err != nil {
-		return fieldError("IncarnationId", err)
+		return genrt.FieldError("IncarnationId", err)
 	}
 	s.ZkMigrationReady = r.Bool()
 	if err := r.Err(); err != nil {
-		return fieldError("ZkMigrationReady", err)
+		return genrt.FieldError("ZkMigrationReady", err)
 	}
 	if n := r.CompactArrayLen(7); n < 0 {
 		r.Invalid("array length", "null in non-nullable field EndPoints")
@@ -164,12 +165,12 @@ func (s *RegisterControllerRecord) readFrom(r *kbin.Reader, version int16) error
 		s.EndPoints = make([]RegisterControllerRecordControllerEndpoint, n)
 		for i := range s.EndPoints {
 			if err := s.EndPoints[i].readFrom(r, version); err != nil {
-				return prefixDecodeError(err, fmt.Sprintf("EndPoints[%d]", i))
+				return genrt.PrefixDecodeError(err, fmt.Sprintf("EndPoints[%d]", i))
 			}
 		}
 	}
 	if err := r.Err(); err != nil {
-		return fieldError("EndPoints", err)
+		return genrt.FieldError("EndPoints", err)
 	}
 	if n := r.CompactArrayLen(6); n < 0 {
 		r.Invalid("array length", "null in non-nullable field Features")
@@ -179,22 +180,22 @@ func (s *RegisterControllerRecord) readFrom(r *kbin.Reader, version int16) error
 		s.Features = make([]RegisterControllerRecordControllerFeature, n)
 		for i := range s.Features {
 			if err := s.Features[i].readFrom(r, version); err != nil {
-				return prefixDecodeError(err, fmt.Sprintf("Features[%d]", i))
+				return genrt.PrefixDecodeError(err, fmt.Sprintf("Features[%d]", i))
 			}
 		}
 	}
 	if err := r.Err(); err != nil {
-		return fieldError("Features", err)
+		return genrt.FieldError("Features", err)
 	}
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})
@@ -250,14 +251,14 @@ func (s *RegisterControllerRecordControllerEndpoint) appendTo(dst []byte, versio
 	dst = kbin.AppendInt16(dst, s.SecurityProtocol)
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, nil); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, nil); err != nil {
 			return dst, err
 		}
 	}
 	n := len(u)
 	dst = kbin.AppendUvarint(dst, uint32(n))
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -266,29 +267,29 @@ func (s *RegisterControllerRecordControllerEndpoint) readFrom(r *kbin.Reader, ve
 	s.UnknownTags = nil
 	s.Name = r.CompactString()
 	if err := r.Err(); err != nil {
-		return fieldError("Name", err)
+		return genrt.FieldError("Name", err)
 	}
 	s.Host = r.CompactString()
 	if err := r.Err(); err != nil {
-		return fieldError("Host", err)
+		return genrt.FieldError("Host", err)
 	}
 	s.Port = r.Uint16()
 	if err := r.Err(); err != nil {
-		return fieldError("Port", err)
+		return genrt.FieldError("Port", err)
 	}
 	s.SecurityProtocol = r.Int16()
 	if err := r.Err(); err != nil {
-		return fieldError("SecurityProtocol", err)
+		return genrt.FieldError("SecurityProtocol", err)
 	}
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})
@@ -337,14 +338,14 @@ func (s *RegisterControllerRecordControllerFeature) appendTo(dst []byte, version
 	dst = kbin.AppendInt16(dst, s.MaxSupportedVersion)
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, nil); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, nil); err != nil {
 			return dst, err
 		}
 	}
 	n := len(u)
 	dst = kbin.AppendUvarint(dst, uint32(n))
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -353,25 +354,25 @@ func (s *RegisterControllerRecordControllerFeature) readFrom(r *kbin.Reader, ver
 	s.UnknownTags = nil
 	s.Name = r.CompactString()
 	if err := r.Err(); err != nil {
-		return fieldError("Name", err)
+		return genrt.FieldError("Name", err)
 	}
 	s.MinSupportedVersion = r.Int16()
 	if err := r.Err(); err != nil {
-		return fieldError("MinSupportedVersion", err)
+		return genrt.FieldError("MinSupportedVersion", err)
 	}
 	s.MaxSupportedVersion = r.Int16()
 	if err := r.Err(); err != nil {
-		return fieldError("MaxSupportedVersion", err)
+		return genrt.FieldError("MaxSupportedVersion", err)
 	}
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})

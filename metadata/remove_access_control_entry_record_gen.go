@@ -3,6 +3,7 @@
 package metadata
 
 import (
+	"github.com/krabka-go/krabka/internal/codegen/genrt"
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
@@ -60,7 +61,7 @@ func (s *RemoveAccessControlEntryRecord) AppendTo(dst []byte, version int16) ([]
 	}
 	out, err := s.appendTo(dst, version)
 	if err != nil {
-		return dst, finishEncodeError(err, "RemoveAccessControlEntryRecord", version)
+		return dst, genrt.FinishEncodeError(err, "RemoveAccessControlEntryRecord", version)
 	}
 	return out, nil
 }
@@ -74,10 +75,10 @@ func (s *RemoveAccessControlEntryRecord) DecodeFrom(b []byte, version int16) err
 	}
 	r := kbin.NewReader(b)
 	if err := s.readFrom(&r, version); err != nil {
-		return finishDecodeError(err, "RemoveAccessControlEntryRecord", version)
+		return genrt.FinishDecodeError(err, "RemoveAccessControlEntryRecord", version)
 	}
 	if r.ExpectEnd("RemoveAccessControlEntryRecord"); r.Err() != nil {
-		return finishDecodeError(fieldError("", r.Err()), "RemoveAccessControlEntryRecord", version)
+		return genrt.FinishDecodeError(genrt.FieldError("", r.Err()), "RemoveAccessControlEntryRecord", version)
 	}
 	s.Version = version
 	return nil
@@ -87,14 +88,14 @@ func (s *RemoveAccessControlEntryRecord) appendTo(dst []byte, version int16) ([]
 	dst = kbin.AppendUUID(dst, s.Id)
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, nil); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, nil); err != nil {
 			return dst, err
 		}
 	}
 	n := len(u)
 	dst = kbin.AppendUvarint(dst, uint32(n))
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -103,17 +104,17 @@ func (s *RemoveAccessControlEntryRecord) readFrom(r *kbin.Reader, version int16)
 	s.UnknownTags = nil
 	s.Id = r.UUID()
 	if err := r.Err(); err != nil {
-		return fieldError("Id", err)
+		return genrt.FieldError("Id", err)
 	}
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})

@@ -5,6 +5,7 @@ package metadata
 import (
 	"fmt"
 
+	"github.com/krabka-go/krabka/internal/codegen/genrt"
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
@@ -62,7 +63,7 @@ func (s *RemoveDelegationTokenRecord) AppendTo(dst []byte, version int16) ([]byt
 	}
 	out, err := s.appendTo(dst, version)
 	if err != nil {
-		return dst, finishEncodeError(err, "RemoveDelegationTokenRecord", version)
+		return dst, genrt.FinishEncodeError(err, "RemoveDelegationTokenRecord", version)
 	}
 	return out, nil
 }
@@ -76,10 +77,10 @@ func (s *RemoveDelegationTokenRecord) DecodeFrom(b []byte, version int16) error 
 	}
 	r := kbin.NewReader(b)
 	if err := s.readFrom(&r, version); err != nil {
-		return finishDecodeError(err, "RemoveDelegationTokenRecord", version)
+		return genrt.FinishDecodeError(err, "RemoveDelegationTokenRecord", version)
 	}
 	if r.ExpectEnd("RemoveDelegationTokenRecord"); r.Err() != nil {
-		return finishDecodeError(fieldError("", r.Err()), "RemoveDelegationTokenRecord", version)
+		return genrt.FinishDecodeError(genrt.FieldError("", r.Err()), "RemoveDelegationTokenRecord", version)
 	}
 	s.Version = version
 	return nil
@@ -92,14 +93,14 @@ func (s *RemoveDelegationTokenRecord) appendTo(dst []byte, version int16) ([]byt
 	dst = kbin.AppendCompactString(dst, s.TokenId)
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, nil); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, nil); err != nil {
 			return dst, err
 		}
 	}
 	n := len(u)
 	dst = kbin.AppendUvarint(dst, uint32(n))
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -108,17 +109,17 @@ func (s *RemoveDelegationTokenRecord) readFrom(r *kbin.Reader, version int16) er
 	s.UnknownTags = nil
 	s.TokenId = r.CompactString()
 	if err := r.Err(); err != nil {
-		return fieldError("TokenId", err)
+		return genrt.FieldError("TokenId", err)
 	}
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})

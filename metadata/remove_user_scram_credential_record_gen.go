@@ -5,6 +5,7 @@ package metadata
 import (
 	"fmt"
 
+	"github.com/krabka-go/krabka/internal/codegen/genrt"
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
@@ -67,7 +68,7 @@ func (s *RemoveUserScramCredentialRecord) AppendTo(dst []byte, version int16) ([
 	}
 	out, err := s.appendTo(dst, version)
 	if err != nil {
-		return dst, finishEncodeError(err, "RemoveUserScramCredentialRecord", version)
+		return dst, genrt.FinishEncodeError(err, "RemoveUserScramCredentialRecord", version)
 	}
 	return out, nil
 }
@@ -81,10 +82,10 @@ func (s *RemoveUserScramCredentialRecord) DecodeFrom(b []byte, version int16) er
 	}
 	r := kbin.NewReader(b)
 	if err := s.readFrom(&r, version); err != nil {
-		return finishDecodeError(err, "RemoveUserScramCredentialRecord", version)
+		return genrt.FinishDecodeError(err, "RemoveUserScramCredentialRecord", version)
 	}
 	if r.ExpectEnd("RemoveUserScramCredentialRecord"); r.Err() != nil {
-		return finishDecodeError(fieldError("", r.Err()), "RemoveUserScramCredentialRecord", version)
+		return genrt.FinishDecodeError(genrt.FieldError("", r.Err()), "RemoveUserScramCredentialRecord", version)
 	}
 	s.Version = version
 	return nil
@@ -98,14 +99,14 @@ func (s *RemoveUserScramCredentialRecord) appendTo(dst []byte, version int16) ([
 	dst = kbin.AppendInt8(dst, s.Mechanism)
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, nil); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, nil); err != nil {
 			return dst, err
 		}
 	}
 	n := len(u)
 	dst = kbin.AppendUvarint(dst, uint32(n))
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -114,21 +115,21 @@ func (s *RemoveUserScramCredentialRecord) readFrom(r *kbin.Reader, version int16
 	s.UnknownTags = nil
 	s.Name = r.CompactString()
 	if err := r.Err(); err != nil {
-		return fieldError("Name", err)
+		return genrt.FieldError("Name", err)
 	}
 	s.Mechanism = r.Int8()
 	if err := r.Err(); err != nil {
-		return fieldError("Mechanism", err)
+		return genrt.FieldError("Mechanism", err)
 	}
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})

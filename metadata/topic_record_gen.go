@@ -5,6 +5,7 @@ package metadata
 import (
 	"fmt"
 
+	"github.com/krabka-go/krabka/internal/codegen/genrt"
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
@@ -67,7 +68,7 @@ func (s *TopicRecord) AppendTo(dst []byte, version int16) ([]byte, error) {
 	}
 	out, err := s.appendTo(dst, version)
 	if err != nil {
-		return dst, finishEncodeError(err, "TopicRecord", version)
+		return dst, genrt.FinishEncodeError(err, "TopicRecord", version)
 	}
 	return out, nil
 }
@@ -81,10 +82,10 @@ func (s *TopicRecord) DecodeFrom(b []byte, version int16) error {
 	}
 	r := kbin.NewReader(b)
 	if err := s.readFrom(&r, version); err != nil {
-		return finishDecodeError(err, "TopicRecord", version)
+		return genrt.FinishDecodeError(err, "TopicRecord", version)
 	}
 	if r.ExpectEnd("TopicRecord"); r.Err() != nil {
-		return finishDecodeError(fieldError("", r.Err()), "TopicRecord", version)
+		return genrt.FinishDecodeError(genrt.FieldError("", r.Err()), "TopicRecord", version)
 	}
 	s.Version = version
 	return nil
@@ -98,14 +99,14 @@ func (s *TopicRecord) appendTo(dst []byte, version int16) ([]byte, error) {
 	dst = kbin.AppendUUID(dst, s.TopicId)
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, nil); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, nil); err != nil {
 			return dst, err
 		}
 	}
 	n := len(u)
 	dst = kbin.AppendUvarint(dst, uint32(n))
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -114,21 +115,21 @@ func (s *TopicRecord) readFrom(r *kbin.Reader, version int16) error {
 	s.UnknownTags = nil
 	s.Name = r.CompactString()
 	if err := r.Err(); err != nil {
-		return fieldError("Name", err)
+		return genrt.FieldError("Name", err)
 	}
 	s.TopicId = r.UUID()
 	if err := r.Err(); err != nil {
-		return fieldError("TopicId", err)
+		return genrt.FieldError("TopicId", err)
 	}
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})

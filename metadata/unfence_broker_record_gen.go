@@ -3,6 +3,7 @@
 package metadata
 
 import (
+	"github.com/krabka-go/krabka/internal/codegen/genrt"
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
@@ -66,7 +67,7 @@ func (s *UnfenceBrokerRecord) AppendTo(dst []byte, version int16) ([]byte, error
 	}
 	out, err := s.appendTo(dst, version)
 	if err != nil {
-		return dst, finishEncodeError(err, "UnfenceBrokerRecord", version)
+		return dst, genrt.FinishEncodeError(err, "UnfenceBrokerRecord", version)
 	}
 	return out, nil
 }
@@ -80,10 +81,10 @@ func (s *UnfenceBrokerRecord) DecodeFrom(b []byte, version int16) error {
 	}
 	r := kbin.NewReader(b)
 	if err := s.readFrom(&r, version); err != nil {
-		return finishDecodeError(err, "UnfenceBrokerRecord", version)
+		return genrt.FinishDecodeError(err, "UnfenceBrokerRecord", version)
 	}
 	if r.ExpectEnd("UnfenceBrokerRecord"); r.Err() != nil {
-		return finishDecodeError(fieldError("", r.Err()), "UnfenceBrokerRecord", version)
+		return genrt.FinishDecodeError(genrt.FieldError("", r.Err()), "UnfenceBrokerRecord", version)
 	}
 	s.Version = version
 	return nil
@@ -94,14 +95,14 @@ func (s *UnfenceBrokerRecord) appendTo(dst []byte, version int16) ([]byte, error
 	dst = kbin.AppendInt64(dst, s.Epoch)
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, nil); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, nil); err != nil {
 			return dst, err
 		}
 	}
 	n := len(u)
 	dst = kbin.AppendUvarint(dst, uint32(n))
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -110,21 +111,21 @@ func (s *UnfenceBrokerRecord) readFrom(r *kbin.Reader, version int16) error {
 	s.UnknownTags = nil
 	s.Id = r.Int32()
 	if err := r.Err(); err != nil {
-		return fieldError("Id", err)
+		return genrt.FieldError("Id", err)
 	}
 	s.Epoch = r.Int64()
 	if err := r.Err(); err != nil {
-		return fieldError("Epoch", err)
+		return genrt.FieldError("Epoch", err)
 	}
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})

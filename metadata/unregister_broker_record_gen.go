@@ -3,6 +3,7 @@
 package metadata
 
 import (
+	"github.com/krabka-go/krabka/internal/codegen/genrt"
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
@@ -64,7 +65,7 @@ func (s *UnregisterBrokerRecord) AppendTo(dst []byte, version int16) ([]byte, er
 	}
 	out, err := s.appendTo(dst, version)
 	if err != nil {
-		return dst, finishEncodeError(err, "UnregisterBrokerRecord", version)
+		return dst, genrt.FinishEncodeError(err, "UnregisterBrokerRecord", version)
 	}
 	return out, nil
 }
@@ -78,10 +79,10 @@ func (s *UnregisterBrokerRecord) DecodeFrom(b []byte, version int16) error {
 	}
 	r := kbin.NewReader(b)
 	if err := s.readFrom(&r, version); err != nil {
-		return finishDecodeError(err, "UnregisterBrokerRecord", version)
+		return genrt.FinishDecodeError(err, "UnregisterBrokerRecord", version)
 	}
 	if r.ExpectEnd("UnregisterBrokerRecord"); r.Err() != nil {
-		return finishDecodeError(fieldError("", r.Err()), "UnregisterBrokerRecord", version)
+		return genrt.FinishDecodeError(genrt.FieldError("", r.Err()), "UnregisterBrokerRecord", version)
 	}
 	s.Version = version
 	return nil
@@ -92,14 +93,14 @@ func (s *UnregisterBrokerRecord) appendTo(dst []byte, version int16) ([]byte, er
 	dst = kbin.AppendInt64(dst, s.BrokerEpoch)
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, nil); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, nil); err != nil {
 			return dst, err
 		}
 	}
 	n := len(u)
 	dst = kbin.AppendUvarint(dst, uint32(n))
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -108,21 +109,21 @@ func (s *UnregisterBrokerRecord) readFrom(r *kbin.Reader, version int16) error {
 	s.UnknownTags = nil
 	s.BrokerId = r.Int32()
 	if err := r.Err(); err != nil {
-		return fieldError("BrokerId", err)
+		return genrt.FieldError("BrokerId", err)
 	}
 	s.BrokerEpoch = r.Int64()
 	if err := r.Err(); err != nil {
-		return fieldError("BrokerEpoch", err)
+		return genrt.FieldError("BrokerEpoch", err)
 	}
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})

@@ -5,6 +5,7 @@ package metadata
 import (
 	"fmt"
 
+	"github.com/krabka-go/krabka/internal/codegen/genrt"
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
@@ -93,7 +94,7 @@ func (s *UserScramCredentialRecord) AppendTo(dst []byte, version int16) ([]byte,
 	}
 	out, err := s.appendTo(dst, version)
 	if err != nil {
-		return dst, finishEncodeError(err, "UserScramCredentialRecord", version)
+		return dst, genrt.FinishEncodeError(err, "UserScramCredentialRecord", version)
 	}
 	return out, nil
 }
@@ -107,10 +108,10 @@ func (s *UserScramCredentialRecord) DecodeFrom(b []byte, version int16) error {
 	}
 	r := kbin.NewReader(b)
 	if err := s.readFrom(&r, version); err != nil {
-		return finishDecodeError(err, "UserScramCredentialRecord", version)
+		return genrt.FinishDecodeError(err, "UserScramCredentialRecord", version)
 	}
 	if r.ExpectEnd("UserScramCredentialRecord"); r.Err() != nil {
-		return finishDecodeError(fieldError("", r.Err()), "UserScramCredentialRecord", version)
+		return genrt.FinishDecodeError(genrt.FieldError("", r.Err()), "UserScramCredentialRecord", version)
 	}
 	s.Version = version
 	return nil
@@ -137,14 +138,14 @@ func (s *UserScramCredentialRecord) appendTo(dst []byte, version int16) ([]byte,
 	dst = kbin.AppendInt32(dst, s.Iterations)
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, nil); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, nil); err != nil {
 			return dst, err
 		}
 	}
 	n := len(u)
 	dst = kbin.AppendUvarint(dst, uint32(n))
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -153,37 +154,37 @@ func (s *UserScramCredentialRecord) readFrom(r *kbin.Reader, version int16) erro
 	s.UnknownTags = nil
 	s.Name = r.CompactString()
 	if err := r.Err(); err != nil {
-		return fieldError("Name", err)
+		return genrt.FieldError("Name", err)
 	}
 	s.Mechanism = r.Int8()
 	if err := r.Err(); err != nil {
-		return fieldError("Mechanism", err)
+		return genrt.FieldError("Mechanism", err)
 	}
 	s.Salt = r.CompactBytes()
 	if err := r.Err(); err != nil {
-		return fieldError("Salt", err)
+		return genrt.FieldError("Salt", err)
 	}
 	s.StoredKey = r.CompactBytes()
 	if err := r.Err(); err != nil {
-		return fieldError("StoredKey", err)
+		return genrt.FieldError("StoredKey", err)
 	}
 	s.ServerKey = r.CompactBytes()
 	if err := r.Err(); err != nil {
-		return fieldError("ServerKey", err)
+		return genrt.FieldError("ServerKey", err)
 	}
 	s.Iterations = r.Int32()
 	if err := r.Err(); err != nil {
-		return fieldError("Iterations", err)
+		return genrt.FieldError("Iterations", err)
 	}
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})

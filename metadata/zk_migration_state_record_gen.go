@@ -3,6 +3,7 @@
 package metadata
 
 import (
+	"github.com/krabka-go/krabka/internal/codegen/genrt"
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
@@ -62,7 +63,7 @@ func (s *ZkMigrationStateRecord) AppendTo(dst []byte, version int16) ([]byte, er
 	}
 	out, err := s.appendTo(dst, version)
 	if err != nil {
-		return dst, finishEncodeError(err, "ZkMigrationStateRecord", version)
+		return dst, genrt.FinishEncodeError(err, "ZkMigrationStateRecord", version)
 	}
 	return out, nil
 }
@@ -76,10 +77,10 @@ func (s *ZkMigrationStateRecord) DecodeFrom(b []byte, version int16) error {
 	}
 	r := kbin.NewReader(b)
 	if err := s.readFrom(&r, version); err != nil {
-		return finishDecodeError(err, "ZkMigrationStateRecord", version)
+		return genrt.FinishDecodeError(err, "ZkMigrationStateRecord", version)
 	}
 	if r.ExpectEnd("ZkMigrationStateRecord"); r.Err() != nil {
-		return finishDecodeError(fieldError("", r.Err()), "ZkMigrationStateRecord", version)
+		return genrt.FinishDecodeError(genrt.FieldError("", r.Err()), "ZkMigrationStateRecord", version)
 	}
 	s.Version = version
 	return nil
@@ -89,14 +90,14 @@ func (s *ZkMigrationStateRecord) appendTo(dst []byte, version int16) ([]byte, er
 	dst = kbin.AppendInt8(dst, s.ZkMigrationState)
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, nil); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, nil); err != nil {
 			return dst, err
 		}
 	}
 	n := len(u)
 	dst = kbin.AppendUvarint(dst, uint32(n))
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -105,17 +106,17 @@ func (s *ZkMigrationStateRecord) readFrom(r *kbin.Reader, version int16) error {
 	s.UnknownTags = nil
 	s.ZkMigrationState = r.Int8()
 	if err := r.Err(); err != nil {
-		return fieldError("ZkMigrationState", err)
+		return genrt.FieldError("ZkMigrationState", err)
 	}
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})

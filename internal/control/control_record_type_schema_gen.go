@@ -3,6 +3,7 @@
 package control
 
 import (
+	"github.com/krabka-go/krabka/internal/codegen/genrt"
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
@@ -46,7 +47,7 @@ func (s *ControlRecordTypeSchema) AppendTo(dst []byte, version int16) ([]byte, e
 	}
 	out, err := s.appendTo(dst, version)
 	if err != nil {
-		return dst, finishEncodeError(err, "ControlRecordTypeSchema", version)
+		return dst, genrt.FinishEncodeError(err, "ControlRecordTypeSchema", version)
 	}
 	return out, nil
 }
@@ -60,10 +61,10 @@ func (s *ControlRecordTypeSchema) DecodeFrom(b []byte, version int16) error {
 	}
 	r := kbin.NewReader(b)
 	if err := s.readFrom(&r, version); err != nil {
-		return finishDecodeError(err, "ControlRecordTypeSchema", version)
+		return genrt.FinishDecodeError(err, "ControlRecordTypeSchema", version)
 	}
 	if r.ExpectEnd("ControlRecordTypeSchema"); r.Err() != nil {
-		return finishDecodeError(fieldError("", r.Err()), "ControlRecordTypeSchema", version)
+		return genrt.FinishDecodeError(genrt.FieldError("", r.Err()), "ControlRecordTypeSchema", version)
 	}
 	return nil
 }
@@ -76,7 +77,7 @@ func (s *ControlRecordTypeSchema) appendTo(dst []byte, version int16) ([]byte, e
 func (s *ControlRecordTypeSchema) readFrom(r *kbin.Reader, version int16) error {
 	s.Type = r.Int16()
 	if err := r.Err(); err != nil {
-		return fieldError("Type", err)
+		return genrt.FieldError("Type", err)
 	}
 	return nil
 }

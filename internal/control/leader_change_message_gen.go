@@ -5,6 +5,7 @@ package control
 import (
 	"fmt"
 
+	"github.com/krabka-go/krabka/internal/codegen/genrt"
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
@@ -67,7 +68,7 @@ func (s *LeaderChangeMessage) AppendTo(dst []byte, version int16) ([]byte, error
 	}
 	out, err := s.appendTo(dst, version)
 	if err != nil {
-		return dst, finishEncodeError(err, "LeaderChangeMessage", version)
+		return dst, genrt.FinishEncodeError(err, "LeaderChangeMessage", version)
 	}
 	return out, nil
 }
@@ -81,10 +82,10 @@ func (s *LeaderChangeMessage) DecodeFrom(b []byte, version int16) error {
 	}
 	r := kbin.NewReader(b)
 	if err := s.readFrom(&r, version); err != nil {
-		return finishDecodeError(err, "LeaderChangeMessage", version)
+		return genrt.FinishDecodeError(err, "LeaderChangeMessage", version)
 	}
 	if r.ExpectEnd("LeaderChangeMessage"); r.Err() != nil {
-		return finishDecodeError(fieldError("", r.Err()), "LeaderChangeMessage", version)
+		return genrt.FinishDecodeError(genrt.FieldError("", r.Err()), "LeaderChangeMessage", version)
 	}
 	return nil
 }
@@ -96,25 +97,25 @@ func (s *LeaderChangeMessage) appendTo(dst []byte, version int16) ([]byte, error
 	dst = kbin.AppendCompactArrayLen(dst, len(s.Voters))
 	for i := range s.Voters {
 		if dst, err = s.Voters[i].appendTo(dst, version); err != nil {
-			return dst, prefixEncodeError(err, fmt.Sprintf("Voters[%d]", i))
+			return dst, genrt.PrefixEncodeError(err, fmt.Sprintf("Voters[%d]", i))
 		}
 	}
 	dst = kbin.AppendCompactArrayLen(dst, len(s.GrantingVoters))
 	for i := range s.GrantingVoters {
 		if dst, err = s.GrantingVoters[i].appendTo(dst, version); err != nil {
-			return dst, prefixEncodeError(err, fmt.Sprintf("GrantingVoters[%d]", i))
+			return dst, genrt.PrefixEncodeError(err, fmt.Sprintf("GrantingVoters[%d]", i))
 		}
 	}
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, nil); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, nil); err != nil {
 			return dst, err
 		}
 	}
 	n := len(u)
 	dst = kbin.AppendUvarint(dst, uint32(n))
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -123,11 +124,11 @@ func (s *LeaderChangeMessage) readFrom(r *kbin.Reader, version int16) error {
 	s.UnknownTags = nil
 	s.Version = r.Int16()
 	if err := r.Err(); err != nil {
-		return fieldError("Version", err)
+		return genrt.FieldError("Version", err)
 	}
 	s.LeaderId = r.Int32()
 	if err := r.Err(); err != nil {
-		return fieldError("LeaderId", err)
+		return genrt.FieldError("LeaderId", err)
 	}
 	if n := r.CompactArrayLen(5); n < 0 {
 		r.Invalid("array length", "null in non-nullable field Voters")
@@ -137,12 +138,12 @@ func (s *LeaderChangeMessage) readFrom(r *kbin.Reader, version int16) error {
 		s.Voters = make([]LeaderChangeMessageVoter, n)
 		for i := range s.Voters {
 			if err := s.Voters[i].readFrom(r, version); err != nil {
-				return prefixDecodeError(err, fmt.Sprintf("Voters[%d]", i))
+				return genrt.PrefixDecodeError(err, fmt.Sprintf("Voters[%d]", i))
 			}
 		}
 	}
 	if err := r.Err(); err != nil {
-		return fieldError("Voters", err)
+		return genrt.FieldError("Voters", err)
 	}
 	if n := r.CompactArrayLen(5); n < 0 {
 		r.Invalid("array length", "null in non-nullable field GrantingVoters")
@@ -152,22 +153,22 @@ func (s *LeaderChangeMessage) readFrom(r *kbin.Reader, version int16) error {
 		s.GrantingVoters = make([]LeaderChangeMessageVoter, n)
 		for i := range s.GrantingVoters {
 			if err := s.GrantingVoters[i].readFrom(r, version); err != nil {
-				return prefixDecodeError(err, fmt.Sprintf("GrantingVoters[%d]", i))
+				return genrt.PrefixDecodeError(err, fmt.Sprintf("GrantingVoters[%d]", i))
 			}
 		}
 	}
 	if err := r.Err(); err != nil {
-		return fieldError("GrantingVoters", err)
+		return genrt.FieldError("GrantingVoters", err)
 	}
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})
@@ -211,14 +212,14 @@ func (s *LeaderChangeMessageVoter) appendTo(dst []byte, version int16) ([]byte, 
 	}
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, nil); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, nil); err != nil {
 			return dst, err
 		}
 	}
 	n := len(u)
 	dst = kbin.AppendUvarint(dst, uint32(n))
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -227,25 +228,25 @@ func (s *LeaderChangeMessageVoter) readFrom(r *kbin.Reader, version int16) error
 	s.UnknownTags = nil
 	s.VoterId = r.Int32()
 	if err := r.Err(); err != nil {
-		return fieldError("VoterId", err)
+		return genrt.FieldError("VoterId", err)
 	}
 	if version >= 1 {
 		s.VoterDirectoryId = r.UUID()
 		if err := r.Err(); err != nil {
-			return fieldError("VoterDirectoryId", err)
+			return genrt.FieldError("VoterDirectoryId", err)
 		}
 	} else {
 		s.VoterDirectoryId = [16]byte{}
 	}
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})

@@ -3,6 +3,7 @@
 package control
 
 import (
+	"github.com/krabka-go/krabka/internal/codegen/genrt"
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
@@ -47,7 +48,7 @@ func (s *SnapshotFooterRecord) AppendTo(dst []byte, version int16) ([]byte, erro
 	}
 	out, err := s.appendTo(dst, version)
 	if err != nil {
-		return dst, finishEncodeError(err, "SnapshotFooterRecord", version)
+		return dst, genrt.FinishEncodeError(err, "SnapshotFooterRecord", version)
 	}
 	return out, nil
 }
@@ -61,10 +62,10 @@ func (s *SnapshotFooterRecord) DecodeFrom(b []byte, version int16) error {
 	}
 	r := kbin.NewReader(b)
 	if err := s.readFrom(&r, version); err != nil {
-		return finishDecodeError(err, "SnapshotFooterRecord", version)
+		return genrt.FinishDecodeError(err, "SnapshotFooterRecord", version)
 	}
 	if r.ExpectEnd("SnapshotFooterRecord"); r.Err() != nil {
-		return finishDecodeError(fieldError("", r.Err()), "SnapshotFooterRecord", version)
+		return genrt.FinishDecodeError(genrt.FieldError("", r.Err()), "SnapshotFooterRecord", version)
 	}
 	return nil
 }
@@ -73,14 +74,14 @@ func (s *SnapshotFooterRecord) appendTo(dst []byte, version int16) ([]byte, erro
 	dst = kbin.AppendInt16(dst, s.Version)
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, nil); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, nil); err != nil {
 			return dst, err
 		}
 	}
 	n := len(u)
 	dst = kbin.AppendUvarint(dst, uint32(n))
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -89,17 +90,17 @@ func (s *SnapshotFooterRecord) readFrom(r *kbin.Reader, version int16) error {
 	s.UnknownTags = nil
 	s.Version = r.Int16()
 	if err := r.Err(); err != nil {
-		return fieldError("Version", err)
+		return genrt.FieldError("Version", err)
 	}
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})

@@ -3,6 +3,7 @@
 package control
 
 import (
+	"github.com/krabka-go/krabka/internal/codegen/genrt"
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
@@ -55,7 +56,7 @@ func (s *SnapshotHeaderRecord) AppendTo(dst []byte, version int16) ([]byte, erro
 	}
 	out, err := s.appendTo(dst, version)
 	if err != nil {
-		return dst, finishEncodeError(err, "SnapshotHeaderRecord", version)
+		return dst, genrt.FinishEncodeError(err, "SnapshotHeaderRecord", version)
 	}
 	return out, nil
 }
@@ -69,10 +70,10 @@ func (s *SnapshotHeaderRecord) DecodeFrom(b []byte, version int16) error {
 	}
 	r := kbin.NewReader(b)
 	if err := s.readFrom(&r, version); err != nil {
-		return finishDecodeError(err, "SnapshotHeaderRecord", version)
+		return genrt.FinishDecodeError(err, "SnapshotHeaderRecord", version)
 	}
 	if r.ExpectEnd("SnapshotHeaderRecord"); r.Err() != nil {
-		return finishDecodeError(fieldError("", r.Err()), "SnapshotHeaderRecord", version)
+		return genrt.FinishDecodeError(genrt.FieldError("", r.Err()), "SnapshotHeaderRecord", version)
 	}
 	return nil
 }
@@ -82,14 +83,14 @@ func (s *SnapshotHeaderRecord) appendTo(dst []byte, version int16) ([]byte, erro
 	dst = kbin.AppendInt64(dst, s.LastContainedLogTimestamp)
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, nil); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, nil); err != nil {
 			return dst, err
 		}
 	}
 	n := len(u)
 	dst = kbin.AppendUvarint(dst, uint32(n))
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -98,21 +99,21 @@ func (s *SnapshotHeaderRecord) readFrom(r *kbin.Reader, version int16) error {
 	s.UnknownTags = nil
 	s.Version = r.Int16()
 	if err := r.Err(); err != nil {
-		return fieldError("Version", err)
+		return genrt.FieldError("Version", err)
 	}
 	s.LastContainedLogTimestamp = r.Int64()
 	if err := r.Err(); err != nil {
-		return fieldError("LastContainedLogTimestamp", err)
+		return genrt.FieldError("LastContainedLogTimestamp", err)
 	}
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})

@@ -5,6 +5,7 @@ package control
 import (
 	"fmt"
 
+	"github.com/krabka-go/krabka/internal/codegen/genrt"
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
@@ -56,7 +57,7 @@ func (s *VotersRecord) AppendTo(dst []byte, version int16) ([]byte, error) {
 	}
 	out, err := s.appendTo(dst, version)
 	if err != nil {
-		return dst, finishEncodeError(err, "VotersRecord", version)
+		return dst, genrt.FinishEncodeError(err, "VotersRecord", version)
 	}
 	return out, nil
 }
@@ -70,10 +71,10 @@ func (s *VotersRecord) DecodeFrom(b []byte, version int16) error {
 	}
 	r := kbin.NewReader(b)
 	if err := s.readFrom(&r, version); err != nil {
-		return finishDecodeError(err, "VotersRecord", version)
+		return genrt.FinishDecodeError(err, "VotersRecord", version)
 	}
 	if r.ExpectEnd("VotersRecord"); r.Err() != nil {
-		return finishDecodeError(fieldError("", r.Err()), "VotersRecord", version)
+		return genrt.FinishDecodeError(genrt.FieldError("", r.Err()), "VotersRecord", version)
 	}
 	return nil
 }
@@ -84,19 +85,19 @@ func (s *VotersRecord) appendTo(dst []byte, version int16) ([]byte, error) {
 	dst = kbin.AppendCompactArrayLen(dst, len(s.Voters))
 	for i := range s.Voters {
 		if dst, err = s.Voters[i].appendTo(dst, version); err != nil {
-			return dst, prefixEncodeError(err, fmt.Sprintf("Voters[%d]", i))
+			return dst, genrt.PrefixEncodeError(err, fmt.Sprintf("Voters[%d]", i))
 		}
 	}
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, nil); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, nil); err != nil {
 			return dst, err
 		}
 	}
 	n := len(u)
 	dst = kbin.AppendUvarint(dst, uint32(n))
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -105,7 +106,7 @@ func (s *VotersRecord) readFrom(r *kbin.Reader, version int16) error {
 	s.UnknownTags = nil
 	s.Version = r.Int16()
 	if err := r.Err(); err != nil {
-		return fieldError("Version", err)
+		return genrt.FieldError("Version", err)
 	}
 	if n := r.CompactArrayLen(27); n < 0 {
 		r.Invalid("array length", "null in non-nullable field Voters")
@@ -115,22 +116,22 @@ func (s *VotersRecord) readFrom(r *kbin.Reader, version int16) error {
 		s.Voters = make([]VotersRecordVoter, n)
 		for i := range s.Voters {
 			if err := s.Voters[i].readFrom(r, version); err != nil {
-				return prefixDecodeError(err, fmt.Sprintf("Voters[%d]", i))
+				return genrt.PrefixDecodeError(err, fmt.Sprintf("Voters[%d]", i))
 			}
 		}
 	}
 	if err := r.Err(); err != nil {
-		return fieldError("Voters", err)
+		return genrt.FieldError("Voters", err)
 	}
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})
@@ -185,22 +186,22 @@ func (s *VotersRecordVoter) appendTo(dst []byte, version int16) ([]byte, error) 
 	dst = kbin.AppendCompactArrayLen(dst, len(s.Endpoints))
 	for i := range s.Endpoints {
 		if dst, err = s.Endpoints[i].appendTo(dst, version); err != nil {
-			return dst, prefixEncodeError(err, fmt.Sprintf("Endpoints[%d]", i))
+			return dst, genrt.PrefixEncodeError(err, fmt.Sprintf("Endpoints[%d]", i))
 		}
 	}
 	if dst, err = s.KRaftVersionFeature.appendTo(dst, version); err != nil {
-		return dst, prefixEncodeError(err, "KRaftVersionFeature")
+		return dst, genrt.PrefixEncodeError(err, "KRaftVersionFeature")
 	}
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, nil); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, nil); err != nil {
 			return dst, err
 		}
 	}
 	n := len(u)
 	dst = kbin.AppendUvarint(dst, uint32(n))
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -209,11 +210,11 @@ func (s *VotersRecordVoter) readFrom(r *kbin.Reader, version int16) error {
 	s.UnknownTags = nil
 	s.VoterId = r.Int32()
 	if err := r.Err(); err != nil {
-		return fieldError("VoterId", err)
+		return genrt.FieldError("VoterId", err)
 	}
 	s.VoterDirectoryId = r.UUID()
 	if err := r.Err(); err != nil {
-		return fieldError("VoterDirectoryId", err)
+		return genrt.FieldError("VoterDirectoryId", err)
 	}
 	if n := r.CompactArrayLen(5); n < 0 {
 		r.Invalid("array length", "null in non-nullable field Endpoints")
@@ -223,25 +224,25 @@ func (s *VotersRecordVoter) readFrom(r *kbin.Reader, version int16) error {
 		s.Endpoints = make([]VotersRecordEndpoint, n)
 		for i := range s.Endpoints {
 			if err := s.Endpoints[i].readFrom(r, version); err != nil {
-				return prefixDecodeError(err, fmt.Sprintf("Endpoints[%d]", i))
+				return genrt.PrefixDecodeError(err, fmt.Sprintf("Endpoints[%d]", i))
 			}
 		}
 	}
 	if err := r.Err(); err != nil {
-		return fieldError("Endpoints", err)
+		return genrt.FieldError("Endpoints", err)
 	}
 	if err := s.KRaftVersionFeature.readFrom(r, version); err != nil {
-		return prefixDecodeError(err, "KRaftVersionFeature")
+		return genrt.PrefixDecodeError(err, "KRaftVersionFeature")
 	}
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})
@@ -290,14 +291,14 @@ func (s *VotersRecordEndpoint) appendTo(dst []byte, version int16) ([]byte, erro
 	dst = kbin.AppendUint16(dst, s.Port)
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, nil); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, nil); err != nil {
 			return dst, err
 		}
 	}
 	n := len(u)
 	dst = kbin.AppendUvarint(dst, uint32(n))
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -306,25 +307,25 @@ func (s *VotersRecordEndpoint) readFrom(r *kbin.Reader, version int16) error {
 	s.UnknownTags = nil
 	s.Name = r.CompactString()
 	if err := r.Err(); err != nil {
-		return fieldError("Name", err)
+		return genrt.FieldError("Name", err)
 	}
 	s.Host = r.CompactString()
 	if err := r.Err(); err != nil {
-		return fieldError("Host", err)
+		return genrt.FieldError("Host", err)
 	}
 	s.Port = r.Uint16()
 	if err := r.Err(); err != nil {
-		return fieldError("Port", err)
+		return genrt.FieldError("Port", err)
 	}
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})
@@ -364,14 +365,14 @@ func (s *VotersRecordKRaftVersionFeature) appendTo(dst []byte, version int16) ([
 	dst = kbin.AppendInt16(dst, s.MaxSupportedVersion)
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, nil); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, nil); err != nil {
 			return dst, err
 		}
 	}
 	n := len(u)
 	dst = kbin.AppendUvarint(dst, uint32(n))
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -380,21 +381,21 @@ func (s *VotersRecordKRaftVersionFeature) readFrom(r *kbin.Reader, version int16
 	s.UnknownTags = nil
 	s.MinSupportedVersion = r.Int16()
 	if err := r.Err(); err != nil {
-		return fieldError("MinSupportedVersion", err)
+		return genrt.FieldError("MinSupportedVersion", err)
 	}
 	s.MaxSupportedVersion = r.Int16()
 	if err := r.Err(); err != nil {
-		return fieldError("MaxSupportedVersion", err)
+		return genrt.FieldError("MaxSupportedVersion", err)
 	}
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})

@@ -146,7 +146,7 @@ func (g *gen) emitEncode(si *structInfo) error {
 			known = "knownTags" + name
 		}
 		g.p("if len(u) > 0 {")
-		g.p("if err := checkUnknownTags(u, version, %s); err != nil {", known)
+		g.p("if err := genrt.CheckUnknownTags(u, version, %s); err != nil {", known)
 		g.p("return dst, err")
 		g.p("}")
 		g.p("}")
@@ -162,7 +162,7 @@ func (g *gen) emitEncode(si *structInfo) error {
 			g.p("if tag%d {", i)
 			if f.Tag > 0 {
 				g.p("for len(u) > 0 && u[0].Tag < %d {", f.Tag)
-				g.p("dst = appendRawTag(dst, u[0])")
+				g.p("dst = genrt.AppendRawTag(dst, u[0])")
 				g.p("u = u[1:]")
 				g.p("}")
 			}
@@ -173,12 +173,11 @@ func (g *gen) emitEncode(si *structInfo) error {
 			g.p("}")
 		}
 		g.p("for _, t := range u {")
-		g.p("dst = appendRawTag(dst, t)")
+		g.p("dst = genrt.AppendRawTag(dst, t)")
 		g.p("}")
 		if mode == flexMixed {
 			g.p("}")
 		}
-		g.used["tags"] = true
 		if len(tfs) > 0 {
 			g.p("return dst, nil")
 			g.p("}")
@@ -247,7 +246,7 @@ func (g *gen) writeValue(f *codegen.Field, e string, flex bool, scope codegen.Ve
 		} else {
 			g.p("for i := range %s {", e)
 			g.p("if dst, err = %s[i].appendTo(dst, version); err != nil {", e)
-			g.p("return dst, prefixEncodeError(err, fmt.Sprintf(\"%s[%%d]\", i))", f.Name)
+			g.p("return dst, genrt.PrefixEncodeError(err, fmt.Sprintf(\"%s[%%d]\", i))", f.Name)
 			g.p("}")
 			g.p("}")
 		}
@@ -256,7 +255,7 @@ func (g *gen) writeValue(f *codegen.Field, e string, flex bool, scope codegen.Ve
 		}
 	case f.IsStruct():
 		g.p("if dst, err = %s.appendTo(dst, version); err != nil {", e)
-		g.p("return dst, prefixEncodeError(err, %q)", f.Name)
+		g.p("return dst, genrt.PrefixEncodeError(err, %q)", f.Name)
 		g.p("}")
 	case f.Type == "string" && f.Nullable.Set:
 		g.p("if %s == nil {", e)
@@ -424,13 +423,13 @@ func (g *gen) emitDecode(si *structInfo) error {
 		tfs := g.taggedFields(si)
 		g.p("n := r.TagCount()")
 		g.p("if err := r.Err(); err != nil {")
-		g.p("return fieldError(\"tagged fields\", err)")
+		g.p("return genrt.FieldError(\"tagged fields\", err)")
 		g.p("}")
 		g.p("prev := int64(-1)")
 		g.p("for range n {")
 		g.p("tag, sub := r.NextTag(prev)")
 		g.p("if err := r.Err(); err != nil {")
-		g.p("return fieldError(\"tagged fields\", err)")
+		g.p("return genrt.FieldError(\"tagged fields\", err)")
 		g.p("}")
 		g.p("prev = int64(tag)")
 		if len(tfs) > 0 {
@@ -441,10 +440,10 @@ func (g *gen) emitDecode(si *structInfo) error {
 				e := "s." + f.Name
 				g.readValue(f, e, "sub", "&sub", true, scope.Intersect(f.Tagged))
 				g.p("if sub.ExpectEnd(%q); sub.Err() != nil {", "tagged field "+f.Name)
-				g.p("return fieldError(%q, sub.Err())", f.Name)
+				g.p("return genrt.FieldError(%q, sub.Err())", f.Name)
 				g.p("}")
 				g.p("if %s {", g.isDefault(f, e))
-				g.p("return fieldError(%q, defaultTagError(tag))", f.Name)
+				g.p("return genrt.FieldError(%q, genrt.DefaultTagError(tag))", f.Name)
 				g.p("}")
 			}
 			g.p("default:")
@@ -469,7 +468,7 @@ func (g *gen) readValue(f *codegen.Field, e, rv, rp string, flex bool, scope cod
 	nc := cond(f.Nullable, scope)
 	check := func() {
 		g.p("if err := %s.Err(); err != nil {", rv)
-		g.p("return fieldError(%q, err)", f.Name)
+		g.p("return genrt.FieldError(%q, err)", f.Name)
 		g.p("}")
 	}
 	switch {
@@ -506,7 +505,7 @@ func (g *gen) readValue(f *codegen.Field, e, rv, rp string, flex bool, scope cod
 		} else {
 			g.p("for i := range %s {", e)
 			g.p("if err := %s[i].readFrom(%s, version); err != nil {", e, rp)
-			g.p("return prefixDecodeError(err, fmt.Sprintf(\"%s[%%d]\", i))", f.Name)
+			g.p("return genrt.PrefixDecodeError(err, fmt.Sprintf(\"%s[%%d]\", i))", f.Name)
 			g.p("}")
 			g.p("}")
 		}
@@ -514,7 +513,7 @@ func (g *gen) readValue(f *codegen.Field, e, rv, rp string, flex bool, scope cod
 		check()
 	case f.IsStruct():
 		g.p("if err := %s.readFrom(%s, version); err != nil {", e, rp)
-		g.p("return prefixDecodeError(err, %q)", f.Name)
+		g.p("return genrt.PrefixDecodeError(err, %q)", f.Name)
 		g.p("}")
 	case f.Type == "string" && f.Nullable.Set:
 		nullRead, plainRead := rv+".NullableString()", rv+".String()"

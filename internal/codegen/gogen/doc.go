@@ -9,7 +9,8 @@
 // Default, and each message New<Name>, MinVersion, MaxVersion,
 // AppendTo(dst, version) and DecodeFrom(b, version); messages of kind
 // metadata also get APIKey, GetVersion and SetVersion and a Version field.
-// support_gen.go holds RawTaggedField and the typed errors, and
+// support_gen.go names RawTaggedField and the typed errors of package
+// genrt with type aliases (one type across all generated packages), and
 // registry_gen.go (metadata packages only) the APIKey constants, NewRecord,
 // APIKeys and APIKey.String; the package itself declares the APIKey type
 // and the Record interface.

@@ -5,6 +5,7 @@ package sample
 import (
 	"fmt"
 
+	"github.com/krabka-go/krabka/internal/codegen/genrt"
 	"github.com/krabka-go/krabka/internal/kbin"
 )
 
@@ -109,7 +110,7 @@ func (s *Sample) AppendTo(dst []byte, version int16) ([]byte, error) {
 	}
 	out, err := s.appendTo(dst, version)
 	if err != nil {
-		return dst, finishEncodeError(err, "Sample", version)
+		return dst, genrt.FinishEncodeError(err, "Sample", version)
 	}
 	return out, nil
 }
@@ -123,10 +124,10 @@ func (s *Sample) DecodeFrom(b []byte, version int16) error {
 	}
 	r := kbin.NewReader(b)
 	if err := s.readFrom(&r, version); err != nil {
-		return finishDecodeError(err, "Sample", version)
+		return genrt.FinishDecodeError(err, "Sample", version)
 	}
 	if r.ExpectEnd("Sample"); r.Err() != nil {
-		return finishDecodeError(fieldError("", r.Err()), "Sample", version)
+		return genrt.FinishDecodeError(genrt.FieldError("", r.Err()), "Sample", version)
 	}
 	return nil
 }
@@ -215,14 +216,14 @@ func (s *Sample) appendTo(dst []byte, version int16) ([]byte, error) {
 		dst = kbin.AppendCompactArrayLen(dst, len(s.F))
 		for i := range s.F {
 			if dst, err = s.F[i].appendTo(dst, version); err != nil {
-				return dst, prefixEncodeError(err, fmt.Sprintf("F[%d]", i))
+				return dst, genrt.PrefixEncodeError(err, fmt.Sprintf("F[%d]", i))
 			}
 		}
 	} else {
 		dst = kbin.AppendArrayLen(dst, len(s.F))
 		for i := range s.F {
 			if dst, err = s.F[i].appendTo(dst, version); err != nil {
-				return dst, prefixEncodeError(err, fmt.Sprintf("F[%d]", i))
+				return dst, genrt.PrefixEncodeError(err, fmt.Sprintf("F[%d]", i))
 			}
 		}
 	}
@@ -261,14 +262,14 @@ func (s *Sample) appendTo(dst []byte, version int16) ([]byte, error) {
 		dst = kbin.AppendCompactArrayLen(dst, len(s.K))
 		for i := range s.K {
 			if dst, err = s.K[i].appendTo(dst, version); err != nil {
-				return dst, prefixEncodeError(err, fmt.Sprintf("K[%d]", i))
+				return dst, genrt.PrefixEncodeError(err, fmt.Sprintf("K[%d]", i))
 			}
 		}
 	} else {
 		dst = kbin.AppendArrayLen(dst, len(s.K))
 		for i := range s.K {
 			if dst, err = s.K[i].appendTo(dst, version); err != nil {
-				return dst, prefixEncodeError(err, fmt.Sprintf("K[%d]", i))
+				return dst, genrt.PrefixEncodeError(err, fmt.Sprintf("K[%d]", i))
 			}
 		}
 	}
@@ -278,7 +279,7 @@ func (s *Sample) appendTo(dst []byte, version int16) ([]byte, error) {
 	if flex {
 		u := s.UnknownTags
 		if len(u) > 0 {
-			if err := checkUnknownTags(u, version, knownTagsSample); err != nil {
+			if err := genrt.CheckUnknownTags(u, version, knownTagsSample); err != nil {
 				return dst, err
 			}
 		}
@@ -294,7 +295,7 @@ func (s *Sample) appendTo(dst []byte, version int16) ([]byte, error) {
 		dst = kbin.AppendUvarint(dst, uint32(n))
 		if tag0 {
 			for len(u) > 0 && u[0].Tag < 1 {
-				dst = appendRawTag(dst, u[0])
+				dst = genrt.AppendRawTag(dst, u[0])
 				u = u[1:]
 			}
 			dst = kbin.AppendUvarint(dst, 1)
@@ -304,18 +305,18 @@ func (s *Sample) appendTo(dst []byte, version int16) ([]byte, error) {
 		}
 		if tag1 {
 			for len(u) > 0 && u[0].Tag < 3 {
-				dst = appendRawTag(dst, u[0])
+				dst = genrt.AppendRawTag(dst, u[0])
 				u = u[1:]
 			}
 			dst = kbin.AppendUvarint(dst, 3)
 			at := len(dst)
 			if dst, err = s.I.appendTo(dst, version); err != nil {
-				return dst, prefixEncodeError(err, "I")
+				return dst, genrt.PrefixEncodeError(err, "I")
 			}
 			dst = kbin.InsertUvarint(dst, at, uint32(len(dst)-at))
 		}
 		for _, t := range u {
-			dst = appendRawTag(dst, t)
+			dst = genrt.AppendRawTag(dst, t)
 		}
 	}
 	return dst, nil
@@ -337,29 +338,29 @@ func (s *Sample) readFrom(r *kbin.Reader, version int16) error {
 	s.UnknownTags = nil
 	s.A = r.Int32()
 	if err := r.Err(); err != nil {
-		return fieldError("A", err)
+		return genrt.FieldError("A", err)
 	}
 	if flex {
 		s.B = r.CompactString()
 		if err := r.Err(); err != nil {
-			return fieldError("B", err)
+			return genrt.FieldError("B", err)
 		}
 	} else {
 		s.B = r.String()
 		if err := r.Err(); err != nil {
-			return fieldError("B", err)
+			return genrt.FieldError("B", err)
 		}
 	}
 	if version >= 1 {
 		if flex {
 			s.C = r.CompactNullableString()
 			if err := r.Err(); err != nil {
-				return fieldError("C", err)
+				return genrt.FieldError("C", err)
 			}
 		} else {
 			s.C = r.NullableString()
 			if err := r.Err(); err != nil {
-				return fieldError("C", err)
+				return genrt.FieldError("C", err)
 			}
 		}
 	} else {
@@ -368,7 +369,7 @@ func (s *Sample) readFrom(r *kbin.Reader, version int16) error {
 	if flex {
 		s.D = r.CompactNullableBytes()
 		if err := r.Err(); err != nil {
-			return fieldError("D", err)
+			return genrt.FieldError("D", err)
 		}
 	} else {
 		s.D = r.Bytes()
@@ -376,7 +377,7 @@ func (s *Sample) readFrom(r *kbin.Reader, version int16) error {
 			s.D = []byte{}
 		}
 		if err := r.Err(); err != nil {
-			return fieldError("D", err)
+			return genrt.FieldError("D", err)
 		}
 	}
 	if flex {
@@ -393,7 +394,7 @@ func (s *Sample) readFrom(r *kbin.Reader, version int16) error {
 			}
 		}
 		if err := r.Err(); err != nil {
-			return fieldError("E", err)
+			return genrt.FieldError("E", err)
 		}
 	} else {
 		if n := r.ArrayLen(8); n < 0 {
@@ -405,7 +406,7 @@ func (s *Sample) readFrom(r *kbin.Reader, version int16) error {
 			}
 		}
 		if err := r.Err(); err != nil {
-			return fieldError("E", err)
+			return genrt.FieldError("E", err)
 		}
 	}
 	if flex {
@@ -417,12 +418,12 @@ func (s *Sample) readFrom(r *kbin.Reader, version int16) error {
 			s.F = make([]SampleItem, n)
 			for i := range s.F {
 				if err := s.F[i].readFrom(r, version); err != nil {
-					return prefixDecodeError(err, fmt.Sprintf("F[%d]", i))
+					return genrt.PrefixDecodeError(err, fmt.Sprintf("F[%d]", i))
 				}
 			}
 		}
 		if err := r.Err(); err != nil {
-			return fieldError("F", err)
+			return genrt.FieldError("F", err)
 		}
 	} else {
 		if n := r.ArrayLen(2); n < 0 {
@@ -433,18 +434,18 @@ func (s *Sample) readFrom(r *kbin.Reader, version int16) error {
 			s.F = make([]SampleItem, n)
 			for i := range s.F {
 				if err := s.F[i].readFrom(r, version); err != nil {
-					return prefixDecodeError(err, fmt.Sprintf("F[%d]", i))
+					return genrt.PrefixDecodeError(err, fmt.Sprintf("F[%d]", i))
 				}
 			}
 		}
 		if err := r.Err(); err != nil {
-			return fieldError("F", err)
+			return genrt.FieldError("F", err)
 		}
 	}
 	if version >= 1 && version <= 2 {
 		s.G = r.Bool()
 		if err := r.Err(); err != nil {
-			return fieldError("G", err)
+			return genrt.FieldError("G", err)
 		}
 	} else {
 		s.G = true
@@ -452,7 +453,7 @@ func (s *Sample) readFrom(r *kbin.Reader, version int16) error {
 	if version >= 3 {
 		s.H = r.Uint16()
 		if err := r.Err(); err != nil {
-			return fieldError("H", err)
+			return genrt.FieldError("H", err)
 		}
 	} else {
 		s.H = 80
@@ -461,12 +462,12 @@ func (s *Sample) readFrom(r *kbin.Reader, version int16) error {
 	if flex {
 		s.J = r.CompactNullableBytes()
 		if err := r.Err(); err != nil {
-			return fieldError("J", err)
+			return genrt.FieldError("J", err)
 		}
 	} else {
 		s.J = r.NullableBytes()
 		if err := r.Err(); err != nil {
-			return fieldError("J", err)
+			return genrt.FieldError("J", err)
 		}
 	}
 	if flex {
@@ -478,12 +479,12 @@ func (s *Sample) readFrom(r *kbin.Reader, version int16) error {
 			s.K = make([]SampleShared, n)
 			for i := range s.K {
 				if err := s.K[i].readFrom(r, version); err != nil {
-					return prefixDecodeError(err, fmt.Sprintf("K[%d]", i))
+					return genrt.PrefixDecodeError(err, fmt.Sprintf("K[%d]", i))
 				}
 			}
 		}
 		if err := r.Err(); err != nil {
-			return fieldError("K", err)
+			return genrt.FieldError("K", err)
 		}
 	} else {
 		if n := r.ArrayLen(16); n < 0 {
@@ -494,18 +495,18 @@ func (s *Sample) readFrom(r *kbin.Reader, version int16) error {
 			s.K = make([]SampleShared, n)
 			for i := range s.K {
 				if err := s.K[i].readFrom(r, version); err != nil {
-					return prefixDecodeError(err, fmt.Sprintf("K[%d]", i))
+					return genrt.PrefixDecodeError(err, fmt.Sprintf("K[%d]", i))
 				}
 			}
 		}
 		if err := r.Err(); err != nil {
-			return fieldError("K", err)
+			return genrt.FieldError("K", err)
 		}
 	}
 	if version <= 2 {
 		s.L = r.Int8()
 		if err := r.Err(); err != nil {
-			return fieldError("L", err)
+			return genrt.FieldError("L", err)
 		}
 	} else {
 		s.L = -3
@@ -513,36 +514,36 @@ func (s *Sample) readFrom(r *kbin.Reader, version int16) error {
 	if flex {
 		n := r.TagCount()
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev := int64(-1)
 		for range n {
 			tag, sub := r.NextTag(prev)
 			if err := r.Err(); err != nil {
-				return fieldError("tagged fields", err)
+				return genrt.FieldError("tagged fields", err)
 			}
 			prev = int64(tag)
 			switch {
 			case tag == 1 && version >= 3:
 				s.L = sub.Int8()
 				if err := sub.Err(); err != nil {
-					return fieldError("L", err)
+					return genrt.FieldError("L", err)
 				}
 				if sub.ExpectEnd("tagged field L"); sub.Err() != nil {
-					return fieldError("L", sub.Err())
+					return genrt.FieldError("L", sub.Err())
 				}
 				if s.L == -3 {
-					return fieldError("L", defaultTagError(tag))
+					return genrt.FieldError("L", genrt.DefaultTagError(tag))
 				}
 			case tag == 3 && version >= 2:
 				if err := s.I.readFrom(&sub, version); err != nil {
-					return prefixDecodeError(err, "I")
+					return genrt.PrefixDecodeError(err, "I")
 				}
 				if sub.ExpectEnd("tagged field I"); sub.Err() != nil {
-					return fieldError("I", sub.Err())
+					return genrt.FieldError("I", sub.Err())
 				}
 				if s.I.isDefault() {
-					return fieldError("I", defaultTagError(tag))
+					return genrt.FieldError("I", genrt.DefaultTagError(tag))
 				}
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})
@@ -606,7 +607,7 @@ func (s *SampleItem) appendTo(dst []byte, version int16) ([]byte, error) {
 	if flex {
 		u := s.UnknownTags
 		if len(u) > 0 {
-			if err := checkUnknownTags(u, version, knownTagsSampleItem); err != nil {
+			if err := genrt.CheckUnknownTags(u, version, knownTagsSampleItem); err != nil {
 				return dst, err
 			}
 		}
@@ -623,7 +624,7 @@ func (s *SampleItem) appendTo(dst []byte, version int16) ([]byte, error) {
 			dst = kbin.InsertUvarint(dst, at, uint32(len(dst)-at))
 		}
 		for _, t := range u {
-			dst = appendRawTag(dst, t)
+			dst = genrt.AppendRawTag(dst, t)
 		}
 	}
 	return dst, nil
@@ -644,18 +645,18 @@ func (s *SampleItem) readFrom(r *kbin.Reader, version int16) error {
 	if flex {
 		s.K = r.CompactString()
 		if err := r.Err(); err != nil {
-			return fieldError("K", err)
+			return genrt.FieldError("K", err)
 		}
 	} else {
 		s.K = r.String()
 		if err := r.Err(); err != nil {
-			return fieldError("K", err)
+			return genrt.FieldError("K", err)
 		}
 	}
 	if version >= 1 {
 		s.V = r.Float64()
 		if err := r.Err(); err != nil {
-			return fieldError("V", err)
+			return genrt.FieldError("V", err)
 		}
 	} else {
 		s.V = 2.5
@@ -664,26 +665,26 @@ func (s *SampleItem) readFrom(r *kbin.Reader, version int16) error {
 	if flex {
 		n := r.TagCount()
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev := int64(-1)
 		for range n {
 			tag, sub := r.NextTag(prev)
 			if err := r.Err(); err != nil {
-				return fieldError("tagged fields", err)
+				return genrt.FieldError("tagged fields", err)
 			}
 			prev = int64(tag)
 			switch {
 			case tag == 0 && version >= 2:
 				s.W = sub.Int16()
 				if err := sub.Err(); err != nil {
-					return fieldError("W", err)
+					return genrt.FieldError("W", err)
 				}
 				if sub.ExpectEnd("tagged field W"); sub.Err() != nil {
-					return fieldError("W", sub.Err())
+					return genrt.FieldError("W", sub.Err())
 				}
 				if s.W == -1 {
-					return fieldError("W", defaultTagError(tag))
+					return genrt.FieldError("W", genrt.DefaultTagError(tag))
 				}
 			default:
 				s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})
@@ -734,14 +735,14 @@ func (s *SampleInner) appendTo(dst []byte, version int16) ([]byte, error) {
 	}
 	u := s.UnknownTags
 	if len(u) > 0 {
-		if err := checkUnknownTags(u, version, nil); err != nil {
+		if err := genrt.CheckUnknownTags(u, version, nil); err != nil {
 			return dst, err
 		}
 	}
 	n := len(u)
 	dst = kbin.AppendUvarint(dst, uint32(n))
 	for _, t := range u {
-		dst = appendRawTag(dst, t)
+		dst = genrt.AppendRawTag(dst, t)
 	}
 	return dst, nil
 }
@@ -750,21 +751,21 @@ func (s *SampleInner) readFrom(r *kbin.Reader, version int16) error {
 	s.UnknownTags = nil
 	s.X = r.Int32()
 	if err := r.Err(); err != nil {
-		return fieldError("X", err)
+		return genrt.FieldError("X", err)
 	}
 	s.Y = r.CompactNullableBytes()
 	if err := r.Err(); err != nil {
-		return fieldError("Y", err)
+		return genrt.FieldError("Y", err)
 	}
 	n := r.TagCount()
 	if err := r.Err(); err != nil {
-		return fieldError("tagged fields", err)
+		return genrt.FieldError("tagged fields", err)
 	}
 	prev := int64(-1)
 	for range n {
 		tag, sub := r.NextTag(prev)
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev = int64(tag)
 		s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})
@@ -806,14 +807,14 @@ func (s *SampleShared) appendTo(dst []byte, version int16) ([]byte, error) {
 	if flex {
 		u := s.UnknownTags
 		if len(u) > 0 {
-			if err := checkUnknownTags(u, version, nil); err != nil {
+			if err := genrt.CheckUnknownTags(u, version, nil); err != nil {
 				return dst, err
 			}
 		}
 		n := len(u)
 		dst = kbin.AppendUvarint(dst, uint32(n))
 		for _, t := range u {
-			dst = appendRawTag(dst, t)
+			dst = genrt.AppendRawTag(dst, t)
 		}
 	}
 	return dst, nil
@@ -824,12 +825,12 @@ func (s *SampleShared) readFrom(r *kbin.Reader, version int16) error {
 	s.UnknownTags = nil
 	s.Z = r.UUID()
 	if err := r.Err(); err != nil {
-		return fieldError("Z", err)
+		return genrt.FieldError("Z", err)
 	}
 	if version >= 3 {
 		s.N = r.Int8()
 		if err := r.Err(); err != nil {
-			return fieldError("N", err)
+			return genrt.FieldError("N", err)
 		}
 	} else {
 		s.N = 0
@@ -837,13 +838,13 @@ func (s *SampleShared) readFrom(r *kbin.Reader, version int16) error {
 	if flex {
 		n := r.TagCount()
 		if err := r.Err(); err != nil {
-			return fieldError("tagged fields", err)
+			return genrt.FieldError("tagged fields", err)
 		}
 		prev := int64(-1)
 		for range n {
 			tag, sub := r.NextTag(prev)
 			if err := r.Err(); err != nil {
-				return fieldError("tagged fields", err)
+				return genrt.FieldError("tagged fields", err)
 			}
 			prev = int64(tag)
 			s.UnknownTags = append(s.UnknownTags, RawTaggedField{Tag: tag, Data: sub.CopyRest()})
