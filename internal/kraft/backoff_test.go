@@ -2,7 +2,7 @@ package kraft
 
 import "testing"
 
-// KRAFT.md §2.8 (strictExponentialElectionBackoffMs): position 0 waits 0;
+// KafkaRaftClient.strictExponentialElectionBackoffMs: position 0 waits 0;
 // an unlisted voter waits the maximum; otherwise
 // min(max, (max >> (n-1)) << (position-1)).
 func TestElectionBackoff(t *testing.T) {

@@ -78,10 +78,9 @@ func TestFingerprint(t *testing.T) {
 }
 
 // Random schedules (delivery order, drops, duplicates, ticks, proposals,
-// crashes) never break
-// the safety invariants of RELIABILITY.md §2: at most one leader per epoch
-// (E1), high watermarks never move backwards within a process lifetime
-// (C2), and committed prefixes agree (C5).
+// crashes) never break the safety invariants of docs/reliability.md: at
+// most one leader per epoch (E1), high watermarks never move backwards
+// within a process lifetime (C2), and committed prefixes agree (C5).
 func TestRandomSchedulesKeepSafety(t *testing.T) {
 	forEachShape(t, 15, randomSchedule)
 }
@@ -143,7 +142,7 @@ func randomSchedule(t *testing.T, voters, observers int, seed uint64) {
 			}
 		}
 	}
-	// Liveness (RELIABILITY.md L1, L3): once faults stop, a leader
+	// Liveness (L1, L3 in docs/reliability.md): once faults stop, a leader
 	// emerges and every replica catches up to it.
 	if !c.converge(300) {
 		for _, n := range c.nodes {
@@ -151,8 +150,8 @@ func randomSchedule(t *testing.T, voters, observers int, seed uint64) {
 		}
 		t.Fatal("the cluster did not converge after the faults stopped")
 	}
-	// Anti-vacuity (RELIABILITY.md §2.1): the run must have elected a
-	// leader and committed entries.
+	// Anti-vacuity: the run must have elected a leader and committed
+	// entries, or it tested nothing.
 	if len(leaders) < 1 || len(committed) < 5 {
 		t.Errorf("%d epochs with a leader, %d committed offsets: the schedule tests too little", len(leaders), len(committed))
 	}

@@ -38,7 +38,8 @@ type Config struct {
 	// pre-vote; the leader's check-quorum timer is 1.5 times this.
 	FetchTimeout time.Duration
 	// ElectionBackoffMax mirrors controller.quorum.election.backoff.max.ms
-	// (1000); used for the successor backoff after EndQuorumEpoch (§2.8).
+	// (1000); used for the successor backoff after EndQuorumEpoch
+	// (KafkaRaftClient.strictExponentialElectionBackoffMs).
 	ElectionBackoffMax time.Duration
 	// CampaignJitter bounds the random delay between losing the leader
 	// (the fetch timer expired, or the connection was lost) and starting a

@@ -8,7 +8,7 @@ import (
 	"github.com/krabka-go/krabka/internal/kraft"
 )
 
-// Validate reports every problem at once (STYLE.md §9).
+// Validate reports every problem at once, not only the first.
 func TestConfigValidate(t *testing.T) {
 	ok := kraft.DefaultConfig()
 	ok.ID = 1

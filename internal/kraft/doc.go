@@ -9,8 +9,8 @@
 // fsyncs and sockets; the simulator (internal/sim) turns them into seeded
 // faults; the scripted harness (krafttest.InteractionEnv) turns them into
 // readable transcripts under testdata/. Behaviour follows Apache Kafka
-// 4.3.1; comments cite the KIP or the section of the project's KRAFT.md
-// digest that decides each rule.
+// 4.3.1; comments cite the KIP, or the class or method of Kafka's raft
+// module (org.apache.kafka.raft), that decides each rule.
 //
 // # The driving loop
 //
@@ -127,7 +127,8 @@
 //     until the leader reports it.
 //   - Linearizable reads ([Node.ReadIndex], read.go) are Krabka's
 //     addition: Kafka's controllers read their own image. The barrier is
-//     Raft's ReadIndex (§6.4) confirmed by fetches instead of heartbeats.
+//     Raft's ReadIndex (Raft thesis §6.4) confirmed by fetches instead of
+//     heartbeats.
 //   - KRaftVersion control records are carried in [BatchInfo] but not
 //     interpreted; the kraft.version 0→1 upgrade is not implemented.
 //   - A lost leader is noticed before the fetch timer expires when the

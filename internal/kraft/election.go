@@ -5,10 +5,12 @@ import (
 	"log/slog"
 	"slices"
 
+	"github.com/krabka-go/krabka/internal/bugzoo"
 	"github.com/krabka-go/krabka/internal/kraft/quorum"
 )
 
-// handleVoteRequest decides a Vote or PreVote request (KRAFT.md §2.7, §4.1).
+// handleVoteRequest decides a Vote or PreVote request
+// (KafkaRaftClient.handleVoteRequest; KIP-996 for PreVote).
 func (n *Node) handleVoteRequest(m *VoteRequest) {
 	answer := func(code ErrorCode, granted bool) {
 		r := &VoteResponse{Error: code, Leader: n.leaderAndEpoch(), VoteGranted: granted}
@@ -28,7 +30,8 @@ func (n *Node) handleVoteRequest(m *VoteRequest) {
 	}
 	if m.ReplicaEpoch > n.s.epoch {
 		// A higher epoch moves us to Unattached before deciding, even for a
-		// pre-vote (KRAFT.md §2.6): the epoch is durable, the vote is not.
+		// pre-vote (KafkaRaftClient.handleVoteRequest): the epoch is
+		// durable, the vote is not.
 		n.transitionToUnattached(m.ReplicaEpoch, true)
 	}
 	if m.Voter.ID >= 0 && (m.Voter.ID != n.me.ID || (!m.Voter.DirectoryID.IsZero() && m.Voter.DirectoryID != n.me.DirectoryID)) {
@@ -50,8 +53,8 @@ func (n *Node) handleVoteRequest(m *VoteRequest) {
 	answer(CodeNone, granted)
 }
 
-// canGrantVote is the grant matrix of KRAFT.md §2.7 (canGrantVote of each
-// state class).
+// canGrantVote is Kafka's grant decision: EpochState.canGrantVote of each
+// state class and QuorumState.unattachedOrProspectiveCanGrantVote (KIP-996).
 func (n *Node) canGrantVote(m *VoteRequest) bool {
 	theirs := OffsetAndEpoch{Offset: m.LastOffset, Epoch: m.LastOffsetEpoch}
 	ours := OffsetAndEpoch{Offset: n.s.leo, Epoch: n.s.lastEpoch}
@@ -73,7 +76,7 @@ func (n *Node) canGrantVote(m *VoteRequest) bool {
 		// refuses pre-votes, so a partitioned replica cannot disrupt it;
 		// once its fetch timer expires, or the leader is known lost, it
 		// grants them (leaderlost.go).
-		return m.PreVote && (bugZ15 || !n.hearsLeader()) && upToDate
+		return m.PreVote && (bugzoo.Active(bugzoo.Z15) || !n.hearsLeader()) && upToDate
 	case Candidate, Resigned:
 		return m.PreVote && upToDate
 	}
@@ -87,7 +90,7 @@ func (n *Node) handleVoteResponse(m *VoteResponse) {
 	}
 	if m.Error == CodeUnsupportedVersion && n.s.role == Prospective {
 		// The peer cannot carry PreVote (Vote < v2): skip the pre-vote
-		// round (KRAFT.md §2.7, pre-vote interoperability).
+		// round, as KafkaRaftClient.handleVoteResponse does (KIP-996).
 		n.transitionToCandidate()
 		return
 	}
@@ -123,7 +126,8 @@ func (n *Node) tally() quorum.ElectionResult {
 
 // checkElection moves on when the round is decided: a won pre-vote makes
 // a Candidate, a won vote a Leader; a lost pre-vote ends the round at once,
-// a lost vote waits for the election timer (KRAFT.md §2.8, last point).
+// a lost vote waits for the election timer, with no backoff of its own
+// (as Kafka's CandidateState).
 func (n *Node) checkElection() {
 	switch r := n.tally(); {
 	case n.s.role == Prospective && r == quorum.Won:
@@ -228,7 +232,7 @@ func (n *Node) fetchFromBootstrap(skip NodeID) {
 }
 
 // handleCommonResponse applies the epoch and leader carried by any
-// response (Kafka's maybeHandleCommonResponse, KRAFT.md §2.6). It returns
+// response (KafkaRaftClient.maybeHandleCommonResponse). It returns
 // true when the response is fully handled.
 func (n *Node) handleCommonResponse(from NodeID, code ErrorCode, leader LeaderAndEpoch) bool {
 	if leader.Epoch < n.s.epoch || code == CodeUnknownLeaderEpoch {
@@ -273,7 +277,8 @@ func (n *Node) handleCommonResponse(from NodeID, code ErrorCode, leader LeaderAn
 	return true
 }
 
-// handleBeginQuorumEpochRequest follows a new leader (KRAFT.md §4.2).
+// handleBeginQuorumEpochRequest follows a new leader
+// (KafkaRaftClient.handleBeginQuorumEpochRequest).
 func (n *Node) handleBeginQuorumEpochRequest(m *BeginQuorumEpochRequest) {
 	answer := func(code ErrorCode) {
 		r := &BeginQuorumEpochResponse{Error: code, Leader: n.leaderAndEpoch()}
@@ -307,7 +312,8 @@ func (n *Node) handleBeginQuorumEpochResponse(m *BeginQuorumEpochResponse) {
 }
 
 // handleEndQuorumEpochRequest learns that the leader resigned and applies
-// the successor backoff (KRAFT.md §2.8, §4.3).
+// the successor backoff (KafkaRaftClient.handleEndQuorumEpochRequest and
+// strictExponentialElectionBackoffMs).
 func (n *Node) handleEndQuorumEpochRequest(m *EndQuorumEpochRequest) {
 	answer := func(code ErrorCode) {
 		r := &EndQuorumEpochResponse{Error: code, Leader: n.leaderAndEpoch()}

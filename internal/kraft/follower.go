@@ -3,12 +3,15 @@ package kraft
 import (
 	"context"
 	"log/slog"
+
+	"github.com/krabka-go/krabka/internal/bugzoo"
 )
 
 // followerState is the per-role state of Follower (FollowerState).
 type followerState struct {
-	// TimerStart is when the fetch timer (Tf, §2.4) last restarted: on
-	// entry and on every successful Fetch or FetchSnapshot answer.
+	// TimerStart is when the fetch timer (FollowerState's, of
+	// controller.quorum.fetch.timeout.ms) last restarted: on entry and on
+	// every successful Fetch or FetchSnapshot answer.
 	TimerStart Instant
 	// FetchDeadline: a voter starts a pre-vote then. It is the fetch
 	// timer's expiry plus a random campaign delay, or earlier once the
@@ -51,9 +54,10 @@ func (n *Node) pollFollower() {
 		if n.s.peers[n.peerIndex(n.s.leaderID)].InFlight == 0 && !(n.isVoter() && n.s.follower.LeaderLost) {
 			// The leader's slot is backing off after a failure or a timeout:
 			// ask a bootstrap server instead, in case a new leader exists
-			// (pollFollowerAsVoter/AsObserver, KRAFT.md §2.5). A voter that
-			// lost its leader pre-votes shortly instead, and keeps its slots
-			// free for that: the answers name any leader the others know.
+			// (KafkaRaftClient.pollFollowerAsVoter and
+			// pollFollowerAsObserver). A voter that lost its leader
+			// pre-votes shortly instead, and keeps its slots free for that:
+			// the answers name any leader the others know.
 			n.fetchFromBootstrap(n.s.leaderID)
 		}
 		return
@@ -69,9 +73,10 @@ func (n *Node) pollFollower() {
 	n.sendFetch(n.s.leaderID)
 }
 
-// sendFetch sends a Fetch built from the log tail (KRAFT.md §3.1). The
-// offset it reports is durable by the time the request leaves: the Ready
-// contract puts appends before messages.
+// sendFetch sends a Fetch built from the log tail
+// (KafkaRaftClient.buildFetchRequest). The offset it reports is durable by
+// the time the request leaves: the Ready contract puts appends before
+// messages.
 func (n *Node) sendFetch(to NodeID) {
 	r := &FetchRequest{
 		Replica: n.me, CurrentLeaderEpoch: n.s.epoch, FetchOffset: n.s.leo, LastFetchedEpoch: n.s.lastEpoch,
@@ -80,7 +85,8 @@ func (n *Node) sendFetch(to NodeID) {
 	n.send(to, r, &r.Header)
 }
 
-// handleFetchResponse applies the leader's answer (KRAFT.md §3.4).
+// handleFetchResponse applies the leader's answer
+// (KafkaRaftClient.handleFetchResponse).
 func (n *Node) handleFetchResponse(m *FetchResponse) {
 	if !n.acceptResponse(m.Header) || n.handleCommonResponse(m.From, m.Error, m.Leader) {
 		return
@@ -131,7 +137,8 @@ func (n *Node) appendFetched(m *FetchResponse) {
 }
 
 // truncateDiverging truncates the log to the divergence point the leader
-// reported (KRAFT.md §3.4, truncateToEndOffset).
+// reported (KafkaRaftClient.handleFetchResponse and
+// ReplicatedLog.truncateToEndOffset).
 func (n *Node) truncateDiverging(div OffsetAndEpoch) {
 	var t Offset
 	if div.Epoch == 0 {
@@ -141,7 +148,7 @@ func (n *Node) truncateDiverging(div OffsetAndEpoch) {
 	} else {
 		t = local.Offset
 	}
-	if (t < n.s.hw && !bugZ8) || t < 0 {
+	if (t < n.s.hw && !bugzoo.Active(bugzoo.Z8)) || t < 0 {
 		// KAFKA-12460: committed entries are never truncated. A correct
 		// leader never asks for this; refuse and keep fetching.
 		n.logger.LogAttrs(context.Background(), slog.LevelError, "refusing to truncate below the high watermark",
@@ -172,7 +179,8 @@ func (n *Node) startSnapshotDownload(id OffsetAndEpoch) {
 }
 
 // handleFetchSnapshotResponse writes a snapshot chunk and installs the
-// snapshot once complete (KRAFT.md §3.5).
+// snapshot once complete (KafkaRaftClient.handleFetchSnapshotResponse,
+// KIP-630).
 func (n *Node) handleFetchSnapshotResponse(m *FetchSnapshotResponse) {
 	if !n.acceptResponse(m.Header) || n.handleCommonResponse(m.From, m.Error, m.Leader) && m.Error != CodeSnapshotNotFound && m.Error != CodePositionOutOfRange {
 		return

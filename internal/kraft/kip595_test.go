@@ -64,10 +64,10 @@ func onlyVoteResponse(t *testing.T, rd kraft.Ready) *kraft.VoteResponse {
 	return rs[0]
 }
 
-// KIP-595 (KRAFT.md §2.7): "A granted standard vote by an
-// Unattached/Prospective replica that had not voted is persisted (durable
-// write of votedKey) before the response is sent", and a voter grants at
-// most one candidate per epoch.
+// KIP-595 (KafkaRaftClient.handleVoteRequest): a standard vote granted by
+// an Unattached or Prospective replica that had not voted is persisted
+// (a durable write of the voted key) before the response is sent, and a
+// voter grants at most one candidate per epoch.
 func TestVoterGrantsOneDurableVotePerEpoch(t *testing.T) {
 	n := newVoter(t, 3, emptyState(), &krafttest.MemLog{})
 	rd := step(t, n, nil, 10, vote(1, 3, 1, kraft.OffsetAndEpoch{}, false))
@@ -91,9 +91,9 @@ func TestVoterGrantsOneDurableVotePerEpoch(t *testing.T) {
 	}
 }
 
-// KIP-595 (KRAFT.md §2.7): the requester's log is up to date iff
-// (LastOffsetEpoch, LastOffset) >= (local last epoch, local end offset),
-// epoch first.
+// KIP-595 (KafkaRaftClient.handleVoteRequest): the requester's log is up to
+// date iff (LastOffsetEpoch, LastOffset) >= (local last epoch, local end
+// offset), epoch first.
 func TestVoteRequiresUpToDateLog(t *testing.T) {
 	local := []kraft.Epoch{1, 1, 2} // end offset 3, last epoch 2
 	tests := []struct {
@@ -119,9 +119,9 @@ func TestVoteRequiresUpToDateLog(t *testing.T) {
 	}
 }
 
-// KRAFT.md §4.1: field sanity fails with INVALID_REQUEST, a stale epoch
-// with FENCED_LEADER_EPOCH, a request addressed to another voter with
-// INVALID_VOTER_KEY; none of them is granted.
+// KafkaRaftClient.handleVoteRequest: field sanity fails with INVALID_REQUEST,
+// a stale epoch with FENCED_LEADER_EPOCH, a request addressed to another
+// voter with INVALID_VOTER_KEY; none of them is granted.
 func TestVoteRequestErrors(t *testing.T) {
 	tests := []struct {
 		what string
@@ -150,8 +150,8 @@ func TestVoteRequestErrors(t *testing.T) {
 	}
 }
 
-// KRAFT.md §2.3: startup picks the role from the stored quorum state and
-// the log: a stored leader that is this node comes back Resigned (never
+// QuorumState.initialize: startup picks the role from the stored quorum state
+// and the log: a stored leader that is this node comes back Resigned (never
 // lead an epoch twice); a stored self-vote resumes the candidacy; a stored
 // leader is followed; a log epoch above the stored epoch wins.
 func TestStartupRole(t *testing.T) {
@@ -180,9 +180,9 @@ func TestStartupRole(t *testing.T) {
 	}
 }
 
-// KRAFT.md §2.6: a Vote request with a higher epoch moves the receiver,
-// even a leader, to Unattached in that epoch before deciding; the leader's
-// parked fetches complete with NOT_LEADER_OR_FOLLOWER.
+// KafkaRaftClient.handleVoteRequest: a Vote request with a higher epoch moves
+// the receiver, even a leader, to Unattached in that epoch before deciding;
+// the leader's parked fetches complete with NOT_LEADER_OR_FOLLOWER.
 func TestLeaderStepsDownOnHigherEpochVote(t *testing.T) {
 	c := newCluster(t, 3, 0, 1)
 	c.elect(1)
@@ -213,8 +213,8 @@ func TestLeaderStepsDownOnHigherEpochVote(t *testing.T) {
 	}
 }
 
-// KRAFT.md §3.2: the leader validates CurrentLeaderEpoch and the fetch
-// position before serving records.
+// KafkaRaftClient.handleFetchRequest: the leader validates CurrentLeaderEpoch
+// and the fetch position before serving records.
 func TestLeaderFetchValidation(t *testing.T) {
 	fetch := func(epoch kraft.Epoch, offset kraft.Offset, last kraft.Epoch) *kraft.FetchRequest {
 		return &kraft.FetchRequest{
@@ -295,8 +295,8 @@ func leaderOf(t *testing.T, n *kraft.Node, log *krafttest.MemLog) {
 	}
 }
 
-// KRAFT.md §3.4: a follower truncates to the divergence point and then
-// fetches again from there.
+// KafkaRaftClient.handleFetchResponse: a follower truncates to the divergence
+// point and then fetches again from there.
 func TestFollowerTruncatesOnDivergingEpoch(t *testing.T) {
 	st := kraft.PersistentState{Epoch: 3, LeaderID: 1, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
 	log := logWith(1, 1, 2, 2)
@@ -331,7 +331,8 @@ func TestFollowerTruncatesOnDivergingEpoch(t *testing.T) {
 	}
 }
 
-// KRAFT.md §3.3: follower HWM = min(leader's HighWatermark, local LEO).
+// KafkaRaftClient.updateFollowerHighWatermark: follower HWM = min(leader's
+// HighWatermark, local LEO).
 func TestFollowerHighWatermarkCappedByLogEnd(t *testing.T) {
 	st := kraft.PersistentState{Epoch: 1, LeaderID: 1, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
 	log := &krafttest.MemLog{}
@@ -351,8 +352,8 @@ func TestFollowerHighWatermarkCappedByLogEnd(t *testing.T) {
 	}
 }
 
-// KRAFT.md §2.9 (KAFKA-15489): a leader that hears from no majority for
-// 1.5 × fetch timeout resigns and sends EndQuorumEpoch.
+// LeaderState.timeUntilCheckQuorumExpires (KAFKA-15489): a leader that hears
+// from no majority for 1.5 × fetch timeout resigns and sends EndQuorumEpoch.
 func TestCheckQuorumResignsLeader(t *testing.T) {
 	c := newCluster(t, 3, 0, 1)
 	c.elect(1)
@@ -376,9 +377,9 @@ func TestCheckQuorumResignsLeader(t *testing.T) {
 	}
 }
 
-// KRAFT.md §3.2 step 8: a fetch with nothing new is parked and answered on
-// the next append, in the same Ready as the append (sent after it is
-// durable).
+// KafkaRaftClient.handleFetchRequest (its fetch purgatory): a fetch with
+// nothing new is parked and answered on the next append, in the same Ready as
+// the append (sent after it is durable).
 func TestLongPollCompletesOnAppend(t *testing.T) {
 	c := newCluster(t, 3, 0, 1)
 	c.elect(1)
@@ -405,7 +406,7 @@ func TestLongPollCompletesOnAppend(t *testing.T) {
 	}
 }
 
-// STYLE.md §6: Propose on a non-leader returns *NotLeaderError carrying the
+// Propose on a non-leader returns *NotLeaderError carrying the
 // known leader, matching ErrNotLeader.
 func TestProposeOnFollower(t *testing.T) {
 	c := newCluster(t, 3, 0, 1)
@@ -420,10 +421,10 @@ func TestProposeOnFollower(t *testing.T) {
 	}
 }
 
-// KIP-630 (KRAFT.md §3.5): the leader answers FetchSnapshot for an unknown
-// snapshot with SNAPSHOT_NOT_FOUND, for a position outside the file with
-// POSITION_OUT_OF_RANGE, and otherwise names at most MaxBytes from the
-// position.
+// KIP-630 (KafkaRaftClient.handleFetchSnapshotRequest): the leader answers
+// FetchSnapshot for an unknown snapshot with SNAPSHOT_NOT_FOUND, for a
+// position outside the file with POSITION_OUT_OF_RANGE, and otherwise names
+// at most MaxBytes from the position.
 func TestLeaderFetchSnapshotAnswers(t *testing.T) {
 	c := newCluster(t, 3, 0, 1)
 	c.elect(1)
@@ -466,8 +467,9 @@ func TestLeaderFetchSnapshotAnswers(t *testing.T) {
 	}
 }
 
-// KRAFT.md §3.6: observers are tracked on the leader, never counted toward
-// the high watermark, and dropped after 5 minutes without a fetch.
+// LeaderState (observer states): observers are tracked on the leader, never
+// counted toward the high watermark, and dropped after 5 minutes without a
+// fetch.
 func TestObserverTrackingAndExpiry(t *testing.T) {
 	c := newCluster(t, 3, 1, 1)
 	c.elect(1)
@@ -494,8 +496,8 @@ func TestObserverTrackingAndExpiry(t *testing.T) {
 	}
 }
 
-// KRAFT.md §14: "a response whose correlation id is no longer expected is
-// ignored". A duplicated grant counts once, and a grant answering an
+// RequestManager: a response whose correlation id is no longer expected
+// is ignored. A duplicated grant counts once, and a grant answering an
 // earlier round's request counts not at all: with 5 voters, one voter's
 // grant delivered three times leaves the candidate short of a majority.
 func TestDuplicateAndStaleVoteResponsesIgnored(t *testing.T) {
@@ -539,10 +541,10 @@ func TestDuplicateAndStaleVoteResponsesIgnored(t *testing.T) {
 	}
 }
 
-// KRAFT.md §2.5 and §2.8: a replica shutting down keeps its candidacy
-// running, and if it wins it resigns at once rather than lead; its
-// EndQuorumEpoch lets the first preferred successor take over without
-// waiting for a timeout.
+// KafkaRaftClient.pollCurrentState and maybeCompleteShutdown: a replica
+// shutting down keeps its candidacy running, and if it wins it resigns at
+// once rather than lead; its EndQuorumEpoch lets the first preferred
+// successor take over without waiting for a timeout.
 func TestCandidateElectedWhileShuttingDownResigns(t *testing.T) {
 	c := newCluster(t, 3, 0, 1)
 	c.campaign(1) // Prospective
@@ -563,11 +565,11 @@ func TestCandidateElectedWhileShuttingDownResigns(t *testing.T) {
 	}
 }
 
-// KIP-630 (KRAFT.md §3.5): a follower restarts its snapshot download from
-// position 0 on any answer that does not continue it exactly (another
-// snapshot, another position, a size that changed or exceeds
-// MaxSnapshotBytes, a chunk longer than asked, empty or running past the
-// size, POSITION_OUT_OF_RANGE); it writes nothing of such an answer, and
+// KIP-630 (KafkaRaftClient.handleFetchSnapshotResponse): a follower restarts
+// its snapshot download from position 0 on any answer that does not continue
+// it exactly (another snapshot, another position, a size that changed or
+// exceeds MaxSnapshotBytes, a chunk longer than asked, empty or running past
+// the size, POSITION_OUT_OF_RANGE); it writes nothing of such an answer, and
 // the restarted download completes and installs.
 func TestFollowerRestartsInconsistentSnapshotDownload(t *testing.T) {
 	tests := []struct {

@@ -15,9 +15,9 @@ func voterSet(t *testing.T, ids ...kraft.NodeID) kraft.VoterSet {
 	return vs
 }
 
-// KIP-853 (KRAFT.md §10.2): "Immediately on append to the local log
-// (leader) or on append after a Fetch (followers)" the new voter set is in
-// force, committed or not; the leader counts the new majority at once and
+// KIP-853 (KRaftControlRecordStateMachine.updateState): as soon as it is
+// appended to the local log (by the leader, or by a follower after a
+// Fetch) the new voter set is in force, committed or not; the leader counts the new majority at once and
 // allows no second change until the first commits.
 func TestVoterSetInForceOnAppend(t *testing.T) {
 	c := newCluster(t, 3, 1, 1)
@@ -54,8 +54,8 @@ func TestVoterSetInForceOnAppend(t *testing.T) {
 	}
 }
 
-// KIP-853 (KRAFT.md §10.2): "If the entry is truncated away (diverging
-// log), the previous set is restored."
+// KIP-853 (VoterSetHistory.truncateNewEntries): if the entry is truncated
+// away (a diverging log), the previous set is restored.
 func TestVoterSetRevertedOnTruncation(t *testing.T) {
 	st := kraft.PersistentState{Epoch: 2, LeaderID: 1, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
 	log := logWith(1)
@@ -88,8 +88,8 @@ func TestVoterSetRevertedOnTruncation(t *testing.T) {
 	}
 }
 
-// KIP-853 (RELIABILITY.md R5, KRAFT.md §4.6): "If the removed voter is the
-// leader itself, the leader resigns after the record commits" — not before:
+// KIP-853 (RemoveVoterHandler; invariant R5 in docs/reliability.md): a
+// leader that removed itself resigns after the record commits — not before:
 // until then it keeps replicating, without counting itself.
 func TestRemovedLeaderResignsAfterCommit(t *testing.T) {
 	c := newCluster(t, 3, 0, 1)

@@ -7,9 +7,10 @@ import (
 	"github.com/krabka-go/krabka/internal/kraft/krafttest"
 )
 
-// KIP-996 (KRAFT.md §2.1, RELIABILITY.md E5): "Prospective: runs a
-// pre-vote round at the current epoch; not written". Entering Prospective
-// and sending pre-votes persists nothing and keeps the epoch.
+// KIP-996 (ProspectiveState; invariant E5 in docs/reliability.md): a
+// Prospective replica runs its pre-vote round at the current epoch and
+// writes no quorum state. Entering Prospective and sending pre-votes
+// persists nothing and keeps the epoch.
 func TestProspectiveDoesNotBumpEpoch(t *testing.T) {
 	n := newVoter(t, 1, emptyState(), &krafttest.MemLog{})
 	n.Tick(n.NextDeadline())
@@ -32,7 +33,7 @@ func TestProspectiveDoesNotBumpEpoch(t *testing.T) {
 	}
 }
 
-// KIP-996 (KRAFT.md §2.7): a pre-vote is granted iff the log is up to
+// KIP-996 (EpochState.canGrantVote): a pre-vote is granted iff the log is up to
 // date, even by a replica that already voted or knows a leader, and it is
 // never persisted.
 func TestPreVoteGrantedWithoutPersisting(t *testing.T) {
@@ -51,10 +52,10 @@ func TestPreVoteGrantedWithoutPersisting(t *testing.T) {
 	}
 }
 
-// KIP-996 (KRAFT.md §2.7, apache/kafka#17807): a Follower grants a pre-vote
-// only if it has not yet fetched successfully from its leader in this
-// epoch; after that it refuses, so a partitioned replica cannot disrupt a
-// live leader.
+// KIP-996 (FollowerState.canGrantVote, apache/kafka#17807): a Follower grants
+// a pre-vote only if it has not yet fetched successfully from its leader in
+// this epoch; after that it refuses, so a partitioned replica cannot disrupt
+// a live leader.
 func TestFollowerRefusesPreVoteAfterFetching(t *testing.T) {
 	st := kraft.PersistentState{Epoch: 1, LeaderID: 1, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
 	log := &krafttest.MemLog{}
@@ -73,7 +74,7 @@ func TestFollowerRefusesPreVoteAfterFetching(t *testing.T) {
 	}
 }
 
-// KIP-996 (KRAFT.md §2.7 grant matrix): a Leader refuses pre-votes and
+// KIP-996 (LeaderState.canGrantVote): a Leader refuses pre-votes and
 // votes in its epoch.
 func TestLeaderRefusesPreVote(t *testing.T) {
 	c := newCluster(t, 3, 0, 1)
@@ -91,9 +92,9 @@ func TestLeaderRefusesPreVote(t *testing.T) {
 	}
 }
 
-// KRAFT.md §2.6: "A Vote request with a higher epoch makes the receiver
-// move to Unattached(thatEpoch) before deciding the vote — this applies to
-// PreVote requests too." The epoch is durable; no vote is recorded.
+// KafkaRaftClient.handleVoteRequest: a Vote request with a higher epoch
+// makes the receiver move to Unattached in that epoch before deciding the
+// vote, PreVote requests too. The epoch is durable; no vote is recorded.
 func TestPreVoteWithHigherEpochBumpsReceiver(t *testing.T) {
 	n := newVoter(t, 3, emptyState(), &krafttest.MemLog{})
 	rd := step(t, n, nil, 10, vote(1, 3, 4, kraft.OffsetAndEpoch{Offset: 0, Epoch: 0}, true))
@@ -106,9 +107,10 @@ func TestPreVoteWithHigherEpochBumpsReceiver(t *testing.T) {
 	}
 }
 
-// KRAFT.md §2.2: a Prospective replica whose pre-vote round is lost returns
-// to following the leader it knew, in the same epoch; a majority of
-// pre-votes makes it a Candidate in epoch+1.
+// KIP-996 (ProspectiveState, KafkaRaftClient.handleVoteResponse): a
+// Prospective replica whose pre-vote round is lost returns to following the
+// leader it knew, in the same epoch; a majority of pre-votes makes it a
+// Candidate in epoch+1.
 func TestPreVoteRoundOutcome(t *testing.T) {
 	for _, granted := range []bool{false, true} {
 		t.Run(map[bool]string{false: "lost", true: "won"}[granted], func(t *testing.T) {
@@ -152,7 +154,7 @@ func TestPreVoteRoundOutcome(t *testing.T) {
 	}
 }
 
-// KRAFT.md §2.7, pre-vote interoperability: a peer that cannot carry
+// KafkaRaftClient.handleVoteResponse (KIP-996): a peer that cannot carry
 // PreVote answers UNSUPPORTED_VERSION and the Prospective replica becomes a
 // Candidate at once.
 func TestUnsupportedPreVoteSkipsToCandidate(t *testing.T) {

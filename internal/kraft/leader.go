@@ -7,25 +7,29 @@ import (
 	"slices"
 	"time"
 
+	"github.com/krabka-go/krabka/internal/bugzoo"
 	"github.com/krabka-go/krabka/internal/kraft/quorum"
 )
 
 // leaderState is the per-role state of Leader (Kafka's LeaderState).
 type leaderState struct {
 	// EpochStart is the log end offset at election, where the LeaderChange
-	// batch sits; the high watermark must pass it (KRAFT.md §3.3).
+	// batch sits; the high watermark must pass it
+	// (LeaderState.maybeUpdateHighWatermark).
 	EpochStart Offset
 	Granting   []ReplicaKey
 	// Voters tracks every voter of the latest set, this node included when
 	// it is one, sorted by id; Observers every other fetcher, sorted by key.
 	Voters    []replicaState
 	Observers []replicaState
-	// CheckQuorumDeadline: resign unless a majority fetched by then (§2.9).
+	// CheckQuorumDeadline: resign unless a majority fetched by then
+	// (LeaderState.timeUntilCheckQuorumExpires).
 	CheckQuorumDeadline Instant
 	// BeginQuorumDeadline: next BeginQuorumEpoch resend round (Tf/2).
 	BeginQuorumDeadline Instant
-	// Parked holds long-poll fetches waiting for data or max wait (§3.2
-	// step 8), in arrival order.
+	// Parked holds long-poll fetches waiting for data or max wait (Kafka's
+	// fetch purgatory in KafkaRaftClient.handleFetchRequest), in arrival
+	// order.
 	Parked []parkedFetch
 	// ReadSeq numbers the linearizable reads registered in this epoch;
 	// Reads are those not yet confirmed, in registration order (read.go).
@@ -76,7 +80,8 @@ func (n *Node) initLeaderState(granting []ReplicaKey) {
 
 // rebuildLeaderVoters aligns the replica table with the latest voter set:
 // known entries keep their progress, removed voters become observers and
-// added voters leave the observer list (KRAFT.md §3.6, §10.2).
+// added voters leave the observer list
+// (LeaderState.updateVoterAndObserverStates; KIP-853).
 func (n *Node) rebuildLeaderVoters() {
 	l := &n.s.leader
 	old := l.Voters
@@ -134,7 +139,7 @@ func (n *Node) leaderVoter(id NodeID) *replicaState {
 }
 
 // validateLeaderOnly checks the epoch of a leader-directed request
-// (validateLeaderOnlyRequest, KRAFT.md §2.6).
+// (KafkaRaftClient.validateLeaderOnlyRequest).
 func (n *Node) validateLeaderOnly(epoch Epoch) ErrorCode {
 	switch {
 	case epoch < n.s.epoch:
@@ -151,7 +156,8 @@ func (n *Node) validateLeaderOnly(epoch Epoch) ErrorCode {
 	return CodeNone
 }
 
-// handleFetchRequest serves a Fetch on the leader (KRAFT.md §3.2). On any
+// handleFetchRequest serves a Fetch on the leader
+// (KafkaRaftClient.handleFetchRequest and tryCompleteFetchRequest). On any
 // other replica it answers with its view of the leader so the fetcher can
 // find it.
 func (n *Node) handleFetchRequest(m *FetchRequest) {
@@ -314,7 +320,8 @@ func (n *Node) updateReplica(k ReplicaKey, offset Offset) {
 }
 
 // creditCheckQuorum counts a voter's sign of life; once a majority (this
-// leader included) has shown one, the check-quorum timer restarts (§2.9).
+// leader included) has shown one, the check-quorum timer restarts
+// (LeaderState.updateCheckQuorumForFollowingVoter).
 func (n *Node) creditCheckQuorum(r *replicaState) {
 	l := &n.s.leader
 	r.CheckQuorumFetched = true
@@ -346,7 +353,7 @@ func (n *Node) maybeAdvanceHighWatermark() {
 		offsets = append(offsets, v.EndOffset)
 	}
 	epochStart := l.EpochStart
-	if bugZ17 {
+	if bugzoo.Active(bugzoo.Z17) {
 		epochStart = -1
 	}
 	hw, changed := quorum.NextHighWatermark(n.s.hw, epochStart, offsets)
@@ -383,7 +390,7 @@ func (n *Node) pollLeader() {
 		n.resign("shutdown")
 		return
 	}
-	if !bugZ4 && n.voters().Len() > 1 && n.s.now >= l.CheckQuorumDeadline {
+	if !bugzoo.Active(bugzoo.Z4) && n.voters().Len() > 1 && n.s.now >= l.CheckQuorumDeadline {
 		// KAFKA-15489: a leader cut off from a majority must stop leading.
 		n.resign("check quorum expired")
 		return
@@ -408,7 +415,8 @@ func (n *Node) pollLeader() {
 	}
 }
 
-// handleFetchSnapshotRequest serves a snapshot chunk (KIP-630, KRAFT.md §3.5).
+// handleFetchSnapshotRequest serves a snapshot chunk (KIP-630,
+// KafkaRaftClient.handleFetchSnapshotRequest).
 func (n *Node) handleFetchSnapshotRequest(m *FetchSnapshotRequest) {
 	resp := &FetchSnapshotResponse{SnapshotID: m.SnapshotID, Position: m.Position}
 	answer := func(code ErrorCode) {
@@ -441,7 +449,7 @@ func (n *Node) handleFetchSnapshotRequest(m *FetchSnapshotRequest) {
 }
 
 // maybeLeaderRemoved resigns a leader whose removal from the voter set has
-// committed (KIP-853, RELIABILITY.md R5).
+// committed (KIP-853; invariant R5 in docs/reliability.md).
 func (n *Node) maybeLeaderRemoved() {
 	if n.s.role != Leader || n.isVoter() {
 		return

@@ -131,7 +131,7 @@ type EndQuorumEpochResponse struct {
 }
 
 // FetchRequest is a replica's pull from the leader (Fetch API 1, the
-// KRaft subset of §3.1).
+// KRaft subset that KafkaRaftClient.buildFetchRequest fills in).
 type FetchRequest struct {
 	Header
 	Replica            ReplicaKey // the fetcher (ID NoNode for an anonymous reader)
@@ -221,7 +221,8 @@ type BatchInfo struct {
 }
 
 // LeaderChange is the content of a LeaderChange control record
-// (KRAFT.md §7.3), written by a new leader at its epoch start offset.
+// (LeaderChangeMessage.json, ControlRecordType.LEADER_CHANGE), written by
+// a new leader at its epoch start offset.
 // LeaderID is NoNode when the batch has no such record.
 type LeaderChange struct {
 	LeaderID NodeID

@@ -10,10 +10,12 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/krabka-go/krabka/internal/bugzoo"
 	"github.com/krabka-go/krabka/internal/kraft/quorum"
 )
 
-// Log attribute keys, one spelling each (STYLE.md §7).
+// Log attribute keys, one spelling each, so that every log line names a
+// field the same way.
 const (
 	keyNodeID   = "node_id"
 	keyEpoch    = "epoch"
@@ -113,8 +115,8 @@ type VoterSetAt struct {
 // The log is bound to the node for its lifetime (see [Node.Clone]); the
 // runtime keeps it in step with the Readys it carries out.
 //
-// The starting role follows Kafka's QuorumState.initialize (KRAFT.md
-// §2.3). A node that is the only voter becomes leader at once; the
+// The starting role follows Kafka's QuorumState.initialize. A node that
+// is the only voter becomes leader at once (KafkaRaftClient.initialize); the
 // resulting work is in the first Ready.
 func NewNode(now Instant, cfg Config, st PersistentState, log LogView) (*Node, error) {
 	if err := cfg.Validate(); err != nil {
@@ -155,7 +157,7 @@ func NewNode(now Instant, cfg Config, st PersistentState, log LogView) (*Node, e
 	return n, nil
 }
 
-// initialize picks the starting role (KRAFT.md §2.3).
+// initialize picks the starting role (QuorumState.initialize).
 func (n *Node) initialize(st PersistentState) {
 	s := &n.s
 	logEpoch := s.lastEpoch
@@ -169,7 +171,7 @@ func (n *Node) initialize(st PersistentState) {
 		// Never lead an epoch twice: entries written before a crash may be
 		// lost, and (offset, epoch) must stay unique (QuorumState.initialize).
 		s.epoch, s.leaderID, s.votedKey = st.Epoch, st.LeaderID, st.VotedKey
-		if bugZ16 {
+		if bugzoo.Active(bugzoo.Z16) {
 			n.bugZ16ResumeLeadership()
 			break
 		}
@@ -206,7 +208,7 @@ func (n *Node) syncTail() {
 // voters returns the voter set in force: the latest one in the history,
 // committed or not (KIP-853).
 func (n *Node) voters() VoterSet {
-	if bugZ13 {
+	if bugzoo.Active(bugzoo.Z13) {
 		return n.bugZ13CommittedVoters(n.s.hw)
 	}
 	return n.s.voterSets[len(n.s.voterSets)-1].Set
@@ -345,8 +347,9 @@ func (n *Node) Propose(now Instant, p Proposal) (BatchInfo, error) {
 	return b, nil
 }
 
-// Resign starts a graceful shutdown (KRAFT.md §2.8): every replica stops
-// starting elections and a leader stops taking proposals; the leader
+// Resign starts a graceful shutdown (KafkaRaftClient.shutdown and
+// maybeCompleteShutdown): every replica stops starting elections and a
+// leader stops taking proposals; the leader
 // resigns, sending EndQuorumEpoch to the other voters with its preferred
 // successors, once one of them has fetched its whole log or a short budget
 // has passed (handoff.go). It cannot be undone.
@@ -478,7 +481,7 @@ func (n *Node) NextDeadline() Instant {
 			d = s.follower.FetchDeadline
 		}
 	case Leader:
-		if !bugZ4 && n.voters().Len() > 1 {
+		if !bugzoo.Active(bugzoo.Z4) && n.voters().Len() > 1 {
 			d = min(d, s.leader.CheckQuorumDeadline)
 		}
 		d = min(d, s.leader.BeginQuorumDeadline)
@@ -677,7 +680,7 @@ func (n *Node) setHighWatermark(hw Offset) {
 	if hw != n.s.hw {
 		old := n.s.hw
 		n.s.hw = hw
-		if bugZ13 {
+		if bugzoo.Active(bugzoo.Z13) {
 			n.bugZ13Committed(old)
 		}
 		n.logger.LogAttrs(context.Background(), slog.LevelDebug, "high watermark advanced", slog.Int64(keyHW, int64(hw)))

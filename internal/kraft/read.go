@@ -5,7 +5,8 @@ import (
 	"slices"
 )
 
-// Linearizable reads (Raft §6.4 "read-only queries", done the KRaft way).
+// Linearizable reads (Raft thesis §6.4 "read-only queries", done the KRaft
+// way).
 //
 // A read registered with [Node.ReadIndex] on the leader is confirmed, and
 // handed back in [Ready.Reads] with an offset, once two things hold:
@@ -135,7 +136,7 @@ func (n *Node) ReadIndex(now Instant, id ReadID) error {
 }
 
 // committedInEpoch reports whether the leader's high watermark has passed
-// its epoch start offset (Raft §5.4.2; KRAFT.md §3.3).
+// its epoch start offset (Raft §5.4.2; LeaderState.maybeUpdateHighWatermark).
 func (n *Node) committedInEpoch() bool { return n.s.hw > n.s.leader.EpochStart }
 
 // trackedVoter returns the leader's entry for the voter k, other than this

@@ -11,8 +11,8 @@ import (
 
 // Random schedules (delivery order, drops, duplicates, ticks, proposals,
 // crashes) with reads registered on whichever node leads: every confirmed
-// read's offset covers everything committed anywhere in the cluster when
-// the read was registered (linearizability, RELIABILITY.md K5), and every
+// read's offset covers everything committed anywhere in the cluster when the
+// read was registered (linearizability, K5 in docs/reliability.md), and every
 // read resolves at most once.
 func TestRandomSchedulesReadsAreLinearizable(t *testing.T) {
 	forEachShape(t, 10, readSchedule)

@@ -15,7 +15,7 @@ type Ready struct {
 	// State, if non-nil, is the quorum state to persist (epoch, leader,
 	// vote) as one atomic, fsynced write. It must be durable BEFORE any of
 	// Messages leaves the node: a vote granted in Messages is only valid
-	// once the vote is on disk (KIP-595; RELIABILITY.md E2).
+	// once the vote is on disk (KIP-595; invariant E2 in docs/reliability.md).
 	State *PersistentState
 
 	// TruncateTo, if ≥ 0, is the offset to truncate the log to (the new
@@ -89,10 +89,11 @@ type Ready struct {
 	//     although followers already hold them. Those entries were never
 	//     counted on the leader, so if they were committed, a majority
 	//     holds them durably without the leader; if not, nothing was
-	//     promised. The restarted leader (Resigned, KRAFT.md §2.4) has a
-	//     shorter log, like a follower that missed them: the next leader,
-	//     if it has them, replicates them back; if it has not, they were
-	//     not committed and followers truncate them.
+	//     promised. The restarted leader (Resigned, by
+	//     QuorumState.initialize) has a shorter log, like a follower that
+	//     missed them: the next leader, if it has them, replicates them
+	//     back; if it has not, they were not committed and followers
+	//     truncate them.
 	//   - Nothing else a leader sends depends on its unsynced entries:
 	//     BeginQuorumEpoch, Vote and BeginQuorumEpoch answers, FetchSnapshot
 	//     answers (frozen, durable snapshots) and Fetch answers' high

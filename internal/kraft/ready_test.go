@@ -113,8 +113,8 @@ func writeSyncLater(t *testing.T, c *cluster, leader *kraft.Node) kraft.Ready {
 // The leader counts its own end offset toward the high watermark only
 // once LogSynced reports it, not at Advance, even when a follower already
 // reports the leader's unsynced entries: with three voters, one follower's
-// ack and a leader whose fsync still runs commit nothing (RELIABILITY.md
-// C3). The leader keeps stepping input meanwhile.
+// ack and a leader whose fsync still runs commit nothing (invariant C3 in
+// docs/reliability.md). The leader keeps stepping input meanwhile.
 func TestLeaderCountsOwnAppendsOnlyWhenSynced(t *testing.T) {
 	c, hw := leaderWithProposal(t)
 	leader := c.node(1)

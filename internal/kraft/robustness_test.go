@@ -10,13 +10,13 @@ import (
 	"github.com/krabka-go/krabka/internal/kraft"
 )
 
-// RELIABILITY.md B1 and STYLE.md §6: peer input never panics and never
-// yields a Go error. Arbitrary requests, and responses with arbitrary
-// fields that answer real outstanding requests (so they get past request
-// matching), are stepped into a cluster in every role, with linearizable
-// reads registered now and then; every Ready the core then emits must be
-// one the log can carry out (appends that continue the log, truncations
-// above the high watermark), which MemLog checks.
+// Invariant B1 in docs/reliability.md: peer input never panics and never
+// yields a Go error. Arbitrary requests, and responses with arbitrary fields
+// that answer real outstanding requests (so they get past request matching),
+// are stepped into a cluster in every role, with linearizable reads
+// registered now and then; every Ready the core then emits must be one the
+// log can carry out (appends that continue the log, truncations above the
+// high watermark), which MemLog checks.
 func TestPeerInputNeverPanics(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		c := newCluster(t, 3, 1, rapid.Uint64().Draw(rt, "seed"))

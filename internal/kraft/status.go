@@ -18,7 +18,7 @@ type Status struct {
 	ShuttingDown  bool
 	// Replicas is filled on the leader only: the voters of the latest set
 	// (this node included) and then the observers, each with its fetch
-	// progress (KRAFT.md §11).
+	// progress (RaftUtil.singletonDescribeQuorumResponse).
 	Replicas []ReplicaStatus
 }
 

@@ -9,11 +9,11 @@ import (
 	"github.com/krabka-go/krabka/internal/kraft/quorum"
 )
 
-// This file holds the role transitions of QuorumState (KRAFT.md §2.2). Each
-// transition clears the per-role state of the role left, frees the
-// request slots (a late answer to a request of the old role no longer
-// matches and is ignored), persists what must be durable, and logs at
-// Info.
+// This file holds the role transitions of QuorumState (its transitionTo*
+// methods). Each transition clears the per-role state of the role left,
+// frees the request slots (a late answer to a request of the old role no
+// longer matches and is ignored), persists what must be durable, and logs
+// at Info.
 
 // electionState is the per-role state of Prospective and Candidate: the
 // votes heard in the current round, sorted by voter id (Kafka's
@@ -178,7 +178,7 @@ func (n *Node) transitionToLeader() {
 	n.leaveRole()
 	n.s.role = Leader
 	n.s.leaderID = n.me.ID
-	// A new leader starts without a high watermark (KRAFT.md §3.3), though
+	// A new leader starts without a high watermark (LeaderState), though
 	// it never hands out a smaller one than before.
 	n.s.hw = -1
 	n.initLeaderState(granting)
@@ -250,8 +250,8 @@ func (n *Node) maybeTransition(leader NodeID, epoch Epoch) {
 	}
 }
 
-// maybeSingleVoterElection makes the only voter leader at once (KRAFT.md
-// §2.3 step 4).
+// maybeSingleVoterElection makes the only voter leader at once, as
+// KafkaRaftClient.initialize does.
 func (n *Node) maybeSingleVoterElection() {
 	if n.s.shuttingDown || !n.voters().IsOnlyVoter(n.me) {
 		return

@@ -92,7 +92,8 @@ func (l LeaderAndEpoch) String() string {
 	return fmt.Sprintf("leader=%d epoch=%d", l.LeaderID, l.Epoch)
 }
 
-// Role is the state of a replica in the KRaft state machine (KRAFT.md §2.1).
+// Role is the state of a replica in the KRaft state machine (QuorumState
+// and its EpochState classes; Prospective is KIP-996's).
 type Role uint8
 
 // The roles. Observers are only ever Unattached or Follower.
@@ -133,7 +134,8 @@ func (r Role) String() string {
 	return "Role(" + strconv.Itoa(int(r)) + ")"
 }
 
-// ErrorCode is a Kafka error code as used by the KRaft RPCs (KRAFT.md §5).
+// ErrorCode is a Kafka error code as used by the KRaft RPCs
+// (org.apache.kafka.common.protocol.Errors).
 // The core puts them in the responses it builds and reads them from the
 // responses it receives; the wire layer maps them one to one.
 type ErrorCode int16
@@ -210,9 +212,9 @@ func (c ErrorCode) String() string {
 }
 
 // PersistentState is the quorum state that must be durable (Kafka's
-// quorum-state file, KRAFT.md §7.5): the epoch, the leader of that epoch
-// if known, and the vote cast in it if any. It is written as one atomic
-// record.
+// quorum-state file, FileQuorumStateStore): the epoch, the leader of that
+// epoch if known, and the vote cast in it if any. It is written as one
+// atomic record.
 type PersistentState struct {
 	Epoch    Epoch
 	LeaderID NodeID     // NoNode if unknown
@@ -264,7 +266,8 @@ type LogView interface {
 	// EarliestSnapshot returns the id of the oldest snapshot, if any. Once
 	// the log has been compacted its end offset is the log start offset:
 	// snapshots below the log start are deleted (Kafka's retention), and
-	// the leader's fetch validation relies on it (KRAFT.md §3.2 step 5).
+	// the leader's fetch validation relies on it
+	// (ReplicatedLog.validateOffsetAndEpoch).
 	EarliestSnapshot() (OffsetAndEpoch, bool)
 	// SnapshotSize returns the size in bytes of the snapshot with id id.
 	SnapshotSize(id OffsetAndEpoch) (int64, bool)

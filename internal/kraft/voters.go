@@ -9,9 +9,10 @@ import (
 	"github.com/krabka-go/krabka/internal/kraft/quorum"
 )
 
-// Voter-set history (KIP-853, KRAFT.md §10.2). The latest appended Voters
-// record is in force at once, committed or not; truncating it away
-// restores the previous set. voterSets[0] is the static configuration
+// Voter-set history (KIP-853, VoterSetHistory and
+// KRaftControlRecordStateMachine). The latest appended Voters record is in
+// force at once, committed or not; truncating it away restores the
+// previous set. voterSets[0] is the static configuration
 // (offset -1), used while the log holds no Voters record.
 
 // loadVoterSets builds the history from the static voters and the log's

@@ -16,7 +16,7 @@
 // directory id or both directory ids are equal. The rule is asymmetric on
 // purpose: a voter registered with a directory id does not accept a
 // replica that presents none (Kafka's VoterSet.VoterNode.isVoter,
-// KRAFT.md §1).
+// ReplicaKey, KIP-853).
 //
 // # High watermark
 //

@@ -36,8 +36,8 @@ func (u Uuid) IsZero() bool { return u == Uuid{} }
 func (u Uuid) String() string { return base64.RawURLEncoding.EncodeToString(u[:]) }
 
 // ReplicaKey identifies a replica: its node id and the directory id of its
-// metadata log directory (KRAFT.md §1). A zero DirectoryID means the key
-// carries no directory id.
+// metadata log directory (Kafka's ReplicaKey, KIP-853). A zero DirectoryID
+// means the key carries no directory id.
 type ReplicaKey struct {
 	ID          NodeID
 	DirectoryID Uuid
@@ -161,7 +161,7 @@ func MajorityOffset(offsets []Offset) Offset {
 }
 
 // NextHighWatermark applies the leader's high-watermark rule (KIP-595,
-// LeaderState.maybeUpdateHighWatermark; KRAFT.md §3.3). Given the current
+// LeaderState.maybeUpdateHighWatermark). Given the current
 // high watermark (-1 when the leader has none yet), the epoch start offset
 // (the leader's end offset when it was elected, where its LeaderChange
 // record sits) and the voters' durable end offsets, it returns the new high
