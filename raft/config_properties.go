@@ -95,9 +95,13 @@ func LoadConfig(path string) (Config, Warnings, error) {
 //
 // Besides the properties Config mirrors, it reads log.dirs and log.dir
 // for the metadata directory (see [Config.MetadataLogDir]) and broker.id,
-// Kafka's older name for node.id. Any other property, such as a broker's,
-// is not an error: it comes back as a [Warning], to be logged. A value that cannot
-// be read (a non-integer, a listener without a port) is a [*ConfigError]
+// Kafka's older name for node.id. A security or connection-quota
+// property that Krabka does not enforce (TLS, SASL, authorizers,
+// delegation tokens, connection rates, per-listener settings; see
+// docs/security.md) is a [*ConfigError] naming it, without its value,
+// which may be a secret, unless its value is one Kafka reads as unset.
+// Any other property, such as a broker's, is not an error: it comes back
+// as a [Warning], to be logged. A value that cannot be read (a non-integer, a listener without a port) is a [*ConfigError]
 // naming the property and the value; it is reported together with every
 // problem that [Config.Validate] finds in the rest of the file, joined
 // with [errors.Join]. A file that is not valid properties text is an
@@ -128,6 +132,11 @@ func fromProperties(keys []string, values map[string]string) (Config, Warnings, 
 		v := strings.TrimSpace(values[k])
 		if k == keyMetadataLogDir || k == keyLogDirs || k == keyLogDir || k == keyBrokerID {
 			continue // read below, together with the keys they depend on
+		}
+		if reason := refusal(k, v); reason != "" {
+			// The value is left out: it may be a secret.
+			errs = append(errs, &ConfigError{Key: k, Reason: reason})
+			continue
 		}
 		prop, ok := propertyByKey[k]
 		if !ok {

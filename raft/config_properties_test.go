@@ -53,8 +53,8 @@ func TestParsePropertiesEveryKey(t *testing.T) {
 		{"advertised.listeners=CONTROLLER://controller-1.example.com:19093", func(c Config) any { return c.AdvertisedListeners },
 			[]Endpoint{{Name: "CONTROLLER", Host: "controller-1.example.com", Port: 19093}}},
 		{"advertised.listeners=", func(c Config) any { return c.AdvertisedListeners }, []Endpoint(nil)},
-		{"listener.security.protocol.map=controller:sasl_ssl, PLAINTEXT : PLAINTEXT", func(c Config) any { return c.ListenerSecurityProtocolMap },
-			map[string]SecurityProtocol{"CONTROLLER": SecuritySASLSSL, "PLAINTEXT": SecurityPlaintext}},
+		{"listener.security.protocol.map=controller:plaintext, SASL_SSL : SASL_SSL", func(c Config) any { return c.ListenerSecurityProtocolMap },
+			map[string]SecurityProtocol{"CONTROLLER": SecurityPlaintext, "SASL_SSL": SecuritySASLSSL}},
 		{"metadata.log.dir=/data/meta\nlog.dirs=/data/a,/data/b", func(c Config) any { return c.MetadataLogDir }, "/data/meta"},
 		{"log.dirs= /data/a , /data/b\nlog.dir=/data/c", func(c Config) any { return c.MetadataLogDir }, "/data/a"},
 		{"log.dir=/data/c", func(c Config) any { return c.MetadataLogDir }, "/data/c"},
@@ -307,7 +307,7 @@ func TestParsePropertiesLongMillisAreCapped(t *testing.T) {
 }
 
 func TestParsePropertiesUnknownKeysAreWarnings(t *testing.T) {
-	text := baseProperties + "num.network.threads=3\nssl.keystore.password=hunter2\nlog.retention.hours=168\n"
+	text := baseProperties + "num.network.threads=3\npassword.encoder.secret=hunter2\nlog.retention.hours=168\n"
 	c, w, err := ParseProperties([]byte(text))
 	if err != nil {
 		t.Fatalf("ParseProperties = %v, want unknown keys not to be errors", err)
@@ -317,7 +317,7 @@ func TestParsePropertiesUnknownKeysAreWarnings(t *testing.T) {
 	}
 	want := Warnings{
 		{Key: "num.network.threads", Reason: "not used by a Krabka controller; ignored"},
-		{Key: "ssl.keystore.password", Reason: "not used by a Krabka controller; ignored"},
+		{Key: "password.encoder.secret", Reason: "not used by a Krabka controller; ignored"},
 		{Key: "log.retention.hours", Reason: "not used by a Krabka controller; ignored"},
 	}
 	if diff := cmp.Diff(want, w); diff != "" {
@@ -366,7 +366,7 @@ func TestLoadConfigController(t *testing.T) {
 		"num.network.threads", "num.io.threads", "socket.send.buffer.bytes", "socket.receive.buffer.bytes",
 		"num.partitions", "num.recovery.threads.per.data.dir", "offsets.topic.replication.factor",
 		"transaction.state.log.replication.factor", "transaction.state.log.min.isr", "log.retention.hours",
-		"log.segment.bytes", "log.retention.check.interval.ms", "sasl.jaas.config",
+		"log.segment.bytes", "log.retention.check.interval.ms", "password.encoder.secret",
 	}
 	if diff := cmp.Diff(wantKeys, keys); diff != "" {
 		t.Errorf("warning keys mismatch (-want +got):\n%s", diff)
@@ -429,7 +429,7 @@ func TestPropertiesRoundTrip(t *testing.T) {
 	full := validConfig()
 	full.AdvertisedListeners = []Endpoint{{Name: "CONTROLLER", Host: "2001:db8::1", Port: 19093}}
 	full.QuorumBootstrapServers = []HostPort{{Host: "c1", Port: 9093}, {Host: "::1", Port: 9094}}
-	full.ListenerSecurityProtocolMap = map[string]SecurityProtocol{"CONTROLLER": SecuritySASLSSL, "OTHER": SecuritySSL}
+	full.ListenerSecurityProtocolMap = map[string]SecurityProtocol{"CONTROLLER": SecurityPlaintext, "OTHER": SecuritySSL}
 	full.AutoJoin = true
 	full.InternalSegmentBytes = 4096
 	full.MaxRetentionTime = -time.Millisecond

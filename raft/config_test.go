@@ -210,11 +210,14 @@ func TestValidateAcceptsValidConfig(t *testing.T) {
 			c.AdvertisedListeners = []Endpoint{{Name: "CONTROLLER", Host: "controller-1", Port: 9093}}
 		}},
 		{"explicit security protocol map", func(c *Config) {
-			c.ListenerSecurityProtocolMap = map[string]SecurityProtocol{"CONTROLLER": SecuritySASLSSL}
+			c.ListenerSecurityProtocolMap = map[string]SecurityProtocol{"CONTROLLER": SecurityPlaintext}
 		}},
-		{"controller listener named SSL", func(c *Config) {
-			c.ControllerListenerNames = []string{"SSL"}
-			c.Listeners = []Endpoint{{Name: "SSL", Port: 9093}}
+		// Kafka's default map names every protocol; entries no listener
+		// uses are not a listener's protocol.
+		{"protocol map with unused SSL and SASL entries", func(c *Config) {
+			c.ListenerSecurityProtocolMap = map[string]SecurityProtocol{
+				"CONTROLLER": SecurityPlaintext, "SSL": SecuritySSL, "SASL_PLAINTEXT": SecuritySASLPlaintext, "SASL_SSL": SecuritySASLSSL,
+			}
 		}},
 		{"voter with port 0 and IPv6 host", func(c *Config) { c.QuorumVoters = []QuorumVoter{{ID: 1, Host: "::1", Port: 0}} }},
 	}
@@ -303,7 +306,10 @@ func TestValidateRules(t *testing.T) {
 		{"SSL in use turns off the implicit PLAINTEXT mapping", func(c *Config) {
 			c.ControllerListenerNames = []string{"CONTROLLER", "SSL"}
 			c.Listeners = []Endpoint{{Name: "CONTROLLER", Port: 9093}, {Name: "SSL", Port: 9094}}
-		}, []problem{{"listeners", "no security protocol defined for listener CONTROLLER"}}},
+		}, []problem{
+			{"listeners", "no security protocol defined for listener CONTROLLER"},
+			{"listener.security.protocol.map", "listener SSL is mapped to SSL, which is not implemented yet"},
+		}},
 		{"protocol map lower-case key", func(c *Config) {
 			c.ListenerSecurityProtocolMap = map[string]SecurityProtocol{"CONTROLLER": SecurityPlaintext, "other": SecuritySSL}
 		}, []problem{{"listener.security.protocol.map", `"other" must be non-empty and upper case`}}},

@@ -159,6 +159,7 @@ func (c Config) validateListeners(v *validator) {
 		}
 	}
 
+	c.validateProtocolsInUse(v)
 	for _, name := range sortedKeys(c.ListenerSecurityProtocolMap) {
 		p := c.ListenerSecurityProtocolMap[name]
 		if name == "" || name != strings.ToUpper(name) {
@@ -166,6 +167,36 @@ func (c Config) validateListeners(v *validator) {
 		}
 		if !p.valid() {
 			v.add(keyListenerSecurityProtocolMap, formatProtocolMap(c.ListenerSecurityProtocolMap), "listener %s has unknown security protocol %s", name, p)
+		}
+	}
+}
+
+// validateProtocolsInUse refuses a listener whose security protocol is
+// not PLAINTEXT: Krabka implements neither TLS nor SASL yet, and serving
+// plaintext on a listener configured for either would leave it open while
+// it looks protected. Every listener name counts: those of listeners,
+// advertised.listeners and controller.listener.names. A protocol map entry
+// for a name no listener uses (Kafka's default map has SSL:SSL) is fine.
+func (c Config) validateProtocolsInUse(v *validator) {
+	var names []string
+	for _, e := range slices.Concat(c.Listeners, c.AdvertisedListeners) {
+		names = append(names, e.Name)
+	}
+	names = append(names, c.ControllerListenerNames...)
+	value := ""
+	if c.ListenerSecurityProtocolMap != nil {
+		value = formatProtocolMap(c.ListenerSecurityProtocolMap)
+	}
+	var seen []string
+	for _, n := range names {
+		n = strings.ToUpper(n)
+		if n == "" || slices.Contains(seen, n) {
+			continue
+		}
+		seen = append(seen, n)
+		if p, ok := c.ListenerSecurityProtocol(n); ok && p != SecurityPlaintext && p.valid() {
+			v.addRelated(keyListenerSecurityProtocolMap, []string{keyListeners, keyControllerListenerNames}, value,
+				"listener %s is mapped to %s, which is not implemented yet, and Krabka will not serve plaintext in its place: map the listener to PLAINTEXT, or keep this node on Kafka", n, p)
 		}
 	}
 }
