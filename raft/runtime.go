@@ -176,8 +176,6 @@ func newRuntimeConfig(cfg Config) (runtimeConfig, error) {
 	opts.InternalSegmentBytes = int64(cfg.InternalSegmentBytes)
 	opts.SegmentTime = cfg.SegmentTime
 	opts.MaxBatchBytes = int(cfg.InternalMaxBatchBytes)
-	opts.RetentionBytes = cfg.MaxRetentionBytes
-	opts.RetentionTime = cfg.MaxRetentionTime
 	opts.Logger = logger
 	rc.logOpts = opts
 	return rc, nil

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/krabka-go/krabka/internal/logstore"
 	"github.com/krabka-go/krabka/internal/recordbatch"
@@ -18,7 +17,6 @@ import (
 func TestDumpRunningSegmentStopsAtZeroTail(t *testing.T) {
 	mem := vfs.NewMem()
 	opts := logstore.DefaultOptions()
-	opts.Now = func() time.Time { return time.UnixMilli(1_000_000) }
 	l, _, err := logstore.Open(mem, "/data/__cluster_metadata-0", opts)
 	if err != nil {
 		t.Fatal(err)

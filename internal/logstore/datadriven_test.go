@@ -28,7 +28,7 @@ import (
 //	crash [mode=drop|keep|tear] [seed=S]  kill the process and lose power
 //	corrupt segment=I pos=P           flip a byte of segment I (durably)
 //	remove file=NAME                  delete a file of the partition directory
-//	truncate offset=O | advance offset=O | retention snapshot=O bytes=B
+//	truncate offset=O | advance offset=O
 //	segments | epochs | end-offset epoch=E | read offset=O max=M | close
 func TestScenarios(t *testing.T) {
 	datadriven.Walk(t, "testdata/scenarios", func(t *testing.T, path string) {
@@ -145,12 +145,6 @@ func (sc *scenario) run(t *testing.T, d *datadriven.TestData) string {
 		return errOrOK(sc.l.Truncate(intArg("offset", 0)))
 	case "advance":
 		return errOrOK(sc.l.AdvanceLogStart(intArg("offset", 0)))
-	case "retention":
-		n, err := sc.l.EnforceRetention(intArg("snapshot", 0), intArg("bytes", 0))
-		if err != nil {
-			return "error: " + err.Error() + "\n"
-		}
-		return fmt.Sprintf("deleted %d segments, log start %d\n", n, sc.l.LogStartOffset())
 	case "segments":
 		var buf strings.Builder
 		for _, s := range sc.l.Segments() {

@@ -41,9 +41,9 @@
 // decrease. Segments roll on Options.SegmentBytes
 // (metadata.log.segment.bytes) and Options.SegmentTime
 // (metadata.log.segment.ms). [Log.Truncate] drops a divergent suffix,
-// [Log.AdvanceLogStart] and [Log.EnforceRetention] drop whole segments
-// below a snapshot, and [Log.TruncateFullyAndStartAt] restarts the log at a
-// snapshot that is ahead of it.
+// [Log.AdvanceLogStart] drops whole segments below a snapshot, and
+// [Log.TruncateFullyAndStartAt] restarts the log at a snapshot that is ahead
+// of it.
 //
 // # Durability
 //

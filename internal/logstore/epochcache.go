@@ -2,10 +2,8 @@ package logstore
 
 import (
 	"bytes"
-	"fmt"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/krabka-go/krabka/internal/vfs"
 )
@@ -14,8 +12,9 @@ import (
 // in the partition directory (Kafka's LeaderEpochCheckpointFile).
 const LeaderEpochCheckpointFileName = "leader-epoch-checkpoint"
 
-// maxEpochCheckpointBytes bounds what ReadLeaderEpochCheckpoint reads: about
-// a million epochs, far more than any real log.
+// maxEpochCheckpointBytes bounds what recovery reads of the
+// leader-epoch-checkpoint file: about a million epochs, far more than any
+// real log.
 const maxEpochCheckpointBytes = 32 << 20
 
 // EpochEntry says that epoch Epoch starts at offset StartOffset: the base
@@ -144,59 +143,6 @@ func EncodeLeaderEpochCheckpoint(entries []EpochEntry) []byte {
 		b.WriteByte('\n')
 	}
 	return b.Bytes()
-}
-
-// ParseLeaderEpochCheckpoint parses Kafka's leader-epoch-checkpoint text.
-// The version must be 0 and the number of entries must match the count, as
-// Kafka's CheckpointFile reader requires.
-func ParseLeaderEpochCheckpoint(data []byte) ([]EpochEntry, error) {
-	lines := strings.Split(string(data), "\n")
-	if len(lines) > 0 && lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
-	}
-	if len(lines) < 2 {
-		return nil, fmt.Errorf("parse leader epoch checkpoint: %d lines, want at least 2", len(lines))
-	}
-	if lines[0] != "0" {
-		return nil, fmt.Errorf("parse leader epoch checkpoint: unknown version %q", lines[0])
-	}
-	count, err := strconv.Atoi(lines[1])
-	if err != nil || count < 0 {
-		return nil, fmt.Errorf("parse leader epoch checkpoint: bad entry count %q", lines[1])
-	}
-	if count != len(lines)-2 {
-		return nil, fmt.Errorf("parse leader epoch checkpoint: expected %d entries, found %d", count, len(lines)-2)
-	}
-	entries := make([]EpochEntry, 0, count)
-	for i, line := range lines[2:] {
-		f := strings.Split(line, " ")
-		if len(f) != 2 {
-			return nil, fmt.Errorf("parse leader epoch checkpoint: line %d: %q is not \"<epoch> <offset>\"", i+3, line)
-		}
-		ep, err1 := strconv.ParseInt(f[0], 10, 32)
-		off, err2 := strconv.ParseInt(f[1], 10, 64)
-		if err1 != nil || err2 != nil || ep < 0 || off < 0 {
-			return nil, fmt.Errorf("parse leader epoch checkpoint: line %d: %q is not \"<epoch> <offset>\"", i+3, line)
-		}
-		entries = append(entries, EpochEntry{Epoch: int32(ep), StartOffset: off})
-	}
-	return entries, nil
-}
-
-// ReadLeaderEpochCheckpoint reads dir/leader-epoch-checkpoint. [Open] does
-// not trust this file (it rebuilds the cache from the batches); the
-// function serves tools and tests.
-func ReadLeaderEpochCheckpoint(fsys vfs.FS, dir string) ([]EpochEntry, error) {
-	path := filepath.Join(dir, LeaderEpochCheckpointFileName)
-	data, err := readSmallFile(fsys, path, maxEpochCheckpointBytes)
-	if err != nil {
-		return nil, fmt.Errorf("logstore: read leader epoch checkpoint %s: %w", path, err)
-	}
-	entries, err := ParseLeaderEpochCheckpoint(data)
-	if err != nil {
-		return nil, fmt.Errorf("logstore: read leader epoch checkpoint %s: %w", path, err)
-	}
-	return entries, nil
 }
 
 // WriteLeaderEpochCheckpoint replaces dir/leader-epoch-checkpoint

@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/krabka-go/krabka/internal/recordbatch"
 	"github.com/krabka-go/krabka/internal/vfs"
@@ -23,12 +24,11 @@ type fataler interface {
 const testDir = "/data/__cluster_metadata-0"
 
 // testOptions returns options with tiny segments and index intervals, so
-// that a few batches exercise rolls and index entries, and a fixed clock.
+// that a few batches exercise rolls and index entries.
 func testOptions() Options {
 	o := DefaultOptions()
 	o.InternalSegmentBytes = 2048
 	o.IndexIntervalBytes = 256
-	o.Now = func() time.Time { return time.UnixMilli(1_000_000) }
 	return o
 }
 
@@ -136,4 +136,72 @@ type readCountFile struct {
 func (f *readCountFile) ReadAt(p []byte, off int64) (int, error) {
 	f.c.reads.Add(1)
 	return f.File.ReadAt(p, off)
+}
+
+// parseLeaderEpochCheckpoint parses Kafka's leader-epoch-checkpoint text.
+// The version must be 0 and the number of entries must match the count, as
+// Kafka's CheckpointFile reader requires.
+func parseLeaderEpochCheckpoint(data []byte) ([]EpochEntry, error) {
+	lines := strings.Split(string(data), "\n")
+	if len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	if len(lines) < 2 {
+		return nil, fmt.Errorf("parse leader epoch checkpoint: %d lines, want at least 2", len(lines))
+	}
+	if lines[0] != "0" {
+		return nil, fmt.Errorf("parse leader epoch checkpoint: unknown version %q", lines[0])
+	}
+	count, err := strconv.Atoi(lines[1])
+	if err != nil || count < 0 {
+		return nil, fmt.Errorf("parse leader epoch checkpoint: bad entry count %q", lines[1])
+	}
+	if count != len(lines)-2 {
+		return nil, fmt.Errorf("parse leader epoch checkpoint: expected %d entries, found %d", count, len(lines)-2)
+	}
+	entries := make([]EpochEntry, 0, count)
+	for i, line := range lines[2:] {
+		f := strings.Split(line, " ")
+		if len(f) != 2 {
+			return nil, fmt.Errorf("parse leader epoch checkpoint: line %d: %q is not \"<epoch> <offset>\"", i+3, line)
+		}
+		ep, err1 := strconv.ParseInt(f[0], 10, 32)
+		off, err2 := strconv.ParseInt(f[1], 10, 64)
+		if err1 != nil || err2 != nil || ep < 0 || off < 0 {
+			return nil, fmt.Errorf("parse leader epoch checkpoint: line %d: %q is not \"<epoch> <offset>\"", i+3, line)
+		}
+		entries = append(entries, EpochEntry{Epoch: int32(ep), StartOffset: off})
+	}
+	return entries, nil
+}
+
+// readLeaderEpochCheckpoint reads dir/leader-epoch-checkpoint. Open does
+// not read it (it rebuilds the cache from the batches); tests compare it
+// with Kafka's and with the rebuilt cache.
+func readLeaderEpochCheckpoint(fsys vfs.FS, dir string) ([]EpochEntry, error) {
+	path := filepath.Join(dir, LeaderEpochCheckpointFileName)
+	data, err := readSmallFile(fsys, path, maxEpochCheckpointBytes)
+	if err != nil {
+		return nil, fmt.Errorf("logstore: read leader epoch checkpoint %s: %w", path, err)
+	}
+	entries, err := parseLeaderEpochCheckpoint(data)
+	if err != nil {
+		return nil, fmt.Errorf("logstore: read leader epoch checkpoint %s: %w", path, err)
+	}
+	return entries, nil
+}
+
+// wholeBatches returns the longest prefix of b made of whole batches (by
+// their length fields; nothing else is checked), as a follower keeps of a
+// Fetch response that ends in a partial batch.
+func wholeBatches(b []byte) []byte {
+	pos := 0
+	for pos < len(b) {
+		n, err := recordbatch.TotalSize(b[pos:])
+		if err != nil || n > len(b)-pos {
+			break
+		}
+		pos += n
+	}
+	return b[:pos]
 }

@@ -312,8 +312,8 @@ func (l *Log) AppendAsLeader(batches []byte, epoch int32) (AppendResult, error) 
 // first must start at the log end offset (else *[OffsetMismatchError]),
 // offsets must be contiguous and epochs must not decrease (else
 // *[EpochRegressionError]). Every batch must be whole and valid; a caller
-// holding a Fetch response that ends in a partial batch passes
-// [WholeBatches] of it.
+// holding a Fetch response that ends in a partial batch (Kafka's Fetch may
+// return one) passes only the whole batches before it.
 //
 // The data is not durable until [Log.Sync] returns.
 func (l *Log) AppendAsFollower(batches []byte) (AppendResult, error) {
@@ -323,21 +323,6 @@ func (l *Log) AppendAsFollower(batches []byte) (AppendResult, error) {
 		return AppendResult{}, err
 	}
 	return l.appendLocked(batches)
-}
-
-// WholeBatches returns the longest prefix of b made of whole batches (by
-// their length fields; nothing else is checked). Kafka's Fetch may return a
-// partial batch at the end, which a follower drops.
-func WholeBatches(b []byte) []byte {
-	pos := 0
-	for pos < len(b) {
-		n, err := recordbatch.TotalSize(b[pos:])
-		if err != nil || n > len(b)-pos {
-			break
-		}
-		pos += n
-	}
-	return b[:pos]
 }
 
 // maxKeptPending bounds the pending-batch scratch a Log keeps between
@@ -434,7 +419,7 @@ func (l *Log) appendLocked(batches []byte) (AppendResult, error) {
 			if l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset) {
 				epochChanged = true
 			}
-			newIdx, newTidx := s.observe(h, s.size, l.opts.IndexIntervalBytes)
+			newIdx, newTidx := s.observe(h, s.size, l.opts.IndexIntervalBytes, l.opts.tailCap())
 			if err := l.writeIndexEntries(s, newIdx, newTidx); err != nil {
 				return AppendResult{}, err
 			}
@@ -670,7 +655,7 @@ func (l *Log) Sync() (int64, error) {
 // synced meanwhile) as synced. Batches appended after it started may not
 // be covered; the returned offset, the synced offset when it is done, says
 // what is. While it runs, nothing truncates, closes or deletes a file:
-// truncations, retention, advancing the log start and Close wait for it
+// truncations, advancing the log start and Close wait for it
 // (so the offsets it covers cannot be rewritten under it), and a roll,
 // which keeps the sealed segment's files open, fsyncs that segment itself.
 // Its failure poisons the log as Sync's does.
@@ -764,7 +749,7 @@ func (l *Log) checkpointLocked() error {
 //
 // Read copies the bytes from the file into a new slice: vfs has no
 // memory mapping, and a copy stays valid whatever the log does next
-// (truncation, retention). Unsynced batches are readable.
+// (truncation, advancing the log start). Unsynced batches are readable.
 func (l *Log) Read(offset int64, maxBytes int) (ReadResult, error) {
 	return l.ReadInto(offset, maxBytes, nil)
 }
@@ -925,7 +910,7 @@ func (l *Log) fixTail(s *segment) {
 				s.tail = s.tail[:0]
 				break
 			}
-			s.rememberTail(h.BaseOffset, pos, l.opts.IndexIntervalBytes)
+			s.rememberTail(h.BaseOffset, pos, l.opts.tailCap())
 			pos += int64(h.Size())
 		}
 	}
@@ -1106,14 +1091,15 @@ func (l *Log) AdvanceLogStart(offset int64) error {
 		return nil
 	}
 	l.startOffset = offset
-	return l.deleteSegmentsBelow(func(s *segment) bool { return s.next <= offset })
+	return l.deleteSegmentsBelow(offset)
 }
 
-// deleteSegmentsBelow deletes segments from the oldest while del says so,
-// never the active one, then fixes the log start offset and epoch cache.
-func (l *Log) deleteSegmentsBelow(del func(s *segment) bool) error {
+// deleteSegmentsBelow deletes the segments that end at or below offset,
+// oldest first, never the active one, then fixes the log start offset and
+// epoch cache.
+func (l *Log) deleteSegmentsBelow(offset int64) error {
 	removed := 0
-	for len(l.segs) > 1 && del(l.segs[0]) {
+	for len(l.segs) > 1 && l.segs[0].next <= offset {
 		if err := l.segs[0].removeFiles(l.fsys); err != nil {
 			return l.poison(err)
 		}
@@ -1132,52 +1118,6 @@ func (l *Log) deleteSegmentsBelow(del func(s *segment) bool) error {
 		}
 	}
 	return nil
-}
-
-// EnforceRetention deletes the oldest segments while the retention limits
-// are exceeded, never touching data at or above snapshotEndOffset (the end
-// offset of the latest snapshot, which must cover everything deleted) and
-// never the active segment. A segment goes when, oldest first, either
-//
-//   - the size rule holds: the bytes of all segments plus snapshotBytes
-//     (the caller's snapshot files) exceed Options.RetentionBytes
-//     (metadata.max.retention.bytes), or
-//   - the time rule holds: its newest batch timestamp is more than
-//     Options.RetentionTime (metadata.max.retention.ms) before Options.Now.
-//
-// It stops at the first segment that must stay. Kafka applies the same
-// limits to snapshots (KafkaRaftLog.maybeClean) and then advances the log
-// start to the next snapshot; here the caller passes the snapshot offset
-// and the log applies the limits to whole segments below it. It returns
-// how many segments were deleted; the log start offset moves to the first
-// remaining segment's base.
-func (l *Log) EnforceRetention(snapshotEndOffset, snapshotBytes int64) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.awaitSyncs()
-	if err := l.checkWritable(); err != nil {
-		return 0, err
-	}
-	total := snapshotBytes
-	for _, s := range l.segs {
-		total += s.size
-	}
-	now := l.opts.Now().UnixMilli()
-	deleted := 0
-	err := l.deleteSegmentsBelow(func(s *segment) bool {
-		if s.next > snapshotEndOffset {
-			return false
-		}
-		sizeRule := l.opts.RetentionBytes >= 0 && total > l.opts.RetentionBytes
-		timeRule := l.opts.RetentionTime >= 0 && s.maxTimestamp != noTimestamp && now-s.maxTimestamp > l.opts.RetentionTime.Milliseconds()
-		if !sizeRule && !timeRule {
-			return false
-		}
-		total -= s.size
-		deleted++
-		return true
-	})
-	return deleted, err
 }
 
 // Close makes everything durable (like [Log.Sync], plus the final time

@@ -75,7 +75,7 @@ func TestAppendReadReopen(t *testing.T) {
 	if diff := cmp.Diff(wantEpochs, l2.EpochEntries()); diff != "" {
 		t.Fatalf("epoch cache after reopen (-want +got):\n%s", diff)
 	}
-	got, err := ReadLeaderEpochCheckpoint(fsys, testDir)
+	got, err := readLeaderEpochCheckpoint(fsys, testDir)
 	if err != nil || !cmp.Equal(got, wantEpochs) {
 		t.Fatalf("leader-epoch-checkpoint = %v, %v; want %v", got, err, wantEpochs)
 	}
@@ -187,9 +187,6 @@ func TestAppendAsFollower(t *testing.T) {
 	ok := stamp(makeBatch(t, 1, 10, 3, 1), 3, 4)
 	if _, err := l.AppendAsFollower(append(bytes.Clone(ok), ok[:20]...)); !errors.Is(err, ErrInvalidBatch) {
 		t.Fatalf("partial batch: error = %v, want ErrInvalidBatch", err)
-	}
-	if got := WholeBatches(append(bytes.Clone(ok), ok[:20]...)); !bytes.Equal(got, ok) {
-		t.Fatalf("WholeBatches kept %d bytes, want %d", len(got), len(ok))
 	}
 	if l.LogEndOffset() != 3 {
 		t.Fatalf("rejected appends changed the LEO to %d", l.LogEndOffset())

@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/krabka-go/krabka/internal/recordbatch"
 	"github.com/krabka-go/krabka/internal/vfs"
@@ -116,8 +115,8 @@ func checkLookups(t *testing.T, fsys vfs.FS, l *Log, canonical bool) {
 		}
 		return
 	}
-	if len(s.tail) > maxTailEntries || (len(s.tail) == 0 && len(want) > 0) {
-		t.Fatalf("tail of %d batches, segment of %d, at most %d", len(s.tail), len(want), maxTailEntries)
+	if len(s.tail) > l.opts.maxTailEntries || (len(s.tail) == 0 && len(want) > 0) {
+		t.Fatalf("tail of %d batches, segment of %d, at most %d", len(s.tail), len(want), l.opts.maxTailEntries)
 	}
 	// The tail is a run of the segment's batches that ends with its last.
 	if len(s.tail) > len(want) || !slices.Equal(s.tail, want[len(want)-len(s.tail):]) {
@@ -147,7 +146,8 @@ func reopenLog(t *testing.T, fsys vfs.FS, l *Log, opts Options) *Log {
 // TestLookupsMatchScan looks up every offset of logs of many small batches
 // across several segments, after appends, truncations (into the
 // remembered tail, before it, into an older segment), reopening and
-// retention, and compares each result with a plain scan of the files.
+// advancing the log start, and compares each result with a plain scan of
+// the files.
 func TestLookupsMatchScan(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -157,20 +157,18 @@ func TestLookupsMatchScan(t *testing.T) {
 		maxTail   int
 		canonical bool
 	}{
-		{"interval=1024", 1024, 16 << 10, 400, maxTailEntries, true},
-		{"interval=256", 256, 8 << 10, 300, maxTailEntries, true},
-		{"interval=0", 0, 8 << 10, 200, maxTailEntries, true},
+		{"interval=1024", 1024, 16 << 10, 400, defaultMaxTailEntries, true},
+		{"interval=256", 256, 8 << 10, 300, defaultMaxTailEntries, true},
+		{"interval=0", 0, 8 << 10, 200, defaultMaxTailEntries, true},
 		// More batches per interval than a tail holds: it drops its older
 		// half when full.
 		{"interval=1MiB", 1 << 20, 16 << 10, 400, 16, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			defer func(n int) { maxTailEntries = n }(maxTailEntries)
-			maxTailEntries = tc.maxTail
 			opts := DefaultOptions()
 			opts.IndexIntervalBytes = tc.interval
 			opts.InternalSegmentBytes = tc.segBytes
-			opts.Now = func() time.Time { return time.UnixMilli(1_000_000) }
+			opts.maxTailEntries = tc.maxTail
 			fsys := vfs.NewMem()
 			l, _ := openLog(t, fsys, opts)
 			defer func() { l.Close() }()
@@ -247,23 +245,22 @@ func TestLookupsMatchScan(t *testing.T) {
 			l = reopenLog(t, fsys, l, opts)
 			check("reopened")
 
-			// Retention deletes the oldest segments.
+			// Advancing the log start deletes the oldest segments.
 			segs = l.Segments()
 			if err := l.AdvanceLogStart(segs[1].BaseOffset + 1); err != nil {
 				t.Fatal(err)
 			}
 			check("log start advanced")
-			l.opts.RetentionBytes = 0
-			if _, err := l.EnforceRetention(l.LogEndOffset(), 0); err != nil {
+			if err := l.AdvanceLogStart(l.active().base); err != nil {
 				t.Fatal(err)
 			}
 			if len(l.Segments()) != 1 {
-				t.Fatalf("%d segments after retention, want 1", len(l.Segments()))
+				t.Fatalf("%d segments after advancing to the active segment, want 1", len(l.Segments()))
 			}
-			check("retention enforced")
+			check("log start advanced to the active segment")
 			appendN(tc.batches / 4)
 			l = reopenLog(t, fsys, l, opts)
-			check("appended and reopened after retention")
+			check("appended and reopened after deleting the older segments")
 
 			// Down to nothing in the active segment, then up again.
 			truncate(l.active().base)

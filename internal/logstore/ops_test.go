@@ -143,12 +143,9 @@ func TestTruncateCrashAtEveryPoint(t *testing.T) {
 	}
 }
 
-func TestAdvanceLogStartAndRetention(t *testing.T) {
+func TestAdvanceLogStart(t *testing.T) {
 	mem := vfs.NewMem()
-	opts := testOptions()
-	opts.RetentionBytes = -1
-	opts.RetentionTime = -1
-	l, _ := openLog(t, mem, opts)
+	l, _ := openLog(t, mem, testOptions())
 	defer l.Close()
 	fillLog(t, l, 60, 20, 1000)
 	segs := l.Segments()
@@ -172,35 +169,14 @@ func TestAdvanceLogStartAndRetention(t *testing.T) {
 	if err := l.AdvanceLogStart(l.LogEndOffset() + 1); !errors.Is(err, ErrOffsetOutOfRange) {
 		t.Fatalf("advance beyond LEO = %v", err)
 	}
-	// Retention disabled: nothing goes.
-	if n, err := l.EnforceRetention(l.LogEndOffset(), 0); err != nil || n != 0 {
-		t.Fatalf("disabled retention deleted %d, %v", n, err)
+	// Advancing to the active segment's base deletes every older segment
+	// and keeps the active one.
+	active := segs[len(segs)-1]
+	if err := l.AdvanceLogStart(active.BaseOffset); err != nil {
+		t.Fatal(err)
 	}
-	// Size rule: keep deleting while over the limit, never beyond the
-	// snapshot offset.
-	l.opts.RetentionBytes = 2500
-	snap := l.Segments()[3].NextOffset
-	n, err := l.EnforceRetention(snap, 0)
-	if err != nil || n == 0 {
-		t.Fatalf("size retention deleted %d, %v", n, err)
-	}
-	if first := l.Segments()[0]; first.BaseOffset > snap || l.LogStartOffset() != first.BaseOffset {
-		t.Fatalf("retention went past the snapshot %d: first segment %+v, log start %d", snap, first, l.LogStartOffset())
-	}
-	var total int64
-	for _, s := range l.Segments() {
-		total += s.Bytes
-	}
-	if total > 2500 && l.Segments()[0].NextOffset <= snap {
-		t.Fatalf("still %d bytes and a deletable segment", total)
-	}
-	// Time rule: segments whose newest batch is older than the limit go.
-	l.opts.RetentionBytes = -1
-	l.opts.RetentionTime = time.Millisecond
-	l.opts.Now = func() time.Time { return time.UnixMilli(1_000_000) }
-	n, err = l.EnforceRetention(l.LogEndOffset(), 0)
-	if err != nil || len(l.Segments()) != 1 {
-		t.Fatalf("time retention deleted %d, %v, left %d segments; want only the active one", n, err, len(l.Segments()))
+	if got := l.Segments(); len(got) != 1 || got[0].BaseOffset != active.BaseOffset || l.LogStartOffset() != active.BaseOffset {
+		t.Fatalf("after advancing to the active base %d: log start %d, segments %v", active.BaseOffset, l.LogStartOffset(), got)
 	}
 }
 
@@ -320,7 +296,7 @@ func TestOptionsValidate(t *testing.T) {
 	}
 	o := Options{SegmentBytes: 1024, MaxBatchBytes: 10, IndexIntervalBytes: -1}
 	err := o.Validate()
-	for _, want := range []string{"SegmentBytes", "SegmentTime", "MaxBatchBytes", "IndexIntervalBytes", "Now"} {
+	for _, want := range []string{"SegmentBytes", "SegmentTime", "MaxBatchBytes", "IndexIntervalBytes"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate() = %v, want a problem about %s", err, want)
 		}

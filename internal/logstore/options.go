@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"math"
 	"time"
+
+	"github.com/krabka-go/krabka/internal/recordbatch"
 )
 
 // Defaults of the Kafka properties Options mirrors (Kafka 4.3.1,
@@ -24,11 +26,6 @@ const (
 	// default, 8 MiB (KafkaRaftClient.MAX_BATCH_SIZE_BYTES), which is
 	// also the metadata log's max.message.bytes.
 	DefaultMaxBatchBytes = 8 << 20
-	// DefaultRetentionBytes is metadata.max.retention.bytes' default,
-	// 100 MiB.
-	DefaultRetentionBytes = 100 << 20
-	// DefaultRetentionTime is metadata.max.retention.ms' default, 7 days.
-	DefaultRetentionTime = 7 * 24 * time.Hour
 	// DefaultPreallocateBytes is the default of Options.PreallocateBytes,
 	// 1 MiB. Not a Kafka property (see Options.PreallocateBytes).
 	DefaultPreallocateBytes = 1 << 20
@@ -61,12 +58,6 @@ type Options struct {
 	// and that recovery reads. It bounds every allocation recovery makes
 	// from a length found on disk.
 	MaxBatchBytes int
-	// RetentionBytes mirrors metadata.max.retention.bytes; negative
-	// disables the size rule of [Log.EnforceRetention].
-	RetentionBytes int64
-	// RetentionTime mirrors metadata.max.retention.ms; negative disables the
-	// time rule of [Log.EnforceRetention].
-	RetentionTime time.Duration
 	// PreallocateBytes is the chunk by which the active segment's .log
 	// file is extended ahead of its end: when an append would go past the
 	// allocated end, zeros are first written for this much beyond it, but
@@ -78,25 +69,30 @@ type Options struct {
 	// Kafka's log.preallocate (off by default) differs: it creates every
 	// segment at its full size, as a sparse file.
 	PreallocateBytes int64
-	// Now is the clock of the time rule of retention. Nothing else in the
-	// store reads a clock (segments roll by batch timestamps). Required.
-	Now func() time.Time
 	// Logger receives recovery warnings (a cut tail, rebuilt files); nil
 	// discards them.
 	Logger *slog.Logger
+
+	// maxTailEntries bounds the batches an active segment's tail (the
+	// run of its newest batches whose positions it remembers) holds
+	// whatever IndexIntervalBytes is: past it, the older half is dropped.
+	// 0 means defaultMaxTailEntries; tests in this package lower it to
+	// make a tail fill up.
+	maxTailEntries int
 }
 
-// DefaultOptions returns Kafka's defaults with time.Now as the clock.
+// defaultMaxTailEntries is the tail bound of Options with maxTailEntries
+// unset.
+const defaultMaxTailEntries = 1024
+
+// DefaultOptions returns Kafka's defaults.
 func DefaultOptions() Options {
 	return Options{
 		SegmentBytes:       DefaultSegmentBytes,
 		SegmentTime:        DefaultSegmentTime,
 		IndexIntervalBytes: DefaultIndexIntervalBytes,
 		MaxBatchBytes:      DefaultMaxBatchBytes,
-		RetentionBytes:     DefaultRetentionBytes,
-		RetentionTime:      DefaultRetentionTime,
 		PreallocateBytes:   DefaultPreallocateBytes,
-		Now:                time.Now,
 	}
 }
 
@@ -124,10 +120,18 @@ func (o Options) Validate() error {
 	if o.PreallocateBytes < 0 {
 		errs = append(errs, fmt.Errorf("PreallocateBytes (%d) must not be negative (0 turns preallocation off)", o.PreallocateBytes))
 	}
-	if o.Now == nil {
-		errs = append(errs, errors.New("clock Now must be set: retention needs it"))
-	}
 	return errors.Join(errs...)
+}
+
+// tailCap is the capacity an active segment's tail gets: the most batches
+// two index intervals can hold (every batch is at least a header long), so
+// that the tail never grows once made, within the tail bound.
+func (o Options) tailCap() int {
+	bound := o.maxTailEntries
+	if bound <= 0 {
+		bound = defaultMaxTailEntries
+	}
+	return min(bound, 2*(o.IndexIntervalBytes/recordbatch.HeaderSize+2))
 }
 
 // segmentBytes returns the effective roll size.

@@ -230,7 +230,7 @@ func (l *Log) recover() (*RecoveryReport, error) {
 		rep.RecoveryPoint = rpOffset
 	}
 
-	lim := scanLimits{maxBatchBytes: l.opts.MaxBatchBytes, interval: l.opts.IndexIntervalBytes}
+	lim := scanLimits{maxBatchBytes: l.opts.MaxBatchBytes, interval: l.opts.IndexIntervalBytes, tailCap: l.opts.tailCap()}
 	var cut *Truncation
 	zeroTail := false
 	lastEpoch := int32(0)

@@ -56,7 +56,7 @@ func TestOpenKafkaSamples(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			src := filepath.Join(dir, "__cluster_metadata-0")
 			part := copyDir(t, src)
-			kafkaEpochs, err := ReadLeaderEpochCheckpoint(vfs.OS(), part)
+			kafkaEpochs, err := readLeaderEpochCheckpoint(vfs.OS(), part)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -206,7 +206,7 @@ func TestRewriteKafkaSamplesByteIdentical(t *testing.T) {
 			// Feed the follower path in Fetch-sized chunks cut at arbitrary
 			// byte positions, as a leader's response would be.
 			for pos := 0; pos < len(kafkaLog); {
-				chunk := WholeBatches(kafkaLog[pos:min(len(kafkaLog), pos+100_000)])
+				chunk := wholeBatches(kafkaLog[pos:min(len(kafkaLog), pos+100_000)])
 				if len(chunk) == 0 {
 					t.Fatalf("no whole batch at byte %d", pos)
 				}

@@ -118,22 +118,12 @@ type tailEntry struct {
 	pos  int64 // its byte position in the .log
 }
 
-// maxTailEntries bounds a segment's tail whatever index.interval.bytes is:
-// past it, the older half is dropped. Tests lower it.
-var maxTailEntries = 1024
-
-// tailCap is the capacity a tail gets: the most batches two index
-// intervals can hold (every batch is at least a header long), so that the
-// tail never grows once made, within maxTailEntries.
-func tailCap(interval int) int {
-	return min(maxTailEntries, 2*(interval/recordbatch.HeaderSize+2))
-}
-
 // rememberTail appends the batch at pos with base offset base to the tail,
-// dropping the older half first when the tail is full.
-func (s *segment) rememberTail(base, pos int64, interval int) {
+// dropping the older half first when the tail is full. A tail made here
+// gets capacity tailCap (see Options.tailCap).
+func (s *segment) rememberTail(base, pos int64, tailCap int) {
 	if s.tail == nil {
-		s.tail = make([]tailEntry, 0, tailCap(interval))
+		s.tail = make([]tailEntry, 0, tailCap)
 	}
 	if len(s.tail) == cap(s.tail) {
 		s.dropTailBefore(len(s.tail) / 2)
@@ -214,7 +204,7 @@ func newSegmentState(dir string, base int64) *segment {
 // It returns the entries added, so callers can mirror them to the files.
 // The batch also joins the tail, which an index entry first trims to the
 // batches from the previous entry's on.
-func (s *segment) observe(h *recordbatch.Header, pos int64, interval int) (newIdx, newTidx bool) {
+func (s *segment) observe(h *recordbatch.Header, pos int64, interval, tailCap int) (newIdx, newTidx bool) {
 	if s.size == 0 && pos == 0 {
 		s.firstTimestamp = h.MaxTimestamp
 	}
@@ -231,7 +221,7 @@ func (s *segment) observe(h *recordbatch.Header, pos int64, interval int) (newId
 		s.dropTailBefore(s.tailMark)
 		s.tailMark = len(s.tail)
 	}
-	s.rememberTail(h.BaseOffset, pos, interval)
+	s.rememberTail(h.BaseOffset, pos, tailCap)
 	s.bytesSinceIndex += int64(h.Size())
 	s.size = pos + int64(h.Size())
 	s.next = h.NextOffset()
@@ -327,6 +317,7 @@ type batchError struct {
 type scanLimits struct {
 	maxBatchBytes int
 	interval      int
+	tailCap       int
 }
 
 // scanner reads the batches of a segment file sequentially through a
@@ -422,7 +413,7 @@ func scanSegment(s *segment, r io.ReaderAt, fileSize int64, lastEpoch int32, lim
 			return &batchError{pos: pos, offset: s.next, reason: reason}, nil
 		}
 		lastEpoch = h.PartitionLeaderEpoch
-		s.observe(&h, pos, lim.interval)
+		s.observe(&h, pos, lim.interval, lim.tailCap)
 		if onBatch != nil {
 			onBatch(&h)
 		}

@@ -72,8 +72,8 @@ func TestSyncConcurrentLetsAppendsRun(t *testing.T) {
 	}
 }
 
-// Truncation, retention and Close wait for a running SyncConcurrent: no
-// segment file is truncated, closed or deleted under its fsync.
+// Truncations and Close wait for a running SyncConcurrent: no segment
+// file is truncated, closed or deleted under its fsync.
 func TestSyncConcurrentHoldsOffFileRemoval(t *testing.T) {
 	for _, tc := range []struct {
 		name string

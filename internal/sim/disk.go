@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
-	"time"
 
 	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/logstore"
@@ -44,8 +43,7 @@ const checkpointEvery = 3
 
 func diskOptions() logstore.Options {
 	o := logstore.DefaultOptions()
-	o.InternalSegmentBytes = 4096                       // many segments: rolls and multi-segment recovery
-	o.Now = func() time.Time { return time.Unix(0, 0) } // no wall clock
+	o.InternalSegmentBytes = 4096 // many segments: rolls and multi-segment recovery
 	return o
 }
 
