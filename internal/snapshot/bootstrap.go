@@ -11,7 +11,8 @@ import (
 // WriteBootstrapCheckpoint writes bootstrap.checkpoint into log directory
 // dir with the given bootstrap record values (FeatureLevelRecord
 // metadata.version first, then the other features sorted by name, then
-// SCRAM records; KRAFT.md §7.7), every batch stamped with now. It is
+// SCRAM records; Kafka's BootstrapMetadata.fromVersions and
+// BootstrapDirectory), every batch stamped with now. It is
 // [CreateBootstrap], one Append and Freeze.
 func WriteBootstrapCheckpoint(fsys vfs.FS, dir string, now int64, values [][]byte) error {
 	w, err := CreateBootstrap(fsys, dir, now, WriterOptions{})
@@ -25,11 +26,11 @@ func WriteBootstrapCheckpoint(fsys vfs.FS, dir string, now int64, values [][]byt
 }
 
 // WriteBootstrapSnapshot writes the 0-0 bootstrap snapshot of a dynamic
-// quorum into the partition directory dir, as kafka-storage format does
-// with --standalone or --initial-controllers (KRAFT.md §7.7): a header
-// batch with SnapshotHeader{formatTime}, KRaftVersion 1 and the initial
-// voters, then the footer, both stamped with formatTime. unique names the
-// temporary file (see [PartFileName]).
+// quorum into the partition directory dir, as kafka-storage format does with
+// --standalone or --initial-controllers (Kafka's Formatter, KIP-853): a
+// header batch with SnapshotHeader{formatTime}, KRaftVersion 1 and the
+// initial voters, then the footer, both stamped with formatTime. unique names
+// the temporary file (see [PartFileName]).
 func WriteBootstrapSnapshot(fsys vfs.FS, dir string, unique uint64, formatTime int64, voters *control.VotersRecord) error {
 	if voters == nil || len(voters.Voters) == 0 {
 		return fmt.Errorf("snapshot: bootstrap snapshot in %s: no initial voters", dir)

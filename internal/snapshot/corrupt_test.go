@@ -136,8 +136,9 @@ func cat(bs ...[]byte) []byte {
 }
 
 // TestStructuralViolations feeds files whose every batch is valid but
-// whose sequence breaks a snapshot rule (KRAFT.md §7.6, RELIABILITY.md
-// D16): each must be refused with a *CorruptError at the right byte.
+// whose sequence breaks a snapshot rule (Kafka's
+// RecordsSnapshotReader.nextBatch; D16 in docs/reliability.md): each must
+// be refused with a *CorruptError at the right byte.
 func TestStructuralViolations(t *testing.T) {
 	const e = 5
 	name := FileName(ID{EndOffset: 42, Epoch: e})

@@ -28,9 +28,9 @@ func stopAfter(m *vfs.MemFS, k int) func() bool {
 }
 
 // checkAfterCrash crashes m in every mode with several seeds and checks
-// RELIABILITY.md S5: a file under the final name is the complete snapshot
-// (it opens and holds exactly vals), and it is there whenever the write
-// had been acknowledged.
+// invariant S5 in docs/reliability.md: a file under the final name is the
+// complete snapshot (it opens and holds exactly vals), and it is there
+// whenever the write had been acknowledged.
 func checkAfterCrash(t *testing.T, m *vfs.MemFS, dir string, id ID, vals [][]byte, acked bool, step int) {
 	t.Helper()
 	for _, mode := range []vfs.CrashMode{vfs.CrashDropUnsynced, vfs.CrashKeepPrefix, vfs.CrashTearPrefix, vfs.CrashReorder} {

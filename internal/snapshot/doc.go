@@ -16,9 +16,10 @@
 //
 // # The file
 //
-// A snapshot is a sequence of record batches v2 (KRAFT.md §7.6), with
-// offsets counted from 0 inside the file and every batch's
-// partitionLeaderEpoch equal to the snapshot epoch:
+// A snapshot is a sequence of record batches v2 (KIP-630; Kafka's
+// RecordsSnapshotWriter and FileRawSnapshotWriter), with offsets counted from
+// 0 inside the file and every batch's partitionLeaderEpoch equal to the
+// snapshot epoch:
 //
 //	control batch   SnapshotHeader{LastContainedLogTimestamp}
 //	                [KRaftVersion{level}  [Voters{...}]]   only when kraft.version >= 1
@@ -37,13 +38,13 @@
 //
 // # Writing
 //
-// [Create] writes the header batch into the .part file, [Writer.Append]
-// adds record values, and [Writer.Freeze] writes the footer, fsyncs the
-// file, renames it to its final name and fsyncs the directory: the atomic
-// file recipe of STYLE.md §11. Until Freeze returns, a crash leaves no
-// snapshot (a .part at most, which [Recover] deletes); after it, the
-// complete one (RELIABILITY.md S5). The tests stop the machine after every
-// single file-system operation and crash it every way vfs.MemFS can.
+// [Create] writes the header batch into the .part file, [Writer.Append] adds
+// record values, and [Writer.Freeze] writes the footer, fsyncs the file,
+// renames it to its final name and fsyncs the directory: the atomic file
+// recipe of docs/storage.md. Until Freeze returns, a crash leaves no snapshot
+// (a .part at most, which [Recover] deletes); after it, the complete one
+// (invariant S5 in docs/reliability.md). The tests stop the machine after
+// every single file-system operation and crash it every way vfs.MemFS can.
 //
 // Batches are split as Kafka's BatchAccumulator splits them: by encoded
 // size (8 MiB), not by how records are grouped into calls. Kafka stamps
@@ -57,16 +58,15 @@
 //
 // # Reading
 //
-// [Open] verifies the whole file before it returns a [Reader]: lengths,
-// CRCs, record framing, contiguous offsets from 0, the epoch of the name,
-// the header batch, data batches, and a footer at the very end. Only then
-// does the caller stream the data batches with [Reader.Next]. A snapshot
-// is applied to an image as a whole or not at all, so a torn or corrupt
-// file must fail before the first record is handed out, not after
-// thousands were applied; the price is reading the file twice. Every
-// violation is a *[CorruptError] naming the file, the byte position and
-// the reason (RELIABILITY.md D16). [ReadHeader] reads only the header,
-// for retention.
+// [Open] verifies the whole file before it returns a [Reader]: lengths, CRCs,
+// record framing, contiguous offsets from 0, the epoch of the name, the
+// header batch, data batches, and a footer at the very end. Only then does
+// the caller stream the data batches with [Reader.Next]. A snapshot is
+// applied to an image as a whole or not at all, so a torn or corrupt file
+// must fail before the first record is handed out, not after thousands were
+// applied; the price is reading the file twice. Every violation is a
+// *[CorruptError] naming the file, the byte position and the reason (D16 in
+// docs/reliability.md).
 //
 // # FetchSnapshot
 //
@@ -80,11 +80,11 @@
 //
 // # Start-up, retention and deletion
 //
-// At start-up [Recover] deletes .part and .deleted leftovers, as Kafka
-// does, and lists the snapshots by ID. [PlanRetention] decides which old
-// snapshots metadata.max.retention.bytes and .ms remove and where the log
-// may then start (KRAFT.md §8). [Store.Delete] renames a snapshot to
-// .deleted at once and removes the file when the last [RangeReader]
+// At start-up [Recover] deletes .part and .deleted leftovers, as Kafka does,
+// and lists the snapshots by ID. [PlanRetention] decides which old snapshots
+// metadata.max.retention.bytes and .ms remove and where the log may then
+// start (Kafka's KafkaRaftLog.maybeClean). [Store.Delete] renames a snapshot
+// to .deleted at once and removes the file when the last [RangeReader]
 // reading it closes, where Kafka waits a fixed 60 s instead.
 //
 // # Stricter than Kafka

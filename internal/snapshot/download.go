@@ -26,10 +26,11 @@ type DownloadOptions struct {
 }
 
 // Download receives a snapshot from the leader in FetchSnapshot chunks
-// (KRAFT.md §3.5) and installs it. The follower sends Position =
-// [Download.Position] and writes each response with [Download.Write];
-// when [Download.Done], [Download.Install] verifies the file, fsyncs it,
-// renames the .checkpoint.part to the final name and fsyncs the directory.
+// (KIP-630, KafkaRaftClient.handleFetchSnapshotResponse) and installs it. The
+// follower sends Position = [Download.Position] and writes each response with
+// [Download.Write]; when [Download.Done], [Download.Install] verifies the
+// file, fsyncs it, renames the .checkpoint.part to the final name and fsyncs
+// the directory.
 //
 // A chunk that does not continue the file exactly (a duplicate, a
 // reordered or a skipped chunk), that runs past the announced size, or
@@ -127,12 +128,12 @@ func (d *Download) Write(position, size int64, chunk []byte) error {
 	return nil
 }
 
-// Install completes the download: it fsyncs the file, verifies it as
-// [Open] does (a snapshot that would not load is never installed:
-// RELIABILITY.md S5), renames it to its final name and fsyncs the
-// directory. On a verification failure it removes the file and returns
-// the *CorruptError. It returns a *ChunkError matching [ErrIncomplete]
-// when bytes are missing, and leaves the download usable then.
+// Install completes the download: it fsyncs the file, verifies it as [Open]
+// does (a snapshot that would not load is never installed: invariant S5 in
+// docs/reliability.md), renames it to its final name and fsyncs the
+// directory. On a verification failure it removes the file and returns the
+// *CorruptError. It returns a *ChunkError matching [ErrIncomplete] when bytes
+// are missing, and leaves the download usable then.
 func (d *Download) Install() error {
 	if d.state != writing {
 		return fmt.Errorf("snapshot: install %s: %w", d.id, ErrClosed)

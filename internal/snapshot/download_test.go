@@ -19,7 +19,7 @@ func leaderSnapshot(t *testing.T, id ID, n int) (*Store, []byte) {
 	return NewStore(m, "/leader"), data
 }
 
-// TestDownloadFromStore runs the FetchSnapshot loop of KRAFT.md §3.5:
+// TestDownloadFromStore runs the FetchSnapshot loop of KIP-630:
 // the follower asks at its position, the leader answers with a chunk of
 // at most maxBytes and the total size, until the follower has it all and
 // installs it. The installed file equals the leader's.
@@ -159,7 +159,8 @@ func TestDownloadRestart(t *testing.T) {
 }
 
 // TestDownloadInstallVerifies sends a complete but corrupt snapshot: it
-// must not be installed (RELIABILITY.md S5), and the .part is removed.
+// must not be installed (invariant S5 in docs/reliability.md), and the
+// .part is removed.
 func TestDownloadInstallVerifies(t *testing.T) {
 	id := ID{EndOffset: 1000, Epoch: 3}
 	_, data := leaderSnapshot(t, id, 50)

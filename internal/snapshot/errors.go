@@ -15,7 +15,7 @@ var (
 	// creating it again (KafkaRaftLog.createNewSnapshot).
 	ErrExists = errors.New("snapshot: already exists")
 	// ErrCorrupt is matched by every *CorruptError: the file is not a
-	// valid snapshot and must not be loaded (RELIABILITY.md D16).
+	// valid snapshot and must not be loaded (D16 in docs/reliability.md).
 	ErrCorrupt = errors.New("snapshot: corrupt")
 	// ErrTruncated is matched by a *CorruptError whose file ends early:
 	// a torn or partial snapshot.

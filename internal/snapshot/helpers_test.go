@@ -9,7 +9,8 @@ import (
 	"github.com/krabka-go/krabka/internal/vfs"
 )
 
-// noOp is the framed NoOpRecord v0 (KRAFT.md §7.4).
+// noOp is the framed NoOpRecord v0 (KIP-835; framed as Kafka's
+// AbstractApiMessageSerde frames every metadata record).
 var noOp = []byte{0x01, 0x14, 0x00, 0x00}
 
 // topicValue returns a framed TopicRecord v0: frame version 1, api key 2,

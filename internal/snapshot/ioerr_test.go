@@ -10,8 +10,8 @@ import (
 	"github.com/krabka-go/krabka/internal/vfs"
 )
 
-// TestReadIOErrors checks RELIABILITY.md D22: an I/O error while reading
-// is reported as such, with the path, and never as corruption or as a
+// TestReadIOErrors checks D22 of docs/reliability.md: an I/O error while
+// reading is reported as such, with the path, and never as corruption or as a
 // clean end.
 func TestReadIOErrors(t *testing.T) {
 	data, id := smallSnapshot(t)

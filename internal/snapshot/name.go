@@ -23,7 +23,7 @@ const (
 	DeletedSuffix = ".checkpoint.deleted"
 	// BootstrapFile is the name of the bootstrap checkpoint that
 	// kafka-storage format writes into the root of every log directory
-	// (KRAFT.md §7.7). It has the snapshot layout at epoch 0.
+	// (Kafka's BootstrapDirectory). It has the snapshot layout at epoch 0.
 	BootstrapFile = "bootstrap.checkpoint"
 	// BootstrapTempFile is the temporary name the bootstrap checkpoint is
 	// written under before the rename (Kafka's BootstrapDirectory uses
@@ -46,7 +46,8 @@ type ID struct {
 
 // Bootstrap is the ID of the bootstrap snapshot that kafka-storage format
 // writes for a dynamic quorum (00000000000000000000-0000000000.checkpoint).
-// It is never served through FetchSnapshot (KRAFT.md §3.5, §7.7).
+// It is never served through FetchSnapshot
+// (KafkaRaftClient.handleFetchSnapshotRequest answers SNAPSHOT_NOT_FOUND).
 var Bootstrap = ID{}
 
 // String returns the ID as "endOffset-epoch".
@@ -145,8 +146,8 @@ var ErrNotSnapshotName = errors.New("snapshot: not a snapshot file name")
 
 // NameError reports a file name that ends like a snapshot file but is not
 // a valid one. Kafka's parser would read some of these leniently; here
-// they are refused (RELIABILITY.md D17: an unparsable snapshot name is
-// durable corruption, not something to guess at).
+// they are refused (D17 in docs/reliability.md: an unparsable snapshot
+// name is durable corruption, not something to guess at).
 type NameError struct {
 	// Name is the base name.
 	Name string
@@ -253,16 +254,9 @@ type Listing struct {
 	Deleted []string
 	// Invalid are base names that end in a snapshot suffix but do not
 	// parse (see [ParseFileName]), sorted. Neither List nor [Recover]
-	// touches them; the caller decides (RELIABILITY.md D17 says fail-stop).
+	// touches them; the caller decides (D17 in docs/reliability.md says
+	// fail-stop).
 	Invalid []string
-}
-
-// Latest returns the newest snapshot, or false when there is none.
-func (l *Listing) Latest() (Info, bool) {
-	if len(l.Snapshots) == 0 {
-		return Info{}, false
-	}
-	return l.Snapshots[len(l.Snapshots)-1], true
 }
 
 // List reads directory dir and classifies its snapshot files. Files that

@@ -89,7 +89,7 @@ func Open(fsys vfs.FS, path string, o ReadOptions) (*Reader, error) {
 
 // loadableID returns the ID a loadable file's name gives (the zero ID for
 // bootstrap.checkpoint). Names of .part and .deleted files are refused:
-// those are never loaded (RELIABILITY.md S5, D15).
+// those are never loaded (S5 and D15 in docs/reliability.md).
 func loadableID(path string) (ID, error) {
 	base := filepath.Base(path)
 	if base == BootstrapFile {

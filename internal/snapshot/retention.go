@@ -4,8 +4,7 @@ import (
 	"slices"
 )
 
-// Policy is the snapshot retention of KRAFT.md §8 (Kafka's
-// KafkaRaftLog.maybeClean).
+// Policy is Kafka's snapshot retention (KafkaRaftLog.maybeClean).
 type Policy struct {
 	// MaxRetentionBytes mirrors metadata.max.retention.bytes: while the
 	// log's bytes plus the bytes of all snapshots exceed it, the oldest
@@ -15,11 +14,6 @@ type Policy struct {
 	// LastContainedLogTimestamp is more than this many ms before now is
 	// deleted. Negative disables the rule.
 	MaxRetentionMs int64
-}
-
-// DefaultPolicy returns Kafka's defaults: 100 MiB and 7 days.
-func DefaultPolicy() Policy {
-	return Policy{MaxRetentionBytes: 100 << 20, MaxRetentionMs: 7 * 24 * 3600 * 1000}
 }
 
 // Retained describes one snapshot for [PlanRetention].

@@ -63,8 +63,8 @@ type RangeReader struct {
 	closed bool
 }
 
-// OpenRange opens snapshot id for range reads. The 0-0 bootstrap
-// snapshot is never served (KRAFT.md §3.5: FetchSnapshot answers
+// OpenRange opens snapshot id for range reads. The 0-0 bootstrap snapshot is
+// never served (KafkaRaftClient.handleFetchSnapshotRequest answers
 // SNAPSHOT_NOT_FOUND for it), so it and missing or deleted snapshots fail
 // with [ErrNotFound].
 func (s *Store) OpenRange(id ID) (*RangeReader, error) {

@@ -10,10 +10,10 @@ import (
 	"github.com/krabka-go/krabka/internal/vfs"
 )
 
-// TestReadRange checks FetchSnapshot's byte ranges (KRAFT.md §3.5 steps
-// 5-7): the bytes from Position, at most MaxBytes, clipped at the end;
-// positions outside [0, size) refused; the 0-0 bootstrap snapshot and
-// missing snapshots not found.
+// TestReadRange checks FetchSnapshot's byte ranges
+// (KafkaRaftClient.handleFetchSnapshotRequest): the bytes from Position, at
+// most MaxBytes, clipped at the end; positions outside [0, size) refused; the
+// 0-0 bootstrap snapshot and missing snapshots not found.
 func TestReadRange(t *testing.T) {
 	id := ID{EndOffset: 1000, Epoch: 3}
 	s, data := leaderSnapshot(t, id, 20)

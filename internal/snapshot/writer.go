@@ -18,7 +18,8 @@ import (
 const DefaultMaxBatchBytes = 8 << 20
 
 // Header is what a snapshot says about itself before its metadata
-// records: the contents of its first control batch (KRAFT.md §7.6).
+// records: the contents of its first control batch (Kafka's
+// RecordsSnapshotWriter).
 type Header struct {
 	// LastContainedLogTimestamp is the append time (ms) of the last log
 	// record the snapshot covers; time-based retention uses it. It is 0 in
@@ -58,7 +59,8 @@ const (
 	failed
 )
 
-// Writer streams one snapshot file in Kafka's layout (KRAFT.md §7.6):
+// Writer streams one snapshot file in Kafka's layout (RecordsSnapshotWriter
+// over FileRawSnapshotWriter):
 //
 //  1. [Create] writes the header control batch at offset 0:
 //     SnapshotHeader, then KRaftVersion and Voters when kraft.version ≥ 1;
@@ -129,16 +131,16 @@ func Create(fsys vfs.FS, dir string, id ID, unique uint64, h Header, now int64, 
 	return create(fsys, dir, filepath.Join(dir, PartFileName(id, unique)), final, id.Epoch, h, now, o)
 }
 
-// CreateBootstrap starts writing bootstrap.checkpoint into log directory
-// dir, as kafka-storage format does (KRAFT.md §7.7): epoch 0, a header
-// with LastContainedLogTimestamp 0 and no kraft.version records, then the
-// bootstrap records given to Append (FeatureLevelRecord metadata.version
-// first, then the other features by name, then SCRAM records), then the
-// footer. It is written to bootstrap.checkpoint.tmp and renamed over any
-// existing bootstrap.checkpoint by Freeze. A bootstrap.checkpoint.tmp left
-// by an interrupted format is removed first: format runs before
-// meta.properties exists, so no other writer can own it. now stamps the
-// header batch.
+// CreateBootstrap starts writing bootstrap.checkpoint into log directory dir,
+// as kafka-storage format does (Kafka's BootstrapDirectory and
+// BatchFileWriter): epoch 0, a header with LastContainedLogTimestamp 0 and no
+// kraft.version records, then the bootstrap records given to Append
+// (FeatureLevelRecord metadata.version first, then the other features by
+// name, then SCRAM records), then the footer. It is written to
+// bootstrap.checkpoint.tmp and renamed over any existing bootstrap.checkpoint
+// by Freeze. A bootstrap.checkpoint.tmp left by an interrupted format is
+// removed first: format runs before meta.properties exists, so no other
+// writer can own it. now stamps the header batch.
 func CreateBootstrap(fsys vfs.FS, dir string, now int64, o WriterOptions) (*Writer, error) {
 	tmp := filepath.Join(dir, BootstrapTempFile)
 	if err := fsys.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -412,7 +412,7 @@ func TestWriterCreateFailure(t *testing.T) {
 }
 
 // TestBootstrapCheckpoint writes bootstrap.checkpoint as kafka-storage
-// format does (KRAFT.md §7.7) and reads it back.
+// format does (Kafka's BootstrapDirectory) and reads it back.
 func TestBootstrapCheckpoint(t *testing.T) {
 	m := vfs.NewMem()
 	mkdirDurable(t, m, "/logs")
@@ -420,7 +420,8 @@ func TestBootstrapCheckpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// FeatureLevelRecord metadata.version=30, as in KRAFT.md §7.4.
+	// FeatureLevelRecord v0 metadata.version=30, framed as Kafka's
+	// AbstractApiMessageSerde frames it.
 	mv := append([]byte{0x01, 0x0c, 0x00, 0x11}, append([]byte("metadata.version"), 0x00, 0x1e, 0x00)...)
 	if err := w.Append(510, mv); err != nil {
 		t.Fatal(err)
@@ -460,7 +461,7 @@ func TestBootstrapCheckpoint(t *testing.T) {
 
 // TestBootstrapSnapshot writes the 0-0 snapshot of a dynamic quorum:
 // header batch with the format time, KRaftVersion 1 and Voters, then the
-// footer, and nothing else (KRAFT.md §7.7).
+// footer, and nothing else (Kafka's Formatter, KIP-853).
 func TestBootstrapSnapshot(t *testing.T) {
 	m := vfs.NewMem()
 	h := Header{LastContainedLogTimestamp: 1760258513916, KRaftVersion: 1, Voters: testVoters()}
