@@ -270,31 +270,6 @@ func TestReaderAccepts(t *testing.T) {
 	}
 }
 
-func TestReadHeader(t *testing.T) {
-	data, id := smallSnapshot(t)
-	m := vfs.NewMem()
-	writeFile(t, m, "/d/"+FileName(id), data)
-	h, err := ReadHeader(m, "/d/"+FileName(id))
-	if err != nil || h.LastContainedLogTimestamp != 99 || h.KRaftVersion != 1 || h.Voters == nil {
-		t.Errorf("ReadHeader = %+v, %v", h, err)
-	}
-	// Only the header batch is read: damage after it is not seen.
-	writeFile(t, m, "/d/"+FileName(id), data[:200])
-	if _, err := ReadHeader(m, "/d/"+FileName(id)); err != nil {
-		t.Errorf("ReadHeader of a file torn after the header: %v", err)
-	}
-	writeFile(t, m, "/d/"+FileName(id), data[:20])
-	if _, err := ReadHeader(m, "/d/"+FileName(id)); !errors.Is(err, ErrTruncated) {
-		t.Errorf("ReadHeader of a torn header: %v", err)
-	}
-	if _, err := ReadHeader(m, "/d/"+FileName(ID{1, 1})); !errors.Is(err, ErrNotFound) {
-		t.Errorf("ReadHeader of a missing file: %v", err)
-	}
-	if _, err := ReadHeader(m, "/d/x.checkpoint"); err == nil {
-		t.Error("ReadHeader of a bad name succeeded")
-	}
-}
-
 func TestCorruptErrorText(t *testing.T) {
 	err := &CorruptError{Path: "/d/x", Pos: 83, Reason: "batch base offset 2, want 1", Err: fmt.Errorf("cause")}
 	if got, want := err.Error(), "snapshot: corrupt snapshot /d/x at byte 83: batch base offset 2, want 1: cause"; got != want {

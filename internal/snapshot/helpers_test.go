@@ -113,3 +113,10 @@ func readAll(fsys vfs.FS, path string) (Header, [][]byte, error) {
 	}
 	return r.Header(), vals, r.Err()
 }
+
+// readers returns the number of open RangeReaders of snapshot id.
+func (s *Store) readers(id ID) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refs[id]
+}

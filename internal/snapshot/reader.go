@@ -443,32 +443,3 @@ func (s *scanner) decodeControl(b *recordbatch.Batch, i int, pos int64) (control
 	}
 	return msg.ControlType(), msg, nil
 }
-
-// ReadHeader reads only the header control batch of the snapshot at path
-// and returns what it says, checking that batch as [Open] does. It is
-// what time-based retention needs ([Retained].LastContainedLogTimestamp)
-// without reading the whole file; it does not prove the rest of the file
-// valid.
-func ReadHeader(fsys vfs.FS, path string) (Header, error) {
-	id, err := loadableID(path)
-	if err != nil {
-		return Header{}, fmt.Errorf("snapshot: read header of %s: %w", path, err)
-	}
-	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return Header{}, fmt.Errorf("snapshot: read header of %s: %w: %w", path, ErrNotFound, err)
-		}
-		return Header{}, fmt.Errorf("snapshot: read header of %s: %w", path, err)
-	}
-	defer f.Close() // read-only: a close error changes nothing
-	fi, err := f.Stat()
-	if err != nil {
-		return Header{}, fmt.Errorf("snapshot: read header of %s: %w", path, err)
-	}
-	sc := scanner{f: f, path: path, size: fi.Size(), epoch: id.Epoch, max: DefaultMaxReadBatchBytes}
-	if _, _, err := sc.next(); err != nil {
-		return Header{}, err
-	}
-	return sc.header, nil
-}

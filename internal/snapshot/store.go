@@ -187,13 +187,6 @@ func (s *Store) release(id ID) error {
 	return RemoveDeleted(s.fs, s.dir, id)
 }
 
-// Readers returns the number of open RangeReaders of snapshot id.
-func (s *Store) Readers(id ID) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.refs[id]
-}
-
 // Delete deletes snapshot id: it renames the file to its .deleted name
 // and syncs the directory ([MarkDeleted]), then removes the file at once
 // if no RangeReader has it open, or else when the last one closes. It

@@ -52,8 +52,8 @@ func TestReadRange(t *testing.T) {
 	if _, _, err := NewStore(m, "/d").ReadRange(Bootstrap, 0, 10); !errors.Is(err, ErrNotFound) {
 		t.Errorf("ReadRange of 0-0: %v, want ErrNotFound", err)
 	}
-	if s.Readers(id) != 0 {
-		t.Errorf("ReadRange left %d readers", s.Readers(id))
+	if s.readers(id) != 0 {
+		t.Errorf("ReadRange left %d readers", s.readers(id))
 	}
 	if s.Dir() != "/leader" || s.Path(id) != "/leader/"+FileName(id) {
 		t.Errorf("Dir %q Path %q", s.Dir(), s.Path(id))
@@ -75,8 +75,8 @@ func TestDeleteWaitsForReaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Readers(id) != 2 || r1.ID() != id || r1.Size() != int64(len(data)) {
-		t.Fatalf("readers %d id %v size %d", s.Readers(id), r1.ID(), r1.Size())
+	if s.readers(id) != 2 || r1.ID() != id || r1.Size() != int64(len(data)) {
+		t.Fatalf("readers %d id %v size %d", s.readers(id), r1.ID(), r1.Size())
 	}
 	deferred, err := s.Delete(id)
 	if err != nil || !deferred {
@@ -117,8 +117,8 @@ func TestDeleteWaitsForReaders(t *testing.T) {
 	if l, _ := List(s.fs, s.dir); len(l.Deleted) != 0 || len(l.Snapshots) != 0 {
 		t.Errorf("after the last Close: %+v", l)
 	}
-	if s.Readers(id) != 0 {
-		t.Errorf("Readers = %d", s.Readers(id))
+	if s.readers(id) != 0 {
+		t.Errorf("Readers = %d", s.readers(id))
 	}
 	if _, err := s.Delete(id); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Delete of a removed snapshot: %v", err)
