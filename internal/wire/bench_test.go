@@ -8,7 +8,7 @@ import (
 )
 
 // fetchFrame is a Fetch v18 request shaped like a KRaft follower's
-// (KRAFT.md §3.1), as a frame without its size prefix.
+// (KafkaRaftClient.buildFetchRequest), as a frame without its size prefix.
 func fetchFrame(b *testing.B) []byte {
 	req := kmsg.NewPtrFetchRequest()
 	req.SetVersion(18)

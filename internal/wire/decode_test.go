@@ -106,7 +106,8 @@ func TestReadFrameReusesAndGrowsBuffer(t *testing.T) {
 }
 
 // TestDecodeRequestBadInput covers the header rows of the bad-input
-// catalogue (RELIABILITY.md §4.1 W3–W15): every case closes the connection.
+// catalogue (W3–W15 in docs/reliability.md): every case closes the
+// connection.
 func TestDecodeRequestBadInput(t *testing.T) {
 	vote2 := func() []byte {
 		r := kmsg.NewPtrVoteRequest()

@@ -133,7 +133,7 @@ func CodeForError(err error) int16 {
 // again, normally after controller.quorum.retry.backoff.ms. Codes unknown
 // to this node are not retriable.
 //
-// kerr's flags agree with Kafka's for every code of KRAFT.md §5 except
+// kerr's flags agree with Kafka's for every code the KRaft RPCs use except
 // BROKER_NOT_AVAILABLE (8), which kerr marks retriable because franz-go's
 // client retries it, while Kafka's BrokerNotAvailableException is a plain
 // ApiException. KRaft's requesters still back off and retry after it, by

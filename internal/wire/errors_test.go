@@ -8,9 +8,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-// TestKRaftErrorCodes covers every error code of KRAFT.md §5: the kerr
-// error it maps to, Kafka's name for it, and whether Kafka classifies it as
-// retriable (its exception class extends RetriableException in
+// TestKRaftErrorCodes covers every error code the KRaft RPCs use (Kafka's
+// org.apache.kafka.common.protocol.Errors): the kerr error it maps to,
+// Kafka's name for it, and whether Kafka classifies it as retriable (its
+// exception class extends RetriableException in
 // org.apache.kafka.common.errors).
 func TestKRaftErrorCodes(t *testing.T) {
 	for _, tc := range []struct {

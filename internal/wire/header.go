@@ -17,7 +17,7 @@ type RequestHeader struct {
 	// (RequestHeader.parse), and so do we.
 	ClientID string
 	// Version is the header version: 1, or 2 when the API version is
-	// flexible (KRAFT.md §6.2).
+	// flexible (Kafka's ApiMessageType.requestHeaderVersion).
 	Version int16
 }
 
@@ -58,9 +58,9 @@ func flexible(key, version int16) bool {
 // errors wrap ErrMalformedHeader.
 //
 // Two departures from Kafka's leniency, both from the bad-input catalogue
-// (RELIABILITY.md §4.1 W13/W14): a client id length below -1 is an error
-// (Kafka's generated reader treats every negative length as null), and a
-// client id that is not valid UTF-8 is an error (Java decodes it with
+// (W13 and W14 in docs/reliability.md): a client id length below -1 is an
+// error (Kafka's generated reader treats every negative length as null), and
+// a client id that is not valid UTF-8 is an error (Java decodes it with
 // replacement characters). Neither can come from a correct client.
 //
 // A client id equal to last is returned as last, not as a new string.

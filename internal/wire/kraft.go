@@ -55,15 +55,16 @@ func clusterIDField(ours string) *string {
 }
 
 // KRaftRequest maps an inbound KRaft request (Vote, BeginQuorumEpoch,
-// EndQuorumEpoch, Fetch, FetchSnapshot) to the core's message, addressed
-// To local; the caller sets the RequestID. The wire edge checks what the
-// core does not: the cluster id (a set, different id is answered with a
-// top-level INCONSISTENT_CLUSTER_ID) and the topic shape (anything but
-// exactly one topic, the metadata topic, with exactly partition 0 is
-// answered with a top-level INVALID_REQUEST; FetchSnapshot for another
-// partition gets UNKNOWN_TOPIC_OR_PARTITION, KRAFT.md §3.5). In those cases
-// msg is nil and answer is the complete response to send. err is non-nil
-// only for a request that is not a KRaft RPC.
+// EndQuorumEpoch, Fetch, FetchSnapshot) to the core's message, addressed To
+// local; the caller sets the RequestID. The wire edge checks what the core
+// does not: the cluster id (a set, different id is answered with a top-level
+// INCONSISTENT_CLUSTER_ID) and the topic shape (anything but exactly one
+// topic, the metadata topic, with exactly partition 0 is answered with a
+// top-level INVALID_REQUEST; FetchSnapshot for another partition gets
+// UNKNOWN_TOPIC_OR_PARTITION, as in
+// KafkaRaftClient.handleFetchSnapshotRequest). In those cases msg is nil and
+// answer is the complete response to send. err is non-nil only for a request
+// that is not a KRaft RPC.
 func KRaftRequest(req kmsg.Request, clusterID string, local kraft.NodeID) (msg kraft.Message, answer kmsg.Response, err error) {
 	switch r := req.(type) {
 	case *kmsg.VoteRequest:

@@ -195,7 +195,8 @@ func TestKRaftResponseRoundTrip(t *testing.T) {
 }
 
 // TestKRaftRequestChecks covers the checks made at the wire edge
-// (KRAFT.md §3.2, §3.5, §4): cluster id and topic shape.
+// (KafkaRaftClient's handlers and RaftUtil.hasValidTopicPartition): cluster
+// id and topic shape.
 func TestKRaftRequestChecks(t *testing.T) {
 	vote := func(mut func(*kmsg.VoteRequest)) kmsg.Request {
 		req, _ := KmsgRequest(&kraft.VoteRequest{Replica: kraft.ReplicaKey{ID: 1}, Voter: kraft.ReplicaKey{ID: 2}}, "")

@@ -57,12 +57,12 @@ func (a APIVersion) Flexible(v int16) bool { return v >= a.FlexibleFrom }
 // caller can change it.
 //
 // The ranges are Kafka 4.3.1's (clients/src/main/resources/common/message,
-// KRAFT.md §6.1), with one deliberate departure: Fetch starts at 13, not 4.
-// KafkaRaftClient accepts only a Fetch naming the metadata partition by
-// topic id (RaftUtil.hasValidTopicPartition), and topic ids exist from
-// Fetch v13 on; Kafka answers v4–v12 with INVALID_REQUEST, so advertising
-// them would only invite requests we must refuse. A peer that negotiates
-// from our ApiVersions answer always picks 13 or later.
+// their JSON schemas), with one deliberate departure: Fetch starts at 13, not
+// 4. KafkaRaftClient accepts only a Fetch naming the metadata partition by
+// topic id (RaftUtil.hasValidTopicPartition), and topic ids exist from Fetch
+// v13 on; Kafka answers v4–v12 with INVALID_REQUEST, so advertising them
+// would only invite requests we must refuse. A peer that negotiates from our
+// ApiVersions answer always picks 13 or later.
 //
 // A test (versions_test.go) checks every row against Kafka's JSON schemas:
 // each range lies within Kafka's validVersions and each FlexibleFrom equals
