@@ -55,7 +55,7 @@
 // is [NegotiateVersion] then goes out at the highest version both ends
 // support, and one at a version the peer does not support fails locally
 // with UNSUPPORTED_VERSION, which is how KRaft learns, for example, that a
-// pre-4.0 voter cannot take a pre-vote (KRAFT.md §5).
+// pre-4.0 voter cannot take a pre-vote (Vote v2, KIP-996).
 //
 // A request that times out closes the connection, as Kafka's NetworkClient
 // does: its answer might still arrive, and closing is the only way to be

@@ -7,7 +7,7 @@ import (
 
 // Principal identifies who is at the other end of a connection, as a
 // handshake established it. It is what authorization decisions are made
-// on (KRAFT.md §4.9).
+// on (the ACL checks of Kafka's ControllerApis).
 type Principal struct {
 	// Type is the principal type, "User" for every built-in mechanism.
 	Type string

@@ -529,7 +529,7 @@ func (s *sender) versionsAnswered(asked int16, resp *kmsg.ApiVersionsResponse, d
 // pickVersion resolves NegotiateVersion and checks the request's version
 // against the peer's range when it is known. A version the peer does not
 // support fails locally with an error wrapping kerr.UnsupportedVersion, as
-// Kafka's client does (KRAFT.md §5, code 35).
+// Kafka's NetworkClient does (code 35).
 func (s *sender) pickVersion(req kmsg.Request) error {
 	key := req.Key()
 	ourMin, ourMax := int16(0), req.MaxVersion()

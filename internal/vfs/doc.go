@@ -21,14 +21,15 @@
 //     holding it. fsync of the file does not make its name durable: a file
 //     created, written and synced, whose directory was never synced, can
 //     vanish on a crash, data and all.
-//  3. Hence the atomic-replace recipe (STYLE.md §11): write name.tmp, Sync
-//     it, Rename it over name, SyncDir the directory. Until the SyncDir, a
-//     crash may bring back the old name.
+//  3. Hence the atomic-replace recipe (see docs/storage.md): write
+//     name.tmp, Sync it, Rename it over name, SyncDir the directory. Until
+//     the SyncDir, a crash may bring back the old name.
 //  4. A failed fsync is final. After fsync returns EIO, Linux may already
 //     have dropped the dirty pages, or marked them clean, so a second fsync
 //     can return nil without writing them (PostgreSQL's "fsyncgate", 2018).
 //     Retrying Sync is therefore not a fix; the only safe reaction is to
-//     stop and recover from what is durable (RELIABILITY.md B3).
+//     stop and recover from what is durable (invariant B3 in
+//     docs/reliability.md).
 //
 // # What MemFS keeps
 //

@@ -16,13 +16,13 @@ import (
 // of the same file, and Stat see the pending changes, as they would see
 // the page cache.
 //
-// It exists for power-loss tests of the real binary (RELIABILITY.md §3.3,
-// the krabka binary built with -tags writeback): a SIGKILL of the process
-// then loses exactly what was written but not synced, as a power failure
-// loses the page cache, while a test of the plain binary's kill -9 loses
-// nothing, since the kernel keeps the page cache of a dead process. Code
-// that treats a write as durable (bug zoo Z2) loses acknowledged records
-// under this layer.
+// It exists for power-loss tests of the real binary (test/faults, the krabka
+// binary built with -tags writeback): a SIGKILL of the process then loses
+// exactly what was written but not synced, as a power failure loses the page
+// cache, while a test of the plain binary's kill -9 loses nothing, since the
+// kernel keeps the page cache of a dead process. Code that treats a write as
+// durable (bug-zoo entry Z2 in docs/reliability.md) loses acknowledged
+// records under this layer.
 //
 // Two simplifications, both on the side of keeping data: closing the last
 // handle of a file writes its pending changes to base without an fsync
