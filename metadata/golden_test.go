@@ -46,7 +46,7 @@ func uuidSeq(start byte) [16]byte {
 const seq01 = "01 02 03 04 05 06 07 08 09 0a 0b 0c 0d 0e 0f 10"
 
 // TestGolden checks encodings derived by hand from Kafka's schemas
-// (KRAFT.md §7.4 gives the FeatureLevelRecord and NoOpRecord values).
+// (framed as Kafka's AbstractApiMessageSerde frames a metadata record).
 func TestGolden(t *testing.T) {
 	rack := "rack-a"
 	tests := []struct {

@@ -19,17 +19,17 @@
 // # storage format
 //
 // format prepares every directory of a node (metadata.log.dir and each of
-// log.dirs) as Kafka's Formatter does (KRAFT.md §7.7): bootstrap.checkpoint
-// with the FeatureLevelRecords of the release (metadata.version first, the
-// other features with a level above 0 sorted by name, never kraft.version),
-// for a dynamic quorum with initial voters the 0-0 bootstrap snapshot in
-// __cluster_metadata-0, and meta.properties last, so that a present
-// meta.properties marks a complete format. The cluster id must be a Kafka
-// Uuid: 22 base64url characters encoding 16 bytes (24 with "==" padding),
-// neither the zero Uuid nor the metadata topic id; older Kafka releases
-// accepted other strings, which this release refuses, as Kafka 4.x does.
-// --release-version takes a release ("3.9", its newest level) or a level
-// name ("3.9-IV0"), from 3.3-IV3 to 4.3-IV0 (the default).
+// log.dirs) as Kafka's Formatter (kafka-storage format) does:
+// bootstrap.checkpoint with the FeatureLevelRecords of the release
+// (metadata.version first, the other features with a level above 0 sorted by
+// name, never kraft.version), for a dynamic quorum with initial voters the
+// 0-0 bootstrap snapshot in __cluster_metadata-0, and meta.properties last,
+// so that a present meta.properties marks a complete format. The cluster id
+// must be a Kafka Uuid: 22 base64url characters encoding 16 bytes (24 with
+// "==" padding), neither the zero Uuid nor the metadata topic id; older Kafka
+// releases accepted other strings, which this release refuses, as Kafka 4.x
+// does. --release-version takes a release ("3.9", its newest level) or a
+// level name ("3.9-IV0"), from 3.3-IV3 to 4.3-IV0 (the default).
 //
 // # metadata-quorum
 //

@@ -262,10 +262,10 @@ func standaloneVoter(cfg raft.Config) (initialVoter, error) {
 }
 
 // featureRecords returns the bootstrap records of bootstrap.checkpoint:
-// FeatureLevelRecord metadata.version first, then every other feature
-// with a level above 0 sorted by name; kraft.version is never written
-// (KRAFT.md §7.7). It also returns the metadata.version level and the
-// kraft.version that --feature asked for (-1 when not given).
+// FeatureLevelRecord metadata.version first, then every other feature with a
+// level above 0 sorted by name; kraft.version is never written (Kafka's
+// BootstrapMetadata.fromVersions). It also returns the metadata.version level
+// and the kraft.version that --feature asked for (-1 when not given).
 func featureRecords(release string, flags []string) (values [][]byte, mv, kraftVersion int16, err error) {
 	mv, kraftVersion = latestMetadataVersion, -1
 	if release != "" {

@@ -37,7 +37,8 @@ func unhex(t *testing.T, s string) []byte {
 }
 
 // TestGolden checks values derived by hand from the schemas; the
-// LeaderChange and KRaftVersion values are KRAFT.md §7.3's examples.
+// LeaderChange value is for leader 1, voters {1,2,3} and granting voters
+// {1,2}; the KRaftVersion value is for level 1.
 func TestGolden(t *testing.T) {
 	var dir [16]byte
 	for i := range dir {

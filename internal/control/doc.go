@@ -8,7 +8,9 @@
 // version (0) and an int16 [Type]; its value is the message of that type
 // encoded at version 0 with no version prefix: the message's own first
 // field, Version, is part of the body. All bodies are flexible, so each
-// structure ends with a tagged-field section. KRAFT.md §7.3 has examples.
+// structure ends with a tagged-field section (Kafka's ControlRecordUtils
+// and the schemas LeaderChangeMessage.json, SnapshotHeaderRecord.json,
+// SnapshotFooterRecord.json, KRaftVersionRecord.json, VotersRecord.json).
 //
 // [Encode] returns the key and value for a [Message]; [Decode] reverses
 // it. Kafka's rules for keys are followed: keys shorter than 4 bytes or

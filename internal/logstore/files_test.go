@@ -12,8 +12,8 @@ import (
 )
 
 func TestQuorumStateKRaftExamples(t *testing.T) {
-	// The two examples of KRAFT.md §7.5 (FileQuorumStateStore's class
-	// comment): parsing and re-encoding gives the same bytes.
+	// The two examples of FileQuorumStateStore's class comment (Kafka):
+	// parsing and re-encoding gives the same bytes.
 	tests := []struct {
 		name string
 		text string

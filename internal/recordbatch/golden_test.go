@@ -47,8 +47,8 @@ func noOpBatch(t testing.TB) []byte {
 
 var noOpValue = []byte{0x01, 0x14, 0x00, 0x00}
 
-// leaderChangeValue is §7.3's LeaderChange for leader 1, voters {1,2,3},
-// granting {1,2}.
+// leaderChangeValue is a LeaderChange (LeaderChangeMessage.json, version 0)
+// for leader 1, voters {1,2,3}, granting {1,2}.
 func leaderChangeValue(t testing.TB) []byte {
 	return hx(t, `0000 00000001 04 00000001 00 00000002 00 00000003 00 03 00000001 00 00000002 00 00`)
 }
