@@ -5,7 +5,7 @@
 // rare interleavings of crashes, lost fsyncs, partitions and late
 // messages. Tests that script one scenario find the bugs their author
 // thought of; a simulator that draws millions of schedules from seeds,
-// and checks the safety invariants of RELIABILITY.md §2 after every
+// and checks the safety invariants of docs/reliability.md after every
 // event, finds the others, and every failure it finds replays exactly
 // from its seed.
 //
@@ -53,16 +53,14 @@
 //
 // # Invariants
 //
-// The checker keeps ghost state no node has: the leader of every epoch,
-// every durable vote, an oracle of what each (offset, epoch) names, the
-// committed prefix and the acknowledged proposals. Each invariant is a
-// separate check named after its RELIABILITY.md §2 identifier (E1–E6,
-// G1–G2, C1–C8, R1, K1, D1 for disk mode, and S1–S3 plus "a node's
-// newest snapshot never goes back" for snapshot runs, checked on every
-// snapshot taken or installed and after every event); the first one to
-// fail ends the run with a
-// [Violation], the command that replays the seed and the last trace
-// events.
+// The checker keeps ghost state no node has: the leader of every epoch, every
+// durable vote, an oracle of what each (offset, epoch) names, the committed
+// prefix and the acknowledged proposals. Each invariant is a separate check
+// named after its identifier in docs/reliability.md (E1–E6, G1–G2, C1–C8, R1,
+// K1, D1 for disk mode, and S1–S3 plus "a node's newest snapshot never goes
+// back" for snapshot runs, checked on every snapshot taken or installed and
+// after every event); the first one to fail ends the run with a [Violation],
+// the command that replays the seed and the last trace events.
 //
 // # Exhaustive search
 //

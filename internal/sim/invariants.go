@@ -8,7 +8,7 @@ import (
 	"github.com/krabka-go/krabka/internal/kraft"
 )
 
-// Violation is a broken invariant: its identifier in RELIABILITY.md §2
+// Violation is a broken invariant: its identifier in docs/reliability.md
 // and what was seen.
 type Violation struct {
 	Invariant string
@@ -81,8 +81,8 @@ type reqKey struct {
 	id       uint64
 }
 
-// checker holds the ghost state (RELIABILITY.md §2.1): facts about the
-// whole history that no node keeps, against which every event is checked.
+// checker holds the ghost state: facts about the whole history that no node
+// keeps, against which every event is checked.
 type checker struct {
 	c           *cluster
 	leaderOf    map[kraft.Epoch]leaderRec

@@ -185,7 +185,7 @@ type cluster struct {
 }
 
 // mutation is a deliberate runtime bug: each makes the durability the
-// core relies on a lie, as the bug-zoo entries of RELIABILITY.md §6 do.
+// core relies on a lie, as the bug-zoo entries of docs/reliability.md do.
 type mutation uint8
 
 const (
@@ -371,12 +371,12 @@ func (c *cluster) crashDisk(n *simNode, m CrashMode) (bool, error) {
 	return rep.Truncation != nil, nil
 }
 
-// failStop handles a storage error in disk mode as Kafka does
-// (RELIABILITY.md B3): the process stops at once, sending nothing of the
+// failStop handles a storage error in disk mode as Kafka does (invariant B3
+// in docs/reliability.md): the process stops at once, sending nothing of the
 // Ready, and never retries the write or fsync. An injected fault (EIO,
-// ENOSPC, or the log store refusing writes after one) stops the node,
-// the machine then loses power, and the node restarts from what recovery
-// finds. Any other error is a failure of the run.
+// ENOSPC, or the log store refusing writes after one) stops the node, the
+// machine then loses power, and the node restarts from what recovery finds.
+// Any other error is a failure of the run.
 func (c *cluster) failStop(n *simNode, err error) (bool, error) {
 	if !errors.Is(err, syscall.EIO) && !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, logstore.ErrPoisoned) {
 		return false, err

@@ -478,7 +478,7 @@ func (w *world) step() error {
 	return w.chk.checkQuorum(w.now)
 }
 
-// checkIsolated checks L4 (RELIABILITY.md §2.8): a node cut off from every
+// checkIsolated checks L4 (docs/reliability.md): a node cut off from every
 // other node in both directions cannot raise its epoch, because its
 // pre-votes never reach anybody. The one exception is Kafka's own: a
 // leader that resigns (check-quorum) goes from Resigned to Unattached in
@@ -907,7 +907,8 @@ func (w *world) voterChange() error {
 	}
 	if cand.ID == l.id || w.wiped[cand.ID] {
 		// A wiped replica would come back under a new directory id that
-		// the leader must see catch up first (RELIABILITY.md R3); the
+		// the leader must see catch up first (invariant R3 in
+		// docs/reliability.md); the
 		// simulator's replica keys carry no directory id, so it is never
 		// added.
 		return nil
@@ -937,7 +938,7 @@ func (w *world) voterChange() error {
 
 // liveness heals everything, restarts the crashed nodes, and requires a
 // leader, a committed new proposal and every node caught up within a
-// bound of virtual time (RELIABILITY.md §2.8 L1–L3).
+// bound of virtual time (L1–L3 in docs/reliability.md).
 func (w *world) liveness() error {
 	w.calm = true
 	w.maxFetch = 0 // a fetch-size cap is no fault: let the backlog drain
