@@ -38,8 +38,8 @@ go test -count=1 -run 'Allocations|Allocs|NoAllocation|DoesNotAllocate|TestDecod
 echo "== measuring build"
 go test -count=1 -tags krabkalatency ./internal/latency ./internal/transport
 
-# Every bug of the zoo (RELIABILITY.md section 6) re-injected behind its build
-# tag must be caught by the tests that guard its invariant.
+# Every bug of the zoo (docs/reliability.md, "Bug zoo") re-injected behind
+# its build tag must be caught by the tests that guard its invariant.
 echo "== bug zoo"
 ./scripts/bugzoo.sh
 

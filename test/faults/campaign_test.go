@@ -100,7 +100,8 @@ func TestKillRestart(t *testing.T) {
 // TestCampaign runs -faults.duration of clients under a nemesis that
 // starts a fault every -faults.interval on a quorum of -faults.nodes, then
 // heals, checks the history with porcupine and the logs with the log
-// checker, and reports the figures of RELIABILITY.md §5.
+// checker, and reports the figures docs/reliability.md tabulates for each
+// campaign.
 func TestCampaign(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs real processes for minutes")
