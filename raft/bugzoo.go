@@ -1,28 +1,46 @@
 package raft
 
-import "github.com/krabka-go/krabka/internal/kraft"
+import (
+	"io/fs"
 
-// The runtime's bug-zoo entries (RELIABILITY.md §6; the core's are in
-// internal/kraft/bugzoo.go): bugs real systems shipped, re-injected one at
-// a time behind a build tag so that the tests and fault campaigns meant to
-// catch them can be shown to do so. Each is a constant, bugZ<n>, true only
-// in a build with the tag bugzoo_z<n>; a normal build compiles the hooks
-// away.
-//
-//   - Z5 (etcd #20418), tag bugzoo_z5: the leader serves a linearizable
-//     read from its image at once, without confirming that it still
-//     leads in its epoch; a deposed leader cut off from the quorum then
-//     returns a stale image (K5).
-//   - Z21 (Redpanda 21.10.1), tag bugzoo_z21: a forwarded SubmitChange
-//     whose forwarding timed out or lost its connection is sent again,
-//     internally, to the (new) leader, without an idempotence key; a
-//     change the old leader committed is then applied twice (K1–K3, K7).
-//     The correct runtime reports the failure to the caller as
-//     [ErrOutcomeUnknown] and never retries on its own.
-//   - Z22 (Bufstream 0.1.0), tag bugzoo_z22: SubmitChange is
-//     acknowledged once its records are appended and fsynced on the
-//     leader instead of once they are committed; an acknowledged change
-//     can then be lost with the leader (K1).
+	"github.com/krabka-go/krabka/internal/bugzoo"
+	"github.com/krabka-go/krabka/internal/kraft"
+	"github.com/krabka-go/krabka/internal/vfs"
+)
+
+// The faulty paths of the bug zoo's runtime entries that take more than a
+// line at their hook (package bugzoo holds the catalogue: each entry's
+// shipped bug, its hooks and the tests and fault campaigns that must catch
+// it). They run only when their entry is selected in a build with the tag
+// bugzoo; a normal build compiles their hooks away and links none of them.
+
+// zooFS returns fsys, or with Z2 selected a file system whose syncs do
+// nothing: nothing the log, the snapshots or the quorum state write is
+// ever made durable, and with the writeback build a SIGKILL loses it.
+func zooFS(fsys vfs.FS) vfs.FS {
+	if bugzoo.Active(bugzoo.Z2) {
+		return noSyncFS{fsys}
+	}
+	return fsys
+}
+
+// noSyncFS is an FS whose syncs do nothing (Z2).
+type noSyncFS struct{ vfs.FS }
+
+func (f noSyncFS) OpenFile(name string, flag int, perm fs.FileMode) (vfs.File, error) {
+	file, err := f.FS.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return noSyncFile{file}, nil
+}
+
+func (noSyncFS) SyncDir(string) error { return nil }
+
+// noSyncFile is a File whose Sync does nothing (Z2).
+type noSyncFile struct{ vfs.File }
+
+func (noSyncFile) Sync() error { return nil }
 
 // bugZ22AckAppended is Z22's acknowledgement: every waiting submission
 // whose records are now in the local log succeeds, committed or not.

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/krabka-go/krabka/internal/bugzoo"
 	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/latency"
 	"github.com/krabka-go/krabka/internal/logstore"
@@ -339,7 +340,7 @@ func (e *engine) synced(out syncOutcome) error {
 	if out.err != nil {
 		return fmt.Errorf("raft: fsync log: %w", out.err)
 	}
-	if bugZ22 {
+	if bugzoo.Active(bugzoo.Z22) {
 		e.bugZ22AckAppended()
 	}
 	if err := e.node.LogSynced(e.now(), kraft.Offset(out.offset)); err != nil {
@@ -588,7 +589,7 @@ func (e *engine) processReady() error {
 	case rd.SyncLater:
 		// Fetch answers read the written, unsynced batches back.
 		e.unsynced = e.unsynced || wrote
-	case wrote && !zooSkipLogSync:
+	case wrote && !bugzoo.Active(bugzoo.Z1):
 		start := latency.Now()
 		_, err := e.log.Sync()
 		latency.Since("follower: fsync", start)
@@ -596,7 +597,7 @@ func (e *engine) processReady() error {
 			return fmt.Errorf("raft: fsync log: %w", err)
 		}
 		e.unsynced = false
-		if bugZ22 {
+		if bugzoo.Active(bugzoo.Z22) {
 			e.bugZ22AckAppended()
 		}
 	default:
@@ -618,7 +619,7 @@ func (e *engine) processReady() error {
 	clear(e.handles)
 	e.node.Advance(rd)
 	if rd.SyncLater && e.unsynced {
-		if zooSkipLogSync {
+		if bugzoo.Active(bugzoo.Z1) {
 			// Z1: the appends are reported durable without an fsync.
 			e.unsynced = false
 			if err := e.node.LogSynced(e.now(), kraft.Offset(e.log.LogEndOffset())); err != nil {
@@ -1136,7 +1137,7 @@ func (e *engine) forward(s *submission, st kraft.Status) {
 	req := wire.NewSubmitChangeRequest()
 	req.Records = s.encoded
 	sent := p.Send(req, func(resp kmsg.Response, err error) {
-		if bugZ21 && err != nil {
+		if bugzoo.Active(bugzoo.Z21) && err != nil {
 			// Z21: send the records again, through whichever node leads
 			// now, with nothing that would let a leader that committed
 			// them recognise them.

@@ -8,5 +8,5 @@ import "github.com/krabka-go/krabka/internal/vfs"
 var baseFS = vfs.OS
 
 // newFS returns the file system a started controller uses: baseFS, seen
-// through the bug zoo's Z2 re-injection in a bugzoo_z2 build.
+// through the bug zoo's Z2 hook (zooFS).
 func newFS() vfs.FS { return zooFS(baseFS()) }

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/krabka-go/krabka/internal/bugzoo"
 	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/transport"
 	"github.com/krabka-go/krabka/internal/wire"
@@ -130,7 +131,7 @@ func (e *engine) readImage(r *readWaiter) {
 		e.forwardRead(r, st)
 		return
 	}
-	if bugZ5 {
+	if bugzoo.Active(bugzoo.Z5) {
 		// Z5: answer from the image at once, without confirming that
 		// this node still leads.
 		r.finish(e.pub.image.Load(), nil)

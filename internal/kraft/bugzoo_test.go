@@ -11,10 +11,10 @@ import (
 
 // These tests pin invariants that the scripted scenarios only show in a
 // transcript and that the random schedules cannot reach with correct
-// peers; scripts/bugzoo.sh runs them against the re-injected bugs of
-// RELIABILITY.md §6 (see bugzoo.go).
+// peers; scripts/bugzoo.sh runs them against the bug zoo's re-injected
+// bugs (package bugzoo).
 
-// RELIABILITY.md C7 (KAFKA-12460; KRAFT.md §3.4): a follower never
+// Invariant C7 (KAFKA-12460; docs/reliability.md): a follower never
 // truncates below its high watermark, whatever diverging epoch a Fetch
 // response names. A correct leader never asks for that, so only a
 // response from a faulty or corrupted peer can: the follower refuses it
@@ -88,10 +88,11 @@ func TestFollowerNeverTruncatesBelowHighWatermark(t *testing.T) {
 	})
 }
 
-// RELIABILITY.md C4 (Raft §5.4.2, "figure 8"; KRAFT.md §3.3): a new
-// leader exposes no high watermark until an entry of its own epoch (its
-// LeaderChange at the epoch start offset) is on a majority, even though
-// every earlier entry already is. The old leader vanishes; whichever of
+// Invariant C4 (Raft §5.4.2, "figure 8";
+// LeaderState.maybeUpdateHighWatermark): a new leader exposes no high
+// watermark until an entry of its own epoch (its LeaderChange at the epoch
+// start offset) is on a majority, even though every earlier entry already
+// is. The old leader vanishes; whichever of
 // the other two wins is checked after every delivery.
 func TestNewLeaderCommitsOnlyPastEpochStart(t *testing.T) {
 	c := newCluster(t, 3, 0, 1)
@@ -144,7 +145,7 @@ func TestNewLeaderCommitsOnlyPastEpochStart(t *testing.T) {
 	}
 }
 
-// RELIABILITY.md E4 (KRAFT.md §2.3, QuorumState.initialize): a replica
+// Invariant E4 (QuorumState.initialize): a replica
 // whose durable state says it led an epoch restarts Resigned and never
 // leads that epoch again: whatever it wrote before the crash may be lost,
 // and a second leadership of the epoch could reuse an (offset, epoch) pair

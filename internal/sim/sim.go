@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/krabka-go/krabka/internal/bugzoo"
 	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/vfs"
 )
@@ -409,8 +410,11 @@ func (w *world) run() error {
 	c.snapEvery, c.snapKeep = snapEvery, snapKeep
 	w.cluster = c
 	c.mutation = w.opts.mutation
-	if c.mutation == 0 {
-		c.mutation = zooMutation
+	if c.mutation == 0 && bugzoo.Active(bugzoo.Z1) {
+		c.mutation = mutAppendNotDurable
+	}
+	if c.mutation == 0 && bugzoo.Active(bugzoo.Z3) {
+		c.mutation = mutVoteNotDurable
 	}
 	c.trace = w.tracef
 	c.send = w.sendMsg

@@ -182,7 +182,7 @@ func campaignReport(c *cluster, nem *nemesis, ops []op, lf logFigures, lin strin
 	if err != nil {
 		rev = "unknown revision"
 	}
-	fmt.Fprintf(&b, "revision %s, seed %d, %d nodes and %d embedded hosts, %s, %v, %d faults, binary tags %q\n\n", rev, seed, c.n, c.embedded, c.h.name(), took.Round(time.Second), len(nem.windows), *flagTags)
+	fmt.Fprintf(&b, "revision %s, seed %d, %d nodes and %d embedded hosts, %s, %v, %d faults, binary tags %q, bug-zoo entry %q\n\n", rev, seed, c.n, c.embedded, c.h.name(), took.Round(time.Second), len(nem.windows), *flagTags, *flagBugzoo)
 	fmt.Fprintf(&b, "| acknowledged | indeterminate: timed out + error answer (applied) | lost | duplicated | misplaced | phantom | linearizable reads | porcupine |\n|---|---|---|---|---|---|---|---|\n")
 	fmt.Fprintf(&b, "| %d | %d + %d (%d) | %d | %d | %d | %d | %d | %s |\n\n", lf.acked, lf.unknown-lf.unknownAnswered, lf.unknownAnswered, lf.unknownApplied, lf.lost, lf.duplicated, lf.misplaced, lf.phantom, lf.reads, lin)
 	type agg struct {

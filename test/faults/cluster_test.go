@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/goleak"
 
+	"github.com/krabka-go/krabka/internal/bugzoo"
 	"github.com/krabka-go/krabka/internal/recordbatch"
 	"github.com/krabka-go/krabka/internal/wire"
 	"github.com/krabka-go/krabka/internal/wire/wiretest"
@@ -32,7 +33,8 @@ var (
 	flagNodes    = flag.Int("faults.nodes", 5, "controllers in the campaign's quorum")
 	flagInterval = flag.Duration("faults.interval", 5*time.Second, "time between the starts of two faults")
 	flagBackend  = flag.String("faults.backend", "", "host back end: docker, netns, or empty to pick one")
-	flagTags     = flag.String("faults.tags", "", "build tags of the krabka binary under test (e.g. writeback, bugzoo_z22)")
+	flagTags     = flag.String("faults.tags", "", "build tags of the krabka binary under test (e.g. writeback)")
+	flagBugzoo   = flag.String("faults.bugzoo", "", "bug-zoo entry re-injected into every program built (e.g. z22; package bugzoo)")
 )
 
 // binDir holds the programs built by this test process, one per package
@@ -89,14 +91,22 @@ func buildProgram(t *testing.T, tags, pkg string) string {
 		binDir.dir, binDir.bins = dir, map[string]string{}
 	}
 	bin := filepath.Join(binDir.dir, fmt.Sprintf("build-%d", len(binDir.bins)), filepath.Base(pkg))
-	cmd := exec.Command("go", "build", "-tags", tags, "-o", bin, pkg)
+	args := []string{"build", "-tags", tags}
+	if *flagBugzoo != "" {
+		id, err := bugzoo.Parse(*flagBugzoo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args = []string{"build", "-tags", strings.TrimPrefix(tags+","+bugzoo.Tag, ","), "-ldflags=" + bugzoo.LinkFlag(id)}
+	}
+	cmd := exec.Command("go", append(args, "-o", bin, pkg)...)
 	cmd.Dir = repoRoot()
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	start := time.Now()
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build -tags %q %s: %v\n%s", tags, pkg, err, out)
+		t.Fatalf("go %s %s: %v\n%s", strings.Join(args, " "), pkg, err, out)
 	}
-	t.Logf("built %s (tags %q) in %v", bin, tags, time.Since(start).Round(time.Millisecond))
+	t.Logf("built %s (go %s) in %v", bin, strings.Join(args, " "), time.Since(start).Round(time.Millisecond))
 	binDir.bins[key] = bin
 	return bin
 }

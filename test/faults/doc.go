@@ -74,10 +74,12 @@
 // its page cache. The binary built with -tags writeback keeps unsynced
 // writes in process memory (vfs.WriteBack), so that killing it, or every
 // node at once, is a power failure. -faults.tags builds the binary with
-// other tags too, and the embedded hosts' program with the same tags:
-// scripts/bugzoo-faults.sh re-injects the runtime's bug zoo entries
-// (bugzoo_z1, _z2, _z5, _z21, _z22) and requires a campaign to catch each;
-// Z21, a forwarded submission resent, only through the embedded hosts.
+// other tags too, and the embedded hosts' program with the same tags.
+// -faults.bugzoo=z<n> builds both with the tag bugzoo and that bug-zoo
+// entry selected (package bugzoo): scripts/bugzoo-faults.sh re-injects the
+// runtime's entries that list a campaign in the catalogue and requires
+// the campaign to catch each; Z21, a forwarded submission resent, only
+// through the embedded hosts.
 //
 // The binary is never race-built (it is static, CGO_ENABLED=0, and runs
 // for minutes on a small machine); its packages run their own tests under

@@ -1,0 +1,221 @@
+package bugzoo
+
+// Packages and flags the checks share.
+const (
+	pkgKraft = "./internal/kraft"
+	pkgSim   = "./internal/sim"
+	pkgRaft  = "./raft"
+	// simSeeds is the simulator campaign's default length in the gate.
+	simSeeds = 200
+)
+
+// rapidArgs keep rapid from leaving fail files in testdata, which
+// TestInteraction walks.
+var rapidArgs = []string{"-rapid.nofailfile"}
+
+// catalogue is the zoo, indexed by ID-1.
+var catalogue = []Entry{
+	{
+		ID:     Z1,
+		Bug:    "replicas report or count appends as durable before the fsync that makes them so; the high watermark is not monotonic after a restart",
+		Source: "Kafka KAFKA-10533; NATS 2.12.1 (fsync every two minutes); etcd #14370",
+		Hooks:  []string{"raft/engine.go", "internal/sim/sim.go"},
+		Reinjection: "the runtime hands a Ready's appends to the core as synced without calling Sync; the simulator's driver loses, at a crash, appends it reported durable " +
+			"(the append-not-durable mutation on every node)",
+		Checks: []Check{{
+			Package: pkgSim, Run: "^TestSim$", SimSeeds: simSeeds,
+			Invariant: "C3/C5/C6/G1/K1 appends acknowledged before fsync",
+			Pattern:   "(C2 high watermark monotonic|C3 high watermark durable on a majority|C5 committed prefix immutable|C6 leader completeness|C7 no truncation below the high watermark|G1 log matching|K1 acknowledged proposals survive):",
+		}},
+		Campaigns: []Campaign{{
+			Tags: "writeback", Kinds: "kill-9-all", Duration: "15s",
+			Invariant: "K1 acknowledged writes survive a power failure",
+			Pattern:   "lost: .* is not in the committed log",
+		}},
+	},
+	{
+		ID:          Z2,
+		Bug:         "the loss of unsynced writes on one node causes global loss or split brain: writes are treated as durable",
+		Source:      "etcd #14143 and #14140; Redpanda's fsync analysis",
+		Hooks:       []string{"raft/bugzoo.go"},
+		Reinjection: "every File.Sync and FS.SyncDir of the runtime's file system returns nil without syncing",
+		Campaigns: []Campaign{{
+			Tags: "writeback", Kinds: "kill-9-all", Duration: "15s",
+			Invariant: "K1 acknowledged writes survive a power failure",
+			Pattern:   "lost: .* is not in the committed log",
+		}},
+	},
+	{
+		ID:          Z3,
+		Bug:         "a vote is granted before it is durable, so a crash forgets it and the voter votes again in the epoch",
+		Source:      "the Raft persistence rule (Raft figure 2)",
+		Hooks:       []string{"internal/sim/sim.go"},
+		Reinjection: "the simulator's driver loses, at a crash, the last quorum-state write although the vote it records was sent (the vote-not-durable mutation on every node)",
+		Checks: []Check{{
+			// A lost vote shows only when a crash falls between the vote
+			// and the next quorum-state write and the node then votes again
+			// in that epoch; the first seed to show it is 353.
+			Package: pkgSim, Run: "^TestSim$", SimSeeds: 1000,
+			Invariant: "E2/E1/E3 vote sent before it is durable",
+			Pattern:   "(E1 election safety|E2 one durable vote per voter per epoch|E3 durable epoch never goes back):",
+		}},
+	},
+	{
+		ID:          Z4,
+		Bug:         "a leader without contact with a majority keeps leading and serving",
+		Source:      "Kafka KAFKA-15489; Consul's lease-based stale reads",
+		Hooks:       []string{"internal/kraft/leader.go", "internal/kraft/node.go"},
+		Reinjection: "the leader's check-quorum timer is never armed or acted on",
+		Checks: []Check{
+			{Package: pkgKraft, Run: "^TestCheckQuorumResignsLeader$", Args: rapidArgs, Invariant: "E6 check-quorum", Pattern: "want Resigned"},
+			{Package: pkgSim, Run: "^TestSim$", SimSeeds: simSeeds, Invariant: "E6 check-quorum", Pattern: "E6 check-quorum"},
+		},
+	},
+	{
+		ID:          Z5,
+		Bug:         "stale reads after a pause or a leader change: a leader serves a linearizable read without confirming that it still leads",
+		Source:      "etcd #20418",
+		Hooks:       []string{"raft/read.go"},
+		Reinjection: "ReadImage on the leader answers from its image at once, without a read barrier in its epoch",
+		Checks: []Check{{
+			Package: pkgRaft, Run: "^TestReadImagePartitionedLeaderNeverStale$",
+			Invariant: "K5 linearizable read on a deposed leader",
+			Pattern:   "K5: the deposed leader answered",
+		}},
+		Campaigns: []Campaign{{
+			Kinds: "isolate-leader,pause-leader", Duration: "30s",
+			Invariant: "K5 linearizable reads after a pause or leader change",
+			Pattern:   "porcupine: Illegal",
+		}},
+	},
+	pending(Z6, "serving reads during a restart before the log has caught up", "etcd #3879"),
+	pending(Z7, "a resigned ex-leader tells the state machine it leads before reaching its log end", "Kafka KAFKA-17333"),
+	{
+		ID:          Z8,
+		Bug:         "a follower truncates its log below its high watermark",
+		Source:      "Kafka KAFKA-12460",
+		Hooks:       []string{"internal/kraft/follower.go"},
+		Reinjection: "the follower truncates where a Fetch response's diverging epoch says, even below its high watermark",
+		// The simulator has no check: a correct leader never names a
+		// divergence below a follower's high watermark and the simulator
+		// forges no Fetch responses, so the removed guard is unreachable
+		// there (2000 seeds and TestExhaustive pass with it removed).
+		Checks: []Check{{
+			Package: pkgKraft, Run: "^TestFollowerNeverTruncatesBelowHighWatermark$", Args: rapidArgs,
+			Invariant: "C7 no truncation below the high watermark",
+			Pattern:   "C7: follower with high watermark",
+		}},
+	},
+	pending(Z9, "a log start offset without a covering snapshot at startup; snapshot generation bugs", "Kafka KAFKA-14240, KAFKA-13968"),
+	pending(Z10, "batches appended from a slow or stale Fetch response after leadership changed; corrupted records in a fetch", "Kafka KAFKA-18723"),
+	pending(Z11, "a follower's last fetched epoch is wrong after an empty fetch response, so divergence goes undetected", "Kafka KAFKA-15510"),
+	pending(Z12, "the check-quorum majority is wrong when the leader is not in the voter set", "Kafka KAFKA-16531"),
+	{
+		ID:          Z13,
+		Bug:         "split brain from nodes using differently lagging configurations",
+		Source:      "etcd-io/raft#456",
+		Hooks:       []string{"internal/kraft/node.go"},
+		Reinjection: "the voter set in force is the latest committed one instead of the latest appended one",
+		Checks: []Check{
+			{Package: pkgKraft, Run: "^TestVoterSetInForceOnAppend$", Args: rapidArgs, Invariant: "R2 latest appended voter set in force", Pattern: `want \(1,2,3,4\)`},
+			{Package: pkgKraft, Run: "^TestRandomSchedulesKeepSafety$", Args: rapidArgs, Invariant: "C6 leader completeness", Pattern: "lacks committed offset"},
+			{
+				Package: pkgSim, Run: "^TestSim$", SimSeeds: simSeeds, Invariant: "E1/C3/E6/C5/C6 under reconfiguration",
+				Pattern: "(E1 election safety|C3 high watermark durable on a majority|E6 check-quorum|C5 committed prefix immutable|C6 leader completeness):",
+			},
+		},
+	},
+	pending(Z14, "voters with diverged voter sets never discover the leader", "Kafka KAFKA-17030"),
+	{
+		ID:          Z15,
+		Bug:         "a partitioned node bumps epochs and disrupts the quorum on its return; pre-vote ping-pong",
+		Source:      "KIP-996's motivation; the scenario of apache/kafka#17807",
+		Hooks:       []string{"internal/kraft/election.go"},
+		Reinjection: "a follower that fetched from a live leader still grants pre-votes",
+		Checks: []Check{
+			{Package: pkgKraft, Run: "^TestFollowerRefusesPreVoteAfterFetching$", Args: rapidArgs, Invariant: "E5 pre-vote refused by a follower of a live leader", Pattern: "want refused"},
+			{Package: pkgSim, Run: "^TestSim$", SimSeeds: simSeeds, Invariant: "E5 pre-vote is non-binding", Pattern: "E5 pre-vote is non-binding"},
+		},
+	},
+	{
+		ID:          Z16,
+		Bug:         "a restarted ex-leader reuses an (offset, epoch) pair after losing unflushed data",
+		Source:      "Kafka QuorumState.initialize (the invariant its comment protects)",
+		Hooks:       []string{"internal/kraft/node.go"},
+		Reinjection: "a replica whose durable state says it led its epoch restarts as Leader of that epoch instead of Resigned",
+		Checks: []Check{
+			{Package: pkgKraft, Run: "^TestRestartedLeaderNeverLeadsItsEpochAgain$", Args: rapidArgs, Invariant: "E4 restarted leader resigns", Pattern: "E4: node 1 restarted"},
+			{Package: pkgKraft, Run: "^TestRandomSchedulesKeepSafety$", Args: rapidArgs, Invariant: "C6 leader completeness", Pattern: "lacks committed offset"},
+			{Package: pkgSim, Run: "^TestSim$", SimSeeds: simSeeds, Invariant: "E4/E1/G1 restarted leader", Pattern: "(E4 restarted leader resigns|E1 election safety|G1 log matching):"},
+		},
+	},
+	{
+		ID:          Z17,
+		Bug:         "entries of earlier epochs committed by counting replicas (Raft figure 8)",
+		Source:      "Raft §5.4.2",
+		Hooks:       []string{"internal/kraft/leader.go"},
+		Reinjection: "the leader's high watermark may stop at or below its epoch start offset",
+		Checks: []Check{
+			{Package: pkgKraft, Run: "^TestNewLeaderCommitsOnlyPastEpochStart$", Args: rapidArgs, Invariant: "C4 current-epoch commit rule", Pattern: "C4: leader"},
+			{Package: pkgKraft, Run: "^TestRandomSchedulesKeepSafety$", Args: rapidArgs, Invariant: "C2 high watermark monotonic", Pattern: "high watermark -?[0-9]+ < [0-9]+"},
+			{Package: pkgSim, Run: "^TestSim$", SimSeeds: simSeeds, Invariant: "C4/C5 figure 8", Pattern: "(C4 current-epoch commit rule|C5 committed prefix immutable):"},
+		},
+	},
+	pending(Z18, "single-node disk corruption leads to data loss, split brain or deletion", "NATS 2.12.1 (bit flips, truncation, snapshot corruption); the CORDS study (Kafka, ZooKeeper and others)"),
+	pending(Z19, "file-system reordering at a crash leaves a node unable to restart", "etcd #6378"),
+	pending(Z20, "a retry after an fsync error silently loses data", "PostgreSQL's fsync error handling (fsyncgate)"),
+	{
+		ID:          Z21,
+		Bug:         "inconsistent offsets, duplicates and lost messages under pause plus kill",
+		Source:      "Redpanda 21.10.1",
+		Hooks:       []string{"raft/engine.go"},
+		Reinjection: "a forwarded SubmitChange whose forwarding failed is sent again, internally, to whichever node leads now, with no idempotence key",
+		Checks: []Check{{
+			Package: pkgRaft, Run: "^TestForwardFailureIsReportedNotResent$",
+			Invariant: "K7 a failed forwarding is reported, never resent",
+			Pattern:   "K7: ",
+		}},
+		// Over the wire a follower answers NOT_LEADER_OR_FOLLOWER: only the
+		// embedded Controller.SubmitChange forwards. embedded-link drops the
+		// leader's answers to the campaign's embedded host while its writes
+		// commit, so each forwarding times out and the bug sends them again.
+		Campaigns: []Campaign{{
+			Kinds: "embedded-link", Duration: "15s",
+			Invariant: "K7 a forwarded submission is never resent on its own",
+			Pattern:   "(duplicated|misplaced): .* in the committed log at",
+		}},
+	},
+	{
+		ID:          Z22,
+		Bug:         "acknowledged writes lost in a healthy cluster",
+		Source:      "Bufstream 0.1.0",
+		Hooks:       []string{"raft/engine.go"},
+		Reinjection: "SubmitChange is acknowledged once its records are appended and fsynced on the leader instead of once they are committed",
+		Checks: []Check{{
+			Package: pkgRaft, Run: "^TestSubmitNeverAcknowledgedWithoutCommit$",
+			Invariant: "K1 acknowledged only once committed",
+			Pattern:   "K1: a submission was acknowledged",
+		}},
+		Campaigns: []Campaign{{
+			Kinds: "isolate-leader,pause-leader", Duration: "15s",
+			Invariant: "K1 acknowledged means committed",
+			Pattern:   "lost: .* is not in the committed log",
+		}},
+	},
+	pending(Z23, "a panic on two snapshots received close together; a crash around snapshot apply", "etcd #18055; etcd's raftBeforeApplySnap and raftAfterApplySnap failpoints"),
+	pending(Z24, "reads travel back in time after a partition", "etcd #15271"),
+	pending(Z25, "a parser allocates from an untrusted length", "CVE-2022-34917 (KAFKA-14063); KAFKA-5062; KAFKA-3169; ydb#50358; redpanda#29208 and #30160"),
+	{
+		ID: Z26, Bug: "a forged replica Fetch is accepted (authorization bypass)", Source: "CVE-2018-1288",
+		Pending: "the controller listener has no authorization yet",
+	},
+	{
+		ID: Z27, Bug: "the SCRAM server nonce is not verified", Source: "CVE-2024-56128",
+		Pending: "the controller listener has no SASL authentication yet",
+	},
+}
+
+// pending is an entry whose code exists but which has no hook yet.
+func pending(id ID, bug, source string) Entry {
+	return Entry{ID: id, Bug: bug, Source: source, Pending: "no hook yet"}
+}
