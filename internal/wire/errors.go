@@ -15,7 +15,7 @@ var (
 	// configured maximum (socket.request.max.bytes).
 	ErrFrameSize = errors.New("wire: invalid frame size")
 	// ErrUnknownAPIKey reports a request whose API key a Krabka controller
-	// does not serve (W9, W10 of the bad-input catalogue).
+	// does not serve (W9, W10 in docs/reliability.md).
 	ErrUnknownAPIKey = errors.New("wire: unknown api key")
 	// ErrUnsupportedVersion reports a request whose version is outside the
 	// version table (W11, W12).

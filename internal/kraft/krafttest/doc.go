@@ -5,8 +5,8 @@
 //
 // Why: a transcript shows, line by line, every message, every durable
 // write and every log line of the core for a scenario (an election, a
-// partition, a truncation), so a reviewer can check it against the spec
-// and a change in behaviour shows up as a diff. Everything is
+// partition, a truncation), so a reviewer can check it against Kafka's
+// KafkaRaftClient and a change in behaviour shows up as a diff. Everything is
 // deterministic: each node has its own clock that moves only on command,
 // the network is one ordered queue, and the core's randomness is seeded.
 //
