@@ -278,15 +278,20 @@ type Config struct {
 	// disables the limit.
 	ConnectionsMaxIdle time.Duration
 	// MaxConnections is max.connections (2147483647): the most
-	// connections the node accepts at once.
+	// connections the node holds open at once, over all its listeners; a
+	// connection beyond it is closed at accept. 0 admits none, as in
+	// Kafka.
 	MaxConnections int32
 	// MaxConnectionsPerIP is max.connections.per.ip (2147483647): the
-	// most connections the node accepts from one address. 0 is allowed
-	// only together with MaxConnectionsPerIPOverrides.
+	// most connections the node holds open at once from one IP address,
+	// over all its listeners. 0 admits only the addresses of
+	// MaxConnectionsPerIPOverrides, and is allowed only together with
+	// them.
 	MaxConnectionsPerIP int32
 	// MaxConnectionsPerIPOverrides is max.connections.per.ip.overrides:
-	// per host name or IP address limits that replace
-	// MaxConnectionsPerIP.
+	// per IP address limits that replace MaxConnectionsPerIP; 0 admits
+	// no connection from that address. Kafka also takes host names,
+	// resolved once at start; Krabka refuses them: write the address.
 	MaxConnectionsPerIPOverrides map[string]int32
 
 	// Logger receives the node's log lines. It has no Kafka property;

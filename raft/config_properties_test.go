@@ -85,8 +85,8 @@ func TestParsePropertiesEveryKey(t *testing.T) {
 		{"connections.max.idle.ms=-1", func(c Config) any { return c.ConnectionsMaxIdle }, -time.Millisecond},
 		{"max.connections=1000", func(c Config) any { return c.MaxConnections }, int32(1000)},
 		{"max.connections.per.ip=0\nmax.connections.per.ip.overrides=10.0.0.1:5", func(c Config) any { return c.MaxConnectionsPerIP }, int32(0)},
-		{"max.connections.per.ip.overrides=admin.example.com:100, ::1:7,", func(c Config) any { return c.MaxConnectionsPerIPOverrides },
-			map[string]int32{"admin.example.com": 100, "::1": 7}},
+		{"max.connections.per.ip.overrides=192.0.2.10:100, ::1:7,", func(c Config) any { return c.MaxConnectionsPerIPOverrides },
+			map[string]int32{"192.0.2.10": 100, "::1": 7}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.SplitN(tt.line, "=", 2)[0], func(t *testing.T) {

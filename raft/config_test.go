@@ -193,7 +193,7 @@ func TestValidateAcceptsValidConfig(t *testing.T) {
 		{"internal segment bytes below the minimum", func(c *Config) { c.InternalSegmentBytes = 1 << 20 }},
 		{"per-ip limit 0 with overrides", func(c *Config) {
 			c.MaxConnectionsPerIP = 0
-			c.MaxConnectionsPerIPOverrides = map[string]int32{"10.0.0.1": 100, "::1": 5, "admin.example.com": 3}
+			c.MaxConnectionsPerIPOverrides = map[string]int32{"10.0.0.1": 100, "::1": 5, "fe80::1%eth0": 3, "::ffff:10.0.0.2": 0}
 		}},
 		{"IPv4 and IPv6 listeners on one port", func(c *Config) {
 			c.ControllerListenerNames = []string{"CONTROLLER", "CONTROLLER6"}
@@ -368,6 +368,14 @@ func TestValidateRules(t *testing.T) {
 		}},
 		{"override empty address", func(c *Config) { c.MaxConnectionsPerIPOverrides = map[string]int32{"": 1} }, []problem{
 			{"max.connections.per.ip.overrides", `invalid address ""`},
+		}},
+		{"override host name", func(c *Config) { c.MaxConnectionsPerIPOverrides = map[string]int32{"admin.example.com": 1} }, []problem{
+			{"max.connections.per.ip.overrides", `"admin.example.com" is not an IP address: Krabka matches connections by IP address and does not resolve host names here`},
+		}},
+		{"override one address twice", func(c *Config) {
+			c.MaxConnectionsPerIPOverrides = map[string]int32{"10.0.0.1": 1, "::ffff:10.0.0.1": 2}
+		}, []problem{
+			{"max.connections.per.ip.overrides", "10.0.0.1 and ::ffff:10.0.0.1 are the same address"},
 		}},
 		{"idle timeout within the failed-authentication delay", func(c *Config) { c.ConnectionsMaxIdle = 100 * time.Millisecond }, []problem{
 			{"connections.max.idle.ms", "must be more than 100 (connection.failed.authentication.delay.ms)"},

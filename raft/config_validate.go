@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/netip"
 	"regexp"
 	"slices"
 	"strconv"
@@ -339,9 +340,18 @@ func (c Config) validateNumbers(v *validator) {
 		v.addRelated(keyMaxConnectionsPerIP, []string{keyMaxConnectionsPerIPOverrides}, "0", "may be 0 only when max.connections.per.ip.overrides is set")
 	}
 	overrides := formatOverrides(c.MaxConnectionsPerIPOverrides)
+	seen := map[netip.Addr]string{}
 	for _, host := range sortedKeys(c.MaxConnectionsPerIPOverrides) {
-		if host == "" || !validHost.MatchString(host) {
+		ip, err := overrideAddr(host)
+		switch {
+		case host == "" || !validHost.MatchString(host):
 			v.add(keyMaxConnectionsPerIPOverrides, overrides, "invalid address %q", host)
+		case err != nil:
+			v.add(keyMaxConnectionsPerIPOverrides, overrides, "%q is not an IP address: Krabka matches connections by IP address and does not resolve host names here (Kafka resolves a name once, at start, to one address), so write the address", host)
+		case seen[ip] != "":
+			v.add(keyMaxConnectionsPerIPOverrides, overrides, "%s and %s are the same address", seen[ip], host)
+		default:
+			seen[ip] = host
 		}
 		if n := c.MaxConnectionsPerIPOverrides[host]; n < 0 {
 			v.add(keyMaxConnectionsPerIPOverrides, overrides, "limit %d for %s must be at least 0", n, host)
@@ -363,4 +373,16 @@ func (c Config) checkMillis(v *validator, key string, d, lo time.Duration, hi in
 	if d.Milliseconds() > hi {
 		v.add(key, value, "must be at most %d", hi)
 	}
+}
+
+// overrideAddr reads an address of max.connections.per.ip.overrides as
+// the connection quotas compare it: an IPv4-mapped IPv6 address is its
+// IPv4 address and a zone is dropped, as Java's InetAddress compares
+// addresses.
+func overrideAddr(host string) (netip.Addr, error) {
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	return ip.Unmap().WithZone(""), nil
 }

@@ -3,6 +3,7 @@ package raft
 import (
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"path/filepath"
 	"strings"
 	"time"
@@ -161,8 +162,11 @@ func newRuntimeConfig(cfg Config) (runtimeConfig, error) {
 
 	srv := transport.DefaultServerConfig()
 	srv.MaxFrameSize = cfg.SocketRequestMaxBytes
-	srv.MaxConnections = int(cfg.MaxConnections)
-	srv.MaxConnectionsPerIP = int(cfg.MaxConnectionsPerIP)
+	quotas, err := connectionQuotas(cfg)
+	if err != nil {
+		return runtimeConfig{}, err
+	}
+	srv.Quotas = quotas
 	if cfg.ConnectionsMaxIdle > 0 {
 		srv.IdleTimeout = cfg.ConnectionsMaxIdle
 	} else {
@@ -179,6 +183,31 @@ func newRuntimeConfig(cfg Config) (runtimeConfig, error) {
 	opts.Logger = logger
 	rc.logOpts = opts
 	return rc, nil
+}
+
+// connectionQuotas returns the quotas every controller listener shares:
+// max.connections, max.connections.per.ip and its overrides, with Kafka's
+// meaning of 0. Validate has checked that each override is an IP address.
+func connectionQuotas(cfg Config) (*transport.ConnectionQuotas, error) {
+	qc := transport.QuotaConfig{
+		MaxConnections:      int(cfg.MaxConnections),
+		MaxConnectionsPerIP: int(cfg.MaxConnectionsPerIP),
+	}
+	for host, n := range cfg.MaxConnectionsPerIPOverrides {
+		ip, err := overrideAddr(host)
+		if err != nil {
+			return nil, fmt.Errorf("raft: %s: %w", keyMaxConnectionsPerIPOverrides, err)
+		}
+		if qc.MaxConnectionsPerIPOverrides == nil {
+			qc.MaxConnectionsPerIPOverrides = map[netip.Addr]int{}
+		}
+		qc.MaxConnectionsPerIPOverrides[ip] = int(n)
+	}
+	q, err := transport.NewConnectionQuotas(qc)
+	if err != nil {
+		return nil, fmt.Errorf("raft: %w", err)
+	}
+	return q, nil
 }
 
 // Log keys used by the runtime (STYLE.md §7: one spelling each).

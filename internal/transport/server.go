@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -92,13 +93,11 @@ type ServerConfig struct {
 	// accepted; a larger size prefix closes the connection before anything
 	// is read or allocated.
 	MaxFrameSize int32
-	// MaxConnections is max.connections: connections open at once; 0 means
-	// no limit. A connection beyond it is closed right after accept,
-	// without a byte written.
-	MaxConnections int
-	// MaxConnectionsPerIP is max.connections.per.ip: connections open at
-	// once from one IP address; 0 means no limit.
-	MaxConnectionsPerIP int
+	// Quotas admits or refuses each accepted connection (max.connections,
+	// max.connections.per.ip and its overrides); the listeners of one
+	// node share one value, so that the counts cover all of them. Nil
+	// means no limits.
+	Quotas *ConnectionQuotas
 	// IdleTimeout is connections.max.idle.ms: a connection on which no
 	// request arrives within it is closed. It also bounds how long one
 	// frame may take to arrive, which defeats a sender that trickles
@@ -139,12 +138,6 @@ func (c ServerConfig) Validate() error {
 	if c.MaxFrameSize <= 0 {
 		errs = append(errs, fmt.Errorf("MaxFrameSize (socket.request.max.bytes) %d must be positive", c.MaxFrameSize))
 	}
-	if c.MaxConnections < 0 {
-		errs = append(errs, fmt.Errorf("MaxConnections (max.connections) %d must not be negative", c.MaxConnections))
-	}
-	if c.MaxConnectionsPerIP < 0 {
-		errs = append(errs, fmt.Errorf("MaxConnectionsPerIP (max.connections.per.ip) %d must not be negative", c.MaxConnectionsPerIP))
-	}
 	if c.IdleTimeout < 0 || c.HandshakeTimeout < 0 || c.WriteTimeout < 0 {
 		errs = append(errs, errors.New("IdleTimeout, HandshakeTimeout and WriteTimeout must not be negative"))
 	}
@@ -161,8 +154,7 @@ func (c ServerConfig) Validate() error {
 type ServerStats struct {
 	// Accepted counts connections accepted and admitted.
 	Accepted uint64
-	// Rejected counts connections closed at accept by MaxConnections or
-	// MaxConnectionsPerIP.
+	// Rejected counts connections closed at accept by Quotas.
 	Rejected uint64
 	// Active is the number of connections open now.
 	Active int64
@@ -238,7 +230,7 @@ type Server struct {
 	log    *slog.Logger
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	limit  limiter
+	limit  *ConnectionQuotas
 	nextID atomic.Uint64
 	closed atomic.Bool
 
@@ -268,7 +260,10 @@ func Serve(ctx context.Context, ln net.Listener, cfg ServerConfig) (*Server, err
 		ln:     ln,
 		log:    log.With(keyListener, ln.Addr().String()),
 		cancel: cancel,
-		limit:  limiter{maxTotal: cfg.MaxConnections, maxPerIP: cfg.MaxConnectionsPerIP},
+		limit:  cfg.Quotas,
+	}
+	if s.limit == nil {
+		s.limit = &ConnectionQuotas{maxTotal: math.MaxInt, maxPerIP: math.MaxInt}
 	}
 	// The listener is closed by whichever comes first, the end of ctx or
 	// the accept loop's own exit, and the loop's goroutine does not end
@@ -350,7 +345,7 @@ func (s *Server) acceptLoop(ctx context.Context) {
 			continue
 		}
 		backoff = 0
-		ip := hostOf(nc.RemoteAddr())
+		ip := addressKey(nc.RemoteAddr())
 		if reason := s.limit.reserve(ip); reason != "" {
 			s.rejected.Add(1)
 			s.log.LogAttrs(ctx, slog.LevelDebug, "connection rejected",
@@ -385,46 +380,4 @@ func hostOf(a net.Addr) string {
 		return a.String()
 	}
 	return host
-}
-
-// limiter enforces max.connections and max.connections.per.ip with an
-// atomic reservation at accept: the global and the per-IP count are taken
-// together or not at all. The mutex is held only for map arithmetic.
-type limiter struct {
-	maxTotal, maxPerIP int
-
-	mu    sync.Mutex
-	total int
-	perIP map[string]int
-}
-
-// reserve takes a slot for ip and returns "", or returns why it cannot.
-func (l *limiter) reserve(ip string) string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.maxTotal > 0 && l.total >= l.maxTotal {
-		return "max.connections"
-	}
-	if l.maxPerIP > 0 && l.perIP[ip] >= l.maxPerIP {
-		return "max.connections.per.ip"
-	}
-	if l.perIP == nil {
-		l.perIP = make(map[string]int)
-	}
-	l.total++
-	l.perIP[ip]++
-	return ""
-}
-
-// release returns a slot taken by reserve; an IP's entry goes when its
-// count reaches zero, so the map holds only connected addresses.
-func (l *limiter) release(ip string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.total--
-	if l.perIP[ip] <= 1 {
-		delete(l.perIP, ip)
-	} else {
-		l.perIP[ip]--
-	}
 }

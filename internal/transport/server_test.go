@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"strings"
 	"sync"
@@ -342,7 +343,7 @@ func (f handshakeFunc) Upgrade(ctx context.Context, nc net.Conn) (net.Conn, Prin
 
 func TestServerMaxConnectionsTCP(t *testing.T) {
 	cfg := testServerConfig(echoHandler())
-	cfg.MaxConnections = 2
+	cfg.Quotas = newQuotas(t, QuotaConfig{MaxConnections: 2, MaxConnectionsPerIP: math.MaxInt32})
 	s := startTCP(t, cfg)
 	a, b := dialTCP(t, s.Addr()), dialTCP(t, s.Addr())
 	for i, c := range []*client{a, b} {
@@ -400,12 +401,12 @@ func TestServerCloseReleasesPort(t *testing.T) {
 }
 
 func TestServerConfigValidate(t *testing.T) {
-	cfg := ServerConfig{MaxFrameSize: -1, MaxConnections: -1, MaxConnectionsPerIP: -1, IdleTimeout: -1}
+	cfg := ServerConfig{MaxFrameSize: -1, IdleTimeout: -1}
 	err := cfg.Validate()
 	if err == nil {
 		t.Fatal("Validate accepted a bad config")
 	}
-	for _, want := range []string{"Handler", "MaxFrameSize", "MaxConnections", "max.connections.per.ip", "IdleTimeout", "MaxInFlight"} {
+	for _, want := range []string{"Handler", "MaxFrameSize", "IdleTimeout", "MaxInFlight"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate error %q does not mention %s", err, want)
 		}

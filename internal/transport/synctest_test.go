@@ -140,8 +140,7 @@ func TestMaxConnectionsPerIP(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		n := NewMemNetwork()
 		cfg := testServerConfig(echoHandler())
-		cfg.MaxConnectionsPerIP = 2
-		cfg.MaxConnections = 3
+		cfg.Quotas = newQuotas(t, QuotaConfig{MaxConnections: 3, MaxConnectionsPerIP: 2})
 		s := memServer(t, n, cfg)
 		a1, a2 := memDial(t, n, "10.0.0.1"), memDial(t, n, "10.0.0.1")
 		a3 := memDial(t, n, "10.0.0.1")
