@@ -22,6 +22,10 @@ var catalogue = []Entry{
 		Hooks:  []string{"raft/engine.go", "internal/sim/sim.go"},
 		Reinjection: "the runtime hands a Ready's appends to the core as synced without calling Sync; the simulator's driver loses, at a crash, appends it reported durable " +
 			"(the append-not-durable mutation on every node)",
+		// The simulator fsyncs inside each Ready before it hands out the
+		// high watermark, so a core counting its own end offset before
+		// Advance shows only through a follower's Fetch (C8) or a crash
+		// inside a Ready (C3, C5, C6, K1).
 		Checks: []Check{{
 			Package: pkgSim, Run: "^TestSim$", SimSeeds: simSeeds,
 			Invariant: "C3/C5/C6/G1/K1 appends acknowledged before fsync",
