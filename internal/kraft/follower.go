@@ -138,7 +138,7 @@ func (n *Node) appendFetched(m *FetchResponse) {
 
 // truncateDiverging truncates the log to the divergence point the leader
 // reported (KafkaRaftClient.handleFetchResponse and
-// ReplicatedLog.truncateToEndOffset).
+// RaftLog.truncateToEndOffset).
 func (n *Node) truncateDiverging(div OffsetAndEpoch) {
 	var t Offset
 	if div.Epoch == 0 {

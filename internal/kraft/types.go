@@ -267,7 +267,7 @@ type LogView interface {
 	// the log has been compacted its end offset is the log start offset:
 	// snapshots below the log start are deleted (Kafka's retention), and
 	// the leader's fetch validation relies on it
-	// (ReplicatedLog.validateOffsetAndEpoch).
+	// (RaftLog.validateOffsetAndEpoch).
 	EarliestSnapshot() (OffsetAndEpoch, bool)
 	// SnapshotSize returns the size in bytes of the snapshot with id id.
 	SnapshotSize(id OffsetAndEpoch) (int64, bool)
