@@ -33,11 +33,14 @@ type Message interface {
 // HeaderOf returns the header of m.
 func HeaderOf(m Message) Header { return m.header() }
 
-// IsRequest reports whether m is a request (as opposed to a response).
+// IsRequest reports whether m is a request (as opposed to a response); a
+// nil m is neither.
 func IsRequest(m Message) bool {
 	switch m.(type) {
 	case *VoteRequest, *BeginQuorumEpochRequest, *EndQuorumEpochRequest, *FetchRequest, *FetchSnapshotRequest:
 		return true
+	case *VoteResponse, *BeginQuorumEpochResponse, *EndQuorumEpochResponse, *FetchResponse, *FetchSnapshotResponse:
+		return false
 	}
 	return false
 }
