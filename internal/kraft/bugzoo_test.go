@@ -175,3 +175,46 @@ func TestRestartedLeaderNeverLeadsItsEpochAgain(t *testing.T) {
 		t.Errorf("after restart node 1 is %v in epoch %d, want Resigned in %d", st.Role, st.Epoch, epoch)
 	}
 }
+
+// Invariant E6 for a leader outside its voter set (KAFKA-16531;
+// LeaderState.updateCheckQuorumForFollowingVoter): a leader that removed
+// itself keeps leading until the removal commits, but its check-quorum
+// counts only the voters of the new set, without itself. Here only node
+// 2 of the set (2,3) fetches, which is not a majority of it: the leader
+// must resign within a check-quorum timeout (1.5 × the 2 s fetch timeout).
+func TestRemovedLeaderCheckQuorumCountsOnlyVoters(t *testing.T) {
+	c := newCluster(t, 3, 0, 1)
+	c.elect(1)
+	leader := c.node(1)
+	b, err := leader.Propose(c.now[0], kraft.Proposal{Records: 1, Voters: keys(2, 3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	epoch := leader.Status().Epoch
+	for elapsed := 0; elapsed <= 6000; elapsed += 50 {
+		c.readyAll()
+		c.net = slices.DeleteFunc(c.net, func(m kraft.Message) bool {
+			h := kraft.HeaderOf(m)
+			return h.From == 3 || h.To == 3
+		})
+		for len(c.net) > 0 {
+			c.deliver(0)
+			c.readyAll()
+			c.net = slices.DeleteFunc(c.net, func(m kraft.Message) bool {
+				h := kraft.HeaderOf(m)
+				return h.From == 3 || h.To == 3
+			})
+		}
+		if st := leader.Status(); st.Role != kraft.Leader || st.Epoch != epoch {
+			if st.HighWatermark > b.BaseOffset {
+				t.Fatalf("the removal at %d committed without node 3: high watermark %d", b.BaseOffset, st.HighWatermark)
+			}
+			return
+		}
+		for _, id := range []kraft.NodeID{1, 2} {
+			c.now[id-1] += 50
+			c.node(id).Tick(c.now[id-1])
+		}
+	}
+	t.Fatalf("E6: leader 1, outside its voter set (2,3), heard only from node 2 for 6000ms and still leads epoch %d", epoch)
+}
