@@ -111,7 +111,20 @@ var catalogue = []Entry{
 		}},
 	},
 	pending(Z9, "a log start offset without a covering snapshot at startup; snapshot generation bugs", "Kafka KAFKA-14240, KAFKA-13968"),
-	pending(Z10, "batches appended from a slow or stale Fetch response after leadership changed; corrupted records in a fetch", "Kafka KAFKA-18723"),
+	{
+		ID:          Z10,
+		Bug:         "batches appended from a slow or stale Fetch response after leadership changed; corrupted records in a fetch",
+		Source:      "Kafka KAFKA-18723",
+		Hooks:       []string{"internal/kraft/follower.go"},
+		Reinjection: "a follower appends fetched batches that continue its log whatever their epoch: above its current epoch or below its last one",
+		// A correct leader sends no such batch and the simulator corrupts
+		// no message, so only the core's forged responses reach it.
+		Checks: []Check{{
+			Package: pkgKraft, Run: "^TestFollowerAppendsOnlyBatchesWithinItsEpochs$", Args: rapidArgs,
+			Invariant: "G2 well-formed log: no batch from an epoch above the node's, epochs non-decreasing",
+			Pattern:   "G2: follower in epoch 3",
+		}},
+	},
 	{
 		ID: Z11, Bug: "a follower's last fetched epoch is wrong after an empty fetch response, so divergence goes undetected",
 		Source:  "Kafka KAFKA-15510 (the broker's replica fetcher; the same hazard applies to a KRaft follower)",

@@ -218,3 +218,54 @@ func TestRemovedLeaderCheckQuorumCountsOnlyVoters(t *testing.T) {
 	}
 	t.Fatalf("E6: leader 1, outside its voter set (2,3), heard only from node 2 for 6000ms and still leads epoch %d", epoch)
 }
+
+// Invariant G2 on what a follower appends (KAFKA-18723;
+// KafkaRaftClient.handleFetchResponse): whatever batches a Fetch response
+// carries, a follower appends only those that continue its log with an
+// epoch between its last one and its current epoch. A correct leader never
+// sends others, so only a corrupted or forged response can.
+func TestFollowerAppendsOnlyBatchesWithinItsEpochs(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		var epochs []kraft.Epoch
+		e := kraft.Epoch(1)
+		for range rapid.IntRange(1, 6).Draw(rt, "log length") {
+			e = min(3, e+kraft.Epoch(rapid.IntRange(0, 1).Draw(rt, "epoch step")))
+			epochs = append(epochs, e)
+		}
+		log := logWith(epochs...)
+		st := kraft.PersistentState{Epoch: 3, LeaderID: 1, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
+		n, err := kraft.NewNode(0, config(2, keys(1, 2, 3), 1), st, log)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		rd := n.Ready()
+		fs := messagesOf[*kraft.FetchRequest](rd)
+		if len(fs) != 1 {
+			rt.Fatalf("Ready has %d fetches, want 1: %v", len(fs), rd.Messages)
+		}
+		advance(n, rd)
+		resp := &kraft.FetchResponse{
+			Header: kraft.Header{From: 1, To: 2, RequestID: fs[0].RequestID}, Leader: kraft.LeaderAndEpoch{LeaderID: 1, Epoch: 3},
+			HighWatermark: -1, DivergingEpoch: kraft.NoOffsetAndEpoch, SnapshotID: kraft.NoOffsetAndEpoch,
+		}
+		next := kraft.Offset(len(epochs))
+		for i := range rapid.IntRange(1, 3).Draw(rt, "batches") {
+			be := kraft.Epoch(rapid.IntRange(0, 6).Draw(rt, "batch epoch"))
+			resp.Batches = append(resp.Batches, kraft.BatchInfo{
+				BaseOffset: next + kraft.Offset(i), LastOffset: next + kraft.Offset(i), Epoch: be,
+				KRaftVersion: -1, LeaderChange: kraft.LeaderChange{LeaderID: kraft.NoNode},
+			})
+		}
+		if err := n.Step(1, resp); err != nil {
+			rt.Fatal(err)
+		}
+		rd = n.Ready()
+		last := epochs[len(epochs)-1]
+		for _, a := range rd.Appends {
+			if a.Batch.Epoch > 3 || a.Batch.Epoch < last {
+				rt.Fatalf("G2: follower in epoch 3 with last epoch %d appends %v (response batches %v)", last, a.Batch, resp.Batches)
+			}
+			last = a.Batch.Epoch
+		}
+	})
+}

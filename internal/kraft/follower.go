@@ -126,7 +126,8 @@ func (n *Node) appendFetched(m *FetchResponse) {
 		if b.BaseOffset < next && b.LastOffset < next {
 			continue // already held
 		}
-		if b.BaseOffset != next || b.LastOffset < b.BaseOffset || b.Epoch > n.s.epoch || b.Epoch < n.s.lastEpoch {
+		if b.BaseOffset != next || b.LastOffset < b.BaseOffset ||
+			(!bugzoo.Active(bugzoo.Z10) && (b.Epoch > n.s.epoch || b.Epoch < n.s.lastEpoch)) {
 			n.logger.LogAttrs(context.Background(), slog.LevelWarn, "dropping fetched batches that do not continue the log",
 				slog.Int64(keyOffset, int64(b.BaseOffset)), slog.Int(keyEpoch, int(b.Epoch)))
 			return
