@@ -167,7 +167,7 @@ func TestConformance(t *testing.T) {
 func compareMessage(t *testing.T, file string, top map[string]json.RawMessage, def *codegen.Message) {
 	for k := range top {
 		switch k {
-		case "apiKey", "type", "name", "validVersions", "flexibleVersions", "fields", "commonStructs":
+		case "apiKey", "type", "name", "validVersions", "flexibleVersions", "fields", "commonStructs", "listeners":
 		default:
 			t.Errorf("%s: schema key %q is not modelled by the definition format", file, k)
 		}
@@ -299,6 +299,50 @@ func compareFields(t *testing.T, where string, js []map[string]json.RawMessage, 
 			t.Errorf("%s: inline structure in the definition, not in the schema", at)
 		case !codegen.IsPrimitive(elem) && commons[elem] == nil:
 			t.Errorf("%s: schema type %s is neither primitive nor a common structure", at, elem)
+		}
+	}
+}
+
+// TestPrivateRPCSchemas compares the definitions of the private RPCs in
+// internal/wire/definitions, from which their codecs are generated, with
+// the JSON schemas of docs/wire.md, the schemas' source of truth, field by
+// field.
+func TestPrivateRPCSchemas(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/wire.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs := loadDefs(t, "../wire/definitions")
+	matched := map[string]bool{}
+	rest := string(doc)
+	for {
+		_, block, ok := strings.Cut(rest, "```json\n")
+		if !ok {
+			break
+		}
+		block, rest, ok = strings.Cut(block, "```")
+		if !ok {
+			t.Fatal("docs/wire.md: unterminated json block")
+		}
+		var top map[string]json.RawMessage
+		if err := json.Unmarshal(stripComments([]byte(block)), &top); err != nil {
+			t.Fatalf("docs/wire.md: %v\n%s", err, block)
+		}
+		name, _ := str(t, "docs/wire.md", top, "name")
+		def := defs[name]
+		if def == nil {
+			t.Errorf("docs/wire.md: schema %s has no definition in internal/wire/definitions", name)
+			continue
+		}
+		matched[name] = true
+		t.Run(name, func(t *testing.T) { compareMessage(t, "docs/wire.md "+name, top, def) })
+	}
+	if len(matched) != 6 {
+		t.Errorf("docs/wire.md has schemas of %d definitions, want the 6 private messages", len(matched))
+	}
+	for name, m := range defs {
+		if !matched[name] {
+			t.Errorf("%s: definition %s has no schema in docs/wire.md", m.Pos, name)
 		}
 	}
 }

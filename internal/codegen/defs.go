@@ -105,14 +105,25 @@ const (
 	// KindData is a plain data structure (control-record keys and
 	// values); it has no API key.
 	KindData Kind = "data"
+	// KindRequest and KindResponse are the two halves of one of Krabka's
+	// private RPCs (docs/wire.md); they have an API key, and a request
+	// FooRequest pairs with the response FooResponse of the same key.
+	KindRequest  Kind = "request"
+	KindResponse Kind = "response"
 )
+
+// IsRPC reports whether k is KindRequest or KindResponse.
+func (k Kind) IsRPC() bool { return k == KindRequest || k == KindResponse }
+
+// HasAPIKey reports whether messages of kind k carry an API key.
+func (k Kind) HasAPIKey() bool { return k == KindMetadata || k.IsRPC() }
 
 // Message is one parsed definition file: a top-level structure with its
 // versions.
 type Message struct {
 	// Name is the message's name (a Go identifier).
 	Name string
-	// Kind is KindMetadata or KindData.
+	// Kind is KindMetadata, KindData, KindRequest or KindResponse.
 	Kind Kind
 	// APIKey is the record's API key, or -1 when the message has none.
 	APIKey int
@@ -173,6 +184,10 @@ type Field struct {
 	// Ignorable allows encoding the field at a version that lacks it by
 	// dropping its value.
 	Ignorable bool
+	// Inline is the number of elements of an array field that the Go
+	// struct holds room for, so that decoding an array that short
+	// allocates nothing (0: none).
+	Inline int
 	// About documents the field.
 	About string
 	// Fields holds the fields of an inline structure type.

@@ -1,11 +1,13 @@
 // Package codegen reads the definition files from which Krabka generates
-// the Go codecs of Kafka's metadata records and control records.
+// the Go codecs of Kafka's metadata records and control records, and of
+// Krabka's private RPCs.
 //
 // Kafka describes its messages in JSON schemas. Krabka keeps its own
 // definitions, in a small line-oriented text format, so that the
 // generator depends on nothing but these files, and a conformance test
-// (see definitions_test.go) compares every definition with Kafka's schema
-// field by field. Package [github.com/krabka-go/krabka/internal/codegen/gogen]
+// (see conformance_test.go) compares every definition with Kafka's schema
+// field by field, and the private RPCs' definitions with the schemas of
+// docs/wire.md. Package [github.com/krabka-go/krabka/internal/codegen/gogen]
 // turns parsed definitions into Go; the command
 // internal/codegen/cmd/krabkagen runs both from go:generate.
 //
@@ -17,8 +19,9 @@
 // comments. Every other line starts with a directive word:
 //
 //	message <Name>                    first directive of the file
-//	kind metadata|data                the message kind (required)
-//	apikey <N>                        the API key (kind metadata only, required there)
+//	kind metadata|data|request|response  the message kind (required)
+//	apikey <N>                        the API key (required for metadata, request
+//	                                  and response; not allowed for data)
 //	versions <range>                  the valid versions (required; closed range)
 //	flexible <range>                  the flexible versions (required)
 //	about <text>                      documentation of the last message, field or common
@@ -69,6 +72,9 @@
 //	mapkey             the field is a key of the enclosing array's entries
 //	ignorable          encoding at a version that lacks the field silently drops
 //	                   its value instead of failing
+//	inline=<N>         (arrays) the Go struct holds room for N elements, so that
+//	                   decoding an array of at most N elements allocates no
+//	                   slice; the decoded slice then points into the struct
 //	{                  (last) the type is an inline structure; fields follow
 //
 // A value with blanks or quotes is written as a Go double-quoted string
@@ -100,6 +106,19 @@
 // count, then (uvarint tag, uvarint size, payload) for each present tagged
 // field in ascending tag order. Unknown tags are kept on decode and
 // written back on encode. Non-flexible versions have no tagged fields.
+//
+// # Private RPCs
+//
+// Kinds request and response describe the two messages of one of Krabka's
+// private RPCs (docs/wire.md); a request FooRequest needs the response
+// FooResponse with the same apikey. Every version must be flexible, fields
+// cannot be tagged, and Key, IsFlexible, ReadFrom, ResponseKind,
+// RequestKind and Version are reserved names. Field and structure names
+// are Kafka's ("LeaderId"); the generated Go names end in ID instead of Id.
+// Their codecs follow the RPCs' rules rather than the metadata log's:
+// decoding skips every tagged field and ignores bytes after the message,
+// reads any non-zero byte as a true bool, requires strings to be UTF-8 (of
+// any length) and returns byte fields that alias the input.
 //
 // # Example
 //

@@ -154,10 +154,10 @@ func (p *parser) header(word, rest string) error {
 	switch word {
 	case "kind":
 		switch Kind(rest) {
-		case KindMetadata, KindData:
+		case KindMetadata, KindData, KindRequest, KindResponse:
 			p.msg.Kind = Kind(rest)
 		default:
-			return p.errf("kind must be metadata or data, got %q", rest)
+			return p.errf("kind must be metadata, data, request or response, got %q", rest)
 		}
 	case "apikey":
 		n, perr := strconv.ParseInt(rest, 10, 16)
@@ -271,6 +271,12 @@ func (p *parser) field(rest string) error {
 			}
 		case "entity":
 			f.Entity = v
+		case "inline":
+			n, perr := strconv.ParseInt(v, 10, 8)
+			if perr != nil || n < 1 {
+				return p.errf("bad inline %q (want 1 to 127)", v)
+			}
+			f.Inline = int(n)
 		default:
 			return p.errf("unknown attribute %q", k)
 		}
@@ -348,8 +354,17 @@ func validate(m *Message) error {
 	if m.Flexible.Set && !m.Flexible.Open() {
 		return bad(m.Pos, "flexible versions must be none or open (N+)")
 	}
-	if (m.Kind == KindMetadata) != (m.APIKey >= 0) {
-		return bad(m.Pos, "apikey is required for kind metadata and not allowed otherwise")
+	if m.Kind.HasAPIKey() && m.APIKey < 0 {
+		return bad(m.Pos, "apikey is required for kind %s", m.Kind)
+	}
+	if !m.Kind.HasAPIKey() && m.APIKey >= 0 {
+		return bad(m.Pos, "apikey is required for kind metadata and not allowed for kind %s", m.Kind)
+	}
+	if m.Kind.IsRPC() && !m.Flexible.Covers(m.Valid) {
+		return bad(m.Pos, "every version of a message of kind %s must be flexible", m.Kind)
+	}
+	if want := map[Kind]string{KindRequest: "Request", KindResponse: "Response"}[m.Kind]; want != "" && !strings.HasSuffix(m.Name, want) {
+		return bad(m.Pos, "a message of kind %s must be named <RPC>%s", m.Kind, want)
 	}
 	structs := map[string]*Struct{}
 	for _, s := range m.Common {
@@ -368,8 +383,20 @@ func validate(m *Message) error {
 				return bad(f.Pos, "field %s defined twice", f.Name)
 			}
 			names[f.Name] = true
-			if top && m.Kind == KindMetadata && f.Name == "Version" {
-				return bad(f.Pos, "a metadata record cannot have a field named Version (it holds the record version)")
+			if top && (m.Kind == KindMetadata || m.Kind.IsRPC()) && f.Name == "Version" {
+				return bad(f.Pos, "a message of kind %s cannot have a field named Version (it holds the message version)", m.Kind)
+			}
+			if m.Kind.IsRPC() {
+				switch f.Name {
+				case "Key", "IsFlexible", "ReadFrom", "ResponseKind", "RequestKind":
+					return bad(f.Pos, "field name %s is reserved (a generated method of kind %s)", f.Name, m.Kind)
+				}
+				if f.Tagged.Set {
+					return bad(f.Pos, "field %s: a message of kind %s has no tagged fields (its decoder skips every tag)", f.Name, m.Kind)
+				}
+			}
+			if f.Inline > 0 && !f.IsArray() {
+				return bad(f.Pos, "field %s: inline= is only for arrays", f.Name)
 			}
 			switch f.Name {
 			case "UnknownTags", "Default", "AppendTo", "DecodeFrom", "MinVersion", "MaxVersion",

@@ -7,6 +7,8 @@ import (
 
 const header = "message M\nkind data\nversions 0-3\nflexible 2+\n"
 
+const rpcHeader = "message MRequest\nkind request\napikey 1003\nversions 0\nflexible 0+\n"
+
 func TestParseErrors(t *testing.T) {
 	tests := []struct {
 		name, src, want string
@@ -39,6 +41,15 @@ func TestParseErrors(t *testing.T) {
 		{"reserved name", header + "field UnknownTags int8 versions=0+\n", "reserved"},
 		{"version field in metadata", "message M\nkind metadata\napikey 1\nversions 0\nflexible 0+\nfield Version int16 versions=0+\n", "Version"},
 		{"field outside versions", header + "field A int8 versions=5+\n", "outside the message's versions"},
+		{"request without apikey", "message MRequest\nkind request\nversions 0\nflexible 0+\n", "apikey is required for kind request"},
+		{"request name", "message M\nkind request\napikey 1003\nversions 0\nflexible 0+\n", "named <RPC>Request"},
+		{"response name", "message MRequest\nkind response\napikey 1003\nversions 0\nflexible 0+\n", "named <RPC>Response"},
+		{"request not flexible", "message MRequest\nkind request\napikey 1003\nversions 0-1\nflexible 1+\n", "must be flexible"},
+		{"tagged field in request", rpcHeader + "field A int32 versions=0+ tagged=0+ tag=0\n", "no tagged fields"},
+		{"version field in request", rpcHeader + "field Version int16 versions=0+\n", "Version"},
+		{"reserved name in request", rpcHeader + "field Key int16 versions=0+\n", "reserved"},
+		{"inline on a scalar", header + "field A int32 versions=0+ inline=1\n", "only for arrays"},
+		{"inline zero", header + "field A []int32 versions=0+ inline=0\n", "bad inline"},
 		{"unterminated quote", header + "field A string versions=0+ default=\"abc\n", "unterminated"},
 	}
 	for _, tc := range tests {
@@ -91,6 +102,19 @@ common Shared versions=0+ {
 	}
 	if c := m.Fields[3]; c.Tag != 4 || c.Tagged.String() != "3+" {
 		t.Errorf("C = %+v", c)
+	}
+}
+
+func TestParseRPC(t *testing.T) {
+	m, err := Parse("x.def", rpcHeader+"field Records []bytes versions=0+ inline=2\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Kind != KindRequest || !m.Kind.IsRPC() || !m.Kind.HasAPIKey() || m.APIKey != 1003 || m.Fields[0].Inline != 2 {
+		t.Errorf("parsed %+v, field %+v", m, m.Fields[0])
+	}
+	if KindData.IsRPC() || KindMetadata.IsRPC() || KindData.HasAPIKey() || !KindResponse.IsRPC() {
+		t.Error("kind predicates wrong")
 	}
 }
 

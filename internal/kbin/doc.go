@@ -3,8 +3,10 @@
 // varints, float64, bool, UUIDs, classic and compact (nullable) strings and
 // bytes, array lengths and tagged-field sections.
 //
-// It is the runtime under the generated record codecs in package metadata
-// and internal/control, and is kept free of reflection so that decoding a
+// It is the runtime under the generated codecs in package metadata,
+// internal/control and internal/wire (whose private RPCs use the aliasing,
+// UTF-8-checking readers and [Reader.SkipTags]) and under the request and
+// response headers, and is kept free of reflection so that decoding a
 // record costs a handful of bounds checks and copies.
 //
 // # Reading

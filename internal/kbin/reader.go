@@ -1,10 +1,12 @@
 package kbin
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
+	"unicode/utf8"
 )
 
 // ErrTruncated is the cause of an [Error] when the input ends before the
@@ -409,28 +411,17 @@ func (r *Reader) NullableBytes() []byte {
 // CompactBytes reads non-null bytes with a uvarint length+1. The result is
 // a copy; it is nil when the length is zero.
 func (r *Reader) CompactBytes() []byte {
-	n := r.Uvarint()
-	if r.err != nil {
+	b := r.CompactBytesAlias()
+	if len(b) == 0 {
 		return nil
 	}
-	if n == 0 {
-		r.Invalid("compact bytes", "null in non-nullable bytes")
-		return nil
-	}
-	if n == 1 {
-		return nil
-	}
-	return r.copyBytes("compact bytes", int(n-1))
+	return bytes.Clone(b)
 }
 
 // CompactNullableBytes reads bytes with a uvarint length+1; 0 is null and
 // returns nil, and a zero length returns a non-nil empty slice.
 func (r *Reader) CompactNullableBytes() []byte {
-	n := r.Uvarint()
-	if r.err != nil || n == 0 {
-		return nil
-	}
-	return r.copyBytes("compact nullable bytes", int(n-1))
+	return bytes.Clone(r.CompactNullableBytesAlias())
 }
 
 func (r *Reader) checkCount(what string, n int64, minElem int) int {
@@ -533,5 +524,89 @@ func (r *Reader) CopyRest() []byte {
 func (r *Reader) ExpectEnd(what string) {
 	if r.err == nil && len(r.b) != 0 {
 		r.Invalid(what, fmt.Sprintf("%d unexpected trailing bytes", len(r.b)))
+	}
+}
+
+// CompactStringUTF8 reads a non-null string with a uvarint length+1 that
+// must be valid UTF-8. Unlike [Reader.CompactString] it has no length limit
+// beyond the input: it is the reader of Krabka's private RPCs, whose
+// strings are checked for UTF-8 rather than for Kafka's 32767-byte cap.
+func (r *Reader) CompactStringUTF8() string {
+	n := r.Uvarint()
+	if r.err != nil {
+		return ""
+	}
+	if n == 0 {
+		r.Invalid("compact string", "null in a non-nullable string")
+		return ""
+	}
+	s, _ := r.utf8("compact string", n-1)
+	return s
+}
+
+// CompactNullableStringUTF8 reads a string with a uvarint length+1 (0 is
+// null and returns nil) that must be valid UTF-8, with no length limit
+// beyond the input, as [Reader.CompactStringUTF8].
+func (r *Reader) CompactNullableStringUTF8() *string {
+	n := r.Uvarint()
+	if r.err != nil || n == 0 {
+		return nil
+	}
+	s, ok := r.utf8("compact nullable string", n-1)
+	if !ok {
+		return nil
+	}
+	return &s
+}
+
+// utf8 reads n bytes as a string that must be valid UTF-8.
+func (r *Reader) utf8(what string, n uint32) (string, bool) {
+	at := r.Offset()
+	b := r.take(what, int(n))
+	if r.err != nil {
+		return "", false
+	}
+	if !utf8.Valid(b) {
+		r.Fail(&Error{Offset: at, What: what, Cause: ErrInvalid, Detail: "invalid UTF-8"})
+		return "", false
+	}
+	return string(b), true
+}
+
+// CompactBytesAlias reads non-null bytes with a uvarint length+1. Unlike
+// [Reader.CompactBytes] the result aliases the input (its capacity ends
+// with the value), and an empty value is a non-nil empty slice.
+func (r *Reader) CompactBytesAlias() []byte {
+	n := r.Uvarint()
+	if r.err != nil {
+		return nil
+	}
+	if n == 0 {
+		r.Invalid("compact bytes", "null in non-nullable bytes")
+		return nil
+	}
+	return r.take("compact bytes", int(n-1))
+}
+
+// CompactNullableBytesAlias reads bytes with a uvarint length+1; 0 is null
+// and returns nil. A non-null result aliases the input, as
+// [Reader.CompactBytesAlias].
+func (r *Reader) CompactNullableBytesAlias() []byte {
+	n := r.Uvarint()
+	if r.err != nil || n == 0 {
+		return nil
+	}
+	return r.take("compact nullable bytes", int(n-1))
+}
+
+// SkipTags reads a tagged-field section and discards its fields, checking
+// what [Reader.TagCount] and [Reader.NextTag] check: a count that fits the
+// remaining bytes, strictly ascending tags, and sizes within the input.
+func (r *Reader) SkipTags() {
+	n := r.TagCount()
+	prev := int64(-1)
+	for i := 0; i < n && r.err == nil; i++ {
+		tag, _ := r.NextTag(prev)
+		prev = int64(tag)
 	}
 }

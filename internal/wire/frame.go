@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/krabka-go/krabka/internal/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -96,9 +97,9 @@ func frameBodyErr(err error, n int) error {
 func AppendResponse(dst []byte, correlationID int32, resp kmsg.Response) []byte {
 	start := len(dst)
 	dst = append(dst, 0, 0, 0, 0)
-	dst = appendInt32(dst, correlationID)
+	dst = kbin.AppendInt32(dst, correlationID)
 	if responseHeaderVersionFor(resp) >= 1 {
-		dst = appendEmptyTags(dst)
+		dst = append(dst, 0) // an empty tagged-field section
 	}
 	dst = resp.AppendTo(dst)
 	binary.BigEndian.PutUint32(dst[start:], uint32(len(dst)-start-4))

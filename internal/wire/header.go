@@ -3,6 +3,9 @@ package wire
 import (
 	"errors"
 	"fmt"
+	"unicode/utf8"
+
+	"github.com/krabka-go/krabka/internal/kbin"
 )
 
 // RequestHeader is a parsed request header (RequestHeader.json v1 or v2).
@@ -66,50 +69,50 @@ func flexible(key, version int16) bool {
 // A client id equal to last is returned as last, not as a new string.
 func parseRequestHeader(frame []byte, last string) (RequestHeader, int, error) {
 	var h RequestHeader
-	r := reader{src: frame}
-	h.APIKey = r.int16("api key")
-	h.APIVersion = r.int16("api version")
-	h.CorrelationID = r.int32("correlation id")
-	if r.err != nil {
+	r := kbin.NewReader(frame)
+	h.APIKey = r.Int16()
+	h.APIVersion = r.Int16()
+	h.CorrelationID = r.Int32()
+	if r.Err() != nil {
 		return h, 0, fmt.Errorf("%w: frame of %d bytes is shorter than a request header", ErrMalformedHeader, len(frame))
 	}
 	h.Version = RequestHeaderVersion(h.APIKey, h.APIVersion)
-	n := r.int16("client id length")
+	n := r.Int16()
 	switch {
-	case r.err != nil:
+	case r.Err() != nil:
 	case n == -1:
 	case n < -1:
-		r.fail("client id length", fmt.Errorf("negative length %d", n))
-	case r.remaining() >= int(n) && string(frame[r.off:r.off+int(n)]) == last:
+		r.Invalid("client id length", fmt.Sprintf("negative length %d", n))
+	case r.Remaining() >= int(n) && string(frame[r.Offset():r.Offset()+int(n)]) == last:
 		// last was read as valid UTF-8 before.
 		h.ClientID = last
-		r.off += int(n)
+		r.Span(int(n))
 	default:
-		h.ClientID, _ = r.utf8("client id", int(n))
+		at := r.Offset()
+		if b := r.Span(int(n)); r.Err() == nil && !utf8.Valid(b) {
+			r.Fail(&kbin.Error{Offset: at, What: "client id", Cause: kbin.ErrInvalid, Detail: "invalid UTF-8"})
+		} else {
+			h.ClientID = string(b)
+		}
 	}
 	if h.Version >= 2 {
-		r.skipTags("request header tagged fields")
+		r.SkipTags()
 	}
-	if r.err != nil {
-		return h, 0, fmt.Errorf("%w: %w", ErrMalformedHeader, r.err)
+	if r.Err() != nil {
+		return h, 0, fmt.Errorf("%w: %w", ErrMalformedHeader, r.Err())
 	}
-	return h, r.off, nil
+	return h, r.Offset(), nil
 }
 
 // appendRequestHeader appends a request header of the given version. A
 // nil client id is written as null.
 func appendRequestHeader(dst []byte, key, version int16, correlationID int32, clientID *string, headerVersion int16) []byte {
-	dst = appendInt16(dst, key)
-	dst = appendInt16(dst, version)
-	dst = appendInt32(dst, correlationID)
-	if clientID == nil {
-		dst = appendInt16(dst, -1)
-	} else {
-		dst = appendInt16(dst, int16(len(*clientID)))
-		dst = append(dst, *clientID...)
-	}
+	dst = kbin.AppendInt16(dst, key)
+	dst = kbin.AppendInt16(dst, version)
+	dst = kbin.AppendInt32(dst, correlationID)
+	dst = kbin.AppendNullableString(dst, clientID)
 	if headerVersion >= 2 {
-		dst = appendEmptyTags(dst)
+		dst = append(dst, 0) // an empty tagged-field section
 	}
 	return dst
 }
@@ -117,15 +120,15 @@ func appendRequestHeader(dst []byte, key, version int16, correlationID int32, cl
 // parseResponseHeader reads a response header of the given version and
 // returns the correlation id and the offset of the body.
 func parseResponseHeader(frame []byte, headerVersion int16) (int32, int, error) {
-	r := reader{src: frame}
-	id := r.int32("correlation id")
+	r := kbin.NewReader(frame)
+	id := r.Int32()
 	if headerVersion >= 1 {
-		r.skipTags("response header tagged fields")
+		r.SkipTags()
 	}
-	if r.err != nil {
-		return id, 0, fmt.Errorf("%w: %w", ErrMalformedHeader, r.err)
+	if r.Err() != nil {
+		return id, 0, fmt.Errorf("%w: %w", ErrMalformedHeader, r.Err())
 	}
-	return id, r.off, nil
+	return id, r.Offset(), nil
 }
 
 // errClientIDTooLong is returned when a client id cannot be encoded with

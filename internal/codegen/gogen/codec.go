@@ -135,7 +135,16 @@ func (g *gen) emitEncode(si *structInfo) error {
 			g.p("}")
 		}
 	}
-	if mode != flexNever {
+	if mode != flexNever && g.rpc() {
+		if mode == flexMixed {
+			g.p("if flex {")
+		}
+		g.p("dst = append(dst, 0) // an empty tagged-field section")
+		if mode == flexMixed {
+			g.p("}")
+		}
+	}
+	if mode != flexNever && !g.rpc() {
 		if mode == flexMixed {
 			g.p("if flex {")
 		}
@@ -301,9 +310,11 @@ func (g *gen) writePrimitive(t, e, field string, flex bool) {
 	case "uuid":
 		g.p("dst = kbin.AppendUUID(dst, %s)", e)
 	case "string":
-		g.p("if len(%s) > kbin.MaxStringLen {", e)
-		g.p("return dst, &EncodeError{Field: %q, Reason: fmt.Sprintf(\"string of %%d bytes exceeds %%d\", len(%s), kbin.MaxStringLen)}", field, e)
-		g.p("}")
+		if !g.rpc() {
+			g.p("if len(%s) > kbin.MaxStringLen {", e)
+			g.p("return dst, &EncodeError{Field: %q, Reason: fmt.Sprintf(\"string of %%d bytes exceeds %%d\", len(%s), kbin.MaxStringLen)}", field, e)
+			g.p("}")
+		}
 		if flex {
 			g.p("dst = kbin.AppendCompactString(dst, %s)", e)
 		} else {
@@ -396,7 +407,7 @@ func (g *gen) emitDecode(si *structInfo) error {
 	if mode == flexMixed {
 		g.p("flex := %s", fc)
 	}
-	if mode != flexNever {
+	if mode != flexNever && !g.rpc() {
 		g.p("s.UnknownTags = nil")
 	}
 	for _, f := range si.fields {
@@ -416,7 +427,18 @@ func (g *gen) emitDecode(si *structInfo) error {
 			g.p("}")
 		}
 	}
-	if mode != flexNever {
+	if mode != flexNever && g.rpc() {
+		if mode == flexMixed {
+			g.p("if flex {")
+		}
+		g.p("if r.SkipTags(); r.Err() != nil {")
+		g.p("return genrt.FieldError(\"tagged fields\", r.Err())")
+		g.p("}")
+		if mode == flexMixed {
+			g.p("}")
+		}
+	}
+	if mode != flexNever && !g.rpc() {
 		if mode == flexMixed {
 			g.p("if flex {")
 		}
@@ -496,7 +518,15 @@ func (g *gen) readValue(f *codegen.Field, e, rv, rp string, flex bool, scope cod
 			g.p("%s = nil", e)
 		}
 		g.p("} else {")
-		g.p("%s = make(%s, n)", e, g.goType(f))
+		if f.Inline > 0 {
+			g.p("if n <= %d {", f.Inline)
+			g.p("%s = s.%s[:n:n]", e, inlineName(f))
+			g.p("} else {")
+			g.p("%s = make(%s, n)", e, g.goType(f))
+			g.p("}")
+		} else {
+			g.p("%s = make(%s, n)", e, g.goType(f))
+		}
 		elem := f.Elem()
 		if codegen.IsPrimitive(elem) {
 			g.p("for i := range %s {", e)
@@ -520,6 +550,9 @@ func (g *gen) readValue(f *codegen.Field, e, rv, rp string, flex bool, scope cod
 		if flex {
 			nullRead, plainRead = rv+".CompactNullableString()", rv+".CompactString()"
 		}
+		if g.rpc() {
+			nullRead, plainRead = rv+".CompactNullableStringUTF8()", rv+".CompactStringUTF8()"
+		}
 		switch nc {
 		case "":
 			g.p("%s = %s", e, nullRead)
@@ -541,6 +574,9 @@ func (g *gen) readValue(f *codegen.Field, e, rv, rp string, flex bool, scope cod
 		nullRead, plainRead := rv+".NullableBytes()", rv+".Bytes()"
 		if flex {
 			nullRead, plainRead = rv+".CompactNullableBytes()", rv+".CompactBytes()"
+		}
+		if g.rpc() {
+			nullRead, plainRead = rv+".CompactNullableBytesAlias()", rv+".CompactBytesAlias()"
 		}
 		plain := func() {
 			g.p("%s = %s", e, plainRead)
@@ -568,6 +604,22 @@ func (g *gen) readValue(f *codegen.Field, e, rv, rp string, flex bool, scope cod
 }
 
 func (g *gen) readPrimitive(t, e, rv string, flex bool) {
+	if g.rpc() {
+		// The private RPCs read as Kafka's readers do: any non-zero byte
+		// is true; strings must be UTF-8 (of any length); bytes alias the
+		// input. Every version is flexible.
+		switch t {
+		case "bool":
+			g.p("%s = %s.Int8() != 0", e, rv)
+			return
+		case "string":
+			g.p("%s = %s.CompactStringUTF8()", e, rv)
+			return
+		case "bytes", "records":
+			g.p("%s = %s.CompactBytesAlias()", e, rv)
+			return
+		}
+	}
 	m := map[string]string{
 		"bool": "Bool", "int8": "Int8", "int16": "Int16", "uint16": "Uint16",
 		"int32": "Int32", "int64": "Int64", "float64": "Float64", "uuid": "UUID",

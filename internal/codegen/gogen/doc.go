@@ -9,6 +9,10 @@
 // Default, and each message New<Name>, MinVersion, MaxVersion,
 // AppendTo(dst, version) and DecodeFrom(b, version); messages of kind
 // metadata also get APIKey, GetVersion and SetVersion and a Version field.
+// Requests and responses (the private RPCs) instead get the methods of
+// kmsg.Request and kmsg.Response: Key, GetVersion, SetVersion, IsFlexible,
+// ResponseKind or RequestKind, AppendTo(dst) and ReadFrom(src), which
+// encode and decode at the Version field.
 // support_gen.go names RawTaggedField and the typed errors of package
 // genrt with type aliases (one type across all generated packages), and
 // registry_gen.go (metadata packages only) the APIKey constants, NewRecord,

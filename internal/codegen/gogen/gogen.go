@@ -49,6 +49,18 @@ func Generate(pkg string, msgs []*codegen.Message) (map[string][]byte, error) {
 	sorted := slices.Clone(msgs)
 	slices.SortFunc(sorted, func(a, b *codegen.Message) int { return strings.Compare(a.Name, b.Name) })
 	var meta []*codegen.Message
+	byName := map[string]*codegen.Message{}
+	for i, m := range sorted {
+		if m.Kind.IsRPC() {
+			sorted[i] = goNames(m)
+		}
+		byName[sorted[i].Name] = sorted[i]
+	}
+	for _, m := range sorted {
+		if err := checkPair(m, byName); err != nil {
+			return nil, err
+		}
+	}
 	for _, m := range sorted {
 		g := &gen{pkg: pkg, msg: m, structs: map[string]*structInfo{}}
 		src, err := g.message()
@@ -76,6 +88,74 @@ func Generate(pkg string, msgs []*codegen.Message) (map[string][]byte, error) {
 		}
 	}
 	return out, nil
+}
+
+// checkPair checks that a request FooRequest has a response FooResponse of
+// the same API key in the package, and the other way round.
+func checkPair(m *codegen.Message, byName map[string]*codegen.Message) error {
+	if !m.Kind.IsRPC() {
+		return nil
+	}
+	other := pairName(m)
+	o := byName[other]
+	if o == nil || !o.Kind.IsRPC() || o.Kind == m.Kind || o.APIKey != m.APIKey {
+		return fmt.Errorf("gogen: %s: %s %s needs a %s of kind %s with api key %d", m.Pos, m.Kind, m.Name, other, pairKind(m.Kind), m.APIKey)
+	}
+	return nil
+}
+
+// pairName returns the name of the response of request m or the request of
+// response m.
+func pairName(m *codegen.Message) string {
+	if m.Kind == codegen.KindRequest {
+		return strings.TrimSuffix(m.Name, "Request") + "Response"
+	}
+	return strings.TrimSuffix(m.Name, "Response") + "Request"
+}
+
+func pairKind(k codegen.Kind) codegen.Kind {
+	if k == codegen.KindRequest {
+		return codegen.KindResponse
+	}
+	return codegen.KindRequest
+}
+
+// goNames returns a copy of the RPC message m whose field and structure
+// names end in ID where the schema's end in Id ("LeaderId" becomes
+// LeaderID), the Go spelling of kmsg's message types next to which the
+// RPC's messages are used.
+func goNames(m *codegen.Message) *codegen.Message {
+	c := *m
+	var fields func([]*codegen.Field) []*codegen.Field
+	fields = func(fs []*codegen.Field) []*codegen.Field {
+		out := make([]*codegen.Field, len(fs))
+		for i, f := range fs {
+			nf := *f
+			nf.Name = goID(f.Name)
+			if f.IsStruct() {
+				nf.Type = strings.TrimSuffix(f.Type, f.Elem()) + goID(f.Elem())
+			}
+			nf.Fields = fields(f.Fields)
+			out[i] = &nf
+		}
+		return out
+	}
+	c.Fields = fields(m.Fields)
+	c.Common = make([]*codegen.Struct, len(m.Common))
+	for i, st := range m.Common {
+		ns := *st
+		ns.Name = goID(st.Name)
+		ns.Fields = fields(st.Fields)
+		c.Common[i] = &ns
+	}
+	return &c
+}
+
+func goID(name string) string {
+	if base, ok := strings.CutSuffix(name, "Id"); ok {
+		return base + "ID"
+	}
+	return name
 }
 
 func formatSource(name string, src []byte) ([]byte, error) {
@@ -235,6 +315,9 @@ func (g *gen) message() ([]byte, error) {
 	if strings.Contains(body, "fmt.") {
 		h.WriteString("\"fmt\"\n\n")
 	}
+	if strings.Contains(body, "kmsg.") {
+		h.WriteString("\"github.com/twmb/franz-go/pkg/kmsg\"\n")
+	}
 	if strings.Contains(body, "genrt.") {
 		h.WriteString("\"github.com/krabka-go/krabka/internal/codegen/genrt\"\n")
 	}
@@ -353,6 +436,12 @@ func (g *gen) emitStruct(si *structInfo) error {
 		g.p("Version int16")
 		g.p("")
 	}
+	if si.top && g.rpc() {
+		g.p("// Version is the version of the message: the version ReadFrom reads")
+		g.p("// and AppendTo writes.")
+		g.p("Version int16")
+		g.p("")
+	}
 	for _, f := range si.fields {
 		about := f.About
 		if about == "" {
@@ -364,7 +453,14 @@ func (g *gen) emitStruct(si *structInfo) error {
 		g.p("%s %s", f.Name, g.goType(f))
 		g.p("")
 	}
-	if mode, _ := g.flex(si.scope); mode != flexNever {
+	for _, f := range si.fields {
+		if f.Inline > 0 {
+			g.p("")
+			g.doc(fmt.Sprintf("%s holds the elements of a decoded %s of at most %d, which then needs no array of its own; decoding into s again overwrites them.", inlineName(f), f.Name, f.Inline))
+			g.p("%s [%d]%s", inlineName(f), f.Inline, g.elemType(f.Elem()))
+		}
+	}
+	if mode, _ := g.flex(si.scope); mode != flexNever && !g.rpc() {
 		g.p("// UnknownTags holds the tagged fields this version does not know, in")
 		g.p("// ascending tag order; encoding writes them back unchanged.")
 		g.p("UnknownTags []RawTaggedField")
@@ -409,62 +505,159 @@ func (g *gen) emitStruct(si *structInfo) error {
 			g.p("// SetVersion sets s.Version.")
 			g.p("func (s *%s) SetVersion(v int16) { s.Version = v }", name)
 		}
-		g.p("")
-		g.p("// AppendTo appends the encoding of s at the given version to dst. On")
-		g.p("// error it returns dst unchanged and an *EncodeError or")
-		g.p("// *UnsupportedVersionError.")
-		g.p("func (s *%s) AppendTo(dst []byte, version int16) ([]byte, error) {", name)
-		g.p("if %s {", versionCheck(m.Valid))
-		g.p("return dst, &UnsupportedVersionError{Message: %q, Version: version, Min: %d, Max: %d}", name, m.Valid.Lo, m.Valid.Hi)
-		g.p("}")
-		g.p("out, err := s.appendTo(dst, version)")
-		g.p("if err != nil {")
-		g.p("return dst, genrt.FinishEncodeError(err, %q, version)", name)
-		g.p("}")
-		g.p("return out, nil")
-		g.p("}")
-		g.p("")
-		g.p("// DecodeFrom sets s from its encoding b at the given version; b must")
-		g.p("// hold exactly one %s. On error it returns a *DecodeError or", name)
-		g.p("// *UnsupportedVersionError and s holds a partial value.")
-		g.p("func (s *%s) DecodeFrom(b []byte, version int16) error {", name)
-		g.p("if %s {", versionCheck(m.Valid))
-		g.p("return &UnsupportedVersionError{Message: %q, Version: version, Min: %d, Max: %d}", name, m.Valid.Lo, m.Valid.Hi)
-		g.p("}")
-		g.p("r := kbin.NewReader(b)")
-		g.p("if err := s.readFrom(&r, version); err != nil {")
-		g.p("return genrt.FinishDecodeError(err, %q, version)", name)
-		g.p("}")
-		g.p("if r.ExpectEnd(%q); r.Err() != nil {", name)
-		g.p("return genrt.FinishDecodeError(genrt.FieldError(\"\", r.Err()), %q, version)", name)
-		g.p("}")
-		if m.Kind == codegen.KindMetadata {
-			g.p("s.Version = version")
+		if g.rpc() {
+			g.rpcMethods(name)
+		} else {
+			g.recordMethods(name)
 		}
-		g.p("return nil")
-		g.p("}")
 	}
-
 	if si.needsDef {
-		g.p("")
-		g.p("// isDefault reports whether every field of s holds its default.")
-		g.p("func (s *%s) isDefault() bool {", name)
-		var parts []string
-		for _, f := range si.fields {
-			parts = append(parts, "("+g.isDefault(f, "s."+f.Name)+")")
-		}
-		if mode, _ := g.flex(si.scope); mode != flexNever {
-			parts = append(parts, "len(s.UnknownTags) == 0")
-		}
-		g.p("return %s", strings.Join(parts, " &&\n"))
-		g.p("}")
+		g.isDefaultMethod(si)
 	}
-
 	if err := g.emitEncode(si); err != nil {
 		return err
 	}
 	return g.emitDecode(si)
 }
+
+// recordMethods emits AppendTo and DecodeFrom of a metadata or data
+// message.
+func (g *gen) recordMethods(name string) {
+	m := g.msg
+	g.p("")
+	g.p("// AppendTo appends the encoding of s at the given version to dst. On")
+	g.p("// error it returns dst unchanged and an *EncodeError or")
+	g.p("// *UnsupportedVersionError.")
+	g.p("func (s *%s) AppendTo(dst []byte, version int16) ([]byte, error) {", name)
+	g.encodeBody(name, "return dst, %s", "return out, nil")
+	g.p("}")
+	g.p("")
+	g.p("// DecodeFrom sets s from its encoding b at the given version; b must")
+	g.p("// hold exactly one %s. On error it returns a *DecodeError or", name)
+	g.p("// *UnsupportedVersionError and s holds a partial value.")
+	g.p("func (s *%s) DecodeFrom(b []byte, version int16) error {", name)
+	g.decodeBody(name, "b")
+	g.p("if r.ExpectEnd(%q); r.Err() != nil {", name)
+	g.p("return genrt.FinishDecodeError(genrt.FieldError(\"\", r.Err()), %q, version)", name)
+	g.p("}")
+	if m.Kind == codegen.KindMetadata {
+		g.p("s.Version = version")
+	}
+	g.p("return nil")
+	g.p("}")
+}
+
+// isDefaultMethod emits the isDefault method of si.
+func (g *gen) isDefaultMethod(si *structInfo) {
+	name := si.goName
+	g.p("")
+	g.p("// isDefault reports whether every field of s holds its default.")
+	g.p("func (s *%s) isDefault() bool {", name)
+	var parts []string
+	for _, f := range si.fields {
+		parts = append(parts, "("+g.isDefault(f, "s."+f.Name)+")")
+	}
+	if mode, _ := g.flex(si.scope); mode != flexNever && !g.rpc() {
+		parts = append(parts, "len(s.UnknownTags) == 0")
+	}
+	g.p("return %s", strings.Join(parts, " &&\n"))
+	g.p("}")
+}
+
+// rpcMethods emits the methods of kmsg.Request or kmsg.Response for the
+// request or response message name.
+func (g *gen) rpcMethods(name string) {
+	m := g.msg
+	g.p("")
+	g.p("// Key returns %d, the API key of %s.", m.APIKey, name)
+	g.p("func (*%s) Key() int16 { return %d }", name, m.APIKey)
+	g.p("")
+	g.p("// GetVersion returns s.Version.")
+	g.p("func (s *%s) GetVersion() int16 { return s.Version }", name)
+	g.p("")
+	g.p("// SetVersion sets s.Version.")
+	g.p("func (s *%s) SetVersion(v int16) { s.Version = v }", name)
+	g.p("")
+	if c := condSet(m.Flexible.Contains, m.Valid); c == "" {
+		g.p("// IsFlexible returns true: every version of %s is flexible.", name)
+		g.p("func (*%s) IsFlexible() bool { return true }", name)
+	} else {
+		g.p("// IsFlexible reports whether s.Version is a flexible version.")
+		g.p("func (s *%s) IsFlexible() bool {", name)
+		g.p("version := s.Version")
+		g.p("return %s", c)
+		g.p("}")
+	}
+	other := pairName(m)
+	g.p("")
+	if m.Kind == codegen.KindRequest {
+		g.p("// ResponseKind returns a new %s at the version of s.", other)
+		g.p("func (s *%s) ResponseKind() kmsg.Response {", name)
+	} else {
+		g.p("// RequestKind returns a new %s at the version of s.", other)
+		g.p("func (s *%s) RequestKind() kmsg.Request {", name)
+	}
+	g.p("o := New%s()", other)
+	g.p("o.Version = s.Version")
+	g.p("return o")
+	g.p("}")
+	g.p("")
+	g.p("// AppendTo appends the encoding of s at s.Version to dst. A value that")
+	g.p("// its version cannot carry is a caller's bug: AppendTo panics with the")
+	g.p("// *UnsupportedVersionError or *EncodeError.")
+	g.p("func (s *%s) AppendTo(dst []byte) []byte {", name)
+	g.p("version := s.Version")
+	g.encodeBody(name, "panic(%s)", "return out")
+	g.p("}")
+	g.p("")
+	g.p("// ReadFrom sets s from its encoding src at s.Version. Bytes after the")
+	g.p("// message are ignored, as Kafka's readers ignore them, and so are")
+	g.p("// tagged fields; byte fields alias src. On error it returns a")
+	g.p("// *DecodeError or *UnsupportedVersionError and s holds a partial value.")
+	g.p("func (s *%s) ReadFrom(src []byte) error {", name)
+	g.p("version := s.Version")
+	g.decodeBody(name, "src")
+	g.p("return nil")
+	g.p("}")
+}
+
+// encodeBody emits the body of a top-level encoder of message name at the
+// variable version: fail formats the statement that hands an error on
+// (return or panic), done is the statement that returns the bytes out.
+func (g *gen) encodeBody(name, fail, done string) {
+	v := g.msg.Valid
+	g.p("if %s {", versionCheck(v))
+	g.p(fail, fmt.Sprintf("&UnsupportedVersionError{Message: %q, Version: version, Min: %d, Max: %d}", name, v.Lo, v.Hi))
+	g.p("}")
+	g.p("out, err := s.appendTo(dst, version)")
+	g.p("if err != nil {")
+	g.p(fail, fmt.Sprintf("genrt.FinishEncodeError(err, %q, version)", name))
+	g.p("}")
+	g.p("%s", done)
+}
+
+// decodeBody emits the start of a top-level decoder of message name that
+// reads the bytes src at the variable version into s, leaving the
+// kbin.Reader r for the caller's end checks.
+func (g *gen) decodeBody(name, src string) {
+	v := g.msg.Valid
+	g.p("if %s {", versionCheck(v))
+	g.p("return &UnsupportedVersionError{Message: %q, Version: version, Min: %d, Max: %d}", name, v.Lo, v.Hi)
+	g.p("}")
+	g.p("r := kbin.NewReader(%s)", src)
+	g.p("if err := s.readFrom(&r, version); err != nil {")
+	g.p("return genrt.FinishDecodeError(err, %q, version)", name)
+	g.p("}")
+}
+
+// rpc reports whether the message is a request or response of a private
+// RPC, whose codec follows the rules of docs/wire.md rather than those of
+// the metadata log.
+func (g *gen) rpc() bool { return g.msg.Kind.IsRPC() }
+
+// inlineName is the unexported struct field holding the inline elements
+// of array field f.
+func inlineName(f *codegen.Field) string { return strings.ToLower(f.Name[:1]) + f.Name[1:] + "Inline" }
 
 // fieldSentence starts a field's documentation with its name.
 func fieldSentence(name, about string) string {
