@@ -5,6 +5,8 @@ const (
 	pkgKraft = "./internal/kraft"
 	pkgSim   = "./internal/sim"
 	pkgRaft  = "./raft"
+	// pkgLogstore is the log store's package.
+	pkgLogstore = "./internal/logstore"
 	// simSeeds is the simulator campaign's default length in the gate.
 	simSeeds = 200
 )
@@ -195,9 +197,45 @@ var catalogue = []Entry{
 			{Package: pkgSim, Run: "^TestSim$", SimSeeds: simSeeds, Invariant: "C4/C5 figure 8", Pattern: "(C4 current-epoch commit rule|C5 committed prefix immutable):"},
 		},
 	},
-	pending(Z18, "single-node disk corruption leads to data loss, split brain or deletion", "NATS 2.12.1 (bit flips, truncation, snapshot corruption); the CORDS study (Kafka, ZooKeeper and others)"),
+	{
+		ID:          Z18,
+		Bug:         "single-node disk corruption leads to data loss, split brain or deletion",
+		Source:      "NATS 2.12.1 (bit flips, truncation, snapshot corruption); the CORDS study (Kafka, ZooKeeper and others)",
+		Hooks:       []string{"internal/logstore/recover.go"},
+		Reinjection: "recovery cuts the log at the first bad batch even below the recovery point, and accepts a log that ends below it",
+		Checks: []Check{
+			{
+				Package: pkgLogstore, Run: "^TestBitFlipBelowRecoveryPoint$",
+				Invariant: "D2 damage to durable data fails the open",
+				Pattern:   `Open error = <nil>, want \*CorruptionError`,
+			},
+			{
+				Package: pkgLogstore, Run: "^TestMissingSyncedDataIsCorruption$",
+				Invariant: "D2 synced data missing fails the open",
+				Pattern:   "want \\*CorruptionError about",
+			},
+		},
+	},
 	pending(Z19, "file-system reordering at a crash leaves a node unable to restart", "etcd #6378"),
-	pending(Z20, "a retry after an fsync error silently loses data", "PostgreSQL's fsync error handling (fsyncgate)"),
+	{
+		ID:          Z20,
+		Bug:         "a retry after an fsync error silently loses data",
+		Source:      "PostgreSQL's fsync error handling (fsyncgate)",
+		Hooks:       []string{"internal/logstore/log.go"},
+		Reinjection: "Log.Sync retries a failed fsync and reports the log synced when the retry succeeds, although the failed fsync dropped the pending writes",
+		Checks: []Check{{
+			Package: pkgLogstore, Run: "^TestWriteFaultsPoison$",
+			Invariant: "B3 a failed fsync poisons the log, never retried",
+			Pattern:   "sync error = <nil>, want input/output error",
+		}, {
+			// In disk mode a node whose fsync fails goes on as if it had
+			// succeeded; the next crash finds data below its recovery point
+			// gone, which recovery refuses as damage to durable data.
+			Package: pkgSim, Run: "^TestSim$", SimSeeds: simSeeds,
+			Invariant: "D1 synced data survives a crash",
+			Pattern:   "(this data was durable\\)|D1 synced data survives a crash|C3 high watermark durable on a majority|K1 acknowledged proposals survive)",
+		}},
+	},
 	{
 		ID:          Z21,
 		Bug:         "inconsistent offsets, duplicates and lost messages under pause plus kill",

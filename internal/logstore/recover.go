@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/krabka-go/krabka/internal/bugzoo"
 	"github.com/krabka-go/krabka/internal/recordbatch"
 	"github.com/krabka-go/krabka/internal/vfs"
 )
@@ -280,7 +281,8 @@ func (l *Log) recover() (*RecoveryReport, error) {
 			continue
 		}
 		last := i == len(bases)-1
-		durable := (rpFound && bad.offset < rpOffset) || (!rpFound && !last)
+		// Z18 cuts the log at the first bad batch, even in durable data.
+		durable := !bugzoo.Active(bugzoo.Z18) && ((rpFound && bad.offset < rpOffset) || (!rpFound && !last))
 		if durable {
 			why := "in a segment that is not the last one"
 			if rpFound {
@@ -353,7 +355,7 @@ func (l *Log) recover() (*RecoveryReport, error) {
 		s.alloc = s.size
 	}
 	end := l.active().next
-	if rpFound && end < rpOffset {
+	if rpFound && end < rpOffset && !bugzoo.Active(bugzoo.Z18) {
 		s := l.active()
 		return rep, &CorruptionError{Segment: s.path(logSuffix), Offset: end, Position: s.size,
 			Reason: fmt.Sprintf("log ends at offset %d, below the recovery point %d: synced data is missing", end, rpOffset)}
