@@ -104,7 +104,7 @@ type QuorumDescription struct {
 type Controller struct {
 	rc     runtimeConfig
 	eng    *engine
-	srv    *transport.Server
+	srv    *listenerSet
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	// done is closed when the engine goroutine has returned; runErr is
@@ -119,7 +119,7 @@ type Controller struct {
 
 // Start opens (and locks) the metadata log directory
 // <metadata.log.dir>/__cluster_metadata-0, recovers the log, reads the
-// quorum state (a fresh directory starts at epoch 0), binds the first
+// quorum state (a fresh directory starts at epoch 0), binds every
 // controller listener and starts the engine and the peer senders. It
 // returns once the node is serving; the quorum elects a leader on its own.
 //
@@ -283,29 +283,15 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 	}
 	e.syncVoters()
 
-	if ln == nil {
-		ln, err = net.Listen("tcp", rc.listenAddr)
-		if err != nil {
-			return nil, fmt.Errorf("raft: listen on %s: %w", rc.listenAddr, err)
-		}
-	}
 	srvCfg := rc.server
 	srvCfg.Handler = &handler{c: c}
-	srv, err := transport.Serve(runCtx, ln, srvCfg)
+	srv, err := serveListeners(runCtx, rc.listeners, ln, srvCfg)
+	ln = nil // serveListeners owns it now
 	if err != nil {
-		return nil, fmt.Errorf("raft: serve %s: %w", ln.Addr(), err)
+		return nil, err
 	}
-	ln = nil // the server owns it now
 	c.srv = srv
-	if a, ok := srv.Addr().(*net.TCPAddr); ok {
-		// A listener on port 0 advertises the port it got: that is the
-		// one a voter set must name.
-		for i, ep := range e.rc.advertised {
-			if ep.Name == rc.listenerName && ep.Port == 0 {
-				e.rc.advertised[i].Port = uint16(a.Port)
-			}
-		}
-	}
+	srv.advertiseBoundPorts(e.rc.advertised)
 
 	e.observe()
 	c.wg.Go(func() {
@@ -336,7 +322,8 @@ func (c *Controller) Err() error {
 	}
 }
 
-// Addr returns the address the controller listener is bound to.
+// Addr returns the address the first controller listener, the one the
+// voters use, is bound to; [Controller.ListenerAddr] gives each one's.
 func (c *Controller) Addr() net.Addr { return c.srv.Addr() }
 
 // enqueue hands ev to the engine, waiting while its queue is full. It

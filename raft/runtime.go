@@ -24,13 +24,15 @@ const PartitionDirName = "__cluster_metadata-0"
 const inboxCapacity = 1024
 
 // runtimeConfig is everything the runtime derives from a [Config]: the
-// core's configuration, the peers' addresses, the listener, the log store
+// core's configuration, the peers' addresses, the listeners, the log store
 // options and the few settings Config has no property for.
 type runtimeConfig struct {
-	id         kraft.NodeID
-	logDir     string // metadata.log.dir
-	dir        string // the partition directory
-	listenAddr string
+	id     kraft.NodeID
+	logDir string // metadata.log.dir
+	dir    string // the partition directory
+	// listeners are the controller listeners to bind, in
+	// controller.listener.names order.
+	listeners []Endpoint
 	// voters is controller.quorum.voters; listenerName names their
 	// endpoints (the first controller listener).
 	voters       []QuorumVoter
@@ -100,12 +102,14 @@ func newRuntimeConfig(cfg Config) (runtimeConfig, error) {
 		retentionTime:    cfg.MaxRetentionTime,
 		logger:           logger,
 	}
-	listener, ok := findEndpoint(cfg.Listeners, strings.ToUpper(cfg.ControllerListenerNames[0]))
-	if !ok {
-		return runtimeConfig{}, fmt.Errorf("raft: no listener named %s (controller.listener.names)", cfg.ControllerListenerNames[0])
+	for _, name := range cfg.ControllerListenerNames {
+		listener, ok := findEndpoint(cfg.Listeners, strings.ToUpper(name))
+		if !ok {
+			return runtimeConfig{}, fmt.Errorf("raft: no listener named %s (controller.listener.names)", name)
+		}
+		rc.listeners = append(rc.listeners, listener)
 	}
-	rc.listenAddr = listener.Address()
-	rc.listenerName = listener.Name
+	rc.listenerName = rc.listeners[0].Name
 	rc.voters = cfg.QuorumVoters
 	rc.dynamic = len(cfg.QuorumVoters) == 0
 	rc.advertised = cfg.AdvertisedControllerEndpoints()
