@@ -176,7 +176,10 @@ type Config struct {
 	// keyed by upper-case listener name. Nil means Kafka's default:
 	// every protocol name maps to itself and, when no SSL or SASL
 	// listener is in use, each controller listener name maps to
-	// PLAINTEXT (see [Config.ListenerSecurityProtocol]).
+	// PLAINTEXT (see [Config.ListenerSecurityProtocol]). Validate
+	// refuses a listener whose protocol is not PLAINTEXT: TLS and SASL
+	// are not implemented yet, and Krabka does not serve plaintext in
+	// their place (docs/security.md).
 	ListenerSecurityProtocolMap map[string]SecurityProtocol
 	// MetadataLogDir is the directory that holds meta.properties and the
 	// __cluster_metadata-0 log. In a properties file it is
