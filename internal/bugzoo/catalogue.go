@@ -7,6 +7,8 @@ const (
 	pkgRaft  = "./raft"
 	// pkgLogstore is the log store's package.
 	pkgLogstore = "./internal/logstore"
+	// pkgSnapshot is the snapshot store's package.
+	pkgSnapshot = "./internal/snapshot"
 	// simSeeds is the simulator campaign's default length in the gate.
 	simSeeds = 200
 )
@@ -112,7 +114,18 @@ var catalogue = []Entry{
 			Pattern:   "C7: follower with high watermark",
 		}},
 	},
-	pending(Z9, "a log start offset without a covering snapshot at startup; snapshot generation bugs", "Kafka KAFKA-14240, KAFKA-13968"),
+	{
+		ID:          Z9,
+		Bug:         "a log start offset without a covering snapshot at startup; snapshot generation bugs",
+		Source:      "Kafka KAFKA-14240, KAFKA-13968",
+		Hooks:       []string{"internal/snapshot/retention.go"},
+		Reinjection: "snapshot retention deletes the snapshot it moves the log start to instead of the one below it, so the log starts where no snapshot ends",
+		Checks: []Check{{
+			Package: pkgSnapshot, Run: "^TestRetentionKeepsSnapshotAtLogStart$", Args: rapidArgs,
+			Invariant: "S2 log start at a snapshot",
+			Pattern:   "S2: retention (deletes|moves)",
+		}},
+	},
 	{
 		ID:          Z10,
 		Bug:         "batches appended from a slow or stale Fetch response after leadership changed; corrupted records in a fetch",

@@ -2,6 +2,8 @@ package snapshot
 
 import (
 	"slices"
+
+	"github.com/krabka-go/krabka/internal/bugzoo"
 )
 
 // Policy is Kafka's snapshot retention (KafkaRaftLog.maybeClean).
@@ -74,7 +76,12 @@ func PlanRetention(snaps []Retained, logStart int64, logBytes func(logStart int6
 		if plan.LogStartOffset >= next {
 			return false
 		}
-		plan.Delete = append(plan.Delete, s[first].ID)
+		if bugzoo.Active(bugzoo.Z9) {
+			// Z9: the snapshot the log start moves to goes instead.
+			plan.Delete = append(plan.Delete, s[first+1].ID)
+		} else {
+			plan.Delete = append(plan.Delete, s[first].ID)
+		}
 		total -= s[first].Size
 		plan.LogStartOffset = next
 		first++
