@@ -3,10 +3,7 @@ package wire
 import (
 	"errors"
 	"fmt"
-	"math"
-	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/krabka-go/krabka/internal/kraft"
@@ -54,6 +51,27 @@ func clusterIDField(ours string) *string {
 	return &s
 }
 
+// onlyPartition returns the one topic of topics and its one partition,
+// the shape of every KRaft RPC (the metadata topic's partition 0); ok is
+// false for any other number of topics or partitions. partitions returns
+// a topic's partitions.
+func onlyPartition[T, P any](topics []T, partitions func(*T) []P) (t *T, p *P, ok bool) {
+	if len(topics) != 1 {
+		return nil, nil, false
+	}
+	ps := partitions(&topics[0])
+	if len(ps) != 1 {
+		return nil, nil, false
+	}
+	return &topics[0], &ps[0], true
+}
+
+// responseShapeError reports a response of the named RPC from h.From whose
+// topics are not the one metadata partition.
+func responseShapeError(rpc string, h kraft.Header, topics int) error {
+	return fmt.Errorf("wire: %s response from %d: %d topics, want 1 partition of %s", rpc, h.From, topics, MetadataTopic)
+}
+
 // KRaftRequest maps an inbound KRaft request (Vote, BeginQuorumEpoch,
 // EndQuorumEpoch, Fetch, FetchSnapshot) to the core's message, addressed To
 // local; the caller sets the RequestID. The wire edge checks what the core
@@ -68,162 +86,19 @@ func clusterIDField(ours string) *string {
 func KRaftRequest(req kmsg.Request, clusterID string, local kraft.NodeID) (msg kraft.Message, answer kmsg.Response, err error) {
 	switch r := req.(type) {
 	case *kmsg.VoteRequest:
-		resp := r.ResponseKind().(*kmsg.VoteResponse)
-		if !clusterIDMatches(r.ClusterID, clusterID) {
-			resp.ErrorCode = kerr.InconsistentClusterID.Code
-			return nil, resp, nil
-		}
-		if len(r.Topics) != 1 || r.Topics[0].Topic != MetadataTopic || len(r.Topics[0].Partitions) != 1 || r.Topics[0].Partitions[0].Partition != MetadataPartition {
-			resp.ErrorCode = kerr.InvalidRequest.Code
-			return nil, resp, nil
-		}
-		p := r.Topics[0].Partitions[0]
-		m := &kraft.VoteRequest{
-			Header:          kraft.Header{From: kraft.NodeID(p.CandidateID), To: local},
-			ReplicaEpoch:    kraft.Epoch(p.CandidateEpoch),
-			Replica:         kraft.ReplicaKey{ID: kraft.NodeID(p.CandidateID), DirectoryID: kraft.Uuid(p.CandidateDirectoryID)},
-			Voter:           kraft.ReplicaKey{ID: kraft.NodeID(r.VoterID), DirectoryID: kraft.Uuid(p.VoterDirectoryID)},
-			LastOffsetEpoch: kraft.Epoch(p.LastOffsetEpoch),
-			LastOffset:      kraft.Offset(p.LastOffset),
-			PreVote:         p.PreVote,
-		}
-		if r.Version < 1 {
-			m.Voter = kraft.ReplicaKey{ID: kraft.NoNode}
-		}
-		return m, nil, nil
-
+		msg, answer = voteToCore(r, clusterID, local)
 	case *kmsg.BeginQuorumEpochRequest:
-		resp := r.ResponseKind().(*kmsg.BeginQuorumEpochResponse)
-		if !clusterIDMatches(r.ClusterID, clusterID) {
-			resp.ErrorCode = kerr.InconsistentClusterID.Code
-			return nil, resp, nil
-		}
-		if len(r.Topics) != 1 || r.Topics[0].Topic != MetadataTopic || len(r.Topics[0].Partitions) != 1 || r.Topics[0].Partitions[0].Partition != MetadataPartition {
-			resp.ErrorCode = kerr.InvalidRequest.Code
-			return nil, resp, nil
-		}
-		p := r.Topics[0].Partitions[0]
-		m := &kraft.BeginQuorumEpochRequest{
-			Header:      kraft.Header{From: kraft.NodeID(p.LeaderID), To: local},
-			Voter:       kraft.ReplicaKey{ID: kraft.NodeID(r.VoterID), DirectoryID: kraft.Uuid(p.VoterDirectoryID)},
-			LeaderID:    kraft.NodeID(p.LeaderID),
-			LeaderEpoch: kraft.Epoch(p.LeaderEpoch),
-		}
-		if r.Version < 1 {
-			m.Voter = kraft.ReplicaKey{ID: kraft.NoNode}
-		}
-		return m, nil, nil
-
+		msg, answer = beginQuorumEpochToCore(r, clusterID, local)
 	case *kmsg.EndQuorumEpochRequest:
-		resp := r.ResponseKind().(*kmsg.EndQuorumEpochResponse)
-		if !clusterIDMatches(r.ClusterID, clusterID) {
-			resp.ErrorCode = kerr.InconsistentClusterID.Code
-			return nil, resp, nil
-		}
-		if len(r.Topics) != 1 || r.Topics[0].Topic != MetadataTopic || len(r.Topics[0].Partitions) != 1 || r.Topics[0].Partitions[0].Partition != MetadataPartition {
-			resp.ErrorCode = kerr.InvalidRequest.Code
-			return nil, resp, nil
-		}
-		p := r.Topics[0].Partitions[0]
-		m := &kraft.EndQuorumEpochRequest{
-			Header:      kraft.Header{From: kraft.NodeID(p.LeaderID), To: local},
-			LeaderID:    kraft.NodeID(p.LeaderID),
-			LeaderEpoch: kraft.Epoch(p.LeaderEpoch),
-		}
-		if r.Version >= 1 {
-			for _, c := range p.PreferredCandidates {
-				m.PreferredCandidates = append(m.PreferredCandidates, kraft.ReplicaKey{ID: kraft.NodeID(c.CandidateID), DirectoryID: kraft.Uuid(c.CandidateDirectoryID)})
-			}
-		} else {
-			for _, id := range p.PreferredSuccessors {
-				m.PreferredCandidates = append(m.PreferredCandidates, kraft.ReplicaKey{ID: kraft.NodeID(id)})
-			}
-		}
-		return m, nil, nil
-
+		msg, answer = endQuorumEpochToCore(r, clusterID, local)
 	case *kmsg.FetchRequest:
-		// The answer is made only for a refusal: a follower fetches
-		// continuously, and an accepted Fetch is answered by the core.
-		if !clusterIDMatches(r.ClusterID, clusterID) {
-			resp := r.ResponseKind().(*kmsg.FetchResponse)
-			resp.ErrorCode = kerr.InconsistentClusterID.Code
-			return nil, resp, nil
-		}
-		if r.Version < 13 || len(r.Topics) != 1 || r.Topics[0].TopicID != MetadataTopicID || len(r.Topics[0].Partitions) != 1 || r.Topics[0].Partitions[0].Partition != MetadataPartition {
-			resp := r.ResponseKind().(*kmsg.FetchResponse)
-			resp.ErrorCode = kerr.InvalidRequest.Code
-			return nil, resp, nil
-		}
-		p := r.Topics[0].Partitions[0]
-		replica := r.ReplicaID
-		if r.Version >= 15 {
-			replica = r.ReplicaState.ID
-		}
-		m := &kraft.FetchRequest{
-			Header:             kraft.Header{From: kraft.NodeID(replica), To: local},
-			Replica:            kraft.ReplicaKey{ID: kraft.NodeID(replica)},
-			CurrentLeaderEpoch: kraft.Epoch(p.CurrentLeaderEpoch),
-			FetchOffset:        kraft.Offset(p.FetchOffset),
-			LastFetchedEpoch:   kraft.Epoch(p.LastFetchedEpoch),
-			MaxWait:            millis(r.MaxWaitMillis),
-			MaxBytes:           r.MaxBytes,
-			HighWatermark:      math.MaxInt64,
-		}
-		if r.Version >= 17 {
-			m.Replica.DirectoryID = kraft.Uuid(p.ReplicaDirectoryID)
-		}
-		if r.Version >= 18 {
-			m.HighWatermark = kraft.Offset(p.HighWatermark)
-		}
-		return m, nil, nil
-
+		msg, answer = fetchToCore(r, clusterID, local)
 	case *kmsg.FetchSnapshotRequest:
-		resp := r.ResponseKind().(*kmsg.FetchSnapshotResponse)
-		if !clusterIDMatches(r.ClusterID, clusterID) {
-			resp.ErrorCode = kerr.InconsistentClusterID.Code
-			return nil, resp, nil
-		}
-		if len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 {
-			resp.ErrorCode = kerr.InvalidRequest.Code
-			return nil, resp, nil
-		}
-		t, p := r.Topics[0], r.Topics[0].Partitions[0]
-		if t.Topic != MetadataTopic || p.Partition != MetadataPartition {
-			rt := kmsg.NewFetchSnapshotResponseTopic()
-			rt.Topic = t.Topic
-			rp := kmsg.NewFetchSnapshotResponseTopicPartition()
-			rp.Partition = p.Partition
-			rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			rt.Partitions = append(rt.Partitions, rp)
-			resp.Topics = append(resp.Topics, rt)
-			return nil, resp, nil
-		}
-		m := &kraft.FetchSnapshotRequest{
-			Header:             kraft.Header{From: kraft.NodeID(r.ReplicaID), To: local},
-			Replica:            kraft.ReplicaKey{ID: kraft.NodeID(r.ReplicaID)},
-			CurrentLeaderEpoch: kraft.Epoch(p.CurrentLeaderEpoch),
-			SnapshotID:         kraft.OffsetAndEpoch{Offset: kraft.Offset(p.SnapshotID.EndOffset), Epoch: kraft.Epoch(p.SnapshotID.Epoch)},
-			Position:           p.Position,
-			MaxBytes:           r.MaxBytes,
-		}
-		if r.Version >= 1 {
-			m.Replica.DirectoryID = kraft.Uuid(p.ReplicaDirectoryID)
-		}
-		return m, nil, nil
+		msg, answer = fetchSnapshotToCore(r, clusterID, local)
+	default:
+		return nil, nil, fmt.Errorf("%w: request %T", ErrNotKRaft, req)
 	}
-	return nil, nil, fmt.Errorf("%w: request %T", ErrNotKRaft, req)
-}
-
-func millis(ms int32) time.Duration { return time.Duration(ms) * time.Millisecond }
-
-// fetchAnswer holds a Fetch response with its one topic, partition and
-// broker (the leader's endpoint, when named), allocated as one object: a
-// leader answers its followers' fetches one after another.
-type fetchAnswer struct {
-	resp   kmsg.FetchResponse
-	topic  [1]kmsg.FetchResponseTopic
-	part   [1]kmsg.FetchResponseTopicPartition
-	broker [1]kmsg.FetchResponseBroker
+	return msg, answer, nil
 }
 
 // KmsgResponse encodes the core's answer m (a response message) as the Kafka
@@ -234,73 +109,15 @@ type fetchAnswer struct {
 func KmsgResponse(m kraft.Message, version int16, records []byte) (kmsg.Response, error) {
 	switch m := m.(type) {
 	case *kraft.VoteResponse:
-		resp := kmsg.NewPtrVoteResponse()
-		resp.Version = version
-		t := kmsg.NewVoteResponseTopic()
-		t.Topic = MetadataTopic
-		p := kmsg.NewVoteResponseTopicPartition()
-		p.ErrorCode = KafkaCode(m.Error)
-		p.LeaderID, p.LeaderEpoch = int32(m.Leader.LeaderID), int32(m.Leader.Epoch)
-		p.VoteGranted = m.VoteGranted
-		t.Partitions = append(t.Partitions, p)
-		resp.Topics = append(resp.Topics, t)
-		return resp, nil
+		return voteResponseToKmsg(m, version), nil
 	case *kraft.BeginQuorumEpochResponse:
-		resp := kmsg.NewPtrBeginQuorumEpochResponse()
-		resp.Version = version
-		t := kmsg.NewBeginQuorumEpochResponseTopic()
-		t.Topic = MetadataTopic
-		p := kmsg.NewBeginQuorumEpochResponseTopicPartition()
-		p.ErrorCode = KafkaCode(m.Error)
-		p.LeaderID, p.LeaderEpoch = int32(m.Leader.LeaderID), int32(m.Leader.Epoch)
-		t.Partitions = append(t.Partitions, p)
-		resp.Topics = append(resp.Topics, t)
-		return resp, nil
+		return beginQuorumEpochResponseToKmsg(m, version), nil
 	case *kraft.EndQuorumEpochResponse:
-		resp := kmsg.NewPtrEndQuorumEpochResponse()
-		resp.Version = version
-		t := kmsg.NewEndQuorumEpochResponseTopic()
-		t.Topic = MetadataTopic
-		p := kmsg.NewEndQuorumEpochResponseTopicPartition()
-		p.ErrorCode = KafkaCode(m.Error)
-		p.LeaderID, p.LeaderEpoch = int32(m.Leader.LeaderID), int32(m.Leader.Epoch)
-		t.Partitions = append(t.Partitions, p)
-		resp.Topics = append(resp.Topics, t)
-		return resp, nil
+		return endQuorumEpochResponseToKmsg(m, version), nil
 	case *kraft.FetchResponse:
-		a := new(fetchAnswer)
-		resp := &a.resp
-		resp.Version = version
-		a.topic[0] = kmsg.FetchResponseTopic{Topic: MetadataTopic, TopicID: MetadataTopicID, Partitions: a.part[:]}
-		p := &a.part[0]
-		p.Default()
-		p.Partition = MetadataPartition
-		p.ErrorCode = KafkaCode(m.Error)
-		p.HighWatermark = int64(m.HighWatermark)
-		p.LogStartOffset = int64(m.LogStartOffset)
-		p.DivergingEpoch.Epoch, p.DivergingEpoch.EndOffset = int32(m.DivergingEpoch.Epoch), int64(m.DivergingEpoch.Offset)
-		p.SnapshotID.Epoch, p.SnapshotID.EndOffset = int32(m.SnapshotID.Epoch), int64(m.SnapshotID.Offset)
-		p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = int32(m.Leader.LeaderID), int32(m.Leader.Epoch)
-		p.RecordBatches = records
-		resp.Topics = a.topic[:]
-		resp.Brokers = a.broker[:0]
-		return resp, nil
+		return fetchResponseToKmsg(m, version, records), nil
 	case *kraft.FetchSnapshotResponse:
-		resp := kmsg.NewPtrFetchSnapshotResponse()
-		resp.Version = version
-		t := kmsg.NewFetchSnapshotResponseTopic()
-		t.Topic = MetadataTopic
-		p := kmsg.NewFetchSnapshotResponseTopicPartition()
-		p.Partition = MetadataPartition
-		p.ErrorCode = KafkaCode(m.Error)
-		p.SnapshotID.EndOffset, p.SnapshotID.Epoch = int64(m.SnapshotID.Offset), int32(m.SnapshotID.Epoch)
-		p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = int32(m.Leader.LeaderID), int32(m.Leader.Epoch)
-		p.Size = m.Size
-		p.Position = m.Position
-		p.Bytes = records
-		t.Partitions = append(t.Partitions, p)
-		resp.Topics = append(resp.Topics, t)
-		return resp, nil
+		return fetchSnapshotResponseToKmsg(m, version, records), nil
 	}
 	return nil, fmt.Errorf("%w: response %T", ErrNotKRaft, m)
 }
@@ -319,113 +136,15 @@ func KmsgRequest(m kraft.Message, clusterID string) (kmsg.Request, error) {
 	cid := clusterIDField(clusterID)
 	switch m := m.(type) {
 	case *kraft.VoteRequest:
-		req := kmsg.NewPtrVoteRequest()
-		req.ClusterID = cid
-		req.VoterID = int32(m.Voter.ID)
-		t := kmsg.NewVoteRequestTopic()
-		t.Topic = MetadataTopic
-		p := kmsg.NewVoteRequestTopicPartition()
-		p.Partition = MetadataPartition
-		p.CandidateEpoch = int32(m.ReplicaEpoch)
-		p.CandidateID = int32(m.Replica.ID)
-		p.CandidateDirectoryID = [16]byte(m.Replica.DirectoryID)
-		p.VoterDirectoryID = [16]byte(m.Voter.DirectoryID)
-		p.LastOffsetEpoch = int32(m.LastOffsetEpoch)
-		p.LastOffset = int64(m.LastOffset)
-		p.PreVote = m.PreVote
-		t.Partitions = append(t.Partitions, p)
-		req.Topics = append(req.Topics, t)
-		return req, nil
+		return voteToKmsg(m, cid), nil
 	case *kraft.BeginQuorumEpochRequest:
-		req := kmsg.NewPtrBeginQuorumEpochRequest()
-		req.ClusterID = cid
-		req.VoterID = int32(m.Voter.ID)
-		t := kmsg.NewBeginQuorumEpochRequestTopic()
-		t.Topic = MetadataTopic
-		p := kmsg.NewBeginQuorumEpochRequestTopicPartition()
-		p.Partition = MetadataPartition
-		p.VoterDirectoryID = [16]byte(m.Voter.DirectoryID)
-		p.LeaderID = int32(m.LeaderID)
-		p.LeaderEpoch = int32(m.LeaderEpoch)
-		t.Partitions = append(t.Partitions, p)
-		req.Topics = append(req.Topics, t)
-		return req, nil
+		return beginQuorumEpochToKmsg(m, cid), nil
 	case *kraft.EndQuorumEpochRequest:
-		req := kmsg.NewPtrEndQuorumEpochRequest()
-		req.ClusterID = cid
-		t := kmsg.NewEndQuorumEpochRequestTopic()
-		t.Topic = MetadataTopic
-		p := kmsg.NewEndQuorumEpochRequestTopicPartition()
-		p.Partition = MetadataPartition
-		p.LeaderID = int32(m.LeaderID)
-		p.LeaderEpoch = int32(m.LeaderEpoch)
-		for _, c := range m.PreferredCandidates {
-			p.PreferredSuccessors = append(p.PreferredSuccessors, int32(c.ID))
-			pc := kmsg.NewEndQuorumEpochRequestTopicPartitionPreferredCandidate()
-			pc.CandidateID = int32(c.ID)
-			pc.CandidateDirectoryID = [16]byte(c.DirectoryID)
-			p.PreferredCandidates = append(p.PreferredCandidates, pc)
-		}
-		t.Partitions = append(t.Partitions, p)
-		req.Topics = append(req.Topics, t)
-		return req, nil
+		return endQuorumEpochToKmsg(m, cid), nil
 	case *kraft.FetchSnapshotRequest:
-		req := kmsg.NewPtrFetchSnapshotRequest()
-		req.ClusterID = cid
-		req.ReplicaID = int32(m.Replica.ID)
-		req.MaxBytes = m.MaxBytes
-		t := kmsg.NewFetchSnapshotRequestTopic()
-		t.Topic = MetadataTopic
-		p := kmsg.NewFetchSnapshotRequestTopicPartition()
-		p.Partition = MetadataPartition
-		p.CurrentLeaderEpoch = int32(m.CurrentLeaderEpoch)
-		p.SnapshotID.EndOffset = int64(m.SnapshotID.Offset)
-		p.SnapshotID.Epoch = int32(m.SnapshotID.Epoch)
-		p.Position = m.Position
-		p.ReplicaDirectoryID = [16]byte(m.Replica.DirectoryID)
-		t.Partitions = append(t.Partitions, p)
-		req.Topics = append(req.Topics, t)
-		return req, nil
+		return fetchSnapshotToKmsg(m, cid), nil
 	}
 	return nil, fmt.Errorf("%w: request %T", ErrNotKRaft, m)
-}
-
-// fetchAsk holds a Fetch request with its one topic, partition and
-// cluster id, allocated as one object: a follower sends one after another.
-type fetchAsk struct {
-	req       kmsg.FetchRequest
-	topic     [1]kmsg.FetchRequestTopic
-	part      [1]kmsg.FetchRequestTopicPartition
-	clusterID string
-}
-
-// fetchRequest is KmsgRequest for a Fetch.
-func fetchRequest(m *kraft.FetchRequest, clusterID string) *kmsg.FetchRequest {
-	a := new(fetchAsk)
-	// Every field a Default would set is set here.
-	a.part[0] = kmsg.FetchRequestTopicPartition{
-		Partition:          MetadataPartition,
-		CurrentLeaderEpoch: int32(m.CurrentLeaderEpoch),
-		FetchOffset:        int64(m.FetchOffset),
-		LastFetchedEpoch:   int32(m.LastFetchedEpoch),
-		LogStartOffset:     -1,
-		ReplicaDirectoryID: [16]byte(m.Replica.DirectoryID),
-		HighWatermark:      int64(m.HighWatermark),
-	}
-	a.topic[0] = kmsg.FetchRequestTopic{Topic: MetadataTopic, TopicID: MetadataTopicID, Partitions: a.part[:]}
-	a.req = kmsg.FetchRequest{
-		ReplicaID:     int32(m.Replica.ID),
-		ReplicaState:  kmsg.FetchRequestReplicaState{ID: int32(m.Replica.ID), Epoch: -1},
-		MaxWaitMillis: int32(m.MaxWait / time.Millisecond),
-		MaxBytes:      m.MaxBytes,
-		SessionEpoch:  -1,
-		Topics:        a.topic[:],
-	}
-	if clusterID != "" { // as clusterIDField
-		a.clusterID = clusterID
-		a.req.ClusterID = &a.clusterID
-	}
-	return &a.req
 }
 
 // noLeader is the leader view of a response that carries none (a
@@ -441,83 +160,23 @@ var noLeader = kraft.LeaderAndEpoch{LeaderID: kraft.NoNode, Epoch: -1}
 // A response whose topic shape is not the single metadata partition is an
 // error: it cannot answer a request this node sent.
 func KRaftResponse(resp kmsg.Response, h kraft.Header) (kraft.Message, []byte, error) {
+	var m kraft.Message
+	var err error
 	switch r := resp.(type) {
 	case *kmsg.VoteResponse:
-		m := &kraft.VoteResponse{Header: h, Error: KRaftCode(r.ErrorCode), Leader: noLeader}
-		if r.ErrorCode != 0 && len(r.Topics) == 0 {
-			return m, nil, nil
-		}
-		if len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 {
-			return nil, nil, fmt.Errorf("wire: vote response from %d: %d topics, want 1 partition of %s", h.From, len(r.Topics), MetadataTopic)
-		}
-		p := r.Topics[0].Partitions[0]
-		m.Error = KRaftCode(p.ErrorCode)
-		m.Leader = kraft.LeaderAndEpoch{LeaderID: kraft.NodeID(p.LeaderID), Epoch: kraft.Epoch(p.LeaderEpoch)}
-		m.VoteGranted = p.VoteGranted
-		return m, nil, nil
+		m, err = voteResponseToCore(r, h)
 	case *kmsg.BeginQuorumEpochResponse:
-		m := &kraft.BeginQuorumEpochResponse{Header: h, Error: KRaftCode(r.ErrorCode), Leader: noLeader}
-		if r.ErrorCode != 0 && len(r.Topics) == 0 {
-			return m, nil, nil
-		}
-		if len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 {
-			return nil, nil, fmt.Errorf("wire: begin quorum epoch response from %d: %d topics, want 1 partition of %s", h.From, len(r.Topics), MetadataTopic)
-		}
-		p := r.Topics[0].Partitions[0]
-		m.Error = KRaftCode(p.ErrorCode)
-		m.Leader = kraft.LeaderAndEpoch{LeaderID: kraft.NodeID(p.LeaderID), Epoch: kraft.Epoch(p.LeaderEpoch)}
-		return m, nil, nil
+		m, err = beginQuorumEpochResponseToCore(r, h)
 	case *kmsg.EndQuorumEpochResponse:
-		m := &kraft.EndQuorumEpochResponse{Header: h, Error: KRaftCode(r.ErrorCode), Leader: noLeader}
-		if r.ErrorCode != 0 && len(r.Topics) == 0 {
-			return m, nil, nil
-		}
-		if len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 {
-			return nil, nil, fmt.Errorf("wire: end quorum epoch response from %d: %d topics, want 1 partition of %s", h.From, len(r.Topics), MetadataTopic)
-		}
-		p := r.Topics[0].Partitions[0]
-		m.Error = KRaftCode(p.ErrorCode)
-		m.Leader = kraft.LeaderAndEpoch{LeaderID: kraft.NodeID(p.LeaderID), Epoch: kraft.Epoch(p.LeaderEpoch)}
-		return m, nil, nil
+		m, err = endQuorumEpochResponseToCore(r, h)
 	case *kmsg.FetchResponse:
-		m := &kraft.FetchResponse{
-			Header: h, Error: KRaftCode(r.ErrorCode), Leader: noLeader, HighWatermark: -1, LogStartOffset: -1,
-			DivergingEpoch: kraft.NoOffsetAndEpoch, SnapshotID: kraft.NoOffsetAndEpoch,
-		}
-		if r.ErrorCode != 0 && len(r.Topics) == 0 {
-			return m, nil, nil
-		}
-		if len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 {
-			return nil, nil, fmt.Errorf("wire: fetch response from %d: %d topics, want 1 partition of %s", h.From, len(r.Topics), MetadataTopic)
-		}
-		p := r.Topics[0].Partitions[0]
-		m.Error = KRaftCode(p.ErrorCode)
-		m.Leader = kraft.LeaderAndEpoch{LeaderID: kraft.NodeID(p.CurrentLeader.LeaderID), Epoch: kraft.Epoch(p.CurrentLeader.LeaderEpoch)}
-		m.HighWatermark = kraft.Offset(p.HighWatermark)
-		m.LogStartOffset = kraft.Offset(p.LogStartOffset)
-		m.DivergingEpoch = kraft.OffsetAndEpoch{Offset: kraft.Offset(p.DivergingEpoch.EndOffset), Epoch: kraft.Epoch(p.DivergingEpoch.Epoch)}
-		m.SnapshotID = kraft.OffsetAndEpoch{Offset: kraft.Offset(p.SnapshotID.EndOffset), Epoch: kraft.Epoch(p.SnapshotID.Epoch)}
-		return m, p.RecordBatches, nil
+		return fetchResponseToCore(r, h)
 	case *kmsg.FetchSnapshotResponse:
-		m := &kraft.FetchSnapshotResponse{
-			Header: h, Error: KRaftCode(r.ErrorCode), Leader: noLeader, SnapshotID: kraft.NoOffsetAndEpoch,
-		}
-		if r.ErrorCode != 0 && len(r.Topics) == 0 {
-			return m, nil, nil
-		}
-		if len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 {
-			return nil, nil, fmt.Errorf("wire: fetch snapshot response from %d: %d topics, want 1 partition of %s", h.From, len(r.Topics), MetadataTopic)
-		}
-		p := r.Topics[0].Partitions[0]
-		m.Error = KRaftCode(p.ErrorCode)
-		m.Leader = kraft.LeaderAndEpoch{LeaderID: kraft.NodeID(p.CurrentLeader.LeaderID), Epoch: kraft.Epoch(p.CurrentLeader.LeaderEpoch)}
-		m.SnapshotID = kraft.OffsetAndEpoch{Offset: kraft.Offset(p.SnapshotID.EndOffset), Epoch: kraft.Epoch(p.SnapshotID.Epoch)}
-		m.Size = p.Size
-		m.Position = p.Position
-		m.Length = int64(len(p.Bytes))
-		return m, p.Bytes, nil
+		return fetchSnapshotResponseToCore(r, h)
+	default:
+		return nil, nil, fmt.Errorf("%w: response %T", ErrNotKRaft, resp)
 	}
-	return nil, nil, fmt.Errorf("%w: response %T", ErrNotKRaft, resp)
+	return m, nil, err
 }
 
 // KRaftFailure returns the response the core expects when the request req
