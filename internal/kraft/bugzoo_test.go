@@ -269,3 +269,40 @@ func TestFollowerAppendsOnlyBatchesWithinItsEpochs(t *testing.T) {
 		}
 	})
 }
+
+// Liveness L5 (KAFKA-17030; KafkaRaftClient.pollUnattachedAsObserver): an
+// observer looks for the leader through its bootstrap servers, not
+// through its own voter set, which may be stale: here its set (1,2,3) is
+// gone, the leader is node 7, and only the bootstrap server 5 knows it.
+func TestObserverFindsLeaderThroughBootstrapServers(t *testing.T) {
+	cfg := config(4, keys(1, 2, 3), 1)
+	cfg.BootstrapServers = []kraft.NodeID{5}
+	n, err := kraft.NewNode(0, cfg, emptyState(), logWith())
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := kraft.Instant(0)
+	for range 50 {
+		rd := n.Ready()
+		advance(n, rd)
+		for _, f := range messagesOf[*kraft.FetchRequest](rd) {
+			if f.To != 5 {
+				t.Fatalf("L5: observer 4 with the stale voter set (1,2,3) fetches from %d, not from its bootstrap server 5", f.To)
+			}
+			resp := &kraft.FetchResponse{
+				Header: kraft.Header{From: 5, To: 4, RequestID: f.RequestID}, Error: kraft.CodeNotLeaderOrFollower,
+				Leader: kraft.LeaderAndEpoch{LeaderID: 7, Epoch: 3}, HighWatermark: -1,
+				DivergingEpoch: kraft.NoOffsetAndEpoch, SnapshotID: kraft.NoOffsetAndEpoch,
+			}
+			if err := n.Step(now, resp); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if st := n.Status(); st.Role == kraft.Follower && st.Leader.LeaderID == 7 {
+			return
+		}
+		now += 100
+		n.Tick(now)
+	}
+	t.Fatalf("L5: observer 4 never found leader 7 through its bootstrap server: %+v", n.Status())
+}

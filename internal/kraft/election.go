@@ -208,6 +208,10 @@ func (n *Node) pollUnattached() {
 // names the leader and epoch its sender knows.
 func (n *Node) fetchFromBootstrap(skip NodeID) {
 	servers := n.cfg.BootstrapServers
+	if bugzoo.Active(bugzoo.Z14) {
+		// Z14: no bootstrap servers; only the local voter set is asked.
+		servers = nil
+	}
 	if len(servers) == 0 {
 		for _, k := range n.voters().Keys() {
 			servers = append(servers, k.ID)
