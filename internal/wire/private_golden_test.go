@@ -2,10 +2,14 @@ package wire
 
 import (
 	"bytes"
+	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/krabka-go/krabka/internal/kbin"
+	"github.com/krabka-go/krabka/metadata"
 )
 
 // TestPrivateGoldenDecode decodes the byte-exact encodings that
@@ -81,5 +85,42 @@ func TestPrivateDecodeAliasesFrame(t *testing.T) {
 	}
 	if &mf.Records[0] != &enc[len(enc)-4] {
 		t.Error("MetadataFetchResponse records are a copy of the frame")
+	}
+}
+
+// TestPrivateEncodeAtUnknownVersionPanics: a private message set to a
+// version it does not have is a caller's bug that AppendTo reports by
+// panicking with an *UnsupportedVersionError, and ReadFrom by returning
+// one.
+func TestPrivateEncodeAtUnknownVersionPanics(t *testing.T) {
+	for _, fresh := range privateKinds {
+		m := fresh().(interface {
+			privateMsg
+			SetVersion(int16)
+		})
+		m.SetVersion(1)
+		func() {
+			defer func() {
+				if _, ok := recover().(*UnsupportedVersionError); !ok {
+					t.Errorf("%T.AppendTo at version 1 did not panic with an *UnsupportedVersionError", m)
+				}
+			}()
+			m.AppendTo(nil)
+		}()
+		var uv *UnsupportedVersionError
+		if err := m.ReadFrom([]byte{0}); !errors.As(err, &uv) || uv.Version != 1 {
+			t.Errorf("%T.ReadFrom at version 1 = %v, want an *UnsupportedVersionError", m, err)
+		}
+	}
+}
+
+// TestPrivateDecodeErrorIsShared: a malformed private message is a
+// *DecodeError naming the message and field, the type the metadata and
+// control codecs return.
+func TestPrivateDecodeErrorIsShared(t *testing.T) {
+	err := NewSubmitChangeResponse().ReadFrom([]byte{0, 6, 0x02, 0xff})
+	var de *metadata.DecodeError
+	if !errors.As(err, &de) || de.Message != "SubmitChangeResponse" || de.Field != "ErrorMessage" || !errors.Is(err, kbin.ErrInvalid) {
+		t.Fatalf("ReadFrom(non-UTF-8 message) = %v, want a DecodeError for SubmitChangeResponse.ErrorMessage", err)
 	}
 }

@@ -4,10 +4,6 @@ package wire
 
 import "github.com/krabka-go/krabka/internal/codegen/genrt"
 
-// RawTaggedField is a tagged field that the decoding version does not
-// know. It is kept so that encoding the value again reproduces the input.
-type RawTaggedField = genrt.RawTaggedField
-
 // EncodeError reports a value that cannot be encoded at the requested
 // version.
 type EncodeError = genrt.EncodeError

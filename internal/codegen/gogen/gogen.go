@@ -79,7 +79,7 @@ func Generate(pkg string, msgs []*codegen.Message) (map[string][]byte, error) {
 		}
 	}
 	var err error
-	if out[SupportFile], err = formatSource(SupportFile, support(pkg)); err != nil {
+	if out[SupportFile], err = formatSource(SupportFile, support(pkg, slices.ContainsFunc(sorted, func(m *codegen.Message) bool { return !m.Kind.IsRPC() }))); err != nil {
 		return nil, err
 	}
 	if len(meta) > 0 {

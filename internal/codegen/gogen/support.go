@@ -10,18 +10,24 @@ import (
 // support returns the per-package file that names the shared runtime
 // types of package genrt in the generated package, so that its API reads
 // metadata.DecodeError while errors.As matches across packages.
-func support(pkg string) []byte {
+// RawTaggedField is named only when a message keeps unknown tags (a
+// package of private RPCs skips them).
+func support(pkg string, keepsTags bool) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `%s
 
 package %s
 
 import "github.com/krabka-go/krabka/internal/codegen/genrt"
-
+`, Header, pkg)
+	if keepsTags {
+		b.WriteString(`
 // RawTaggedField is a tagged field that the decoding version does not
 // know. It is kept so that encoding the value again reproduces the input.
 type RawTaggedField = genrt.RawTaggedField
-
+`)
+	}
+	b.WriteString(`
 // EncodeError reports a value that cannot be encoded at the requested
 // version.
 type EncodeError = genrt.EncodeError
@@ -33,7 +39,7 @@ type DecodeError = genrt.DecodeError
 // UnsupportedVersionError reports a version outside a message's valid
 // versions.
 type UnsupportedVersionError = genrt.UnsupportedVersionError
-`, Header, pkg)
+`)
 	return b.Bytes()
 }
 
