@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"sync"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -140,6 +139,8 @@ type startOptions struct {
 	listener net.Listener
 	dial     func(ctx context.Context, network, addr string) (net.Conn, error)
 	fsys     vfs.FS
+	// clock is the engine's time; nil: the system clock.
+	clock clock
 }
 
 // start is Start with the test seams of opts.
@@ -155,6 +156,10 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 	fsys := opts.fsys
 	if fsys == nil {
 		fsys = newFS()
+	}
+	clk := opts.clock
+	if clk == nil {
+		clk = systemClock{}
 	}
 	c := &Controller{rc: rc, done: make(chan struct{})}
 	defer func() {
@@ -211,7 +216,8 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 		rc:         rc,
 		fsys:       fsys,
 		log:        log,
-		start:      time.Now(),
+		clock:      clk,
+		start:      clk.Now(),
 		clusterID:  clusterID,
 		logger:     rc.logger,
 		inbox:      make(chan event, inboxCapacity),
@@ -443,7 +449,7 @@ func (e *engine) describe() (QuorumDescription, error) {
 	if st.Role != kraft.Leader {
 		return QuorumDescription{}, e.notLeader(st)
 	}
-	wall := time.Now().UnixMilli()
+	wall := e.clock.Now().UnixMilli()
 	toWall := func(at kraft.Instant) int64 {
 		if at < 0 {
 			return -1

@@ -8,7 +8,6 @@ import (
 	"net"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -446,7 +445,7 @@ func (e *engine) proposeVoters(rec *control.VotersRecord, kraftVersion int16) (k
 	kvs = append(kvs, recordbatch.KeyValue{Key: key, Value: value})
 	p := recordbatch.DefaultParams()
 	p.PartitionLeaderEpoch = int32(e.lastStatus.Epoch)
-	raw, err := recordbatch.AppendControlBatch(nil, p, time.Now().UnixMilli(), kvs...)
+	raw, err := recordbatch.AppendControlBatch(nil, p, e.clock.Now().UnixMilli(), kvs...)
 	if err != nil {
 		return 0, err
 	}

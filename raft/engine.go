@@ -138,10 +138,13 @@ func (p *publishedState) publishImage(img *metadata.Image) {
 // store writer, the applied metadata image and the submission waiters
 // (STYLE.md §3). Everything reaches it through inbox.
 type engine struct {
-	rc        runtimeConfig
-	fsys      vfs.FS
-	log       *logstore.Log
-	node      *kraft.Node
+	rc   runtimeConfig
+	fsys vfs.FS
+	log  *logstore.Log
+	node *kraft.Node
+	// clock is the engine's one source of time; start is when the
+	// engine started, the core's Instant 0.
+	clock     clock
 	start     time.Time
 	clusterID string
 	voterIDs  []int32
@@ -234,16 +237,15 @@ type engine struct {
 	bootstrap      []metadata.Record
 	activatedEpoch kraft.Epoch
 
-	// noOpDue is when the leader appends its next NoOpRecord; zero while
-	// not an active leader or with NoOps disabled.
-	noOpDue time.Time
-	// checkpointDue is when the log's recovery point is next checkpointed
-	// (recoverypoint.go); zero while it equals the synced offset.
-	checkpointDue time.Time
+	// timers holds every deadline the engine wakes up for, each set and
+	// stopped by its owner (see timerID).
+	timers timerTable
 
-	resigning      bool
-	resignDeadline time.Time
-	resignDone     []chan struct{}
+	// resigning is set by a graceful shutdown; timerResign is when it
+	// stops waiting for a successor, and resignDone are closed when it
+	// does.
+	resigning  bool
+	resignDone []chan struct{}
 
 	// Linearizable reads (read.go): reads holds those the core has not
 	// resolved, by id; readWaiters those waiting for the image to apply
@@ -253,9 +255,13 @@ type engine struct {
 	readWaiters []*readWaiter
 }
 
-// now is the core's clock: milliseconds since the engine started, on the
-// monotonic clock.
-func (e *engine) now() kraft.Instant { return kraft.Instant(time.Since(e.start).Milliseconds()) }
+// now is the core's clock: milliseconds since the engine started.
+func (e *engine) now() kraft.Instant { return e.instant(e.clock.Now()) }
+
+// instant is t on the core's clock.
+func (e *engine) instant(t time.Time) kraft.Instant {
+	return kraft.Instant(t.Sub(e.start).Milliseconds())
+}
 
 // run is the engine loop. It returns when ctx ends, when a resigning
 // leader is done, or with the error that stopped it (a failed write: the
@@ -364,38 +370,20 @@ func (e *engine) awaitSync() error {
 	return nil
 }
 
-// armTimer sets timer to the earliest of the core's next deadline, a
-// resigning leader's give-up time, the next NoOpRecord, the next
-// retention run and the next recovery-point checkpoint.
+// armTimer sets timer to the earliest deadline of the timer table, after
+// copying the core's next deadline into it.
 func (e *engine) armTimer(timer *time.Timer) {
-	const never = time.Duration(1<<63 - 1)
-	wait := never
 	if d := e.node.NextDeadline(); d != kraft.Never {
-		wait = time.Duration(d-e.now()) * time.Millisecond
+		e.timers.set(timerConsensus, e.start.Add(time.Duration(d)*time.Millisecond))
+	} else {
+		e.timers.stop(timerConsensus)
 	}
-	if e.resigning {
-		wait = min(wait, time.Until(e.resignDeadline))
-	}
-	if !e.noOpDue.IsZero() {
-		wait = min(wait, time.Until(e.noOpDue))
-	}
-	if e.change != nil {
-		wait = min(wait, time.Until(e.change.deadline))
-	}
-	if r := e.lastStatus.Role; e.rc.dynamic && (r == kraft.Follower || r == kraft.Leader) {
-		wait = min(wait, time.Until(e.selfDue))
-	}
-	if e.snap.store != nil {
-		wait = min(wait, time.Until(e.snap.lastClean.Add(cleanInterval)))
-	}
-	if !e.checkpointDue.IsZero() {
-		wait = min(wait, time.Until(e.checkpointDue))
-	}
-	if wait == never {
+	at, ok := e.timers.earliest()
+	if !ok {
 		timer.Stop()
 		return
 	}
-	timer.Reset(max(wait, 0))
+	timer.Reset(max(at.Sub(e.clock.Now()), 0))
 }
 
 // maybeNoOp queues a NoOpRecord every metadata.max.idle.interval.ms while
@@ -404,15 +392,15 @@ func (e *engine) armTimer(timer *time.Timer) {
 func (e *engine) maybeNoOp() {
 	st := e.lastStatus
 	if e.rc.maxIdle <= 0 || e.resigning || st.Role != kraft.Leader || st.ShuttingDown || !e.caughtUp(st.Epoch) {
-		e.noOpDue = time.Time{}
+		e.timers.stop(timerNoOp)
 		return
 	}
-	now := time.Now()
+	now := e.clock.Now()
 	switch {
-	case e.noOpDue.IsZero():
-		e.noOpDue = now.Add(e.rc.maxIdle)
-	case !now.Before(e.noOpDue):
-		e.noOpDue = now.Add(e.rc.maxIdle)
+	case !e.timers.armed(timerNoOp):
+		e.timers.set(timerNoOp, now.Add(e.rc.maxIdle))
+	case e.timers.expired(timerNoOp, now):
+		e.timers.set(timerNoOp, now.Add(e.rc.maxIdle))
 		rec := metadata.NewNoOpRecord()
 		enc, err := metadata.Encode(rec)
 		if err != nil {
@@ -676,7 +664,7 @@ func (e *engine) appendBatches(apps []kraft.Append) error {
 		own := true
 		switch held := e.handles[a.Handle]; {
 		case a.Handle == 0:
-			enc, err := encodeControlBatch(a.Batch, time.Now().UnixMilli())
+			enc, err := encodeControlBatch(a.Batch, e.clock.Now().UnixMilli())
 			if err != nil {
 				return err
 			}
@@ -978,7 +966,7 @@ func (e *engine) flushSubmissions() {
 		}
 		e.spec = e.specDelta
 	}
-	now := time.Now().UnixMilli()
+	now := e.clock.Now().UnixMilli()
 	offset := st.LogEndOffset
 	batch := e.batchBuf[:0]
 	builder := &e.builder
@@ -1293,7 +1281,7 @@ func (e *engine) resignFinished() bool {
 	}
 	st := e.lastStatus
 	successor := st.Leader.LeaderID != kraft.NoNode && st.Leader.LeaderID != st.ID
-	if successor || !time.Now().Before(e.resignDeadline) {
+	if successor || e.timers.expired(timerResign, e.clock.Now()) {
 		for _, c := range e.resignDone {
 			close(c)
 		}
@@ -1315,9 +1303,9 @@ func (e *engine) resign(done chan struct{}) {
 	e.resigning = true
 	e.node.Resign(e.now())
 	if wasLeader {
-		e.resignDeadline = time.Now().Add(e.rc.resignTimeout)
+		e.timers.set(timerResign, e.clock.Now().Add(e.rc.resignTimeout))
 	} else {
-		e.resignDeadline = time.Now()
+		e.timers.set(timerResign, e.clock.Now())
 	}
 }
 

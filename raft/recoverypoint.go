@@ -25,21 +25,21 @@ const recoveryCheckpointInterval = time.Second
 
 // maybeCheckpoint writes the log's recovery point once
 // recoveryCheckpointInterval has passed since it fell behind the synced
-// offset (checkpointDue, which armTimer wakes the engine for).
+// offset (timerCheckpoint, which the engine wakes up for).
 func (e *engine) maybeCheckpoint() error {
 	if e.log.RecoveryPoint() == e.log.SyncedOffset() {
-		e.checkpointDue = time.Time{}
+		e.timers.stop(timerCheckpoint)
 		return nil
 	}
-	now := time.Now()
-	if e.checkpointDue.IsZero() {
-		e.checkpointDue = now.Add(recoveryCheckpointInterval)
+	now := e.clock.Now()
+	if !e.timers.armed(timerCheckpoint) {
+		e.timers.set(timerCheckpoint, now.Add(recoveryCheckpointInterval))
 		return nil
 	}
-	if now.Before(e.checkpointDue) {
+	if !e.timers.expired(timerCheckpoint, now) {
 		return nil
 	}
-	e.checkpointDue = time.Time{}
+	e.timers.stop(timerCheckpoint)
 	if _, err := e.log.CheckpointRecoveryPoint(); err != nil {
 		return fmt.Errorf("raft: checkpoint the log's recovery point: %w", err)
 	}

@@ -117,7 +117,7 @@ func BenchmarkSnapshotWrite(b *testing.B) {
 	for b.Loop() {
 		unique++
 		id := snapshot.ID{EndOffset: int64(unique), Epoch: 1}
-		n, err := writeSnapshot(b.Context(), vfs.OS(), dir, id, unique, snapshot.Header{LastContainedLogTimestamp: 1}, img)
+		n, err := writeSnapshot(b.Context(), vfs.OS(), dir, id, unique, snapshot.Header{LastContainedLogTimestamp: 1}, img, time.Now().UnixMilli())
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -146,7 +146,7 @@ func BenchmarkSnapshotLoad(b *testing.B) {
 	recs := imageRecords(img)
 	dir := b.TempDir()
 	id := snapshot.ID{EndOffset: 5_000_000, Epoch: 1}
-	size, err := writeSnapshot(b.Context(), vfs.OS(), dir, id, 1, snapshot.Header{LastContainedLogTimestamp: 1}, img)
+	size, err := writeSnapshot(b.Context(), vfs.OS(), dir, id, 1, snapshot.Header{LastContainedLogTimestamp: 1}, img, time.Now().UnixMilli())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"testing"
+	"time"
 
 	"pgregory.net/rapid"
 
@@ -89,7 +90,7 @@ func TestSnapshotLoadThenReplayEqualsWholeLog(t *testing.T) {
 			rt.Fatal(err)
 		}
 		id := snapshot.ID{EndOffset: int64(cut), Epoch: 1}
-		if _, err := writeSnapshot(t.Context(), fsys, dir, id, 1, snapshot.Header{LastContainedLogTimestamp: 1}, prefix); err != nil {
+		if _, err := writeSnapshot(t.Context(), fsys, dir, id, 1, snapshot.Header{LastContainedLogTimestamp: 1}, prefix, time.Now().UnixMilli()); err != nil {
 			rt.Fatal(err)
 		}
 		d, err := readSnapshotImage(fsys, path.Join(dir, snapshot.FileName(id)), id, false)

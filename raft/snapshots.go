@@ -47,9 +47,9 @@ type snapshotState struct {
 	triggers []chan<- triggerResult
 	flight   []chan<- triggerResult
 	// timestamps caches each snapshot's LastContainedLogTimestamp, for
-	// the time rule of retention; lastClean is when retention last ran.
+	// the time rule of retention. timerRetention is when retention next
+	// runs.
 	timestamps map[snapshot.ID]int64
-	lastClean  time.Time
 	// boundary describes the applied position when it is at a batch
 	// boundary: the epoch and timestamp of the batch that ends there.
 	atBoundary    bool
@@ -71,9 +71,10 @@ func toStoreID(id snapshot.ID) logstore.OffsetAndEpoch {
 // holding that image and the offset to apply from.
 func (e *engine) loadSnapshots() error {
 	e.snap.store = snapshot.NewStore(e.fsys, e.rc.dir)
-	e.snap.unique = uint64(time.Now().UnixNano())
-	e.snap.lastTaken = time.Now()
-	e.snap.lastClean = time.Now()
+	now := e.clock.Now()
+	e.snap.unique = uint64(now.UnixNano())
+	e.snap.lastTaken = now
+	e.timers.set(timerRetention, now.Add(cleanInterval))
 	e.snap.timestamps = map[snapshot.ID]int64{}
 	listing, err := snapshot.Recover(e.fsys, e.rc.dir)
 	if err != nil {
@@ -330,7 +331,7 @@ func (e *engine) installSnapshot(o kraft.OffsetAndEpoch) error {
 	e.log.SetEarliestSnapshot(toStoreID(id))
 	e.deleteSnapshotsBefore(id)
 	e.setLatest(id)
-	e.snap.lastTaken = time.Now()
+	e.snap.lastTaken = e.clock.Now()
 	return e.loadImage(id)
 }
 
@@ -443,7 +444,7 @@ func (e *engine) maybeSnapshot() {
 		return
 	}
 	due := len(s.triggers) > 0 || s.appliedBytes >= e.rc.snapshotBytes ||
-		(e.rc.snapshotInterval > 0 && s.appliedBytes > 0 && time.Since(s.lastTaken) >= e.rc.snapshotInterval)
+		(e.rc.snapshotInterval > 0 && s.appliedBytes > 0 && e.clock.Now().Sub(s.lastTaken) >= e.rc.snapshotInterval)
 	if !due {
 		return
 	}
@@ -461,10 +462,10 @@ func (e *engine) maybeSnapshot() {
 	unique := s.unique
 	s.inFlight = true
 	s.flight, s.triggers = s.triggers, nil
-	s.appliedBytes, s.lastTaken = 0, time.Now()
-	fsys, dir, inbox := e.fsys, e.rc.dir, e.inbox
+	s.appliedBytes, s.lastTaken = 0, e.clock.Now()
+	fsys, dir, inbox, now := e.fsys, e.rc.dir, e.inbox, s.lastTaken.UnixMilli()
 	e.spawn(func(ctx context.Context) {
-		size, err := writeSnapshot(ctx, fsys, dir, id, unique, header, img)
+		size, err := writeSnapshot(ctx, fsys, dir, id, unique, header, img, now)
 		select {
 		case inbox <- event{call: func(e *engine) { e.snapshotTaken(id, size, err) }}:
 		case <-ctx.Done():
@@ -473,9 +474,9 @@ func (e *engine) maybeSnapshot() {
 }
 
 // writeSnapshot writes img as snapshot id: header, records, footer, fsync,
-// rename. It gives up when ctx ends.
-func writeSnapshot(ctx context.Context, fsys vfs.FS, dir string, id snapshot.ID, unique uint64, h snapshot.Header, img *metadata.Image) (int64, error) {
-	now := time.Now().UnixMilli()
+// rename, with now (Unix milliseconds) as the time of its batches. It
+// gives up when ctx ends.
+func writeSnapshot(ctx context.Context, fsys vfs.FS, dir string, id snapshot.ID, unique uint64, h snapshot.Header, img *metadata.Image, now int64) (int64, error) {
 	w, err := snapshot.Create(fsys, dir, id, unique, h, now, snapshot.WriterOptions{})
 	if err != nil {
 		return 0, fmt.Errorf("raft: create snapshot %s: %w", id, err)
@@ -555,9 +556,9 @@ func (e *engine) snapshotTimestamp(id snapshot.ID) (ts int64, ok bool) {
 }
 
 // maybeClean runs retention when cleanInterval has passed since it last
-// ran; the engine loop calls it every turn and wakes up for it.
+// ran (timerRetention); the engine loop calls it every turn.
 func (e *engine) maybeClean() {
-	if e.snap.store != nil && time.Since(e.snap.lastClean) >= cleanInterval {
+	if e.timers.expired(timerRetention, e.clock.Now()) {
 		e.clean()
 	}
 }
@@ -574,7 +575,7 @@ func (e *engine) maybeClean() {
 // ([snapshot.Store.Delete]). A failure is logged: retention runs again
 // after the next snapshot.
 func (e *engine) clean() {
-	e.snap.lastClean = time.Now()
+	e.timers.set(timerRetention, e.clock.Now().Add(cleanInterval))
 	if err := e.applyRetention(); err != nil {
 		e.logger.LogAttrs(context.Background(), slog.LevelError, "log retention failed", slog.String(logKeyError, err.Error()))
 	}
@@ -608,7 +609,7 @@ func (e *engine) applyRetention() error {
 		return n
 	}
 	policy := snapshot.Policy{MaxRetentionBytes: e.rc.retentionBytes, MaxRetentionMs: e.rc.retentionTime.Milliseconds()}
-	plan := snapshot.PlanRetention(snaps, e.log.LogStartOffset(), logBytes, time.Now().UnixMilli(), policy)
+	plan := snapshot.PlanRetention(snaps, e.log.LogStartOffset(), logBytes, e.clock.Now().UnixMilli(), policy)
 	if len(plan.Delete) == 0 {
 		return nil
 	}

@@ -384,7 +384,7 @@ func TestWriteSnapshotAllocationsPerImage(t *testing.T) {
 		return testing.AllocsPerRun(3, func() {
 			unique++
 			id := snapshot.ID{EndOffset: int64(unique), Epoch: 1}
-			if _, err := writeSnapshot(t.Context(), vfs.OS(), dir, id, unique, snapshot.Header{LastContainedLogTimestamp: 1}, img); err != nil {
+			if _, err := writeSnapshot(t.Context(), vfs.OS(), dir, id, unique, snapshot.Header{LastContainedLogTimestamp: 1}, img, time.Now().UnixMilli()); err != nil {
 				t.Fatal(err)
 			}
 			if err := os.Remove(filepath.Join(dir, snapshot.FileName(id))); err != nil {

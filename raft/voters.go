@@ -39,9 +39,9 @@ type voterChange struct {
 	op    string // "add" or "remove", for logs
 	epoch kraft.Epoch
 	// offset is where the VotersRecord was appended; -1 while an add
-	// waits for the new voter's ApiVersions.
-	offset   kraft.Offset
-	deadline time.Time
+	// waits for the new voter's ApiVersions. The change is due within the
+	// request timeout (timerVoterChange).
+	offset kraft.Offset
 	// ack: answer once the record commits, else once it is appended.
 	ack    bool
 	answer func(code int16)
@@ -52,14 +52,20 @@ type voterChange struct {
 	probe *transport.Peer
 }
 
-// newChange starts the bookkeeping of a change of voter (id, dir) in this
-// epoch, due within the request timeout.
+// newChange prepares the bookkeeping of a change of voter (id, dir) in
+// this epoch; beginChange puts it in flight.
 func (e *engine) newChange(op string, id int32, dir [16]byte, ack bool, answer func(int16)) *voterChange {
 	return &voterChange{
-		op: op, epoch: e.lastStatus.Epoch, offset: -1,
-		deadline: time.Now().Add(e.rc.core.RequestTimeout), ack: ack, answer: answer,
+		op: op, epoch: e.lastStatus.Epoch, offset: -1, ack: ack, answer: answer,
 		key: kraft.ReplicaKey{ID: kraft.NodeID(id), DirectoryID: kraft.Uuid(dir)},
 	}
+}
+
+// beginChange makes ch the change in flight, due within the request
+// timeout.
+func (e *engine) beginChange(ch *voterChange) {
+	e.change = ch
+	e.timers.set(timerVoterChange, e.clock.Now().Add(e.rc.core.RequestTimeout))
 }
 
 // serveVoterRPC answers AddRaftVoter, RemoveRaftVoter and UpdateRaftVoter
@@ -194,7 +200,7 @@ func (e *engine) addVoter(r *kmsg.AddRaftVoterRequest, answer func(int16)) {
 		return
 	}
 	ch.probe = p
-	e.change = ch
+	e.beginChange(ch)
 	e.logger.LogAttrs(context.Background(), slog.LevelInfo, "adding a voter",
 		slog.Int(logKeyPeer, int(r.VoterID)), slog.String(logKeyAddr, addr))
 	req := kmsg.NewPtrApiVersionsRequest()
@@ -280,7 +286,7 @@ func (e *engine) removeVoter(r *kmsg.RemoveRaftVoterRequest, answer func(int16))
 		return
 	}
 	ch := e.newChange("remove", r.VoterID, r.VoterDirectoryID, true, answer)
-	e.change = ch
+	e.beginChange(ch)
 	e.logger.LogAttrs(context.Background(), slog.LevelInfo, "removing a voter", slog.Int(logKeyPeer, int(r.VoterID)))
 	e.appendChange(ch, rec)
 }
@@ -315,7 +321,7 @@ func (e *engine) checkChange() {
 		e.finishChange(0)
 	case st.Role != kraft.Leader || st.Epoch != ch.epoch:
 		e.finishChange(kerr.NotLeaderForPartition.Code)
-	case !time.Now().Before(ch.deadline):
+	case e.timers.expired(timerVoterChange, e.clock.Now()):
 		e.finishChange(kerr.RequestTimedOut.Code)
 	}
 }
@@ -327,6 +333,7 @@ func (e *engine) finishChange(code int16) {
 		return
 	}
 	e.change = nil
+	e.timers.stop(timerVoterChange)
 	e.closeProbe(ch)
 	if code == 0 {
 		e.logger.LogAttrs(context.Background(), slog.LevelInfo, "voter change done",
@@ -456,12 +463,21 @@ func sameEntry(a, b control.VotersRecordVoter) bool {
 // its node id with another directory id (a replaced disk).
 func (e *engine) maybeSelfMaintain() {
 	st := e.lastStatus
-	if !e.rc.dynamic || e.resigning || st.ShuttingDown || (st.Role != kraft.Follower && st.Role != kraft.Leader) || time.Now().Before(e.selfDue) {
+	if !e.rc.dynamic || e.resigning || st.ShuttingDown || (st.Role != kraft.Follower && st.Role != kraft.Leader) {
+		// Checked again when the role allows; a deadline passed
+		// meanwhile is due at once then.
+		e.timers.stop(timerSelfCheck)
+		return
+	}
+	now := e.clock.Now()
+	if now.Before(e.selfDue) {
+		e.timers.set(timerSelfCheck, e.selfDue)
 		return
 	}
 	// The period also spaces the requests: the next check is a fetch
 	// timeout later, answered or not.
-	e.selfDue = time.Now().Add(e.rc.core.FetchTimeout)
+	e.selfDue = now.Add(e.rc.core.FetchTimeout)
+	e.timers.set(timerSelfCheck, e.selfDue)
 	h, ok := e.latestVoters()
 	if !ok {
 		return
