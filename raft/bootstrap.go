@@ -122,5 +122,5 @@ func (e *engine) maybeActivate() {
 		e.logger.LogAttrs(context.Background(), slog.LevelInfo, "bootstrap records committed",
 			slog.Int(logKeyEpoch, int(res.Epoch)), slog.Int64(logKeyOffset, res.Offset))
 	}
-	e.pending = append([]*submission{s}, e.pending...)
+	e.sub.pending = append([]*submission{s}, e.sub.pending...)
 }

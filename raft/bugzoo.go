@@ -47,12 +47,12 @@ func (noSyncFile) Sync() error { return nil }
 func (e *engine) bugZ22AckAppended() {
 	end := kraft.Offset(e.log.LogEndOffset())
 	done := 0
-	for _, w := range e.waiters {
+	for _, w := range e.sub.waiters {
 		if w.last >= end {
 			break
 		}
 		w.complete(SubmitResult{Offset: int64(w.base), LastOffset: int64(w.last), Epoch: int32(w.epoch)}, nil)
 		done++
 	}
-	e.waiters = e.waiters[done:]
+	e.sub.waiters = e.sub.waiters[done:]
 }

@@ -228,8 +228,7 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 		handles:    map[kraft.RecordsHandle]*heldRecords{},
 		inbound:    map[uint64]pendingReply{},
 		parkedFrom: map[kraft.NodeID]uint64{},
-		delta:      metadata.NewDelta(metadata.EmptyImage()),
-		hw:         -1,
+		applier:    applier{delta: metadata.NewDelta(metadata.EmptyImage()), hw: -1},
 
 		caughtUpEpoch:     -1,
 		activatedEpoch:    -1,
@@ -242,7 +241,7 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 	for _, v := range cfg.QuorumVoters {
 		e.voterIDs = append(e.voterIDs, int32(v.ID))
 	}
-	e.applied = kraft.Offset(log.LogStartOffset())
+	e.applier.applied = kraft.Offset(log.LogStartOffset())
 	e.pub.image.Store(metadata.EmptyImage())
 	if err := e.loadSnapshots(); err != nil {
 		return nil, err

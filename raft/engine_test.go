@@ -280,7 +280,7 @@ func TestRoleNames(t *testing.T) {
 // the speculative image changes the nodes of earlier submissions in
 // place; single-record submissions before and after it stay applied.
 func TestValidateRollsBackSubmission(t *testing.T) {
-	e := &engine{spec: metadata.NewDelta(metadata.EmptyImage())}
+	q := &submitter{spec: metadata.NewDelta(metadata.EmptyImage())}
 	sub := func(recs ...metadata.Record) *submission { return &submission{records: recs} }
 	steps := []struct {
 		s      *submission
@@ -296,7 +296,7 @@ func TestValidateRollsBackSubmission(t *testing.T) {
 	}
 	off := kraft.Offset(1)
 	for i, st := range steps {
-		err := e.validate(st.s, off, 1)
+		err := q.validate(st.s, off, 1)
 		if got := err != nil; got != st.reject || (err != nil && !errors.Is(err, ErrInvalidChange)) {
 			t.Fatalf("step %d: validate = %v, want rejected %v", i, err, st.reject)
 		}
@@ -304,13 +304,13 @@ func TestValidateRollsBackSubmission(t *testing.T) {
 			off += kraft.Offset(len(st.s.records))
 		}
 	}
-	topics := e.spec.Apply().Topics()
+	topics := q.spec.Apply().Topics()
 	for name, want := range map[string]bool{"a": true, "b": false, "c": false, "d": true, "e": false, "f": true, "g": true} {
 		if _, ok := topics.ByName(name); ok != want {
 			t.Errorf("speculative image holds topic %s: %v, want %v", name, ok, want)
 		}
 	}
-	if got := e.spec.Offset(); got != int64(off)-1 {
+	if got := q.spec.Offset(); got != int64(off)-1 {
 		t.Errorf("speculative image at offset %d, want %d", got, off-1)
 	}
 }
@@ -348,22 +348,27 @@ func TestDecodeSubmissionAllocations(t *testing.T) {
 // TestReplayRejectedRecord: a committed record the image rejects fails the
 // submission that holds it, and the image's offset still moves past it.
 func TestReplayRejectedRecord(t *testing.T) {
-	e := &engine{delta: metadata.NewDelta(metadata.EmptyImage()), logger: slog.New(slog.DiscardHandler)}
+	e := &engine{applier: applier{delta: metadata.NewDelta(metadata.EmptyImage())}, logger: slog.New(slog.DiscardHandler)}
+	replay := func(value []byte, offset int64) {
+		if err := e.applier.replay(value, offset, 1); err != nil {
+			e.recordRejected(offset, err)
+		}
+	}
 	w := &submission{base: 5, last: 6, complete: func(SubmitResult, error) {}}
-	e.waiters = []*submission{w}
+	e.sub.waiters = []*submission{w}
 	topic, err := metadata.Encode(topicRecord("early")) // before metadata.version: rejected
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.replay(topic, 6, 1)
+	replay(topic, 6)
 	if !errors.Is(w.err, ErrInvalidChange) || !errors.Is(w.err, metadata.ErrUnsupportedFeature) {
 		t.Errorf("waiter error = %v, want ErrInvalidChange wrapping ErrUnsupportedFeature", w.err)
 	}
-	if off := e.delta.Apply().Offset(); off != 6 {
+	if off := e.applier.delta.Apply().Offset(); off != 6 {
 		t.Errorf("image offset after the rejected record = %d, want 6", off)
 	}
-	e.replay([]byte{0xff}, 7, 1) // undecodable: skipped as well
-	if off := e.delta.Apply().Offset(); off != 7 {
+	replay([]byte{0xff}, 7) // undecodable: skipped as well
+	if off := e.applier.delta.Apply().Offset(); off != 7 {
 		t.Errorf("image offset after an undecodable record = %d, want 7", off)
 	}
 }

@@ -114,10 +114,10 @@ func TestWriteAllocations(t *testing.T) {
 	}
 	write()
 	var spec *metadata.Delta
-	onEngine(t, n, func(e *engine) { spec = e.specDelta })
+	onEngine(t, n, func(e *engine) { spec = e.sub.specDelta })
 	a := testing.AllocsPerRun(200, write)
 	onEngine(t, n, func(e *engine) {
-		if e.specDelta != spec {
+		if e.sub.specDelta != spec {
 			t.Error("the speculative image's Delta was replaced, want it reset")
 		}
 	})

@@ -112,14 +112,14 @@ func (e *engine) metadataFetch(req *wire.MetadataFetchRequest) *wire.MetadataFet
 	st := e.lastStatus
 	resp.LeaderID, resp.LeaderEpoch = int32(st.Leader.LeaderID), int32(st.Leader.Epoch)
 	resp.LogStartOffset = e.log.LogStartOffset()
-	resp.HighWatermark = int64(e.hw)
+	resp.HighWatermark = int64(e.applier.hw)
 	offset, maxBytes := max(req.FetchOffset, 0), max(req.MaxBytes, 0)
 	if offset < resp.LogStartOffset && e.snap.hasLatest {
 		// Below the log start the fetcher must load the snapshot first.
 		resp.SnapshotID = wire.SnapshotID{EndOffset: e.snap.latest.EndOffset, Epoch: e.snap.latest.Epoch}
 		return resp
 	}
-	if e.hw < 0 || offset >= int64(e.hw) {
+	if e.applier.hw < 0 || offset >= int64(e.applier.hw) {
 		return resp
 	}
 	rr, err := e.log.Read(offset, int(max(maxBytes, 1)))
@@ -132,7 +132,7 @@ func (e *engine) metadataFetch(req *wire.MetadataFetchRequest) *wire.MetadataFet
 	b, pos := rr.Batches, 0
 	for pos < len(b) {
 		h, err := recordbatch.PeekHeader(b[pos:])
-		if err != nil || h.NextOffset() > int64(e.hw) {
+		if err != nil || h.NextOffset() > int64(e.applier.hw) {
 			break
 		}
 		pos += h.Size()

@@ -180,7 +180,7 @@ func notLeaderHint(l kraft.LeaderAndEpoch) error {
 // awaitRead finishes r with the image once everything below need is
 // applied.
 func (e *engine) awaitRead(r *readWaiter, need kraft.Offset) {
-	if e.applied >= need {
+	if e.applier.applied >= need {
 		r.finish(e.pub.image.Load(), nil)
 		return
 	}
@@ -195,7 +195,7 @@ func (e *engine) awaitRead(r *readWaiter, need kraft.Offset) {
 func (e *engine) completeReads() {
 	done := 0
 	for _, r := range e.readWaiters {
-		if r.need > e.applied {
+		if r.need > e.applier.applied {
 			break
 		}
 		r.finish(e.pub.image.Load(), nil)

@@ -260,8 +260,8 @@ func (e *engine) loadImage(id snapshot.ID) error {
 
 // installImage makes delta (snapshot id's content) the image.
 func (e *engine) installImage(id snapshot.ID, delta *metadata.Delta) {
-	e.delta = delta
-	e.applied = kraft.Offset(id.EndOffset)
+	e.applier.delta = delta
+	e.applier.applied = kraft.Offset(id.EndOffset)
 	e.snap.appliedBytes = 0
 	e.snap.atBoundary = false
 	e.pub.publishImage(delta.Apply())
@@ -388,7 +388,7 @@ func (e *engine) noteApplied(bytes int, epoch int32, maxTimestamp int64, atBound
 // trigger queues a TriggerSnapshot: done receives the id of a snapshot
 // that holds everything applied now, once that snapshot is frozen.
 func (e *engine) trigger(done chan<- triggerResult) {
-	if e.applied <= 0 && !e.snap.hasLatest {
+	if e.applier.applied <= 0 && !e.snap.hasLatest {
 		done <- triggerResult{err: ErrNothingToSnapshot}
 		return
 	}
@@ -433,14 +433,14 @@ func (e *engine) maybeSnapshot() {
 	if s.inFlight {
 		return
 	}
-	covered := s.hasLatest && int64(e.applied) <= s.latest.EndOffset
+	covered := s.hasLatest && int64(e.applier.applied) <= s.latest.EndOffset
 	if covered && len(s.triggers) > 0 {
 		for _, c := range s.triggers {
 			c <- triggerResult{id: s.latest}
 		}
 		s.triggers = nil
 	}
-	if covered || !s.atBoundary || e.applied <= 0 {
+	if covered || !s.atBoundary || e.applier.applied <= 0 {
 		return
 	}
 	due := len(s.triggers) > 0 || s.appliedBytes >= e.rc.snapshotBytes ||
@@ -448,7 +448,7 @@ func (e *engine) maybeSnapshot() {
 	if !due {
 		return
 	}
-	id := snapshot.ID{EndOffset: int64(e.applied), Epoch: s.boundaryEpoch}
+	id := snapshot.ID{EndOffset: int64(e.applier.applied), Epoch: s.boundaryEpoch}
 	img := e.pub.image.Load()
 	header := snapshot.Header{LastContainedLogTimestamp: s.boundaryTime}
 	if e.rc.dynamic {

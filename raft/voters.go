@@ -148,7 +148,7 @@ func (e *engine) changeCode() int16 {
 	switch {
 	case e.change != nil:
 		return kerr.RequestTimedOut.Code
-	case e.hw < 0 || !e.caughtUp(e.lastStatus.Epoch):
+	case e.applier.hw < 0 || !e.caughtUp(e.lastStatus.Epoch):
 		return kerr.RequestTimedOut.Code
 	case !e.rc.dynamic:
 		return kerr.UnsupportedVersion.Code
@@ -315,7 +315,7 @@ func (e *engine) checkChange() {
 	}
 	st := e.lastStatus
 	switch {
-	case ch.offset >= 0 && max(e.hw, st.HighWatermark) > ch.offset:
+	case ch.offset >= 0 && max(e.applier.hw, st.HighWatermark) > ch.offset:
 		// The core's own high watermark counts too: a leader that
 		// removed itself resigns in the step that commits the removal.
 		e.finishChange(0)
@@ -366,7 +366,7 @@ func (e *engine) updateVoter(r *kmsg.UpdateRaftVoterRequest) int16 {
 	switch {
 	case f.MinSupportedVersion < 0 || f.MaxSupportedVersion < 0 || f.MaxSupportedVersion < f.MinSupportedVersion:
 		return kerr.InvalidRequest.Code
-	case e.change != nil || e.hw < 0:
+	case e.change != nil || e.applier.hw < 0:
 		return kerr.RequestTimedOut.Code
 	}
 	kv := e.rc.kraftVersion()

@@ -1,0 +1,133 @@
+package raft
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/krabka-go/krabka/internal/kraft"
+	"github.com/krabka-go/krabka/internal/logstore"
+	"github.com/krabka-go/krabka/internal/recordbatch"
+	"github.com/krabka-go/krabka/metadata"
+)
+
+// applier builds the metadata image from the committed records: it owns
+// the Delta the next image is built on, the offset applied so far and the
+// high watermark it may apply up to. It runs on the engine goroutine; the
+// engine publishes the image it builds.
+type applier struct {
+	delta *metadata.Delta
+	// applied is the next offset to apply: every record below it is in
+	// delta.
+	applied kraft.Offset
+	// hw is the high watermark the core last reported, -1 before the
+	// first.
+	hw  kraft.Offset
+	dec recordbatch.Decoder
+	// buf holds the committed batches read back; the decoded records own
+	// their values, so one buffer serves every read.
+	buf []byte
+}
+
+// applyListener learns what the applier does, as it does it.
+type applyListener interface {
+	// recordRejected: the image refused the committed record at offset,
+	// which the applier skipped past.
+	recordRejected(offset int64, err error)
+	// noteApplied: a batch of bytes at epoch was applied, up to its end
+	// when atBoundary.
+	noteApplied(bytes int, epoch int32, maxTimestamp int64, atBoundary bool)
+}
+
+// apply replays the committed records of log below the high watermark
+// into the delta. changed reports whether any record was replayed (a
+// control batch leaves the image as it was). An error is a log that
+// cannot be read below its high watermark.
+func (a *applier) apply(log *logstore.Log, l applyListener) (changed bool, err error) {
+	for a.applied < a.hw {
+		rr, err := log.ReadInto(int64(a.applied), 1<<20, a.buf)
+		if err != nil {
+			return changed, fmt.Errorf("raft: read committed records at %d: %w", a.applied, err)
+		}
+		if cap(rr.Batches) > cap(a.buf) {
+			a.buf = rr.Batches[:0]
+		}
+		progressed := false
+		it := recordbatch.NewIterator(&a.dec, rr.Batches)
+		for it.Next() {
+			b := it.Batch()
+			if kraft.Offset(b.BaseOffset) >= a.hw {
+				break
+			}
+			if !b.IsControl() {
+				for i := range b.Records {
+					r := &b.Records[i]
+					off := b.RecordOffset(r)
+					if kraft.Offset(off) < a.applied || kraft.Offset(off) >= a.hw {
+						continue
+					}
+					if err := a.replay(r.Value, off, b.PartitionLeaderEpoch); err != nil {
+						l.recordRejected(off, err)
+					}
+					changed = true
+				}
+			}
+			a.applied = min(a.hw, kraft.Offset(b.NextOffset()))
+			l.noteApplied(len(b.Raw), b.PartitionLeaderEpoch, b.MaxTimestamp, a.applied == kraft.Offset(b.NextOffset()))
+			progressed = true
+		}
+		if err := it.Err(); err != nil {
+			return changed, fmt.Errorf("raft: decode committed batch at %d: %w", a.applied, err)
+		}
+		if !progressed {
+			return changed, fmt.Errorf("raft: no committed batch at %d below the high watermark %d", a.applied, a.hw)
+		}
+	}
+	return changed, nil
+}
+
+// replay applies one committed record to the delta and returns the
+// image's rejection, if any. A rejected record is skipped (every replica
+// rejects it alike): it still occupies its offset, so the image's
+// provenance moves past it, as Kafka's loader does, and a snapshot can
+// name it.
+func (a *applier) replay(value []byte, offset int64, epoch int32) error {
+	rec, err := metadata.Decode(value)
+	if err == nil {
+		// The run of in-place changes ends with the image published
+		// after the commit round (Apply).
+		err = a.delta.ReplayNext(rec, offset, epoch)
+	}
+	if err == nil {
+		return nil
+	}
+	if serr := a.delta.Skip(offset, epoch); serr != nil {
+		panic(fmt.Sprintf("raft: invariant: skip committed record at offset %d: %v", offset, serr))
+	}
+	return err
+}
+
+// applyCommitted applies the committed records below the high watermark,
+// publishes the new image and completes the submissions and reads it
+// covers.
+func (e *engine) applyCommitted() error {
+	changed, err := e.applier.apply(e.log, e)
+	if err != nil {
+		return err
+	}
+	if changed {
+		// Subscribers see only images that changed.
+		e.pub.publishImage(e.applier.delta.Apply())
+	}
+	e.sub.completeApplied(e.applier.applied)
+	e.completeReads()
+	return nil
+}
+
+// recordRejected logs a committed record the image refused and hands the
+// rejection to the submission that holds its offset.
+func (e *engine) recordRejected(offset int64, err error) {
+	e.logger.LogAttrs(context.Background(), slog.LevelWarn, "committed record rejected by the image",
+		slog.Int64(logKeyOffset, offset), slog.String(logKeyError, err.Error()))
+	e.sub.rejectAt(kraft.Offset(offset), err)
+}

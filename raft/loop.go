@@ -1,0 +1,283 @@
+package raft
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/krabka-go/krabka/internal/kraft"
+)
+
+// The engine loop: one goroutine takes one input at a time from the inbox
+// (peer requests and answers, submissions, calls), the timer armed for the
+// timer table's earliest deadline, and the background fsync's outcome;
+// after each it drives the core until it is quiet (drive) and publishes
+// what changed (observe). Graceful resignation and the final failing of
+// everything still waiting live here too.
+
+// event is one input of the engine. Exactly one field is set.
+type event struct {
+	// request is a KRaft request from a peer, with its reply slot.
+	request *inboundRequest
+	// response is the answer (or the failure) of a request this node sent.
+	response *peerResponse
+	// submit is a metadata change to append (or forward).
+	submit *submission
+	// call runs on the engine goroutine: queries and commands (status,
+	// DescribeQuorum, resign).
+	call func(*engine)
+}
+
+// run is the engine loop. It returns when ctx ends, when a resigning
+// leader is done, or with the error that stopped it (a failed write: the
+// log is poisoned and the node must restart to recover).
+func (e *engine) run(ctx context.Context) error {
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	defer e.failAll(ErrShuttingDown)
+	defer e.abortDownload()
+	defer e.awaitSync()
+	for {
+		err := e.drive()
+		if err == nil {
+			err = e.maybeCheckpoint()
+		}
+		if err != nil {
+			e.logger.LogAttrs(ctx, slog.LevelError, "engine stopped", slog.String(logKeyError, err.Error()))
+			return err
+		}
+		if e.resignFinished() {
+			return nil
+		}
+		e.maybeClean()
+		e.armTimer(timer)
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev := <-e.inbox:
+			e.handle(ev)
+			// Group commit: take everything already queued before the
+			// next Ready, so that submissions that arrived together are
+			// appended together and fsynced once. Nothing waits for more.
+			for range inboxCapacity {
+				select {
+				case ev := <-e.inbox:
+					e.handle(ev)
+					continue
+				default:
+				}
+				break
+			}
+		case <-timer.C:
+			e.node.Tick(e.now())
+		case out := <-e.syncDone:
+			if err := e.synced(out); err != nil {
+				e.logger.LogAttrs(ctx, slog.LevelError, "engine stopped", slog.String(logKeyError, err.Error()))
+				return err
+			}
+		}
+	}
+}
+
+// armTimer sets timer to the earliest deadline of the timer table, after
+// copying the core's next deadline into it.
+func (e *engine) armTimer(timer *time.Timer) {
+	if d := e.node.NextDeadline(); d != kraft.Never {
+		e.timers.set(timerConsensus, e.start.Add(time.Duration(d)*time.Millisecond))
+	} else {
+		e.timers.stop(timerConsensus)
+	}
+	at, ok := e.timers.earliest()
+	if !ok {
+		timer.Stop()
+		return
+	}
+	timer.Reset(max(at.Sub(e.clock.Now()), 0))
+}
+
+// handle applies one input to the core (or queues a submission).
+func (e *engine) handle(ev event) {
+	switch {
+	case ev.request != nil:
+		e.nextRequestID++
+		id := e.nextRequestID
+		setRequestID(ev.request.msg, id)
+		e.inbound[id] = pendingReply{reply: ev.request.reply, version: ev.request.version}
+		if f, ok := ev.request.msg.(*kraft.FetchRequest); ok {
+			// The core drops a replica's parked fetch when the replica
+			// fetches again (its sender gave up waiting), so the older
+			// reply slot would never be used. Answer it empty: should it
+			// share a connection with the new fetch, the new answer
+			// would otherwise wait behind it.
+			if old, ok := e.parkedFrom[f.From]; ok {
+				if pr, ok := e.inbound[old]; ok {
+					delete(e.inbound, old)
+					resp := kmsg.NewPtrFetchResponse()
+					resp.Version = pr.version
+					resp.ErrorCode = kerr.RequestTimedOut.Code
+					pr.reply.Send(resp)
+				}
+			}
+			e.parkedFrom[f.From] = id
+		}
+		e.step(ev.request.msg)
+	case ev.response != nil:
+		e.learnEndpoints(ev.response.endpoints)
+		m := ev.response.msg
+		switch r := m.(type) {
+		case *kraft.FetchResponse:
+			if len(ev.response.records) > 0 {
+				e.holdFetched(r, ev.response.records)
+			}
+		case *kraft.FetchSnapshotResponse:
+			if len(ev.response.records) > 0 {
+				e.nextHandle++
+				e.handles[e.nextHandle] = &heldRecords{raw: ev.response.records, size: r.Size}
+				r.Chunk = e.nextHandle
+			}
+		}
+		e.step(m)
+		if ev.response.connLost {
+			// A refused or reset connection: if the peer is the leader, the
+			// core need not wait for its fetch timer (kraft.Node.ConnectionLost).
+			e.node.ConnectionLost(e.now(), kraft.HeaderOf(m).From)
+		}
+	case ev.submit != nil:
+		if e.resigning {
+			ev.submit.complete(SubmitResult{}, ErrShuttingDown)
+			return
+		}
+		e.sub.queue(ev.submit)
+	case ev.call != nil:
+		ev.call(e)
+	}
+}
+
+// step delivers m to the core. Peer input never fails there; an error is
+// this runtime's misuse, logged for the operator.
+func (e *engine) step(m kraft.Message) {
+	if e.logger.Enabled(context.Background(), slog.LevelDebug) {
+		e.logger.LogAttrs(context.Background(), slog.LevelDebug, "received", slog.String(logKeyMessage, m.String()))
+	}
+	if err := e.node.Step(e.now(), m); err != nil {
+		e.logger.LogAttrs(context.Background(), slog.LevelWarn, "message refused by the consensus core",
+			slog.String(logKeyMessage, m.String()), slog.String(logKeyError, err.Error()))
+	}
+}
+
+// drive proposes the queued submissions and carries out every Ready until
+// the core is quiet, then notices role changes.
+func (e *engine) drive() error {
+	for {
+		e.observe()
+		e.maybeNoOp()
+		e.maybeActivate()
+		e.maybeCopyBootstrapVoters()
+		e.checkChange()
+		e.maybeSelfMaintain()
+		e.flushSubmissions()
+		if !e.node.HasReady() {
+			break
+		}
+		if err := e.processReady(); err != nil {
+			return err
+		}
+		deferred := e.deferred
+		e.deferred = nil
+		for _, m := range deferred {
+			e.step(m)
+		}
+	}
+	e.observe()
+	return nil
+}
+
+// observe notices role, epoch and leader changes: it logs them, fails the
+// waiters of a leadership that ended, and publishes the quorum state.
+//
+// It runs after every input and every Ready, so it allocates nothing
+// unless the published state changed: the core's Brief (no per-replica
+// progress, which only DescribeQuorum and voter changes read, through
+// Status), and a new QuorumState only when it differs from the last.
+func (e *engine) observe() {
+	st := e.node.Brief()
+	prev := e.lastStatus
+	e.lastStatus = st
+	e.syncVoters()
+	if st.Role != prev.Role || st.Epoch != prev.Epoch || st.Leader != prev.Leader {
+		// The core logs each transition at Info; this line adds what the
+		// runtime publishes.
+		e.logger.LogAttrs(context.Background(), slog.LevelDebug, "quorum state changed",
+			slog.String(logKeyRole, st.Role.String()), slog.Int(logKeyEpoch, int(st.Epoch)), slog.Int(logKeyLeaderID, int(st.Leader.LeaderID)),
+			slog.Int64(logKeyHighWatermark, int64(st.HighWatermark)))
+		if st.Role != kraft.Leader || st.Epoch != prev.Epoch {
+			var err error
+			if e.sub.waiting() {
+				err = e.notLeader(st)
+			}
+			e.sub.leadershipLost(err)
+		}
+	}
+	q := QuorumState{
+		NodeID: NodeID(st.ID), Role: Role(st.Role.String()), Epoch: int32(st.Epoch),
+		LeaderID: NodeID(st.Leader.LeaderID), HighWatermark: int64(st.HighWatermark),
+		LogEndOffset: int64(st.LogEndOffset), AppliedOffset: int64(e.applier.applied),
+	}
+	if old := e.pub.quorum.Load(); old == nil || *old != q {
+		// Other goroutines hold what was published: a new one each time.
+		published := q
+		e.pub.quorum.Store(&published)
+	}
+}
+
+// resignFinished reports whether a graceful shutdown may stop the engine:
+// a successor is known, or the resign deadline has passed.
+func (e *engine) resignFinished() bool {
+	if !e.resigning {
+		return false
+	}
+	st := e.lastStatus
+	successor := st.Leader.LeaderID != kraft.NoNode && st.Leader.LeaderID != st.ID
+	if successor || e.timers.expired(timerResign, e.clock.Now()) {
+		for _, c := range e.resignDone {
+			close(c)
+		}
+		e.resignDone = nil
+		return true
+	}
+	return false
+}
+
+// resign starts a graceful shutdown (called on the engine goroutine).
+// A leader resigns and the engine runs on until a successor is known or
+// the resign timeout passes; any other node stops at once.
+func (e *engine) resign(done chan struct{}) {
+	e.resignDone = append(e.resignDone, done)
+	if e.resigning {
+		return
+	}
+	wasLeader := e.lastStatus.Role == kraft.Leader
+	e.resigning = true
+	e.node.Resign(e.now())
+	if wasLeader {
+		e.timers.set(timerResign, e.clock.Now().Add(e.rc.resignTimeout))
+	} else {
+		e.timers.set(timerResign, e.clock.Now())
+	}
+}
+
+// failAll completes every submission still in the engine's care with err.
+func (e *engine) failAll(err error) {
+	e.sub.failAll(err)
+	e.finishChange(kerr.BrokerNotAvailable.Code)
+	e.failReads(err)
+	e.failTriggers(err)
+	for _, c := range e.resignDone {
+		close(c)
+	}
+	e.resignDone = nil
+}
