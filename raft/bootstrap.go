@@ -20,7 +20,7 @@ const metadataVersionTransactions int16 = 13
 
 // readBootstrap returns the bootstrap records of
 // <metadata.log.dir>/bootstrap.checkpoint, which krabka storage format
-// writes (KRAFT.md §7.7). Without the file (a directory that was never
+// writes (Kafka's StorageTool and BootstrapDirectory). Without the file (a directory that was never
 // formatted, as with [ForTests]) it returns a single FeatureLevelRecord
 // for metadata.version at [metadata.MaxMetadataVersion], the latest level
 // the metadata package knows. A file without metadata.version is refused.
@@ -75,8 +75,8 @@ func bootstrapMetadataVersion(recs []metadata.Record) int16 {
 // appends (Kafka's ActivationRecordsGenerator.recordsForEmptyLog): the
 // bootstrap records, wrapped in Begin/EndTransactionRecord when their
 // metadata.version supports metadata transactions. Kafka also adds a
-// cluster min.insync.replicas ConfigRecord when ELR is enabled; KRAFT.md
-// does not give its value, so it is left out.
+// cluster min.insync.replicas ConfigRecord when ELR is enabled; Krabka
+// does not write it.
 func activationRecords(bootstrap []metadata.Record) []metadata.Record {
 	if bootstrapMetadataVersion(bootstrap) < metadataVersionTransactions {
 		return bootstrap

@@ -32,7 +32,7 @@ type SubmitResult struct {
 	Epoch int32
 }
 
-// Role is a node's role in the quorum (KRAFT.md §2.1).
+// Role is a node's role in the quorum (Kafka's QuorumState and its EpochState classes).
 type Role string
 
 // The roles.
@@ -67,7 +67,7 @@ type QuorumState struct {
 }
 
 // ReplicaState is one replica's progress as the leader tracks it
-// (DescribeQuorum, KRAFT.md §11).
+// (DescribeQuorum, RaftUtil.singletonDescribeQuorumResponse).
 type ReplicaState struct {
 	// ReplicaID is the replica's node id.
 	ReplicaID NodeID
@@ -415,7 +415,7 @@ func (c *Controller) CurrentImage() *metadata.Image {
 }
 
 // DescribeQuorum returns the leader's view of every replica's progress
-// (KRAFT.md §11). On a node that is not the leader it fails like
+// (RaftUtil.singletonDescribeQuorumResponse). On a node that is not the leader it fails like
 // SubmitChange does ([*NotLeaderError] or [ErrLeaderUnknown]).
 func (c *Controller) DescribeQuorum(ctx context.Context) (QuorumDescription, error) {
 	type outcome struct {

@@ -4,7 +4,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// Leader endpoints on the wire (KRAFT.md §4): a leader names its own
+// Leader endpoints on the wire (KIP-853's NodeEndpoints): a leader names its own
 // controller endpoint in BeginQuorumEpoch and EndQuorumEpoch v1+
 // (LeaderEndpoints), and every answer that names a leader carries that
 // leader's endpoint on the listener the request came in on (NodeEndpoints:

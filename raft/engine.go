@@ -37,7 +37,7 @@ func (p *publishedState) publishImage(img *metadata.Image) {
 
 // engine is the single goroutine that owns the consensus core, the log
 // store writer, the applied metadata image and the submission waiters
-// (STYLE.md §3). Everything reaches it through inbox.
+// (docs/architecture.md). Everything reaches it through inbox.
 type engine struct {
 	rc   runtimeConfig
 	fsys vfs.FS

@@ -23,7 +23,7 @@ var ErrShuttingDown = errors.New("raft: shutting down")
 // answer timed out or the connection was lost. The leader may or may not
 // have committed them. The runtime never sends them again on its own (an
 // internal resend without an idempotence key applies a change twice,
-// RELIABILITY.md §6 Z21); a caller that retries must make the retry safe
+// bug-zoo entry Z21 in docs/reliability.md); a caller that retries must make the retry safe
 // to apply twice, or check the image first.
 var ErrOutcomeUnknown = errors.New("raft: outcome unknown")
 

@@ -6,7 +6,7 @@ import "github.com/krabka-go/krabka/internal/vfs"
 
 // With -tags writeback, unsynced writes stay in process memory
 // (vfs.WriteBack), so that a SIGKILL of the binary loses them as a power
-// loss would (RELIABILITY.md §3.3). For fault tests only.
+// loss would (docs/reliability.md). For fault tests only.
 func init() {
 	baseFS = func() vfs.FS { return vfs.WriteBack(vfs.OS()) }
 }

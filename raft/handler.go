@@ -143,7 +143,7 @@ func (e *engine) metadataFetch(req *wire.MetadataFetchRequest) *wire.MetadataFet
 	return resp
 }
 
-// describeQuorum answers DescribeQuorum (KRAFT.md §4.4, §11) from the
+// describeQuorum answers DescribeQuorum (KafkaRaftClient.handleDescribeQuorumRequest) from the
 // engine's status.
 func (h *handler) describeQuorum(ctx context.Context, req *kmsg.DescribeQuorumRequest, reply *transport.Reply) {
 	resp := req.ResponseKind().(*kmsg.DescribeQuorumResponse)

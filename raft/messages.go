@@ -75,7 +75,7 @@ func (e *engine) send(m kraft.Message) {
 			// dropped and the pre-vote taken for a real vote. Pinning v2
 			// makes the sender fail it locally with UNSUPPORTED_VERSION
 			// for an older peer, and the core then runs a real election
-			// (KRAFT.md §2.7).
+			// (KIP-996).
 			req.SetVersion(2)
 		}
 		if !p.Send(req, func(resp kmsg.Response, err error) { e.onPeerAnswer(m, resp, err) }) {

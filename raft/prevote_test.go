@@ -16,7 +16,7 @@ import (
 // TestPreVoteToOldPeer: a voter that speaks Vote v0–v1 only (Kafka before
 // 4.0) never receives a pre-vote disguised as a real vote: the pre-vote
 // fails locally with UNSUPPORTED_VERSION and the candidate then asks for a
-// real vote in a new epoch (KRAFT.md §2.7).
+// real vote in a new epoch (KIP-996).
 func TestPreVoteToOldPeer(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

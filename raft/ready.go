@@ -129,7 +129,7 @@ func (e *engine) processReady() error {
 		}
 		if e.rc.dynamic {
 			// kraft.version 1 writes data_version 1: the voted
-			// directory id, no voter list (KRAFT.md §7.5).
+			// directory id, no voter list (Kafka's FileQuorumStateStore).
 			qs.DataVersion, qs.CurrentVoters = 1, nil
 			qs.VotedDirectoryID = logstore.UUID(rd.State.VotedKey.DirectoryID)
 		}

@@ -213,7 +213,7 @@ func readBatches(t testing.TB, cfg Config, hw int64) []committedBatch {
 	return out
 }
 
-// TestSnapshotByteTrigger (KRAFT.md §8): a snapshot is taken at the first
+// TestSnapshotByteTrigger (KIP-630; Kafka's SnapshotGenerator and KafkaRaftLog.maybeClean): a snapshot is taken at the first
 // batch boundary where the bytes of the committed batches since the last
 // snapshot reach metadata.log.max.record.bytes.between.snapshots, named by
 // that boundary and the epoch of the batch ending there, with that batch's
@@ -288,7 +288,7 @@ func TestSnapshotByteTrigger(t *testing.T) {
 	}
 }
 
-// TestSnapshotIntervalTrigger (KRAFT.md §8): with the byte trigger out of
+// TestSnapshotIntervalTrigger (KIP-630; Kafka's SnapshotGenerator and KafkaRaftLog.maybeClean): with the byte trigger out of
 // reach, a snapshot is taken once metadata.log.max.snapshot.interval.ms
 // passed since the last one and new records were committed; with the
 // interval 0 none is.
@@ -372,7 +372,7 @@ func checkLogStartCovered(t testing.TB, n *Controller) (start int64, snaps []sna
 	return start, snaps
 }
 
-// TestRetentionBySize (KRAFT.md §8): with many snapshots and segments,
+// TestRetentionBySize (KIP-630; Kafka's SnapshotGenerator and KafkaRaftLog.maybeClean): with many snapshots and segments,
 // retention deletes the oldest snapshots while the log and the snapshots
 // exceed metadata.max.retention.bytes, never the newest, and moves the
 // log start to the oldest kept snapshot, deleting whole segments; the log
@@ -481,7 +481,7 @@ func TestRetentionBySize(t *testing.T) {
 	}
 }
 
-// TestRetentionByTime (KRAFT.md §8): with the size rule off, a snapshot
+// TestRetentionByTime (KIP-630; Kafka's SnapshotGenerator and KafkaRaftLog.maybeClean): with the size rule off, a snapshot
 // whose LastContainedLogTimestamp is older than metadata.max.retention.ms
 // is deleted, except the newest, and the log start follows.
 func TestRetentionByTime(t *testing.T) {

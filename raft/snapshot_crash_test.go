@@ -86,7 +86,7 @@ func crashed(m *vfs.MemFS, mode vfs.CrashMode, seed, step uint64) *vfs.MemFS {
 }
 
 // checkSnapshotFiles checks what a crash left in the partition directory
-// dir of fsys (RELIABILITY.md S5): after start-up recovery, at most the
+// dir of fsys (invariant S5 in docs/reliability.md): after start-up recovery, at most the
 // one snapshot want (complete: it opens), and want if it was acknowledged.
 func checkSnapshotFiles(t *testing.T, fsys vfs.FS, dir string, want snapshot.ID, acked bool, what string) {
 	t.Helper()

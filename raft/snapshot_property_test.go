@@ -68,7 +68,7 @@ func replayOnto(d *metadata.Delta, recs []metadata.Record, first int64) *metadat
 	return d.Apply()
 }
 
-// TestSnapshotLoadThenReplayEqualsWholeLog (RELIABILITY.md S3): for any
+// TestSnapshotLoadThenReplayEqualsWholeLog (invariant S3 in docs/reliability.md): for any
 // log and any cut, writing the image at the cut as a snapshot (the
 // runtime's writer), loading it back (the runtime's loader, as start-up
 // and an install do) and replaying the rest of the log gives the image a

@@ -90,7 +90,7 @@ func twoSnapshotsAndTail(t *testing.T, dir, prefix string, perRound int) (Config
 	return cfg, ids, last, want
 }
 
-// TestStartFallsBackFromDamagedSnapshot (RELIABILITY.md S5): when the
+// TestStartFallsBackFromDamagedSnapshot (invariant S5 in docs/reliability.md): when the
 // newest snapshot is damaged and the log still holds every record after an
 // older one, start-up loads the older snapshot, replays the log from there
 // to the same image, and deletes the damaged file.
@@ -119,7 +119,7 @@ func TestStartFallsBackFromDamagedSnapshot(t *testing.T) {
 	}
 }
 
-// TestStartRefusesDamagedSnapshotOverTrimmedLog (RELIABILITY.md S2): when
+// TestStartRefusesDamagedSnapshotOverTrimmedLog (invariant S2 in docs/reliability.md): when
 // every snapshot is damaged and retention has deleted the log below them,
 // nothing can rebuild the image: start-up fails with an error that names
 // the damage and the missing offsets, and deletes nothing.
@@ -147,7 +147,7 @@ func TestStartRefusesDamagedSnapshotOverTrimmedLog(t *testing.T) {
 	}
 }
 
-// TestStartRefusesLogStartWithoutSnapshot (RELIABILITY.md S2): a log that
+// TestStartRefusesLogStartWithoutSnapshot (invariant S2 in docs/reliability.md): a log that
 // starts above offset 0 with no snapshot at all (the snapshot files were
 // lost) is refused at start-up, naming the log start.
 func TestStartRefusesLogStartWithoutSnapshot(t *testing.T) {

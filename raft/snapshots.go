@@ -19,7 +19,7 @@ import (
 // metadata.log.max.record.bytes.between.snapshots bytes of committed
 // batches were applied since the last one (or
 // metadata.log.max.snapshot.interval.ms passed with new records, or
-// TriggerSnapshot asks). Retention (KRAFT.md §8, snapshot.PlanRetention)
+// TriggerSnapshot asks). Retention (Kafka's KafkaRaftLog.maybeClean, snapshot.PlanRetention)
 // deletes the oldest snapshots by size and by age, never the newest, and
 // advances the log start to the oldest one kept. A leader serves
 // FetchSnapshot chunks from the snapshot store; a follower whose fetch
@@ -146,7 +146,7 @@ func (e *engine) loadSnapshots() error {
 // of the one loaded (or from offset 0, loading none) up to the damaged
 // one's end offset, so that replaying the log rebuilds what it held; the
 // damaged files are then deleted. Otherwise start-up stops with an error
-// that names the damage and the gap (RELIABILITY.md S2, S5). A log that
+// that names the damage and the gap (invariants S2 and S5 in docs/reliability.md). A log that
 // starts above 0 with no snapshot at all is refused the same way.
 func (e *engine) loadNewestValid(snaps []snapshot.Info) ([]snapshot.Info, error) {
 	start, end := e.log.LogStartOffset(), e.log.LogEndOffset()
@@ -414,7 +414,7 @@ func (e *engine) failTriggers(err error) {
 const cleanInterval = time.Minute
 
 // maybeSnapshot starts a snapshot of the applied image when one is due
-// (KRAFT.md §8), as Kafka's SnapshotGenerator decides: the record bytes
+// (KIP-630; Kafka's SnapshotGenerator and KafkaRaftLog.maybeClean), as Kafka's SnapshotGenerator decides: the record bytes
 // applied since the last snapshot reached
 // metadata.log.max.record.bytes.between.snapshots, or
 // metadata.log.max.snapshot.interval.ms passed since the last snapshot
@@ -426,7 +426,7 @@ const cleanInterval = time.Minute
 // written count towards the next one.
 //
 // The image is immutable, so a goroutine of its own writes the file
-// (STYLE.md §3) while the engine goes on; the result comes back through
+// (docs/architecture.md) while the engine goes on; the result comes back through
 // the inbox ([engine.snapshotTaken]).
 func (e *engine) maybeSnapshot() {
 	s := &e.snap
@@ -563,7 +563,7 @@ func (e *engine) maybeClean() {
 	}
 }
 
-// clean applies retention (KRAFT.md §8, Kafka's KafkaRaftLog.maybeClean)
+// clean applies retention (Kafka's KafkaRaftLog.maybeClean)
 // with [snapshot.PlanRetention]: the size rule
 // (metadata.max.retention.bytes over the log and every snapshot) and then
 // the time rule (metadata.max.retention.ms against each snapshot's

@@ -53,7 +53,7 @@ func newMemCluster(t *testing.T, n int, adjust ...func(*Config)) *testCluster {
 }
 
 // TestResignVersusCrashTiming: when the leader shuts down gracefully it
-// hands off and resigns with EndQuorumEpoch (KRAFT.md §2.8); when it
+// hands off and resigns with EndQuorumEpoch (KafkaRaftClient.maybeSendEndQuorumEpoch); when it
 // crashes, its connections reset and the followers learn it at once
 // (kraft.Node.ConnectionLost) instead of when their fetch timeout has
 // passed (§2.4, Kafka's behaviour). Either way a successor is elected
@@ -89,7 +89,7 @@ func TestResignVersusCrashTiming(t *testing.T) {
 	}
 }
 
-// TestRetentionTimeRuleOnIdleNode (KRAFT.md §8): retention runs every
+// TestRetentionTimeRuleOnIdleNode (KIP-630; Kafka's SnapshotGenerator and KafkaRaftLog.maybeClean): retention runs every
 // 60 s without new snapshots or records, so on an idle node a snapshot
 // whose records are older than metadata.max.retention.ms is deleted (the
 // newest never) and the log start follows. Fake time makes the wait exact.

@@ -17,7 +17,7 @@ import (
 )
 
 // The KIP-853 voter RPCs: AddRaftVoter, RemoveRaftVoter, UpdateRaftVoter
-// (KRAFT.md §4.5–§4.7), with Kafka's checks in Kafka's order.
+// (KIP-853; Kafka's AddVoterHandler, RemoveVoterHandler, UpdateVoterHandler), with Kafka's checks in Kafka's order.
 //
 // On a static quorum (kraft.version 0) the leader refuses AddRaftVoter and
 // RemoveRaftVoter with UNSUPPORTED_VERSION once the earlier checks pass,
@@ -455,7 +455,7 @@ func sameEntry(a, b control.VotersRecordVoter) bool {
 
 // maybeSelfMaintain is what a node of a dynamic quorum asks of the leader
 // on its own, at most once per fetch timeout (Kafka's update-voter
-// period, KRAFT.md §10.4–§10.5): a voter whose entry in the voter set
+// period, KafkaRaftClient.pollFollowerAsVoter and pollFollowerAsObserver): a voter whose entry in the voter set
 // differs from its own endpoints sends UpdateRaftVoter (a leader applies
 // it to itself); with
 // controller.quorum.auto.join.enable an observer adds itself with
@@ -598,7 +598,7 @@ type Voter struct {
 }
 
 // AddVoter adds v to the voter set of a dynamic quorum, as AddRaftVoter
-// does (KRAFT.md §4.5): v must run as an observer that has caught up with
+// does (Kafka's AddVoterHandler): v must run as an observer that has caught up with
 // the leader. On the leader it runs there; on another node it is sent to
 // the leader. It returns once the new set is committed. Errors are the
 // *kerr.Error of Kafka's answer (errors.Is with kerr.DuplicateVoter,
@@ -617,7 +617,7 @@ func (c *Controller) AddVoter(ctx context.Context, v Voter) error {
 }
 
 // RemoveVoter removes the voter (id, directoryID) from the voter set of a
-// dynamic quorum, as RemoveRaftVoter does (KRAFT.md §4.6), and returns
+// dynamic quorum, as RemoveRaftVoter does (Kafka's RemoveVoterHandler), and returns
 // once the new set is committed. A leader that removes itself resigns
 // then. Errors as for [Controller.AddVoter] (kerr.VoterNotFound for a
 // replica that is not a voter).

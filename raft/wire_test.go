@@ -52,7 +52,7 @@ func roundTripAs(t *testing.T, addr, clientID string, req kmsg.Request) kmsg.Res
 }
 
 // TestWireDescribeQuorumAndApiVersions: the leader answers DescribeQuorum
-// with every voter (KRAFT.md §11); a follower answers
+// with every voter (RaftUtil.singletonDescribeQuorumResponse); a follower answers
 // NOT_LEADER_OR_FOLLOWER; ApiVersions lists the KRaft APIs and the
 // finalized metadata.version.
 func TestWireDescribeQuorumAndApiVersions(t *testing.T) {
@@ -203,7 +203,7 @@ func TestSingleNodeRestart(t *testing.T) {
 
 // TestWireClusterIDChecked: formatted nodes of one cluster form a quorum;
 // a KRaft request naming another cluster id is answered
-// INCONSISTENT_CLUSTER_ID at the top level (KRAFT.md §4).
+// INCONSISTENT_CLUSTER_ID at the top level (KafkaRaftClient's request handlers).
 func TestWireClusterIDChecked(t *testing.T) {
 	c := newFormattedCluster(t, 3, "krabka-test-cluster")
 	leader := c.leader()
@@ -277,7 +277,7 @@ func TestWireMetadataFetch(t *testing.T) {
 // TestWireVoterRPCs: on a static quorum (kraft.version 0) the leader runs
 // Kafka's checks for AddRaftVoter and RemoveRaftVoter and then refuses
 // them with UNSUPPORTED_VERSION; UpdateRaftVoter from a voter succeeds
-// without a write and names the leader (KRAFT.md §4.5–§4.7).
+// without a write and names the leader (KIP-853; Kafka's AddVoterHandler, RemoveVoterHandler, UpdateVoterHandler).
 func TestWireVoterRPCs(t *testing.T) {
 	c := newTestCluster(t, 3)
 	leader := c.leader()
@@ -341,7 +341,7 @@ func TestWireVoterRPCs(t *testing.T) {
 }
 
 // TestWireNodeEndpoints: an answer naming the leader carries the leader's
-// endpoint (KRAFT.md §4), so a replica can reach a leader it learns of.
+// endpoint (KafkaRaftClient's request handlers), so a replica can reach a leader it learns of.
 func TestWireNodeEndpoints(t *testing.T) {
 	c := newTestCluster(t, 3)
 	leader := c.leader()
