@@ -31,67 +31,103 @@ type event struct {
 	call func(*engine)
 }
 
-// run is the engine loop. It returns when ctx ends, when a resigning
-// leader is done, or with the error that stopped it (a failed write: the
-// log is poisoned and the node must restart to recover).
+// run is the production host of the engine loop: it waits on the inbox,
+// one timer armed for the timer table's earliest deadline and the
+// background fsync, takes each input and finishes the turn. It returns
+// when ctx ends, when a resigning leader is done, or with the error that
+// stopped it (a failed write: the log is poisoned and the node must
+// restart to recover). A host that owns time and scheduling drives the
+// same turn with takeInbox, tick, synced, settle and wake.
 func (e *engine) run(ctx context.Context) error {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
-	defer e.failAll(ErrShuttingDown)
-	defer e.abortDownload()
-	defer e.awaitSync()
+	defer e.stop()
 	for {
-		err := e.drive()
-		if err == nil {
-			err = e.maybeCheckpoint()
-		}
-		if err != nil {
-			e.logger.LogAttrs(ctx, slog.LevelError, "engine stopped", slog.String(logKeyError, err.Error()))
+		if done, err := e.settle(); done || err != nil {
 			return err
 		}
-		if e.resignFinished() {
-			return nil
-		}
-		e.maybeClean()
 		e.armTimer(timer)
 		select {
 		case <-ctx.Done():
 			return nil
 		case ev := <-e.inbox:
 			e.handle(ev)
-			// Group commit: take everything already queued before the
-			// next Ready, so that submissions that arrived together are
-			// appended together and fsynced once. Nothing waits for more.
-			for range inboxCapacity {
-				select {
-				case ev := <-e.inbox:
-					e.handle(ev)
-					continue
-				default:
-				}
-				break
-			}
+			e.takeInbox()
 		case <-timer.C:
-			e.node.Tick(e.now())
+			e.tick()
 		case out := <-e.syncDone:
 			if err := e.synced(out); err != nil {
-				e.logger.LogAttrs(ctx, slog.LevelError, "engine stopped", slog.String(logKeyError, err.Error()))
+				e.logger.LogAttrs(context.Background(), slog.LevelError, "engine stopped", slog.String(logKeyError, err.Error()))
 				return err
 			}
 		}
 	}
 }
 
-// armTimer sets timer to the earliest deadline of the timer table, after
-// copying the core's next deadline into it.
-func (e *engine) armTimer(timer *time.Timer) {
+// takeInbox handles every input already queued. Group commit: everything
+// queued before the next Ready is taken, so that submissions that arrived
+// together are appended together and fsynced once. Nothing waits for
+// more.
+func (e *engine) takeInbox() {
+	for range inboxCapacity {
+		select {
+		case ev := <-e.inbox:
+			e.handle(ev)
+		default:
+			return
+		}
+	}
+}
+
+// tick tells the core that time has passed; the turn's checks look at
+// the other deadlines.
+func (e *engine) tick() { e.node.Tick(e.now()) }
+
+// settle finishes a turn after its inputs: it drives the core until it is
+// quiet, checkpoints the recovery point and runs retention when due.
+// done reports that the engine stops: a resigning node is done, or err
+// (a failed write) stopped it.
+func (e *engine) settle() (done bool, err error) {
+	err = e.drive()
+	if err == nil {
+		err = e.maybeCheckpoint()
+	}
+	if err != nil {
+		e.logger.LogAttrs(context.Background(), slog.LevelError, "engine stopped", slog.String(logKeyError, err.Error()))
+		return true, err
+	}
+	if e.resignFinished() {
+		return true, nil
+	}
+	e.maybeClean()
+	return false, nil
+}
+
+// stop ends the engine once its host stops taking inputs: it waits for
+// the background fsync, abandons a snapshot download and answers
+// everything still waiting with ErrShuttingDown.
+func (e *engine) stop() {
+	_ = e.awaitSync()
+	e.abortDownload()
+	e.failAll(ErrShuttingDown)
+}
+
+// wake returns the earliest deadline of the timer table, after copying
+// the core's next deadline into it: when the engine next needs a turn
+// without an input. ok is false when nothing is due.
+func (e *engine) wake() (at time.Time, ok bool) {
 	if d := e.node.NextDeadline(); d != kraft.Never {
 		e.timers.set(timerConsensus, e.start.Add(time.Duration(d)*time.Millisecond))
 	} else {
 		e.timers.stop(timerConsensus)
 	}
-	at, ok := e.timers.earliest()
+	return e.timers.earliest()
+}
+
+// armTimer sets timer to fire at wake.
+func (e *engine) armTimer(timer *time.Timer) {
+	at, ok := e.wake()
 	if !ok {
 		timer.Stop()
 		return
