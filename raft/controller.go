@@ -141,6 +141,14 @@ type startOptions struct {
 	fsys     vfs.FS
 	// clock is the engine's time; nil: the system clock.
 	clock clock
+	// seed seeds the core's random source; 0: from the system clock.
+	seed uint64
+	// host, when set, runs the engine's background tasks (the leader's
+	// fsync, the snapshot writer) instead of goroutines, and Start
+	// starts no engine goroutine: the caller drives the engine's turns
+	// on a goroutine of its own (see engine.run) and ends it with
+	// engine.stop.
+	host func(task func(ctx context.Context))
 }
 
 // start is Start with the test seams of opts.
@@ -152,6 +160,9 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 			_ = ln.Close()
 		}
 		return nil, err
+	}
+	if opts.seed != 0 {
+		rc.core.Seed = opts.seed
 	}
 	fsys := opts.fsys
 	if fsys == nil {
@@ -260,6 +271,11 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 	runCtx, cancel := context.WithCancel(ctx)
 	c.cancel = cancel
 	e.spawn = func(f func(context.Context)) { c.wg.Go(func() { f(runCtx) }) }
+	e.background = func(task func()) { go task() }
+	if opts.host != nil {
+		e.spawn = opts.host
+		e.background = func(task func()) { opts.host(func(context.Context) { task() }) }
+	}
 	e.dialPeer = func(addr string) (*peerLink, error) {
 		l := &peerLink{addr: addr}
 		for _, pc := range []struct {
@@ -299,6 +315,9 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 	srv.advertiseBoundPorts(e.rc.advertised)
 
 	e.observe()
+	if opts.host != nil {
+		return c, nil
+	}
 	c.wg.Go(func() {
 		defer close(c.done)
 		c.runErr = e.run(runCtx)

@@ -110,6 +110,10 @@ type engine struct {
 	// Replicas are nil (read them from Status).
 	lastStatus kraft.Status
 	snap       snapshotState
+	// background runs the leader's background fsync off the engine
+	// goroutine; the task hands its outcome to syncDone, which never
+	// blocks (at most one runs).
+	background func(task func())
 	// spawn runs a helper goroutine (the snapshot writer) owned by the
 	// Controller, which waits for it at Shutdown; its ctx ends with the
 	// node.

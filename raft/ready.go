@@ -64,12 +64,12 @@ func (e *engine) startSync() {
 		return
 	}
 	e.syncing, e.unsynced = true, false
-	go func() {
+	e.background(func() {
 		start := latency.Now()
 		off, err := e.log.SyncConcurrent()
 		latency.Since("leader: fsync", start)
 		e.syncDone <- syncOutcome{offset: off, err: err}
-	}()
+	})
 }
 
 // synced takes the outcome of the background fsync: the core counts the
