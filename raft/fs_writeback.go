@@ -4,9 +4,8 @@ package raft
 
 import "github.com/krabka-go/krabka/internal/vfs"
 
-// With -tags writeback, unsynced writes stay in process memory
-// (vfs.WriteBack), so that a SIGKILL of the binary loses them as a power
-// loss would (docs/reliability.md). For fault tests only.
-func init() {
-	baseFS = func() vfs.FS { return vfs.WriteBack(vfs.OS()) }
-}
+// newFS, in a build with -tags writeback, keeps unsynced writes in
+// process memory (vfs.WriteBack), so that a SIGKILL of the binary loses
+// them as a power loss would (the fault suite's power failures, see
+// docs/reliability.md). For fault tests only.
+func newFS() vfs.FS { return zooFS(vfs.WriteBack(vfs.OS())) }
