@@ -53,7 +53,7 @@ func validConfig() Config {
 }
 
 // TestDefaultConfigMatchesKafka compares every default with the table in
-// KRAFT.md §9 (Kafka 4.3.1) and SocketServerConfigs.
+// Kafka 4.3.1's QuorumConfig, KRaftConfigs, MetadataLogConfig and SocketServerConfigs.
 func TestDefaultConfigMatchesKafka(t *testing.T) {
 	got := DefaultConfig()
 	want := Config{

@@ -214,7 +214,7 @@ func connectionQuotas(cfg Config) (*transport.ConnectionQuotas, error) {
 	return q, nil
 }
 
-// Log keys used by the runtime (STYLE.md §7: one spelling each).
+// Log keys used by the runtime: one spelling each, across every package.
 const (
 	logKeyNodeID        = "node_id"
 	logKeyRole          = "role"

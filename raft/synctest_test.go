@@ -56,7 +56,7 @@ func newMemCluster(t *testing.T, n int, adjust ...func(*Config)) *testCluster {
 // hands off and resigns with EndQuorumEpoch (KafkaRaftClient.maybeSendEndQuorumEpoch); when it
 // crashes, its connections reset and the followers learn it at once
 // (kraft.Node.ConnectionLost) instead of when their fetch timeout has
-// passed (§2.4, Kafka's behaviour). Either way a successor is elected
+// passed (Kafka's FollowerState fetch timeout). Either way a successor is elected
 // before the fetch timeout; fake time makes the bound exact.
 func TestResignVersusCrashTiming(t *testing.T) {
 	for _, graceful := range []bool{true, false} {
