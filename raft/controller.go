@@ -236,7 +236,6 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 		peers:      map[kraft.NodeID]*peerLink{},
 		learned:    map[kraft.NodeID]string{},
 		pub:        &publishedState{},
-		handles:    map[kraft.RecordsHandle]*heldRecords{},
 		inbound:    map[uint64]pendingReply{},
 		parkedFrom: map[kraft.NodeID]uint64{},
 		applier:    applier{delta: metadata.NewDelta(metadata.EmptyImage()), hw: -1},

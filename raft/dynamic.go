@@ -449,11 +449,10 @@ func (e *engine) proposeVoters(rec *control.VotersRecord, kraftVersion int16) (k
 	if err != nil {
 		return 0, err
 	}
-	e.nextHandle++
-	e.handles[e.nextHandle] = &heldRecords{raw: raw}
-	info, err := e.node.Propose(e.now(), kraft.Proposal{Records: len(kvs), Handle: e.nextHandle, Voters: keysOf(rec), KRaftVersion: kraftVersion})
+	handle := e.handles.hold(&heldRecords{raw: raw})
+	info, err := e.node.Propose(e.now(), kraft.Proposal{Records: len(kvs), Handle: handle, Voters: keysOf(rec), KRaftVersion: kraftVersion})
 	if err != nil {
-		delete(e.handles, e.nextHandle)
+		e.handles.drop(handle)
 		return 0, err
 	}
 	return info.BaseOffset, nil

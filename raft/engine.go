@@ -86,8 +86,8 @@ type engine struct {
 	selfDue      time.Time
 	updatedEpoch kraft.Epoch
 
-	nextHandle    kraft.RecordsHandle
-	handles       map[kraft.RecordsHandle]*heldRecords
+	// handles are the bytes the core names by a RecordsHandle (ready.go).
+	handles       handleTable
 	nextRequestID uint64
 	inbound       map[uint64]pendingReply
 	// parkedFrom is the RequestID of each replica's latest Fetch.

@@ -128,7 +128,7 @@ func TestAppendBatchesJoinsWithoutCopyingOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = log.Close() }()
-	e := &engine{log: log, handles: map[kraft.RecordsHandle]*heldRecords{}}
+	e := &engine{log: log}
 	next := kraft.Offset(0)
 	hold := func(values ...byte) kraft.Append {
 		var b recordbatch.Builder
@@ -140,9 +140,8 @@ func TestAppendBatchesJoinsWithoutCopyingOne(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e.nextHandle++
-		e.handles[e.nextHandle] = &heldRecords{raw: raw}
-		a := kraft.Append{Batch: kraft.BatchInfo{BaseOffset: next, LastOffset: next + kraft.Offset(len(values)) - 1, Epoch: 1}, Handle: e.nextHandle}
+		handle := e.handles.hold(&heldRecords{raw: raw})
+		a := kraft.Append{Batch: kraft.BatchInfo{BaseOffset: next, LastOffset: next + kraft.Offset(len(values)) - 1, Epoch: 1}, Handle: handle}
 		next += kraft.Offset(len(values))
 		return a
 	}
@@ -152,7 +151,7 @@ func TestAppendBatchesJoinsWithoutCopyingOne(t *testing.T) {
 		if err := e.appendBatches([]kraft.Append{a}); err != nil {
 			t.Fatal(err)
 		}
-		h, err := recordbatch.PeekHeader(e.handles[a.Handle].raw)
+		h, err := recordbatch.PeekHeader(e.handles.get(a.Handle).raw)
 		if err != nil || h.BaseOffset != int64(a.Batch.BaseOffset) {
 			t.Errorf("held batch after its append: base offset %d (%v), want %d: it was copied", h.BaseOffset, err, a.Batch.BaseOffset)
 		}

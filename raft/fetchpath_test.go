@@ -61,7 +61,7 @@ func TestHeldFetchedBatch(t *testing.T) {
 // (a map and the endpoint's host:port each time before).
 func TestHoldFetchedAllocations(t *testing.T) {
 	raw, _ := fetchedBatches(t, 1)
-	e := &engine{handles: map[kraft.RecordsHandle]*heldRecords{}, learned: map[kraft.NodeID]string{}, logger: slog.New(slog.DiscardHandler)}
+	e := &engine{learned: map[kraft.NodeID]string{}, logger: slog.New(slog.DiscardHandler)}
 	e.rc.id = 2
 	if a := testing.AllocsPerRun(100, func() {
 		m := &kraft.FetchResponse{}
@@ -69,7 +69,7 @@ func TestHoldFetchedAllocations(t *testing.T) {
 		if len(m.Batches) != 1 || m.Records == 0 {
 			t.Fatalf("held %d batches under handle %d", len(m.Batches), m.Records)
 		}
-		clear(e.handles)
+		e.handles.release()
 	}); a > 2 {
 		t.Errorf("holding a Fetch answer of one batch costs %v allocations, want 2", a)
 	}

@@ -171,9 +171,7 @@ func (e *engine) handle(ev event) {
 			}
 		case *kraft.FetchSnapshotResponse:
 			if len(ev.response.records) > 0 {
-				e.nextHandle++
-				e.handles[e.nextHandle] = &heldRecords{raw: ev.response.records, size: r.Size}
-				r.Chunk = e.nextHandle
+				r.Chunk = e.handles.hold(&heldRecords{raw: ev.response.records, size: r.Size})
 			}
 		}
 		e.step(m)

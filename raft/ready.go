@@ -49,6 +49,34 @@ func (h *heldRecords) batch(base kraft.Offset) []byte {
 	return nil
 }
 
+// handleTable holds the bytes the core names by a [kraft.RecordsHandle]:
+// a proposal's encoded batch, a Fetch answer's batches, a snapshot chunk.
+// A handle lives from the input that handed it to the core to the end of
+// the Ready that used it.
+type handleTable struct {
+	last kraft.RecordsHandle
+	held map[kraft.RecordsHandle]*heldRecords
+}
+
+// hold keeps h under a new handle.
+func (t *handleTable) hold(h *heldRecords) kraft.RecordsHandle {
+	if t.held == nil {
+		t.held = map[kraft.RecordsHandle]*heldRecords{}
+	}
+	t.last++
+	t.held[t.last] = h
+	return t.last
+}
+
+// get returns the records of handle id, or nil.
+func (t *handleTable) get(id kraft.RecordsHandle) *heldRecords { return t.held[id] }
+
+// drop forgets handle id (the core refused what named it).
+func (t *handleTable) drop(id kraft.RecordsHandle) { delete(t.held, id) }
+
+// release forgets every handle: the Ready that could use them is done.
+func (t *handleTable) release() { clear(t.held) }
+
 // syncOutcome is the result of a background fsync: the log's synced
 // offset, or the error that poisoned it.
 type syncOutcome struct {
@@ -196,7 +224,7 @@ func (e *engine) processReady() error {
 	for _, res := range rd.Reads {
 		e.readResolved(res)
 	}
-	clear(e.handles)
+	e.handles.release()
 	e.node.Advance(rd)
 	if rd.SyncLater && e.unsynced {
 		if bugzoo.Active(bugzoo.Z1) {
@@ -254,7 +282,7 @@ func (e *engine) appendBatches(apps []kraft.Append) error {
 	for _, a := range apps {
 		var b []byte
 		own := true
-		switch held := e.handles[a.Handle]; {
+		switch held := e.handles.get(a.Handle); {
 		case a.Handle == 0:
 			enc, err := encodeControlBatch(a.Batch, e.clock.Now().UnixMilli())
 			if err != nil {
@@ -317,8 +345,6 @@ func (e *engine) holdFetched(m *kraft.FetchResponse, records []byte) {
 		m.Batches = append(m.Batches, info)
 	}
 	if len(m.Batches) > 0 {
-		e.nextHandle++
-		m.Records = e.nextHandle
-		e.handles[e.nextHandle] = &heldRecords{raw: records, fetched: true}
+		m.Records = e.handles.hold(&heldRecords{raw: records, fetched: true})
 	}
 }

@@ -288,7 +288,7 @@ func (e *engine) readSnapshotChunk(m *kraft.FetchSnapshotResponse) ([]byte, erro
 // position 0 starts the download afresh.
 func (e *engine) writeSnapshotChunks(writes []kraft.SnapshotWrite) error {
 	for _, w := range writes {
-		held := e.handles[w.Handle]
+		held := e.handles.get(w.Handle)
 		if held == nil {
 			panic(fmt.Sprintf("raft: invariant: snapshot write names unknown records handle %d", w.Handle))
 		}

@@ -357,9 +357,7 @@ func (e *engine) flushSubmissions() {
 // proposeBatch hands raw, a batch of records, to the core under a new
 // records handle.
 func (e *engine) proposeBatch(raw []byte, records int) (kraft.BatchInfo, error) {
-	e.nextHandle++
-	e.handles[e.nextHandle] = &heldRecords{raw: raw}
-	return e.node.Propose(e.now(), kraft.Proposal{Records: records, Handle: e.nextHandle})
+	return e.node.Propose(e.now(), kraft.Proposal{Records: records, Handle: e.handles.hold(&heldRecords{raw: raw})})
 }
 
 // caughtUp reports whether the leader of epoch has applied every record
