@@ -181,29 +181,9 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 			c.closeAll()
 		}
 	}()
-	if err := logstore.MkdirAllDurable(fsys, rc.logDir); err != nil {
-		return nil, fmt.Errorf("raft: create metadata log dir %s: %w", rc.logDir, err)
-	}
-	lock, err := logstore.LockDir(fsys, rc.logDir)
+	clusterID, err := c.openDir(fsys, &rc, cfg.NodeID)
 	if err != nil {
-		return nil, fmt.Errorf("raft: lock metadata log dir %s: %w", rc.logDir, err)
-	}
-	c.closers = append(c.closers, lock)
-	clusterID := ""
-	switch mp, err := logstore.ReadMetaProperties(fsys, rc.logDir); {
-	case err == nil:
-		if mp.NodeID >= 0 && NodeID(mp.NodeID) != cfg.NodeID {
-			return nil, fmt.Errorf("raft: %s/meta.properties belongs to node %d, not node.id %d", rc.logDir, mp.NodeID, cfg.NodeID)
-		}
-		clusterID = mp.ClusterID
-		// The directory id joins the node id in this replica's key
-		// (Fetch, Vote and BeginQuorumEpoch carry it), as in Kafka.
-		rc.core.DirectoryID = kraft.Uuid(mp.DirectoryID)
-	case !errors.Is(err, fs.ErrNotExist):
 		return nil, err
-	}
-	if rc.dynamic && rc.core.DirectoryID == (kraft.Uuid{}) {
-		return nil, fmt.Errorf("raft: controller.quorum.voters is empty (a dynamic quorum), so %s/meta.properties must give this node's directory.id: format the directory with krabka storage format (--standalone, --initial-controllers or --no-initial-controllers)", rc.logDir)
 	}
 	c.rc = rc
 	log, _, err := logstore.Open(fsys, rc.dir, rc.logOpts)
@@ -211,54 +191,13 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 		return nil, fmt.Errorf("raft: open metadata log: %w", err)
 	}
 	c.closers = append(c.closers, log)
-	ps := kraft.PersistentState{LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
-	switch qs, err := logstore.ReadQuorumState(fsys, rc.dir); {
-	case err == nil:
-		ps = kraft.PersistentState{
-			Epoch:    kraft.Epoch(qs.LeaderEpoch),
-			LeaderID: kraft.NodeID(qs.LeaderID),
-			VotedKey: kraft.ReplicaKey{ID: kraft.NodeID(qs.VotedID), DirectoryID: kraft.Uuid(qs.VotedDirectoryID)},
-		}
-	case !errors.Is(err, fs.ErrNotExist):
+	ps, err := readPersistentState(fsys, rc.dir)
+	if err != nil {
 		return nil, err
 	}
-
-	e := &engine{
-		rc:         rc,
-		fsys:       fsys,
-		log:        log,
-		clock:      clk,
-		start:      clk.Now(),
-		clusterID:  clusterID,
-		logger:     rc.logger,
-		inbox:      make(chan event, inboxCapacity),
-		syncDone:   make(chan syncOutcome, 1),
-		peers:      map[kraft.NodeID]*peerLink{},
-		learned:    map[kraft.NodeID]string{},
-		pub:        &publishedState{},
-		inbound:    map[uint64]pendingReply{},
-		parkedFrom: map[kraft.NodeID]uint64{},
-		applier:    applier{delta: metadata.NewDelta(metadata.EmptyImage()), hw: -1},
-
-		caughtUpEpoch:     -1,
-		activatedEpoch:    -1,
-		votersCopiedEpoch: -1,
-		updatedEpoch:      -1,
-	}
-	if e.bootstrap, err = readBootstrap(fsys, rc.logDir); err != nil {
+	e := newEngine(rc, fsys, log, clk, clusterID)
+	if err := e.load(cfg.QuorumVoters); err != nil {
 		return nil, err
-	}
-	for _, v := range cfg.QuorumVoters {
-		e.voterIDs = append(e.voterIDs, int32(v.ID))
-	}
-	e.applier.applied = kraft.Offset(log.LogStartOffset())
-	e.pub.image.Store(metadata.EmptyImage())
-	if err := e.loadSnapshots(); err != nil {
-		return nil, err
-	}
-	if !rc.dynamic {
-		static := staticVoters(&rc)
-		e.pub.voters.Store(&static)
 	}
 	node, err := kraft.NewNode(e.now(), rc.core, ps, logView{log: log, size: e.snapshotSize, voters: e.loadVoterHistory})
 	if err != nil {
@@ -269,38 +208,7 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 
 	runCtx, cancel := context.WithCancel(ctx)
 	c.cancel = cancel
-	e.spawn = func(f func(context.Context)) { c.wg.Go(func() { f(runCtx) }) }
-	e.background = func(task func()) { go task() }
-	if opts.host != nil {
-		e.spawn = opts.host
-		e.background = func(task func()) { opts.host(func(context.Context) { task() }) }
-	}
-	e.dialPeer = func(addr string) (*peerLink, error) {
-		l := &peerLink{addr: addr}
-		for _, pc := range []struct {
-			cfg transport.PeerConfig
-			to  **transport.Peer
-		}{{rc.peer, &l.raft}, {rc.forward, &l.forward}} {
-			cfg := pc.cfg
-			cfg.Addr = addr
-			cfg.Dial = opts.dial
-			p, err := transport.DialPeer(runCtx, cfg)
-			if err != nil {
-				if l.raft != nil {
-					l.raft.Close()
-				}
-				return nil, fmt.Errorf("raft: peer at %s: %w", addr, err)
-			}
-			*pc.to = p
-		}
-		return l, nil
-	}
-	e.dialProbe = func(addr string) (*transport.Peer, error) {
-		cfg := rc.peer
-		cfg.Addr = addr
-		cfg.Dial = opts.dial
-		return transport.DialPeer(runCtx, cfg)
-	}
+	c.attach(runCtx, e, opts)
 	e.syncVoters()
 
 	srvCfg := rc.server
@@ -326,6 +234,135 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 		slog.String(logKeyAddr, srv.Addr().String()), slog.Int(logKeyEpoch, int(ps.Epoch)),
 		slog.Int64(logKeyOffset, log.LogEndOffset()))
 	return c, nil
+}
+
+// openDir creates and locks the metadata log directory and reads its
+// meta.properties: it returns the cluster id (empty for a directory that
+// was never formatted) and sets this replica's directory id in rc, which a
+// dynamic quorum requires.
+func (c *Controller) openDir(fsys vfs.FS, rc *runtimeConfig, id NodeID) (clusterID string, err error) {
+	if err := logstore.MkdirAllDurable(fsys, rc.logDir); err != nil {
+		return "", fmt.Errorf("raft: create metadata log dir %s: %w", rc.logDir, err)
+	}
+	lock, err := logstore.LockDir(fsys, rc.logDir)
+	if err != nil {
+		return "", fmt.Errorf("raft: lock metadata log dir %s: %w", rc.logDir, err)
+	}
+	c.closers = append(c.closers, lock)
+	switch mp, err := logstore.ReadMetaProperties(fsys, rc.logDir); {
+	case err == nil:
+		if mp.NodeID >= 0 && NodeID(mp.NodeID) != id {
+			return "", fmt.Errorf("raft: %s/meta.properties belongs to node %d, not node.id %d", rc.logDir, mp.NodeID, id)
+		}
+		clusterID = mp.ClusterID
+		// The directory id joins the node id in this replica's key
+		// (Fetch, Vote and BeginQuorumEpoch carry it), as in Kafka.
+		rc.core.DirectoryID = kraft.Uuid(mp.DirectoryID)
+	case !errors.Is(err, fs.ErrNotExist):
+		return "", err
+	}
+	if rc.dynamic && rc.core.DirectoryID == (kraft.Uuid{}) {
+		return "", fmt.Errorf("raft: controller.quorum.voters is empty (a dynamic quorum), so %s/meta.properties must give this node's directory.id: format the directory with krabka storage format (--standalone, --initial-controllers or --no-initial-controllers)", rc.logDir)
+	}
+	return clusterID, nil
+}
+
+// readPersistentState reads the quorum-state file of the log directory
+// dir; a directory without one starts at epoch 0 with no leader and no
+// vote.
+func readPersistentState(fsys vfs.FS, dir string) (kraft.PersistentState, error) {
+	qs, err := logstore.ReadQuorumState(fsys, dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return kraft.PersistentState{LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}, nil
+	case err != nil:
+		return kraft.PersistentState{}, err
+	}
+	return kraft.PersistentState{
+		Epoch:    kraft.Epoch(qs.LeaderEpoch),
+		LeaderID: kraft.NodeID(qs.LeaderID),
+		VotedKey: kraft.ReplicaKey{ID: kraft.NodeID(qs.VotedID), DirectoryID: kraft.Uuid(qs.VotedDirectoryID)},
+	}, nil
+}
+
+// newEngine returns the engine of an opened log, before its state is
+// loaded (load) and its core started.
+func newEngine(rc runtimeConfig, fsys vfs.FS, log *logstore.Log, clk clock, clusterID string) *engine {
+	return &engine{
+		rc:         rc,
+		fsys:       fsys,
+		log:        log,
+		clock:      clk,
+		start:      clk.Now(),
+		clusterID:  clusterID,
+		logger:     rc.logger,
+		inbox:      make(chan event, inboxCapacity),
+		syncDone:   make(chan syncOutcome, 1),
+		peers:      map[kraft.NodeID]*peerLink{},
+		learned:    map[kraft.NodeID]string{},
+		pub:        &publishedState{},
+		inbound:    map[uint64]pendingReply{},
+		parkedFrom: map[kraft.NodeID]uint64{},
+		applier:    applier{delta: metadata.NewDelta(metadata.EmptyImage()), hw: -1},
+
+		caughtUpEpoch:     -1,
+		activatedEpoch:    -1,
+		votersCopiedEpoch: -1,
+		updatedEpoch:      -1,
+	}
+}
+
+// load reads what the engine starts from: the bootstrap records, the
+// newest valid snapshot (its image, and the offset to apply from) and
+// the voter set of a static quorum.
+func (e *engine) load(static []QuorumVoter) (err error) {
+	if e.bootstrap, err = readBootstrap(e.fsys, e.rc.logDir); err != nil {
+		return err
+	}
+	for _, v := range static {
+		e.voterIDs = append(e.voterIDs, int32(v.ID))
+	}
+	e.applier.applied = kraft.Offset(e.log.LogStartOffset())
+	e.pub.image.Store(metadata.EmptyImage())
+	if err := e.loadSnapshots(); err != nil {
+		return err
+	}
+	if !e.rc.dynamic {
+		voters := staticVoters(&e.rc)
+		e.pub.voters.Store(&voters)
+	}
+	return nil
+}
+
+// attach gives the engine what it runs on besides its own goroutine,
+// within ctx: the helper goroutines the Controller waits for (or the
+// host's tasks) and the dialers of its peers.
+func (c *Controller) attach(ctx context.Context, e *engine, opts startOptions) {
+	e.spawn = func(f func(context.Context)) { c.wg.Go(func() { f(ctx) }) }
+	e.background = func(task func()) { go task() }
+	if opts.host != nil {
+		e.spawn = opts.host
+		e.background = func(task func()) { opts.host(func(context.Context) { task() }) }
+	}
+	rc := e.rc
+	dial := func(cfg transport.PeerConfig, addr string) (*transport.Peer, error) {
+		cfg.Addr = addr
+		cfg.Dial = opts.dial
+		return transport.DialPeer(ctx, cfg)
+	}
+	e.dialPeer = func(addr string) (*peerLink, error) {
+		raftPeer, err := dial(rc.peer, addr)
+		if err != nil {
+			return nil, fmt.Errorf("raft: peer at %s: %w", addr, err)
+		}
+		forward, err := dial(rc.forward, addr)
+		if err != nil {
+			raftPeer.Close()
+			return nil, fmt.Errorf("raft: peer at %s: %w", addr, err)
+		}
+		return &peerLink{addr: addr, raft: raftPeer, forward: forward}, nil
+	}
+	e.dialProbe = func(addr string) (*transport.Peer, error) { return dial(rc.peer, addr) }
 }
 
 // Done is closed when the engine has stopped: after Shutdown, when the
