@@ -589,20 +589,21 @@ func forwardOutcome(resp kmsg.Response, err error, records int) (SubmitResult, e
 	if r.ErrorMessage != nil {
 		msg = *r.ErrorMessage
 	}
-	switch r.ErrorCode {
-	case 0:
+	switch err := wire.ConditionForCode(r.ErrorCode, ErrNotLeader, ErrShuttingDown, ErrInvalidChange); {
+	case err == nil:
 		return SubmitResult{Offset: r.BaseOffset, LastOffset: r.BaseOffset + int64(records) - 1, Epoch: r.Epoch}, nil
-	case kerr.NotLeaderForPartition.Code:
+	case errors.Is(err, ErrNotLeader):
 		if r.LeaderID < 0 {
 			return SubmitResult{}, ErrLeaderUnknown
 		}
 		return SubmitResult{}, &NotLeaderError{LeaderID: NodeID(r.LeaderID), Epoch: r.LeaderEpoch}
-	case kerr.BrokerNotAvailable.Code:
+	case errors.Is(err, ErrShuttingDown):
 		return SubmitResult{}, fmt.Errorf("%w: the leader is shutting down", ErrLeaderUnknown)
-	case kerr.InvalidRequest.Code:
+	case errors.Is(err, ErrInvalidChange):
 		return SubmitResult{}, fmt.Errorf("%w: %s", ErrInvalidChange, msg)
+	default:
+		return SubmitResult{}, fmt.Errorf("raft: forwarded submission failed on the leader: %w: %s", err, msg)
 	}
-	return SubmitResult{}, fmt.Errorf("raft: forwarded submission failed on the leader: %w: %s", wire.ErrorForCode(r.ErrorCode), msg)
 }
 
 // submitAnswer is the leader's SubmitChange response for a local outcome.
@@ -618,27 +619,21 @@ func submitAnswer(req *wire.SubmitChangeRequest, res SubmitResult, err error) *w
 
 // errorAnswer maps the error of a private RPC (SubmitChange, ReadImage) to
 // the Kafka code of its answer, the leader hint of a NotLeaderError (-1
-// and -1 otherwise) and the message: NOT_LEADER_OR_FOLLOWER for
+// and -1 otherwise) and the message: the code of the runtime condition
+// err matches (wire.CodeForCondition: NOT_LEADER_OR_FOLLOWER for
 // NotLeaderError and ErrLeaderUnknown, BROKER_NOT_AVAILABLE for
 // ErrShuttingDown, INVALID_REQUEST for ErrInvalidChange,
-// REQUEST_TIMED_OUT for ErrReadTimeout, UNKNOWN_SERVER_ERROR otherwise.
+// REQUEST_TIMED_OUT for ErrReadTimeout, ...), UNKNOWN_SERVER_ERROR for
+// any other error, even one that wraps a Kafka error.
 func errorAnswer(err error) (code int16, leaderID, leaderEpoch int32, msg *string) {
 	text := err.Error()
 	leaderID, leaderEpoch, msg = -1, -1, &text
-	var nl *NotLeaderError
-	switch {
-	case errors.As(err, &nl):
-		code, leaderID, leaderEpoch = kerr.NotLeaderForPartition.Code, int32(nl.LeaderID), nl.Epoch
-	case errors.Is(err, ErrLeaderUnknown):
-		code = kerr.NotLeaderForPartition.Code
-	case errors.Is(err, ErrShuttingDown):
-		code = kerr.BrokerNotAvailable.Code
-	case errors.Is(err, ErrInvalidChange):
-		code = kerr.InvalidRequest.Code
-	case errors.Is(err, ErrReadTimeout):
-		code = kerr.RequestTimedOut.Code
-	default:
+	code, ok := wire.CodeForCondition(err)
+	if !ok {
 		code = kerr.UnknownServerError.Code
+	}
+	if nl, ok := errors.AsType[*NotLeaderError](err); ok {
+		leaderID, leaderEpoch = int32(nl.LeaderID), nl.Epoch
 	}
 	return code, leaderID, leaderEpoch, msg
 }

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/krabka-go/krabka/internal/control"
@@ -297,7 +296,7 @@ func (c *testCluster) changeVoters(via func() NodeID, add bool, id NodeID) {
 		switch {
 		case err == nil:
 			return true
-		case errors.Is(err, kerr.RequestTimedOut), errors.Is(err, ErrLeaderUnknown), errors.Is(err, ErrShuttingDown):
+		case errors.Is(err, ErrChangeUnavailable), errors.Is(err, ErrLeaderUnknown), errors.Is(err, ErrShuttingDown):
 			return false
 		}
 		c.t.Fatalf("change voter %d (add %v): %v", id, add, err)
@@ -446,30 +445,32 @@ func TestDynamicVoterChangeErrors(t *testing.T) {
 		onEngine(t, leader, func(e *engine) { pending = e.change != nil })
 		return pending
 	})
-	if err := leader.AddVoter(ctx, c.voterOf(2)); !errors.Is(err, kerr.RequestTimedOut) {
-		t.Errorf("add during another change: %v, want REQUEST_TIMED_OUT", err)
+	if err := leader.AddVoter(ctx, c.voterOf(2)); !errors.Is(err, ErrChangeInFlight) || !errors.Is(err, ErrChangeUnavailable) {
+		t.Errorf("add during another change: %v, want ErrChangeInFlight", err)
 	}
-	if err := <-first; !errors.Is(err, kerr.RequestTimedOut) {
-		t.Errorf("add of a node that never answers: %v, want REQUEST_TIMED_OUT", err)
+	if err := <-first; !errors.Is(err, ErrChangeTimedOut) || !errors.Is(err, ErrChangeUnavailable) {
+		t.Errorf("add of a node that never answers: %v, want ErrChangeTimedOut", err)
 	}
-	// Node 3 never started, so nothing answers at its endpoint.
-	if err := leader.AddVoter(ctx, c.voterOf(3)); !errors.Is(err, kerr.RequestTimedOut) {
-		t.Errorf("add of a node that is not running: %v, want REQUEST_TIMED_OUT", err)
+	// Node 3 never started, so nothing answers at its endpoint: the
+	// ApiVersions request fails (ErrVoterUnreachable) or the deadline
+	// passes first (ErrChangeTimedOut).
+	if err := leader.AddVoter(ctx, c.voterOf(3)); !errors.Is(err, ErrChangeUnavailable) {
+		t.Errorf("add of a node that is not running: %v, want ErrChangeUnavailable", err)
 	}
-	if err := leader.AddVoter(ctx, c.voterOf(1)); !errors.Is(err, kerr.DuplicateVoter) {
-		t.Errorf("add of a voter: %v, want DUPLICATE_VOTER", err)
+	if err := leader.AddVoter(ctx, c.voterOf(1)); !errors.Is(err, ErrDuplicateVoter) {
+		t.Errorf("add of a voter: %v, want ErrDuplicateVoter", err)
 	}
-	if err := leader.RemoveVoter(ctx, 2, dirID(2)); !errors.Is(err, kerr.VoterNotFound) {
-		t.Errorf("remove of an observer: %v, want VOTER_NOT_FOUND", err)
+	if err := leader.RemoveVoter(ctx, 2, dirID(2)); !errors.Is(err, ErrVoterNotFound) {
+		t.Errorf("remove of an observer: %v, want ErrVoterNotFound", err)
 	}
-	if err := leader.RemoveVoter(ctx, 1, dirID(9)); !errors.Is(err, kerr.VoterNotFound) {
-		t.Errorf("remove with another directory id: %v, want VOTER_NOT_FOUND", err)
+	if err := leader.RemoveVoter(ctx, 1, dirID(9)); !errors.Is(err, ErrVoterNotFound) {
+		t.Errorf("remove with another directory id: %v, want ErrVoterNotFound", err)
 	}
-	if err := leader.RemoveVoter(ctx, 1, dirID(1)); !errors.Is(err, kerr.VoterNotFound) {
-		t.Errorf("remove of the last voter: %v, want VOTER_NOT_FOUND", err)
+	if err := leader.RemoveVoter(ctx, 1, dirID(1)); !errors.Is(err, ErrVoterNotFound) {
+		t.Errorf("remove of the last voter: %v, want ErrVoterNotFound", err)
 	}
-	if err := leader.AddVoter(ctx, Voter{ID: 2, DirectoryID: dirID(2), Endpoints: []Endpoint{{Name: "OTHER", Host: "127.0.0.1", Port: 1}}}); !errors.Is(err, kerr.InvalidRequest) {
-		t.Errorf("add without the controller listener: %v, want INVALID_REQUEST", err)
+	if err := leader.AddVoter(ctx, Voter{ID: 2, DirectoryID: dirID(2), Endpoints: []Endpoint{{Name: "OTHER", Host: "127.0.0.1", Port: 1}}}); !errors.Is(err, ErrInvalidVoter) || !errors.Is(err, ErrInvalidChange) {
+		t.Errorf("add without the controller listener: %v, want ErrInvalidVoter", err)
 	}
 	// The observer itself can be added.
 	c.changeVoters(c.leader, true, 2)
@@ -501,11 +502,11 @@ func TestStaticQuorumRefusesVoterChanges(t *testing.T) {
 	if level, ok := finalizedLevel(t, leader.Addr().String(), "kraft.version"); ok {
 		t.Errorf("a static quorum finalizes kraft.version %d", level)
 	}
-	if err := leader.AddVoter(t.Context(), Voter{ID: 2, DirectoryID: dirID(2), Endpoints: []Endpoint{{Name: "CONTROLLER", Host: "127.0.0.1", Port: 1}}}); !errors.Is(err, kerr.UnsupportedVersion) {
-		t.Errorf("AddVoter on a static quorum: %v, want UNSUPPORTED_VERSION", err)
+	if err := leader.AddVoter(t.Context(), Voter{ID: 2, DirectoryID: dirID(2), Endpoints: []Endpoint{{Name: "CONTROLLER", Host: "127.0.0.1", Port: 1}}}); !errors.Is(err, ErrStaticQuorum) {
+		t.Errorf("AddVoter on a static quorum: %v, want ErrStaticQuorum", err)
 	}
-	if err := leader.RemoveVoter(t.Context(), 1, [16]byte{0xd1, 1}); !errors.Is(err, kerr.UnsupportedVersion) {
-		t.Errorf("RemoveVoter on a static quorum: %v, want UNSUPPORTED_VERSION", err)
+	if err := leader.RemoveVoter(t.Context(), 1, [16]byte{0xd1, 1}); !errors.Is(err, ErrStaticQuorum) {
+		t.Errorf("RemoveVoter on a static quorum: %v, want ErrStaticQuorum", err)
 	}
 }
 
@@ -589,7 +590,7 @@ func TestDynamicChangeMembership(t *testing.T) {
 		var err error
 		waitFor(t, "a membership change", func() bool {
 			err = leader.ChangeMembership(t.Context(), vs)
-			return !errors.Is(err, kerr.RequestTimedOut)
+			return !errors.Is(err, ErrChangeUnavailable)
 		})
 		return err
 	}

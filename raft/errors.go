@@ -3,19 +3,21 @@ package raft
 import (
 	"errors"
 	"fmt"
+
+	"github.com/krabka-go/krabka/internal/wire"
 )
 
 // ErrNotLeader is matched (with [errors.Is]) by every [*NotLeaderError].
-var ErrNotLeader = errors.New("raft: not leader")
+var ErrNotLeader = wire.ErrNotLeader
 
 // ErrLeaderUnknown is returned when a change cannot be submitted because
 // this node knows no leader (an election is under way, or the leader is
 // going away); retry after a short backoff.
-var ErrLeaderUnknown = errors.New("raft: leader unknown")
+var ErrLeaderUnknown = wire.ErrLeaderUnknown
 
 // ErrShuttingDown is returned by calls made while, or after, the controller
 // shuts down, and to submissions still waiting when it does.
-var ErrShuttingDown = errors.New("raft: shutting down")
+var ErrShuttingDown = wire.ErrShuttingDown
 
 // ErrOutcomeUnknown is matched (together with [ErrLeaderUnknown]) by the
 // error of a SubmitChange that a follower forwarded to the leader when
@@ -30,13 +32,70 @@ var ErrOutcomeUnknown = errors.New("raft: outcome unknown")
 // ErrReadTimeout is returned by [Controller.ReadImage] when its deadline
 // passed before the read was confirmed and applied. It also matches
 // context.DeadlineExceeded when the caller's context ran out.
-var ErrReadTimeout = errors.New("raft: read timed out")
+var ErrReadTimeout = wire.ErrReadTimeout
 
 // ErrInvalidChange is matched by the error of a submission whose records
 // the metadata image rejects (a topic that already exists, a partition of
 // an unknown topic, ...). The error also wraps the [*metadata.ReplayError]
-// when the rejection happened on this node.
-var ErrInvalidChange = errors.New("raft: invalid metadata change")
+// when the rejection happened on this node. It also matches a voter
+// change that is not valid ([ErrInvalidVoter], and a target of
+// [Controller.ChangeMembership] more than one voter away).
+var ErrInvalidChange = wire.ErrInvalidChange
+
+// The conditions of a voter change ([Controller.AddVoter],
+// [Controller.RemoveVoter], [Controller.ChangeMembership] and the KIP-853
+// voter RPCs a leader serves, which answer each with the Kafka error code
+// Kafka's AddVoterHandler, RemoveVoterHandler and UpdateVoterHandler
+// use).
+var (
+	// ErrFencedLeaderEpoch: the request names a leader epoch older than
+	// this node's.
+	ErrFencedLeaderEpoch = wire.ErrFencedLeaderEpoch
+	// ErrUnknownLeaderEpoch: the request names a leader epoch newer than
+	// this node's.
+	ErrUnknownLeaderEpoch = wire.ErrUnknownLeaderEpoch
+	// ErrInconsistentClusterID: the request names another cluster.
+	ErrInconsistentClusterID = wire.ErrInconsistentClusterID
+	// ErrInvalidVoter (which matches [ErrInvalidChange] too): the voter
+	// has a negative id or no directory id, has no endpoint on the
+	// leader's first controller listener, or gives a kraft.version range
+	// that is invalid or leaves out the quorum's kraft.version.
+	ErrInvalidVoter = wire.ErrInvalidVoter
+	// ErrDuplicateVoter: the node id to add is already a voter.
+	ErrDuplicateVoter = wire.ErrDuplicateVoter
+	// ErrVoterNotFound: the replica to remove or update is not a voter
+	// (node id and directory id), or it is the last voter.
+	ErrVoterNotFound = wire.ErrVoterNotFound
+	// ErrStaticQuorum: the quorum's voter set is static (kraft.version 0),
+	// and voters cannot be added or removed.
+	ErrStaticQuorum = wire.ErrStaticQuorum
+
+	// ErrChangeUnavailable is matched by every condition below: the
+	// change cannot be made now but may succeed when retried after a
+	// backoff. A follower that forwarded the change gets this error
+	// itself, since the leader's answer (REQUEST_TIMED_OUT) does not say
+	// which condition it was.
+	ErrChangeUnavailable = wire.ErrChangeUnavailable
+	// ErrChangeInFlight: the leader is carrying out another add or
+	// remove.
+	ErrChangeInFlight = wire.ErrChangeInFlight
+	// ErrVotersUncommitted: the latest voter set is not committed yet, or
+	// is the bootstrap set that is not in the log.
+	ErrVotersUncommitted = wire.ErrVotersUncommitted
+	// ErrNoCommitInEpoch: the leader has no high watermark in its epoch
+	// yet.
+	ErrNoCommitInEpoch = wire.ErrNoCommitInEpoch
+	// ErrVoterUnreachable: the voter to add did not answer the leader's
+	// ApiVersions request.
+	ErrVoterUnreachable = wire.ErrVoterUnreachable
+	// ErrVoterNotCaughtUp: the voter to add has not fetched recently as
+	// an observer, or never caught up with the leader.
+	ErrVoterNotCaughtUp = wire.ErrVoterNotCaughtUp
+	// ErrChangeTimedOut: the change did not complete within
+	// controller.quorum.request.timeout.ms. An add or remove whose voter
+	// set was appended may still commit.
+	ErrChangeTimedOut = wire.ErrChangeTimedOut
+)
 
 // NotLeaderError is returned by [Controller.SubmitChange] when the node it
 // reached is not the leader but knows which node is. The write was not

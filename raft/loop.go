@@ -307,7 +307,7 @@ func (e *engine) resign(done chan struct{}) {
 // failAll completes every submission still in the engine's care with err.
 func (e *engine) failAll(err error) {
 	e.sub.failAll(err)
-	e.finishChange(kerr.BrokerNotAvailable.Code)
+	e.finishChange(ErrShuttingDown)
 	e.failReads(err)
 	e.failTriggers(err)
 	for _, c := range e.resignDone {

@@ -268,17 +268,18 @@ func readBarrierOutcome(resp kmsg.Response, err error) (int64, error) {
 	if r.ErrorMessage != nil {
 		msg = *r.ErrorMessage
 	}
-	switch r.ErrorCode {
-	case 0:
+	switch err := wire.ConditionForCode(r.ErrorCode, ErrNotLeader, ErrReadTimeout, ErrShuttingDown); {
+	case err == nil:
 		return r.Offset, nil
-	case kerr.NotLeaderForPartition.Code:
+	case errors.Is(err, ErrNotLeader):
 		return 0, notLeaderHint(kraft.LeaderAndEpoch{LeaderID: kraft.NodeID(r.LeaderID), Epoch: kraft.Epoch(r.LeaderEpoch)})
-	case kerr.RequestTimedOut.Code:
+	case errors.Is(err, ErrReadTimeout):
 		return 0, fmt.Errorf("%w: read barrier on the leader: %s", ErrReadTimeout, msg)
-	case kerr.BrokerNotAvailable.Code:
+	case errors.Is(err, ErrShuttingDown):
 		return 0, fmt.Errorf("%w: the leader is shutting down", ErrLeaderUnknown)
+	default:
+		return 0, fmt.Errorf("raft: read barrier on the leader failed: %w: %s", err, msg)
 	}
-	return 0, fmt.Errorf("raft: read barrier on the leader failed: %w: %s", wire.ErrorForCode(r.ErrorCode), msg)
 }
 
 // serveReadImage answers the private ReadImage RPC. A plain read answers

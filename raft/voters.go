@@ -2,6 +2,7 @@ package raft
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -44,7 +45,7 @@ type voterChange struct {
 	offset kraft.Offset
 	// ack: answer once the record commits, else once it is appended.
 	ack    bool
-	answer func(code int16)
+	answer func(error)
 	// add only: the new voter's key and entry, and the connection that
 	// asks it for its ApiVersions.
 	key   kraft.ReplicaKey
@@ -54,7 +55,7 @@ type voterChange struct {
 
 // newChange prepares the bookkeeping of a change of voter (id, dir) in
 // this epoch; beginChange puts it in flight.
-func (e *engine) newChange(op string, id int32, dir [16]byte, ack bool, answer func(int16)) *voterChange {
+func (e *engine) newChange(op string, id int32, dir [16]byte, ack bool, answer func(error)) *voterChange {
 	return &voterChange{
 		op: op, epoch: e.lastStatus.Epoch, offset: -1, ack: ack, answer: answer,
 		key: kraft.ReplicaKey{ID: kraft.NodeID(id), DirectoryID: kraft.Uuid(dir)},
@@ -83,19 +84,19 @@ func (e *engine) voterRPC(req kmsg.Request, answer func(kmsg.Response)) {
 	switch r := req.(type) {
 	case *kmsg.AddRaftVoterRequest:
 		resp := r.ResponseKind().(*kmsg.AddRaftVoterResponse)
-		e.addVoter(r, func(code int16) {
-			resp.ErrorCode, resp.ErrorMessage = code, defaultMessage(code)
+		e.addVoter(r, func(err error) {
+			resp.ErrorCode, resp.ErrorMessage = voterAnswer(err)
 			answer(resp)
 		})
 	case *kmsg.RemoveRaftVoterRequest:
 		resp := r.ResponseKind().(*kmsg.RemoveRaftVoterResponse)
-		e.removeVoter(r, func(code int16) {
-			resp.ErrorCode, resp.ErrorMessage = code, defaultMessage(code)
+		e.removeVoter(r, func(err error) {
+			resp.ErrorCode, resp.ErrorMessage = voterAnswer(err)
 			answer(resp)
 		})
 	case *kmsg.UpdateRaftVoterRequest:
 		resp := r.ResponseKind().(*kmsg.UpdateRaftVoterResponse)
-		resp.ErrorCode = e.updateVoter(r)
+		resp.ErrorCode = wire.CodeForError(e.updateVoter(r))
 		st := e.lastStatus
 		resp.CurrentLeader.LeaderID, resp.CurrentLeader.LeaderEpoch = int32(st.Leader.LeaderID), int32(st.Leader.Epoch)
 		if v, ok := e.pub.voterEndpoint(int32(st.Leader.LeaderID), e.rc.listenerName); ok {
@@ -107,56 +108,64 @@ func (e *engine) voterRPC(req kmsg.Request, answer func(kmsg.Response)) {
 	}
 }
 
-// leaderCode is Kafka's validation of a leader-only request at epoch (the
-// local epoch for requests that carry none).
-func (e *engine) leaderCode(epoch kraft.Epoch) int16 {
+// voterAnswer is the error code and message of a voter RPC's answer for
+// err: Kafka's default message for the code, null for NONE.
+func voterAnswer(err error) (int16, *string) {
+	code := wire.CodeForError(err)
+	return code, defaultMessage(code)
+}
+
+// leaderCheck is Kafka's validation of a leader-only request at epoch
+// (the local epoch for requests that carry none;
+// KafkaRaftClient.validateLeaderOnlyRequest).
+func (e *engine) leaderCheck(epoch kraft.Epoch) error {
 	st := e.lastStatus
 	switch {
 	case epoch < st.Epoch:
-		return kerr.FencedLeaderEpoch.Code
+		return fmt.Errorf("%w: epoch %d, this node is in %d", ErrFencedLeaderEpoch, epoch, st.Epoch)
 	case epoch > st.Epoch:
-		return kerr.UnknownLeaderEpoch.Code
+		return fmt.Errorf("%w: epoch %d, this node is in %d", ErrUnknownLeaderEpoch, epoch, st.Epoch)
 	case st.Role != kraft.Leader:
-		return kerr.NotLeaderForPartition.Code
+		return notLeaderHint(st.Leader)
 	case st.ShuttingDown || e.resigning:
-		return kerr.BrokerNotAvailable.Code
+		return ErrShuttingDown
 	}
-	return 0
+	return nil
 }
 
 // firstChecks are the checks every voter RPC starts with: the cluster id,
 // the leader validation, the voter key, and (when listeners is not nil)
 // an endpoint on the leader's default listener.
-func (e *engine) firstChecks(clusterID *string, leaderCode int16, voterID int32, dir [16]byte, listeners []string) int16 {
+func (e *engine) firstChecks(clusterID *string, leaderErr error, voterID int32, dir [16]byte, listeners []string) error {
 	switch {
 	case clusterID != nil && e.clusterID != "" && *clusterID != e.clusterID:
-		return kerr.InconsistentClusterID.Code
-	case leaderCode != 0:
-		return leaderCode
+		return fmt.Errorf("%w: %q, this cluster is %q", ErrInconsistentClusterID, *clusterID, e.clusterID)
+	case leaderErr != nil:
+		return leaderErr
 	case voterID < 0 || dir == [16]byte{}:
-		return kerr.InvalidRequest.Code
+		return fmt.Errorf("%w: node id %d, directory id %x", ErrInvalidVoter, voterID, dir)
 	case listeners != nil && !slices.Contains(listeners, e.rc.listenerName):
-		return kerr.InvalidRequest.Code
+		return fmt.Errorf("%w: no endpoint on listener %s", ErrInvalidVoter, e.rc.listenerName)
 	}
-	return 0
+	return nil
 }
 
-// changeCode is the check that a membership change may start now (§4.5
+// changeCheck is the check that a membership change may start now (§4.5
 // steps 3–6): none in flight, a high watermark in this epoch, kraft.version
 // 1, and the latest voter set committed and in the log.
-func (e *engine) changeCode() int16 {
+func (e *engine) changeCheck() error {
 	switch {
 	case e.change != nil:
-		return kerr.RequestTimedOut.Code
+		return ErrChangeInFlight
 	case e.applier.hw < 0 || !e.caughtUp(e.lastStatus.Epoch):
-		return kerr.RequestTimedOut.Code
+		return ErrNoCommitInEpoch
 	case !e.rc.dynamic:
-		return kerr.UnsupportedVersion.Code
+		return ErrStaticQuorum
 	}
 	if h, ok := e.latestVoters(); !ok || h.bootstrap || e.node.PendingVoterChange() {
-		return kerr.RequestTimedOut.Code
+		return ErrVotersUncommitted
 	}
-	return 0
+	return nil
 }
 
 // listenerNames lists the names of a request's listeners (never nil).
@@ -169,20 +178,9 @@ func listenerNames[L any](ls []L, name func(L) string) []string {
 }
 
 // addVoter runs AddRaftVoter (§4.5).
-func (e *engine) addVoter(r *kmsg.AddRaftVoterRequest, answer func(int16)) {
-	names := listenerNames(r.Listeners, func(l kmsg.AddRaftVoterRequestListener) string { return l.Name })
-	code := e.firstChecks(r.ClusterID, e.leaderCode(e.lastStatus.Epoch), r.VoterID, r.VoterDirectoryID, names)
-	if code == 0 {
-		code = e.changeCode()
-	}
-	if code == 0 {
-		h, _ := e.latestVoters()
-		if slices.ContainsFunc(h.rec.Voters, func(v control.VotersRecordVoter) bool { return v.VoterId == r.VoterID }) {
-			code = kerr.DuplicateVoter.Code
-		}
-	}
-	if code != 0 {
-		answer(code)
+func (e *engine) addVoter(r *kmsg.AddRaftVoterRequest, answer func(error)) {
+	if err := e.addCheck(r); err != nil {
+		answer(err)
 		return
 	}
 	ch := e.newChange("add", r.VoterID, r.VoterDirectoryID, r.Version < 1 || r.AckWhenCommitted, answer)
@@ -196,7 +194,7 @@ func (e *engine) addVoter(r *kmsg.AddRaftVoterRequest, answer func(int16)) {
 	}
 	p, err := e.dialProbe(addr)
 	if err != nil {
-		answer(kerr.RequestTimedOut.Code)
+		answer(fmt.Errorf("%w: %w", ErrVoterUnreachable, err))
 		return
 	}
 	ch.probe = p
@@ -213,8 +211,25 @@ func (e *engine) addVoter(r *kmsg.AddRaftVoterRequest, answer func(int16)) {
 		}
 	})
 	if !sent {
-		e.finishChange(kerr.RequestTimedOut.Code)
+		e.finishChange(fmt.Errorf("%w: the request was not sent", ErrVoterUnreachable))
 	}
+}
+
+// addCheck runs AddRaftVoter's checks, in Kafka's order, up to the
+// ApiVersions request.
+func (e *engine) addCheck(r *kmsg.AddRaftVoterRequest) error {
+	names := listenerNames(r.Listeners, func(l kmsg.AddRaftVoterRequestListener) string { return l.Name })
+	if err := e.firstChecks(r.ClusterID, e.leaderCheck(e.lastStatus.Epoch), r.VoterID, r.VoterDirectoryID, names); err != nil {
+		return err
+	}
+	if err := e.changeCheck(); err != nil {
+		return err
+	}
+	h, _ := e.latestVoters()
+	if slices.ContainsFunc(h.rec.Voters, func(v control.VotersRecordVoter) bool { return v.VoterId == r.VoterID }) {
+		return fmt.Errorf("%w: node %d", ErrDuplicateVoter, r.VoterID)
+	}
+	return nil
 }
 
 // addProbed continues an add with the new voter's ApiVersions answer
@@ -226,24 +241,24 @@ func (e *engine) addProbed(ch *voterChange, resp kmsg.Response, err error) {
 	e.closeProbe(ch)
 	av, _ := resp.(*kmsg.ApiVersionsResponse)
 	if err != nil || av == nil || av.ErrorCode != 0 {
-		e.finishChange(kerr.RequestTimedOut.Code)
+		e.finishChange(probeError(av, err))
 		return
 	}
 	i := slices.IndexFunc(av.SupportedFeatures, func(f kmsg.ApiVersionsResponseSupportedFeature) bool {
 		return f.Name == wire.FeatureKRaftVersion
 	})
 	if i < 0 || av.SupportedFeatures[i].MinVersion > e.rc.kraftVersion() || av.SupportedFeatures[i].MaxVersion < e.rc.kraftVersion() {
-		e.finishChange(kerr.InvalidRequest.Code)
+		e.finishChange(fmt.Errorf("%w: it does not support kraft.version %d", ErrInvalidVoter, e.rc.kraftVersion()))
 		return
 	}
 	f := av.SupportedFeatures[i]
 	ch.voter.KRaftVersionFeature = control.VotersRecordKRaftVersionFeature{MinSupportedVersion: f.MinVersion, MaxSupportedVersion: f.MaxVersion}
-	if code := e.leaderCode(ch.epoch); code != 0 {
-		e.finishChange(code)
+	if err := e.leaderCheck(ch.epoch); err != nil {
+		e.finishChange(err)
 		return
 	}
 	if e.node.PendingVoterChange() {
-		e.finishChange(kerr.RequestTimedOut.Code)
+		e.finishChange(ErrVotersUncommitted)
 		return
 	}
 	// Caught up: it fetched within the last hour and was caught up once.
@@ -255,7 +270,7 @@ func (e *engine) addProbed(ch *voterChange, resp kmsg.Response, err error) {
 		}
 	}
 	if !caughtUp {
-		e.finishChange(kerr.RequestTimedOut.Code)
+		e.finishChange(fmt.Errorf("%w: node %d", ErrVoterNotCaughtUp, ch.key.ID))
 		return
 	}
 	h, _ := e.latestVoters()
@@ -265,24 +280,10 @@ func (e *engine) addProbed(ch *voterChange, resp kmsg.Response, err error) {
 }
 
 // removeVoter runs RemoveRaftVoter (§4.6).
-func (e *engine) removeVoter(r *kmsg.RemoveRaftVoterRequest, answer func(int16)) {
-	code := e.firstChecks(r.ClusterID, e.leaderCode(e.lastStatus.Epoch), r.VoterID, r.VoterDirectoryID, nil)
-	if code == 0 {
-		code = e.changeCode()
-	}
-	var rec *control.VotersRecord
-	if code == 0 {
-		h, _ := e.latestVoters()
-		rec = control.NewVotersRecord()
-		rec.Voters = slices.DeleteFunc(slices.Clone(h.rec.Voters), func(v control.VotersRecordVoter) bool {
-			return v.VoterId == r.VoterID && v.VoterDirectoryId == r.VoterDirectoryID
-		})
-		if len(rec.Voters) == len(h.rec.Voters) || len(h.rec.Voters) < 2 {
-			code = kerr.VoterNotFound.Code
-		}
-	}
-	if code != 0 {
-		answer(code)
+func (e *engine) removeVoter(r *kmsg.RemoveRaftVoterRequest, answer func(error)) {
+	rec, err := e.removeCheck(r)
+	if err != nil {
+		answer(err)
 		return
 	}
 	ch := e.newChange("remove", r.VoterID, r.VoterDirectoryID, true, answer)
@@ -291,18 +292,41 @@ func (e *engine) removeVoter(r *kmsg.RemoveRaftVoterRequest, answer func(int16))
 	e.appendChange(ch, rec)
 }
 
+// removeCheck runs RemoveRaftVoter's checks, in Kafka's order, and
+// returns the voter set without the voter.
+func (e *engine) removeCheck(r *kmsg.RemoveRaftVoterRequest) (*control.VotersRecord, error) {
+	if err := e.firstChecks(r.ClusterID, e.leaderCheck(e.lastStatus.Epoch), r.VoterID, r.VoterDirectoryID, nil); err != nil {
+		return nil, err
+	}
+	if err := e.changeCheck(); err != nil {
+		return nil, err
+	}
+	h, _ := e.latestVoters()
+	rec := control.NewVotersRecord()
+	rec.Voters = slices.DeleteFunc(slices.Clone(h.rec.Voters), func(v control.VotersRecordVoter) bool {
+		return v.VoterId == r.VoterID && v.VoterDirectoryId == r.VoterDirectoryID
+	})
+	switch {
+	case len(rec.Voters) == len(h.rec.Voters):
+		return nil, fmt.Errorf("%w: node %d with directory id %x", ErrVoterNotFound, r.VoterID, r.VoterDirectoryID)
+	case len(h.rec.Voters) < 2:
+		return nil, fmt.Errorf("%w: node %d is the last voter", ErrVoterNotFound, r.VoterID)
+	}
+	return rec, nil
+}
+
 // appendChange appends the VotersRecord of a change; without
 // AckWhenCommitted the change is answered now.
 func (e *engine) appendChange(ch *voterChange, rec *control.VotersRecord) {
 	off, err := e.proposeVoters(rec, 0)
 	if err != nil {
 		e.logger.LogAttrs(context.Background(), slog.LevelWarn, "voter set not appended", slog.String(logKeyError, err.Error()))
-		e.finishChange(kerr.NotLeaderForPartition.Code)
+		e.finishChange(fmt.Errorf("%w: the voter set was not appended: %w", ErrNotLeader, err))
 		return
 	}
 	ch.offset = off
 	if !ch.ack {
-		e.finishChange(0)
+		e.finishChange(nil)
 	}
 }
 
@@ -318,16 +342,17 @@ func (e *engine) checkChange() {
 	case ch.offset >= 0 && max(e.applier.hw, st.HighWatermark) > ch.offset:
 		// The core's own high watermark counts too: a leader that
 		// removed itself resigns in the step that commits the removal.
-		e.finishChange(0)
+		e.finishChange(nil)
 	case st.Role != kraft.Leader || st.Epoch != ch.epoch:
-		e.finishChange(kerr.NotLeaderForPartition.Code)
+		e.finishChange(fmt.Errorf("%w: leadership of epoch %d lost during the change", ErrNotLeader, ch.epoch))
 	case e.timers.expired(timerVoterChange, e.clock.Now()):
-		e.finishChange(kerr.RequestTimedOut.Code)
+		e.finishChange(ErrChangeTimedOut)
 	}
 }
 
-// finishChange answers the change in flight with code and frees the slot.
-func (e *engine) finishChange(code int16) {
+// finishChange answers the change in flight with err (nil for done) and
+// frees the slot.
+func (e *engine) finishChange(err error) {
 	ch := e.change
 	if ch == nil {
 		return
@@ -335,14 +360,14 @@ func (e *engine) finishChange(code int16) {
 	e.change = nil
 	e.timers.stop(timerVoterChange)
 	e.closeProbe(ch)
-	if code == 0 {
+	if err == nil {
 		e.logger.LogAttrs(context.Background(), slog.LevelInfo, "voter change done",
 			slog.String(logKeyChange, ch.op), slog.Int(logKeyPeer, int(ch.key.ID)))
 	} else {
 		e.logger.LogAttrs(context.Background(), slog.LevelWarn, "voter change failed",
-			slog.String(logKeyChange, ch.op), slog.Int(logKeyPeer, int(ch.key.ID)), slog.String(logKeyError, kerr.ErrorForCode(code).Error()))
+			slog.String(logKeyChange, ch.op), slog.Int(logKeyPeer, int(ch.key.ID)), slog.String(logKeyError, err.Error()))
 	}
-	ch.answer(code)
+	ch.answer(err)
 }
 
 // closeProbe closes an add's ApiVersions connection, off the engine
@@ -354,43 +379,18 @@ func (e *engine) closeProbe(ch *voterChange) {
 	}
 }
 
-// updateVoter runs UpdateRaftVoter (§4.7) and returns its error code. On
-// a static quorum success changes nothing on disk.
-func (e *engine) updateVoter(r *kmsg.UpdateRaftVoterRequest) int16 {
-	names := listenerNames(r.Listeners, func(l kmsg.UpdateRaftVoterRequestListener) string { return l.Name })
-	code := e.firstChecks(r.ClusterID, e.leaderCode(kraft.Epoch(r.CurrentLeaderEpoch)), r.VoterID, r.VoterDirectoryID, names)
-	if code != 0 {
-		return code
+// updateVoter runs UpdateRaftVoter (§4.7). On a static quorum success
+// changes nothing on disk.
+func (e *engine) updateVoter(r *kmsg.UpdateRaftVoterRequest) error {
+	if err := e.updateCheck(r); err != nil || !e.rc.dynamic {
+		return err
 	}
-	f := r.KRaftVersionFeature
-	switch {
-	case f.MinSupportedVersion < 0 || f.MaxSupportedVersion < 0 || f.MaxSupportedVersion < f.MinSupportedVersion:
-		return kerr.InvalidRequest.Code
-	case e.change != nil || e.applier.hw < 0:
-		return kerr.RequestTimedOut.Code
-	}
-	kv := e.rc.kraftVersion()
-	if !e.rc.dynamic {
-		switch {
-		case f.MinSupportedVersion > kv || f.MaxSupportedVersion < kv:
-			return kerr.InvalidRequest.Code
-		case !e.lastStatus.Voters.Contains(kraft.ReplicaKey{ID: kraft.NodeID(r.VoterID)}):
-			return kerr.VoterNotFound.Code
-		}
-		return 0
-	}
-	h, ok := e.latestVoters()
-	switch {
-	case !ok || h.bootstrap || e.node.PendingVoterChange() || !e.caughtUp(e.lastStatus.Epoch):
-		return kerr.RequestTimedOut.Code
-	case f.MinSupportedVersion > kv || f.MaxSupportedVersion < kv:
-		return kerr.InvalidRequest.Code
-	}
+	h, _ := e.latestVoters()
 	i := slices.IndexFunc(h.rec.Voters, func(v control.VotersRecordVoter) bool {
 		return v.VoterId == r.VoterID && v.VoterDirectoryId == r.VoterDirectoryID
 	})
 	if i < 0 {
-		return kerr.VoterNotFound.Code
+		return fmt.Errorf("%w: node %d with directory id %x", ErrVoterNotFound, r.VoterID, r.VoterDirectoryID)
 	}
 	rec := control.NewVotersRecord()
 	rec.Voters = slices.Clone(h.rec.Voters)
@@ -399,12 +399,69 @@ func (e *engine) updateVoter(r *kmsg.UpdateRaftVoterRequest) int16 {
 	for _, l := range r.Listeners {
 		v.Endpoints = append(v.Endpoints, control.VotersRecordEndpoint{Name: l.Name, Host: l.Host, Port: l.Port})
 	}
+	f := r.KRaftVersionFeature
 	v.KRaftVersionFeature = control.VotersRecordKRaftVersionFeature{MinSupportedVersion: f.MinSupportedVersion, MaxSupportedVersion: f.MaxSupportedVersion}
 	if _, err := e.proposeVoters(rec, 0); err != nil {
-		return kerr.NotLeaderForPartition.Code
+		return fmt.Errorf("%w: the voter set was not appended: %w", ErrNotLeader, err)
 	}
 	e.logger.LogAttrs(context.Background(), slog.LevelInfo, "updated a voter's endpoints", slog.Int(logKeyPeer, int(r.VoterID)))
-	return 0
+	return nil
+}
+
+// updateCheck runs UpdateRaftVoter's checks, in Kafka's order, short of
+// finding the voter in a dynamic voter set.
+func (e *engine) updateCheck(r *kmsg.UpdateRaftVoterRequest) error {
+	names := listenerNames(r.Listeners, func(l kmsg.UpdateRaftVoterRequestListener) string { return l.Name })
+	if err := e.firstChecks(r.ClusterID, e.leaderCheck(kraft.Epoch(r.CurrentLeaderEpoch)), r.VoterID, r.VoterDirectoryID, names); err != nil {
+		return err
+	}
+	f := r.KRaftVersionFeature
+	kv := e.rc.kraftVersion()
+	switch {
+	case f.MinSupportedVersion < 0 || f.MaxSupportedVersion < 0 || f.MaxSupportedVersion < f.MinSupportedVersion:
+		return fmt.Errorf("%w: invalid kraft.version range [%d, %d]", ErrInvalidVoter, f.MinSupportedVersion, f.MaxSupportedVersion)
+	case e.change != nil:
+		return ErrChangeInFlight
+	case e.applier.hw < 0:
+		return ErrNoCommitInEpoch
+	}
+	if !e.rc.dynamic {
+		switch {
+		case f.MinSupportedVersion > kv || f.MaxSupportedVersion < kv:
+			return leavesOut(f, kv)
+		case !e.lastStatus.Voters.Contains(kraft.ReplicaKey{ID: kraft.NodeID(r.VoterID)}):
+			return fmt.Errorf("%w: node %d", ErrVoterNotFound, r.VoterID)
+		}
+		return nil
+	}
+	h, ok := e.latestVoters()
+	switch {
+	case !ok || h.bootstrap || e.node.PendingVoterChange():
+		return ErrVotersUncommitted
+	case !e.caughtUp(e.lastStatus.Epoch):
+		return ErrNoCommitInEpoch
+	case f.MinSupportedVersion > kv || f.MaxSupportedVersion < kv:
+		return leavesOut(f, kv)
+	}
+	return nil
+}
+
+// leavesOut is the error of an update whose kraft.version range leaves
+// out the quorum's kraft.version kv.
+func leavesOut(f kmsg.UpdateRaftVoterRequestKRaftVersionFeature, kv int16) error {
+	return fmt.Errorf("%w: kraft.version range [%d, %d] leaves out %d", ErrInvalidVoter, f.MinSupportedVersion, f.MaxSupportedVersion, kv)
+}
+
+// probeError is the error of an add whose ApiVersions request to the new
+// voter failed (err) or was refused (av).
+func probeError(av *kmsg.ApiVersionsResponse, err error) error {
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w: %w", ErrVoterUnreachable, err)
+	case av == nil:
+		return fmt.Errorf("%w: not an ApiVersions answer", ErrVoterUnreachable)
+	}
+	return fmt.Errorf("%w: it answered %v", ErrVoterUnreachable, wire.ErrorForCode(av.ErrorCode))
 }
 
 // defaultMessage is Kafka's error message for an answer that has none of
@@ -521,18 +578,18 @@ func (e *engine) maybeSelfMaintain() {
 	epoch := st.Epoch
 	if st.Role == kraft.Leader {
 		// A leader updates its own entry directly.
-		if r, ok := req.(*kmsg.UpdateRaftVoterRequest); ok && e.updateVoter(r) == 0 {
+		if r, ok := req.(*kmsg.UpdateRaftVoterRequest); ok && e.updateVoter(r) == nil {
 			e.updatedEpoch = epoch
 		}
 		return
 	}
-	e.sendToLeader(req, false, func(code int16) {
-		if _, ok := req.(*kmsg.UpdateRaftVoterRequest); ok && (code == 0 || code == kerr.UnsupportedVersion.Code) {
+	e.sendToLeader(req, false, func(err error) {
+		if _, ok := req.(*kmsg.UpdateRaftVoterRequest); ok && (err == nil || errors.Is(err, ErrStaticQuorum)) {
 			e.updatedEpoch = epoch
 		}
-		if code != 0 {
+		if err != nil {
 			e.logger.LogAttrs(context.Background(), slog.LevelInfo, "voter request to the leader refused",
-				slog.Int(logKeyAPIKey, int(req.Key())), slog.String(logKeyError, kerr.ErrorForCode(code).Error()))
+				slog.Int(logKeyAPIKey, int(req.Key())), slog.String(logKeyError, err.Error()))
 		}
 	})
 }
@@ -546,11 +603,12 @@ func clusterIDPtr(id string) *string {
 }
 
 // sendToLeader sends a voter RPC to the leader on the forwarding
-// connection; done gets the answer's error code (BROKER_NOT_AVAILABLE when
-// the request failed) on the engine goroutine, or, if anyGoroutine, on the
-// connection's when the engine's queue is full (else the answer is
-// dropped). It reports whether the request was sent.
-func (e *engine) sendToLeader(req kmsg.Request, anyGoroutine bool, done func(code int16)) bool {
+// connection; done gets the answer's error ([voterAnswerError]; one
+// matching [ErrLeaderUnknown] when the request failed) on the engine
+// goroutine, or, if anyGoroutine, on the connection's when the engine's
+// queue is full (else the answer is dropped). It reports whether the
+// request was sent.
+func (e *engine) sendToLeader(req kmsg.Request, anyGoroutine bool, done func(error)) bool {
 	st := e.lastStatus
 	if st.Leader.LeaderID == kraft.NoNode || st.Leader.LeaderID == st.ID {
 		return false
@@ -560,31 +618,54 @@ func (e *engine) sendToLeader(req kmsg.Request, anyGoroutine bool, done func(cod
 		return false
 	}
 	return l.forward.Send(req, func(resp kmsg.Response, err error) {
-		code := kerr.BrokerNotAvailable.Code
-		if err == nil {
-			code = voterAnswerCode(resp)
+		if err != nil {
+			err = fmt.Errorf("%w: the leader did not answer: %w", ErrLeaderUnknown, err)
+		} else {
+			err = voterAnswerError(resp)
 		}
 		select {
-		case e.inbox <- event{call: func(*engine) { done(code) }}:
+		case e.inbox <- event{call: func(*engine) { done(err) }}:
 		default:
 			if anyGoroutine {
-				done(code)
+				done(err)
 			}
 		}
 	})
 }
 
-// voterAnswerCode is the error code of a voter RPC's answer.
-func voterAnswerCode(resp kmsg.Response) int16 {
+// voterConditions are the errors a leader answers a voter RPC with.
+var voterConditions = []error{
+	ErrNotLeader, ErrShuttingDown, ErrFencedLeaderEpoch, ErrUnknownLeaderEpoch,
+	ErrInconsistentClusterID, ErrInvalidVoter, ErrDuplicateVoter, ErrVoterNotFound,
+	ErrStaticQuorum, ErrChangeUnavailable,
+}
+
+// voterAnswerError is the error of the leader's answer to a voter RPC:
+// nil for NONE, one matching [ErrLeaderUnknown] when the node is not the
+// leader or shuts down, else the condition of its error code (one of
+// voterConditions, or a Kafka error this runtime does not answer with).
+func voterAnswerError(resp kmsg.Response) error {
+	var code int16
 	switch r := resp.(type) {
 	case *kmsg.AddRaftVoterResponse:
-		return r.ErrorCode
+		code = r.ErrorCode
 	case *kmsg.RemoveRaftVoterResponse:
-		return r.ErrorCode
+		code = r.ErrorCode
 	case *kmsg.UpdateRaftVoterResponse:
-		return r.ErrorCode
+		code = r.ErrorCode
+	default:
+		return fmt.Errorf("raft: unexpected answer %T to a voter request", resp)
 	}
-	return kerr.UnknownServerError.Code
+	err := wire.ConditionForCode(code, voterConditions...)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrNotLeader):
+		return fmt.Errorf("%w: the node asked is not the leader", ErrLeaderUnknown)
+	case errors.Is(err, ErrShuttingDown):
+		return fmt.Errorf("%w: the leader is shutting down", ErrLeaderUnknown)
+	}
+	return fmt.Errorf("the leader answered: %w", err)
 }
 
 // Voter names a controller to add to a dynamic voter set: its node id,
@@ -600,10 +681,16 @@ type Voter struct {
 // AddVoter adds v to the voter set of a dynamic quorum, as AddRaftVoter
 // does (Kafka's AddVoterHandler): v must run as an observer that has caught up with
 // the leader. On the leader it runs there; on another node it is sent to
-// the leader. It returns once the new set is committed. Errors are the
-// *kerr.Error of Kafka's answer (errors.Is with kerr.DuplicateVoter,
-// kerr.RequestTimedOut, kerr.UnsupportedVersion on a static quorum, ...),
-// [ErrLeaderUnknown] when no leader is known, or ctx's error.
+// the leader. It returns once the new set is committed. Errors match
+// (errors.Is) [ErrDuplicateVoter], [ErrInvalidVoter], [ErrStaticQuorum]
+// on a static quorum, [ErrInconsistentClusterID], [ErrChangeUnavailable]
+// when the change cannot be made now (on the leader, the condition of its
+// own: [ErrChangeInFlight], [ErrVotersUncommitted], [ErrNoCommitInEpoch],
+// [ErrVoterUnreachable], [ErrVoterNotCaughtUp], [ErrChangeTimedOut]),
+// [ErrLeaderUnknown] when no leader is known or the leader changed or
+// shut down meanwhile, [ErrShuttingDown] when this node shuts down, or
+// ctx's error. A leader that does not follow this runtime may answer a
+// Kafka error of another kind (a *kerr.Error).
 func (c *Controller) AddVoter(ctx context.Context, v Voter) error {
 	req := kmsg.NewPtrAddRaftVoterRequest()
 	req.Version = 1
@@ -619,8 +706,8 @@ func (c *Controller) AddVoter(ctx context.Context, v Voter) error {
 // RemoveVoter removes the voter (id, directoryID) from the voter set of a
 // dynamic quorum, as RemoveRaftVoter does (Kafka's RemoveVoterHandler), and returns
 // once the new set is committed. A leader that removes itself resigns
-// then. Errors as for [Controller.AddVoter] (kerr.VoterNotFound for a
-// replica that is not a voter).
+// then. Errors as for [Controller.AddVoter] ([ErrVoterNotFound] for a
+// replica that is not a voter, or the last voter).
 func (c *Controller) RemoveVoter(ctx context.Context, id NodeID, directoryID [16]byte) error {
 	req := kmsg.NewPtrRemoveRaftVoterRequest()
 	req.ClusterID = clusterIDPtr(c.eng.clusterID)
@@ -631,39 +718,60 @@ func (c *Controller) RemoveVoter(ctx context.Context, id NodeID, directoryID [16
 // voterChange runs a voter RPC on this node when it leads, else on the
 // leader, and waits for the answer.
 func (c *Controller) voterChange(ctx context.Context, req kmsg.Request, what string) error {
-	done := make(chan int16, 1)
-	answer := func(code int16) {
+	done := make(chan error, 1)
+	answer := func(err error) {
 		select {
-		case done <- code:
+		case done <- err:
 		default:
 		}
 	}
 	err := c.enqueue(ctx, event{call: func(e *engine) {
 		if e.lastStatus.Role == kraft.Leader {
-			e.voterRPC(req, func(resp kmsg.Response) { answer(voterAnswerCode(resp)) })
+			e.changeVoters(req, answer)
 			return
 		}
 		if !e.sendToLeader(req, true, answer) {
-			answer(kerr.NotLeaderForPartition.Code)
+			answer(ErrLeaderUnknown)
 		}
 	}})
 	if err != nil {
 		return err
 	}
 	select {
-	case code := <-done:
-		switch code {
-		case 0:
-			return nil
-		case kerr.NotLeaderForPartition.Code, kerr.BrokerNotAvailable.Code:
-			return fmt.Errorf("raft: %s: %w: %w", what, ErrLeaderUnknown, wire.ErrorForCode(code))
-		}
-		return fmt.Errorf("raft: %s: %w", what, wire.ErrorForCode(code))
+	case err := <-done:
+		return voterChangeError(what, err)
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-c.done:
 		return ErrShuttingDown
 	}
+}
+
+// changeVoters runs an AddRaftVoter or RemoveRaftVoter request of this
+// leader's own; done gets its outcome.
+func (e *engine) changeVoters(req kmsg.Request, done func(error)) {
+	switch r := req.(type) {
+	case *kmsg.AddRaftVoterRequest:
+		e.addVoter(r, done)
+	case *kmsg.RemoveRaftVoterRequest:
+		e.removeVoter(r, done)
+	default:
+		done(fmt.Errorf("raft: %s is not a voter change", kmsg.NameForKey(req.Key())))
+	}
+}
+
+// voterChangeError is the error [Controller.AddVoter] and
+// [Controller.RemoveVoter] return for what's outcome err: one that
+// also matches [ErrLeaderUnknown] when this node lost the leadership
+// or shuts down.
+func voterChangeError(what string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrNotLeader), errors.Is(err, ErrShuttingDown):
+		return fmt.Errorf("raft: %s: %w: %w", what, ErrLeaderUnknown, err)
+	}
+	return fmt.Errorf("raft: %s: %w", what, err)
 }
 
 // ChangeMembership makes the voter set of a dynamic quorum equal to

@@ -111,20 +111,118 @@ func ErrorForCode(code int16) error {
 	}
 }
 
+// The runtime's conditions, exported by package raft under the same
+// names (its documentation says when each arises). They are declared here
+// so that the one table from condition to Kafka error code sits at the
+// wire edge without this package importing the runtime; their texts are
+// the runtime's own.
+var (
+	ErrNotLeader     = errors.New("raft: not leader")
+	ErrLeaderUnknown = errors.New("raft: leader unknown")
+	ErrShuttingDown  = errors.New("raft: shutting down")
+	ErrReadTimeout   = errors.New("raft: read timed out")
+	ErrInvalidChange = errors.New("raft: invalid metadata change")
+
+	ErrFencedLeaderEpoch     = errors.New("raft: fenced leader epoch")
+	ErrUnknownLeaderEpoch    = errors.New("raft: unknown leader epoch")
+	ErrInconsistentClusterID = errors.New("raft: inconsistent cluster id")
+	ErrInvalidVoter          = kindOf(ErrInvalidChange, "raft: invalid voter")
+	ErrDuplicateVoter        = errors.New("raft: duplicate voter")
+	ErrVoterNotFound         = errors.New("raft: voter not found")
+	ErrStaticQuorum          = errors.New("raft: static voter set (kraft.version 0)")
+
+	ErrChangeUnavailable = errors.New("raft: voter change not possible now")
+	ErrChangeInFlight    = kindOf(ErrChangeUnavailable, "raft: another voter change is in flight")
+	ErrVotersUncommitted = kindOf(ErrChangeUnavailable, "raft: the latest voter set is not committed")
+	ErrNoCommitInEpoch   = kindOf(ErrChangeUnavailable, "raft: the leader has not committed in its epoch yet")
+	ErrVoterUnreachable  = kindOf(ErrChangeUnavailable, "raft: the new voter did not answer ApiVersions")
+	ErrVoterNotCaughtUp  = kindOf(ErrChangeUnavailable, "raft: the new voter has not caught up")
+	ErrChangeTimedOut    = kindOf(ErrChangeUnavailable, "raft: the voter change did not commit within the request timeout")
+)
+
+// kindedError is a sentinel of its own that also matches a broader one.
+type kindedError struct {
+	kind error
+	text string
+}
+
+func (e *kindedError) Error() string { return e.text }
+func (e *kindedError) Unwrap() error { return e.kind }
+
+// kindOf returns a sentinel with text that errors.Is matches to kind.
+func kindOf(kind error, text string) error { return &kindedError{kind: kind, text: text} }
+
+// conditionCodes is the Kafka code of each runtime condition, in the
+// order [CodeForCondition] tries them.
+var conditionCodes = []struct {
+	err  error
+	code int16
+}{
+	{ErrNotLeader, kerr.NotLeaderForPartition.Code},
+	{ErrLeaderUnknown, kerr.NotLeaderForPartition.Code},
+	{ErrShuttingDown, kerr.BrokerNotAvailable.Code},
+	{ErrInvalidChange, kerr.InvalidRequest.Code},
+	{ErrReadTimeout, kerr.RequestTimedOut.Code},
+	{ErrFencedLeaderEpoch, kerr.FencedLeaderEpoch.Code},
+	{ErrUnknownLeaderEpoch, kerr.UnknownLeaderEpoch.Code},
+	{ErrInconsistentClusterID, kerr.InconsistentClusterID.Code},
+	{ErrDuplicateVoter, kerr.DuplicateVoter.Code},
+	{ErrVoterNotFound, kerr.VoterNotFound.Code},
+	{ErrStaticQuorum, kerr.UnsupportedVersion.Code},
+	{ErrChangeUnavailable, kerr.RequestTimedOut.Code},
+}
+
+// CodeForCondition returns the Kafka error code of the first runtime
+// condition err matches (errors.Is), in this order: ErrNotLeader and
+// ErrLeaderUnknown NOT_LEADER_OR_FOLLOWER, ErrShuttingDown
+// BROKER_NOT_AVAILABLE, ErrInvalidChange (and ErrInvalidVoter)
+// INVALID_REQUEST, ErrReadTimeout REQUEST_TIMED_OUT, ErrFencedLeaderEpoch
+// FENCED_LEADER_EPOCH, ErrUnknownLeaderEpoch UNKNOWN_LEADER_EPOCH,
+// ErrInconsistentClusterID INCONSISTENT_CLUSTER_ID, ErrDuplicateVoter
+// DUPLICATE_VOTER, ErrVoterNotFound VOTER_NOT_FOUND, ErrStaticQuorum
+// UNSUPPORTED_VERSION, ErrChangeUnavailable (and every condition that
+// matches it) REQUEST_TIMED_OUT. It reports false when err matches none.
+func CodeForCondition(err error) (int16, bool) {
+	for _, c := range conditionCodes {
+		if errors.Is(err, c.err) {
+			return c.code, true
+		}
+	}
+	return 0, false
+}
+
 // CodeForError returns the Kafka error code to put on the wire for err: 0
-// for nil, the code of a *kerr.Error found with errors.As, and -1
-// (UNKNOWN_SERVER_ERROR) for anything else. Mapping the runtime's own error
-// types (not leader, fenced epoch, ...) to codes is the job of the caller
-// until those types exist; this function only handles what is well defined
-// at the wire edge.
+// for nil, the code of a runtime condition ([CodeForCondition]), else the
+// code of a *kerr.Error found with errors.As, and -1
+// (UNKNOWN_SERVER_ERROR) for anything else.
 func CodeForError(err error) int16 {
 	if err == nil {
 		return 0
+	}
+	if code, ok := CodeForCondition(err); ok {
+		return code
 	}
 	if ke, ok := errors.AsType[*kerr.Error](err); ok {
 		return ke.Code
 	}
 	return kerr.UnknownServerError.Code
+}
+
+// ConditionForCode returns the error for the code of an answer whose
+// runtime conditions are candidates: nil for 0 (NONE), the first
+// candidate whose code ([CodeForError]) is code, and [ErrorForCode]'s
+// error for any other code. Several conditions share a code, so the
+// candidates say which one an answer means.
+func ConditionForCode(code int16, candidates ...error) error {
+	if code == 0 {
+		return nil
+	}
+	for _, c := range candidates {
+		if CodeForError(c) == code {
+			return c
+		}
+	}
+	return ErrorForCode(code)
 }
 
 // Retriable reports whether Kafka classifies the error code as retriable

@@ -87,3 +87,73 @@ func TestErrorCodeEdges(t *testing.T) {
 		}
 	}
 }
+
+// TestConditionCodes: the Kafka code of each runtime condition, through
+// wrapping; the condition wins over a Kafka error it is wrapped with.
+func TestConditionCodes(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want *kerr.Error
+	}{
+		{ErrNotLeader, kerr.NotLeaderForPartition},
+		{ErrLeaderUnknown, kerr.NotLeaderForPartition},
+		{ErrShuttingDown, kerr.BrokerNotAvailable},
+		{ErrInvalidChange, kerr.InvalidRequest},
+		{ErrReadTimeout, kerr.RequestTimedOut},
+		{ErrFencedLeaderEpoch, kerr.FencedLeaderEpoch},
+		{ErrUnknownLeaderEpoch, kerr.UnknownLeaderEpoch},
+		{ErrInconsistentClusterID, kerr.InconsistentClusterID},
+		{ErrInvalidVoter, kerr.InvalidRequest},
+		{ErrDuplicateVoter, kerr.DuplicateVoter},
+		{ErrVoterNotFound, kerr.VoterNotFound},
+		{ErrStaticQuorum, kerr.UnsupportedVersion},
+		{ErrChangeUnavailable, kerr.RequestTimedOut},
+		{ErrChangeInFlight, kerr.RequestTimedOut},
+		{ErrVotersUncommitted, kerr.RequestTimedOut},
+		{ErrNoCommitInEpoch, kerr.RequestTimedOut},
+		{ErrVoterUnreachable, kerr.RequestTimedOut},
+		{ErrVoterNotCaughtUp, kerr.RequestTimedOut},
+		{ErrChangeTimedOut, kerr.RequestTimedOut},
+	} {
+		wrapped := fmt.Errorf("context: %w", tc.err)
+		if code, ok := CodeForCondition(wrapped); !ok || code != tc.want.Code {
+			t.Errorf("CodeForCondition(%v) = %d, %v; want %s", tc.err, code, ok, tc.want.Message)
+		}
+		if got := CodeForError(fmt.Errorf("%w: %w", wrapped, kerr.UnknownServerError)); got != tc.want.Code {
+			t.Errorf("CodeForError(%v with a Kafka error) = %d, want %s", tc.err, got, tc.want.Message)
+		}
+	}
+	if _, ok := CodeForCondition(kerr.DuplicateVoter); ok {
+		t.Error("CodeForCondition matches a Kafka error")
+	}
+	// The order decides for an error that matches two conditions.
+	if got := CodeForError(fmt.Errorf("%w: %w", ErrShuttingDown, ErrLeaderUnknown)); got != kerr.NotLeaderForPartition.Code {
+		t.Errorf("ErrLeaderUnknown with ErrShuttingDown: %d, want NOT_LEADER_OR_FOLLOWER", got)
+	}
+	if !errors.Is(ErrChangeInFlight, ErrChangeUnavailable) || !errors.Is(ErrInvalidVoter, ErrInvalidChange) || errors.Is(ErrChangeUnavailable, ErrChangeInFlight) {
+		t.Error("a condition does not match its kind, or a kind matches a condition")
+	}
+}
+
+// TestConditionForCode: an answer's code names the first candidate with
+// that code; any other code is the Kafka error.
+func TestConditionForCode(t *testing.T) {
+	candidates := []error{ErrNotLeader, ErrInvalidVoter, ErrChangeUnavailable, ErrReadTimeout}
+	for _, tc := range []struct {
+		code int16
+		want error
+	}{
+		{0, nil},
+		{kerr.NotLeaderForPartition.Code, ErrNotLeader},
+		{kerr.InvalidRequest.Code, ErrInvalidVoter},
+		{kerr.RequestTimedOut.Code, ErrChangeUnavailable},
+		{kerr.DuplicateVoter.Code, kerr.DuplicateVoter},
+	} {
+		if got := ConditionForCode(tc.code, candidates...); got != tc.want {
+			t.Errorf("ConditionForCode(%d) = %v, want %v", tc.code, got, tc.want)
+		}
+	}
+	if got := ConditionForCode(9999); CodeForError(got) != 9999 {
+		t.Errorf("ConditionForCode(9999) = %v, code back %d", got, CodeForError(got))
+	}
+}
