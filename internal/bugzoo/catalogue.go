@@ -23,7 +23,7 @@ var catalogue = []Entry{
 		ID:     Z1,
 		Bug:    "replicas report or count appends as durable before the fsync that makes them so; the high watermark is not monotonic after a restart",
 		Source: "Kafka KAFKA-10533; NATS 2.12.1 (fsync every two minutes); etcd #14370",
-		Hooks:  []string{"raft/engine.go", "internal/sim/sim.go"},
+		Hooks:  []string{"raft/ready.go", "internal/sim/sim.go"},
 		Reinjection: "the runtime hands a Ready's appends to the core as synced without calling Sync; the simulator's driver loses, at a crash, appends it reported durable " +
 			"(the append-not-durable mutation on every node)",
 		// The simulator fsyncs inside each Ready before it hands out the
@@ -98,7 +98,7 @@ var catalogue = []Entry{
 	},
 	{
 		ID: Z6, Bug: "serving reads during a restart before the log has caught up", Source: "etcd #3879",
-		Pending: "its hook belongs in the runtime's read path (raft awaitRead); no test yet restarts a lagging replica and reads from it before it catches up, deterministically",
+		Pending: "its hook belongs in the runtime's read path (raft awaitRead), where no test yet reads from a restarted replica before it catches up, deterministically; in the core it cannot be placed: a new leader has no high watermark until it commits in its epoch, so a read index taken earlier still waits (a hook there left TestRandomSchedulesReadsAreLinearizable and a targeted test passing)",
 	},
 	{
 		ID: Z7, Bug: "a resigned ex-leader tells the state machine it leads before reaching its log end", Source: "Kafka KAFKA-17333",
@@ -289,7 +289,7 @@ var catalogue = []Entry{
 		ID:          Z21,
 		Bug:         "inconsistent offsets, duplicates and lost messages under pause plus kill",
 		Source:      "Redpanda 21.10.1",
-		Hooks:       []string{"raft/engine.go"},
+		Hooks:       []string{"raft/submit.go"},
 		Reinjection: "a forwarded SubmitChange whose forwarding failed is sent again, internally, to whichever node leads now, with no idempotence key",
 		Checks: []Check{{
 			Package: pkgRaft, Run: "^TestForwardFailureIsReportedNotResent$",
@@ -310,7 +310,7 @@ var catalogue = []Entry{
 		ID:          Z22,
 		Bug:         "acknowledged writes lost in a healthy cluster",
 		Source:      "Bufstream 0.1.0",
-		Hooks:       []string{"raft/engine.go"},
+		Hooks:       []string{"raft/ready.go"},
 		Reinjection: "SubmitChange is acknowledged once its records are appended and fsynced on the leader instead of once they are committed",
 		Checks: []Check{{
 			Package: pkgRaft, Run: "^TestSubmitNeverAcknowledgedWithoutCommit$",
