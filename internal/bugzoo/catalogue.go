@@ -102,7 +102,7 @@ var catalogue = []Entry{
 	},
 	{
 		ID: Z7, Bug: "a resigned ex-leader tells the state machine it leads before reaching its log end", Source: "Kafka KAFKA-17333",
-		Pending: "its hook belongs in the runtime's submission path (raft caughtUp); no test yet submits to a new leader whose image lags its epoch start, deterministically",
+		Pending: "its hook belongs in the runtime's submission path (raft caughtUp), reachable only on a leader with followers: a lone voter fsyncs and applies its log in the turn it is elected, before it takes any submission; the manually driven test host drives one engine, and no test yet holds a three-voter leader between its election and its first commit",
 	},
 	{
 		ID:          Z8,
