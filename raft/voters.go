@@ -150,9 +150,10 @@ func (e *engine) firstChecks(clusterID *string, leaderErr error, voterID int32, 
 	return nil
 }
 
-// changeCheck is the check that a membership change may start now (§4.5
-// steps 3–6): none in flight, a high watermark in this epoch, kraft.version
-// 1, and the latest voter set committed and in the log.
+// changeCheck is the check that a membership change may start now, as
+// Kafka's AddVoterHandler and RemoveVoterHandler make it: none in flight,
+// a high watermark in this epoch, kraft.version 1, and the latest voter
+// set committed and in the log.
 func (e *engine) changeCheck() error {
 	switch {
 	case e.change != nil:
@@ -177,7 +178,7 @@ func listenerNames[L any](ls []L, name func(L) string) []string {
 	return out
 }
 
-// addVoter runs AddRaftVoter (§4.5).
+// addVoter runs AddRaftVoter (Kafka's AddVoterHandler).
 func (e *engine) addVoter(r *kmsg.AddRaftVoterRequest, answer func(error)) {
 	if err := e.addCheck(r); err != nil {
 		answer(err)
@@ -232,8 +233,9 @@ func (e *engine) addCheck(r *kmsg.AddRaftVoterRequest) error {
 	return nil
 }
 
-// addProbed continues an add with the new voter's ApiVersions answer
-// (§4.5 steps 9–11).
+// addProbed continues an add with the new voter's ApiVersions answer:
+// the new voter must support the quorum's kraft.version and have caught
+// up as an observer (Kafka's AddVoterHandler).
 func (e *engine) addProbed(ch *voterChange, resp kmsg.Response, err error) {
 	if e.change != ch || ch.offset >= 0 {
 		return // finished already (deadline, lost leadership)
@@ -279,7 +281,7 @@ func (e *engine) addProbed(ch *voterChange, resp kmsg.Response, err error) {
 	e.appendChange(ch, rec)
 }
 
-// removeVoter runs RemoveRaftVoter (§4.6).
+// removeVoter runs RemoveRaftVoter (Kafka's RemoveVoterHandler).
 func (e *engine) removeVoter(r *kmsg.RemoveRaftVoterRequest, answer func(error)) {
 	rec, err := e.removeCheck(r)
 	if err != nil {
@@ -379,7 +381,7 @@ func (e *engine) closeProbe(ch *voterChange) {
 	}
 }
 
-// updateVoter runs UpdateRaftVoter (§4.7). On a static quorum success
+// updateVoter runs UpdateRaftVoter (Kafka's UpdateVoterHandler). On a static quorum success
 // changes nothing on disk.
 func (e *engine) updateVoter(r *kmsg.UpdateRaftVoterRequest) error {
 	if err := e.updateCheck(r); err != nil || !e.rc.dynamic {

@@ -32,29 +32,6 @@ var externalNames = []string{
 
 var externalCitation = regexp.MustCompile(strings.Join(externalNames, "|"))
 
-// notYetClean lists the paths that still cite external documents while
-// they are being rewritten. It must shrink to empty: remove an entry as
-// soon as its files are clean (the test logs every entry that covers no
-// citation). An entry ending in "/" is a directory prefix; any other is a
-// glob (path.Match) over the slash-separated path from the repository root.
-var notYetClean = []string{
-	"raft/",
-	"internal/transport/server.go",
-}
-
-func allowed(rel string) (string, bool) {
-	for _, e := range notYetClean {
-		ok := strings.HasPrefix(rel, e)
-		if !strings.HasSuffix(e, "/") {
-			ok, _ = path.Match(e, rel)
-		}
-		if ok {
-			return e, true
-		}
-	}
-	return "", false
-}
-
 // checked reports whether the file at rel (slash-separated, from the
 // repository root) is one whose text readers see: Go source, Markdown
 // documents and shell scripts.
@@ -84,11 +61,9 @@ func repoRoot(t *testing.T) string {
 }
 
 // citations returns "file:line: text" for every line under root that
-// cites an external document, and the allow-list entries that covered at
-// least one of them.
-func citations(t *testing.T, root string) (found []string, used map[string]bool) {
+// cites an external document.
+func citations(t *testing.T, root string) (found []string) {
 	t.Helper()
-	used = map[string]bool{}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -118,10 +93,6 @@ func citations(t *testing.T, root string) (found []string, used map[string]bool)
 			if !externalCitation.Match(sc.Bytes()) {
 				continue
 			}
-			if e, ok := allowed(rel); ok {
-				used[e] = true
-				continue
-			}
 			found = append(found, rel+":"+strconv.Itoa(line)+": "+strings.TrimSpace(sc.Text()))
 		}
 		return sc.Err()
@@ -129,27 +100,21 @@ func citations(t *testing.T, root string) (found []string, used map[string]bool)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return found, used
+	return found
 }
 
 // TestNoExternalCitations fails, listing file:line, when a Go file, a
 // Markdown document or a shell script in the repository cites a document
 // that is not in it.
 func TestNoExternalCitations(t *testing.T) {
-	found, used := citations(t, repoRoot(t))
-	for _, c := range found {
+	for _, c := range citations(t, repoRoot(t)) {
 		t.Errorf("cites a document outside the repository: %s", c)
-	}
-	for _, e := range notYetClean {
-		if !used[e] {
-			t.Logf("notYetClean entry %q covers no citation any more: remove it", e)
-		}
 	}
 }
 
 // TestCitationPattern pins down what counts as a citation (the external
 // names wherever they appear in a line, but not the project's own docs/
-// pages of similar names) and which paths the allow-list covers.
+// pages of similar names).
 func TestCitationPattern(t *testing.T) {
 	for _, s := range []string{
 		"see " + "KRAFT" + ".md §3.2",
@@ -176,28 +141,11 @@ func TestCitationPattern(t *testing.T) {
 			t.Errorf("%q is wrongly taken for an external citation", s)
 		}
 	}
-	for rel, want := range map[string]bool{
-		"raft/engine.go":                    true,
-		"raft/internal/x/y.go":              true,
-		"internal/transport/server.go":      true,
-		"internal/kraft/bugzoo.go":          false,
-		"scripts/bugzoo-faults.sh":          false,
-		"internal/wire/private.go":          false,
-		"internal/kraft/leader.go":          false,
-		"raftx/engine.go":                   false,
-		"internal/wire/header.go":           false,
-		"scripts/test.sh":                   false,
-		"internal/transport/server_test.go": false,
-	} {
-		if _, got := allowed(rel); got != want {
-			t.Errorf("allowed(%q) = %v, want %v", rel, got, want)
-		}
-	}
 }
 
 // TestCitationsNamesFileAndLine runs the walk over a small tree: a citation
 // is reported with its path and line, hidden directories and files of other
-// kinds are not read, and an allow-listed path counts as a use of its entry.
+// kinds are not read.
 func TestCitationsNamesFileAndLine(t *testing.T) {
 	root := t.TempDir()
 	cite := "// see " + "KRAFT" + ".md §3.2\n"
@@ -217,15 +165,13 @@ func TestCitationsNamesFileAndLine(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	found, used := citations(t, root)
+	found := citations(t, root)
 	want := []string{
 		"a/b.go:2: // see " + "KRAFT" + ".md §3.2",
 		"docs/x.md:4: (" + "RELIABILITY" + ".md E2)",
+		"raft/d.go:1: // see " + "KRAFT" + ".md §3.2",
 	}
 	if strings.Join(found, "\n") != strings.Join(want, "\n") {
 		t.Errorf("citations found:\n%s\nwant:\n%s", strings.Join(found, "\n"), strings.Join(want, "\n"))
-	}
-	if !used["raft/"] || len(used) != 1 {
-		t.Errorf("allow-list entries used = %v, want only raft/", used)
 	}
 }

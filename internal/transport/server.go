@@ -15,7 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// Log attribute keys, one spelling each (STYLE.md §7).
+// Log attribute keys, one spelling each across the module.
 const (
 	keyListener   = "listener"
 	keyConnID     = "conn_id"
