@@ -268,9 +268,11 @@ type Config struct {
 	// InternalMaxBatchBytes is internal.metadata.max.batch.size.in.bytes
 	// (8 MiB), the largest batch the leader writes; for tests only.
 	InternalMaxBatchBytes int32
-	// InternalDeleteDelay is internal.metadata.delete.delay.millis (60 s):
-	// how long a deleted snapshot lingers as a .deleted file; for tests
-	// only.
+	// InternalDeleteDelay is internal.metadata.delete.delay.millis (60 s),
+	// read and validated as Kafka does but not used: Kafka removes a
+	// deleted snapshot's .deleted file after this delay, hoping its
+	// readers are done; Krabka's snapshot store removes it when its last
+	// reader closes it (snapshot.Store). For tests only.
 	InternalDeleteDelay time.Duration
 
 	// SocketRequestMaxBytes is socket.request.max.bytes (100 MiB): the
