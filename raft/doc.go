@@ -23,7 +23,12 @@
 // [Controller.SubmitChange] returns once its records are committed and
 // applied; on a follower it forwards them to the leader. Errors a caller
 // branches on: [*NotLeaderError] ([ErrNotLeader]), [ErrLeaderUnknown],
-// [ErrInvalidChange], [ErrShuttingDown]. [Controller.Shutdown] resigns
+// [ErrInvalidChange], [ErrShuttingDown]. Voter changes
+// ([Controller.AddVoter], [Controller.RemoveVoter]) fail with
+// [ErrDuplicateVoter], [ErrVoterNotFound], [ErrStaticQuorum],
+// [ErrInvalidVoter], or [ErrChangeUnavailable] (matched by each condition
+// that can pass: [ErrChangeInFlight], [ErrNoCommitInEpoch],
+// [ErrVoterNotCaughtUp], ...). [Controller.Shutdown] resigns
 // leadership first, then stops every goroutine and releases the port and
 // the directory.
 //

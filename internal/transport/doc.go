@@ -6,9 +6,10 @@
 // # The listener
 //
 // [Serve] runs an accept loop on a net.Listener. Each accepted connection
-// first reserves a slot against max.connections and max.connections.per.ip
-// (one atomic reservation; a connection over a limit is closed at once,
-// without a byte), then gets two goroutines:
+// first reserves a slot against the [ConnectionQuotas] its servers share
+// (max.connections, max.connections.per.ip and its overrides; a connection
+// over a limit is closed at once, without a byte), then gets two
+// goroutines:
 //
 //   - the reader runs the [Handshake] (the seam for TLS and SASL;
 //     [Plaintext] by default), then loops: take an in-flight slot, read one

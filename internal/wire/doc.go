@@ -76,8 +76,10 @@
 // (ErrFrameSize, ErrUnknownAPIKey, ErrUnsupportedVersion,
 // ErrMalformedHeader, ErrMalformedBody), and a *[RequestError] says whether
 // the connection must be closed. Kafka error codes exist only at this edge:
-// [ErrorForCode], [CodeForError] and [Retriable] translate them through
-// github.com/twmb/franz-go/pkg/kerr.
+// the runtime decides with the typed errors of errors.go, [CodeForCondition]
+// maps them to codes where an answer is built and [ConditionForCode] back
+// where one is read; [ErrorForCode], [CodeForError] and [Retriable]
+// translate other codes through github.com/twmb/franz-go/pkg/kerr.
 //
 // # The version table
 //
