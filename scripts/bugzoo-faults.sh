@@ -16,7 +16,7 @@
 #   scripts/bugzoo-faults.sh z1 z5        # some entries
 #   FAULTS_DURATION=60s scripts/bugzoo-faults.sh   # longer campaigns
 #
-# About 40 s per entry, plus one baseline per fault mix: about 6 minutes
+# About 40 s per entry, plus one baseline per fault mix: about 5 minutes
 # (under 4 without the baselines).
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -17,6 +17,8 @@
 #   scripts/bugzoo.sh z4 z17          # some entries
 #   SIM_SEEDS=500 scripts/bugzoo.sh   # a longer simulator campaign
 #   go run ./internal/bugzoo/cmd/zoo list   # the entries and their commands
+#
+# About a minute on 2 cores.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
