@@ -353,6 +353,11 @@ var catalogue = []Entry{
 			Invariant: "K6 reads never go back behind a completed write",
 			Pattern:   "(ReadImage on node [0-9]+ after a submit through node [0-9]+: no topic|image offset [0-9]+ below the submitted record)",
 		}},
+		Campaigns: []Campaign{{
+			Kinds: "isolate-leader,pause-leader", Duration: "30s",
+			Invariant: "K6/K8 the reads of a history stay linearizable",
+			Pattern:   "porcupine: Illegal",
+		}},
 	},
 	{
 		ID: Z25, Bug: "a parser allocates from an untrusted length", Source: "CVE-2022-34917 (KAFKA-14063); KAFKA-5062; KAFKA-3169; ydb#50358; redpanda#29208 and #30160",
