@@ -98,7 +98,7 @@ var catalogue = []Entry{
 	},
 	{
 		ID: Z6, Bug: "serving reads during a restart before the log has caught up", Source: "etcd #3879",
-		Pending: "its hook belongs in the runtime's read path (raft awaitRead), where no test yet reads from a restarted replica before it catches up, deterministically; in the core it cannot be placed: a new leader has no high watermark until it commits in its epoch, so a read index taken earlier still waits (a hook there left TestRandomSchedulesReadsAreLinearizable and a targeted test passing)",
+		Pending: "its hook belongs in the runtime's read path (raft awaitRead), where TestReadImageSeesEveryCompletedWrite catches it in 10 of 15 runs only, too weak for the gate, and no test yet holds a replica's apply behind a confirmed read; in the core it cannot be placed: a new leader has no high watermark until it commits in its epoch, so a read index taken earlier still waits",
 	},
 	{
 		ID: Z7, Bug: "a resigned ex-leader tells the state machine it leads before reaching its log end", Source: "Kafka KAFKA-17333",
