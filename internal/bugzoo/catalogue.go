@@ -360,8 +360,16 @@ var catalogue = []Entry{
 		}},
 	},
 	{
-		ID: Z25, Bug: "a parser allocates from an untrusted length", Source: "CVE-2022-34917 (KAFKA-14063); KAFKA-5062; KAFKA-3169; ydb#50358; redpanda#29208 and #30160",
-		Pending: "its hook belongs in internal/kbin's count check (Reader.checkCount), with internal/wire's allocation bounds as its catching tests; not yet placed",
+		ID:          Z25,
+		Bug:         "a parser allocates from an untrusted length",
+		Source:      "CVE-2022-34917 (KAFKA-14063); KAFKA-5062; KAFKA-3169; ydb#50358; redpanda#29208 and #30160",
+		Hooks:       []string{"internal/kbin/reader.go"},
+		Reinjection: "the count check of every array length (Reader.checkCount) trusts the count, so a decoder allocates what a few bytes claim",
+		Checks: []Check{{
+			Package: "./metadata", Run: "^TestDecodeAllocatesWithinInput$",
+			Invariant: "W14 lengths are checked before anything is allocated from them",
+			Pattern:   "W14: decoding a [0-9]+-byte record allocated [0-9]+ bytes",
+		}},
 	},
 	{
 		ID: Z26, Bug: "a forged replica Fetch is accepted (authorization bypass)", Source: "CVE-2018-1288",
