@@ -149,6 +149,10 @@ type startOptions struct {
 	// on a goroutine of its own (see engine.run) and ends it with
 	// engine.stop.
 	host func(task func(ctx context.Context))
+	// dialPeer, when set, opens the senders to the peer at addr (the
+	// KRaft one, the forwarding one and an add's probe) instead of
+	// transport connections: the network of a host that owns it.
+	dialPeer func(addr string) peerSender
 }
 
 // start is Start with the test seams of opts.
@@ -362,7 +366,13 @@ func (c *Controller) attach(ctx context.Context, e *engine, opts startOptions) {
 		}
 		return &peerLink{addr: addr, raft: raftPeer, forward: forward}, nil
 	}
-	e.dialProbe = func(addr string) (*transport.Peer, error) { return dial(rc.peer, addr) }
+	e.dialProbe = func(addr string) (peerSender, error) { return dial(rc.peer, addr) }
+	if opts.dialPeer != nil {
+		e.dialPeer = func(addr string) (*peerLink, error) {
+			return &peerLink{addr: addr, raft: opts.dialPeer(addr), forward: opts.dialPeer(addr)}, nil
+		}
+		e.dialProbe = func(addr string) (peerSender, error) { return opts.dialPeer(addr), nil }
+	}
 }
 
 // Done is closed when the engine has stopped: after Shutdown, when the

@@ -15,7 +15,6 @@ import (
 	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/recordbatch"
 	"github.com/krabka-go/krabka/internal/snapshot"
-	"github.com/krabka-go/krabka/internal/transport"
 )
 
 // Dynamic voter sets (KIP-853, kraft.version 1) in the runtime.
@@ -278,8 +277,8 @@ func (e *engine) peerAddr(id kraft.NodeID) (string, bool) {
 // forwarded submissions and voter RPCs on the other.
 type peerLink struct {
 	addr    string
-	raft    *transport.Peer
-	forward *transport.Peer
+	raft    peerSender
+	forward peerSender
 }
 
 func (l *peerLink) close() {

@@ -10,7 +10,6 @@ import (
 	"github.com/krabka-go/krabka/internal/logstore"
 	"github.com/krabka-go/krabka/internal/recordbatch"
 	"github.com/krabka-go/krabka/internal/snapshot"
-	"github.com/krabka-go/krabka/internal/transport"
 	"github.com/krabka-go/krabka/internal/vfs"
 	"github.com/krabka-go/krabka/metadata"
 )
@@ -82,7 +81,7 @@ type engine struct {
 	// entry in the voter set; updatedEpoch is the epoch in which the
 	// leader accepted its UpdateRaftVoter.
 	change       *voterChange
-	dialProbe    func(addr string) (*transport.Peer, error)
+	dialProbe    func(addr string) (peerSender, error)
 	selfDue      time.Time
 	updatedEpoch kraft.Epoch
 

@@ -17,17 +17,38 @@ import (
 // answers; answers and failures of this node's requests come back to the
 // inbox as events.
 
+// peerSender sends requests to one peer over a connection of its own and
+// hands each answer, or the failure, to the request's callback, on a
+// goroutine that is not the engine's. [transport.Peer] is the production
+// one; a host that owns the network gives its own.
+type peerSender interface {
+	// Send queues req; false means it was not queued (the sender is
+	// closed or its queue is full) and cb will not be called.
+	Send(req kmsg.Request, cb transport.Callback) bool
+	Close()
+}
+
+// replySlot answers one inbound request. [transport.Reply] is the
+// production one: the connection writes answers in request order.
+type replySlot interface {
+	// Send queues resp as the answer; false when the request was
+	// answered already or its connection closed.
+	Send(resp kmsg.Response) bool
+	// Close answers by closing the request's connection.
+	Close() bool
+}
+
 // inboundRequest is a peer's KRaft request waiting for the core's answer.
 type inboundRequest struct {
 	msg     kraft.Message
-	reply   *transport.Reply
+	reply   replySlot
 	version int16
 }
 
 // pendingReply is the reply slot of an inbound request the core has not
 // answered yet, keyed by the RequestID the engine gave it.
 type pendingReply struct {
-	reply   *transport.Reply
+	reply   replySlot
 	version int16
 }
 

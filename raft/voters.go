@@ -50,7 +50,7 @@ type voterChange struct {
 	// asks it for its ApiVersions.
 	key   kraft.ReplicaKey
 	voter control.VotersRecordVoter
-	probe *transport.Peer
+	probe peerSender
 }
 
 // newChange prepares the bookkeeping of a change of voter (id, dir) in

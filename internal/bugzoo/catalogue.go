@@ -101,8 +101,16 @@ var catalogue = []Entry{
 		Pending: "its hook belongs in the runtime's read path (raft awaitRead), where TestReadImageSeesEveryCompletedWrite catches it in 10 of 15 runs only, too weak for the gate, and no test yet holds a replica's apply behind a confirmed read; in the core it cannot be placed: a new leader has no high watermark until it commits in its epoch, so a read index taken earlier still waits",
 	},
 	{
-		ID: Z7, Bug: "a resigned ex-leader tells the state machine it leads before reaching its log end", Source: "Kafka KAFKA-17333",
-		Pending: "its hook belongs in the runtime's submission path (raft caughtUp), reachable only on a leader with followers: a lone voter fsyncs and applies its log in the turn it is elected, before it takes any submission; the manually driven test host drives one engine, and no test yet holds a three-voter leader between its election and its first commit",
+		ID:          Z7,
+		Bug:         "a resigned ex-leader tells the state machine it leads before reaching its log end",
+		Source:      "Kafka KAFKA-17333",
+		Hooks:       []string{"raft/submit.go"},
+		Reinjection: "a new leader validates and proposes submissions before it has applied its log up to its epoch's start, against an image that lags the log",
+		Checks: []Check{{
+			Package: pkgRaft, Run: "^TestSimulatedEngines$",
+			Invariant: "C9 a leader validates against its whole log",
+			Pattern:   "C9 a leader validates against its whole log: [0-9]+ committed records were refused",
+		}},
 	},
 	{
 		ID:          Z8,
@@ -291,11 +299,18 @@ var catalogue = []Entry{
 		Source:      "Redpanda 21.10.1",
 		Hooks:       []string{"raft/submit.go"},
 		Reinjection: "a forwarded SubmitChange whose forwarding failed is sent again, internally, to whichever node leads now, with no idempotence key",
-		Checks: []Check{{
-			Package: pkgRaft, Run: "^TestForwardFailureIsReportedNotResent$",
-			Invariant: "K7 a failed forwarding is reported, never resent",
-			Pattern:   "K7: ",
-		}},
+		Checks: []Check{
+			{
+				Package: pkgRaft, Run: "^TestForwardFailureIsReportedNotResent$",
+				Invariant: "K7 a failed forwarding is reported, never resent",
+				Pattern:   "K7: ",
+			},
+			{
+				Package: pkgRaft, Run: "^TestSimulatedEngines$",
+				Invariant: "K2 a submission is committed once",
+				Pattern:   "K2 each submission is committed once: node [0-9]+ committed config value",
+			},
+		},
 		// Over the wire a follower answers NOT_LEADER_OR_FOLLOWER: only the
 		// embedded Controller.SubmitChange forwards. embedded-link drops the
 		// leader's answers to the campaign's embedded host while its writes
@@ -312,11 +327,18 @@ var catalogue = []Entry{
 		Source:      "Bufstream 0.1.0",
 		Hooks:       []string{"raft/ready.go"},
 		Reinjection: "SubmitChange is acknowledged once its records are appended and fsynced on the leader instead of once they are committed",
-		Checks: []Check{{
-			Package: pkgRaft, Run: "^TestSubmitNeverAcknowledgedWithoutCommit$",
-			Invariant: "K1 acknowledged only once committed",
-			Pattern:   "K1: a submission was acknowledged",
-		}},
+		Checks: []Check{
+			{
+				Package: pkgRaft, Run: "^TestSubmitNeverAcknowledgedWithoutCommit$",
+				Invariant: "K1 acknowledged only once committed",
+				Pattern:   "K1: a submission was acknowledged",
+			},
+			{
+				Package: pkgRaft, Run: "^TestSimulatedEngines$",
+				Invariant: "K1 acknowledged writes survive",
+				Pattern:   "K1 acknowledged writes survive: node [0-9]+'s committed log lacks",
+			},
+		},
 		Campaigns: []Campaign{{
 			Kinds: "isolate-leader,pause-leader", Duration: "15s",
 			Invariant: "K1 acknowledged means committed",
