@@ -88,17 +88,17 @@ func summarize(b *recordbatch.Batch) (kraft.BatchInfo, error) {
 		case *control.LeaderChangeMessage:
 			info.LeaderChange.LeaderID = kraft.NodeID(m.LeaderId)
 			for _, v := range m.Voters {
-				info.LeaderChange.Voters = append(info.LeaderChange.Voters, kraft.ReplicaKey{ID: kraft.NodeID(v.VoterId), DirectoryID: kraft.Uuid(v.VoterDirectoryId)})
+				info.LeaderChange.Voters = append(info.LeaderChange.Voters, kraft.ReplicaKey{ID: kraft.NodeID(v.VoterId), DirectoryID: kraft.UUID(v.VoterDirectoryId)})
 			}
 			for _, v := range m.GrantingVoters {
-				info.LeaderChange.Granting = append(info.LeaderChange.Granting, kraft.ReplicaKey{ID: kraft.NodeID(v.VoterId), DirectoryID: kraft.Uuid(v.VoterDirectoryId)})
+				info.LeaderChange.Granting = append(info.LeaderChange.Granting, kraft.ReplicaKey{ID: kraft.NodeID(v.VoterId), DirectoryID: kraft.UUID(v.VoterDirectoryId)})
 			}
 		case *control.KRaftVersionRecord:
 			info.KRaftVersion = m.KRaftVersion
 		case *control.VotersRecord:
 			info.Voters = []kraft.ReplicaKey{}
 			for _, v := range m.Voters {
-				info.Voters = append(info.Voters, kraft.ReplicaKey{ID: kraft.NodeID(v.VoterId), DirectoryID: kraft.Uuid(v.VoterDirectoryId)})
+				info.Voters = append(info.Voters, kraft.ReplicaKey{ID: kraft.NodeID(v.VoterId), DirectoryID: kraft.UUID(v.VoterDirectoryId)})
 			}
 		}
 	}

@@ -261,11 +261,11 @@ func (c *Controller) openDir(fsys vfs.FS, rc *runtimeConfig, id NodeID) (cluster
 		clusterID = mp.ClusterID
 		// The directory id joins the node id in this replica's key
 		// (Fetch, Vote and BeginQuorumEpoch carry it), as in Kafka.
-		rc.core.DirectoryID = kraft.Uuid(mp.DirectoryID)
+		rc.core.DirectoryID = mp.DirectoryID
 	case !errors.Is(err, fs.ErrNotExist):
 		return "", err
 	}
-	if rc.dynamic && rc.core.DirectoryID == (kraft.Uuid{}) {
+	if rc.dynamic && rc.core.DirectoryID == (kraft.UUID{}) {
 		return "", fmt.Errorf("raft: controller.quorum.voters is empty (a dynamic quorum), so %s/meta.properties must give this node's directory.id: format the directory with krabka storage format (--standalone, --initial-controllers or --no-initial-controllers)", rc.logDir)
 	}
 	return clusterID, nil
@@ -285,7 +285,7 @@ func readPersistentState(fsys vfs.FS, dir string) (kraft.PersistentState, error)
 	return kraft.PersistentState{
 		Epoch:    kraft.Epoch(qs.LeaderEpoch),
 		LeaderID: kraft.NodeID(qs.LeaderID),
-		VotedKey: kraft.ReplicaKey{ID: kraft.NodeID(qs.VotedID), DirectoryID: kraft.Uuid(qs.VotedDirectoryID)},
+		VotedKey: kraft.ReplicaKey{ID: kraft.NodeID(qs.VotedID), DirectoryID: qs.VotedDirectoryID},
 	}, nil
 }
 

@@ -88,7 +88,7 @@ func voterInfos(rec *control.VotersRecord) []voterInfo {
 func keysOf(rec *control.VotersRecord) []kraft.ReplicaKey {
 	keys := make([]kraft.ReplicaKey, 0, len(rec.Voters))
 	for _, v := range rec.Voters {
-		keys = append(keys, kraft.ReplicaKey{ID: kraft.NodeID(v.VoterId), DirectoryID: kraft.Uuid(v.VoterDirectoryId)})
+		keys = append(keys, kraft.ReplicaKey{ID: kraft.NodeID(v.VoterId), DirectoryID: kraft.UUID(v.VoterDirectoryId)})
 	}
 	return keys
 }

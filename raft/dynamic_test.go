@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/krabka-go/krabka/internal/control"
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/logstore"
 	"github.com/krabka-go/krabka/internal/recordbatch"
 	"github.com/krabka-go/krabka/internal/sharedtest"
@@ -89,7 +90,7 @@ func votersRecordVoter(id NodeID, port uint16) control.VotersRecordVoter {
 func formatDynamic(t testing.TB, cfg Config, initial bool, voters *control.VotersRecord) {
 	t.Helper()
 	fsys := vfs.OS()
-	mp := logstore.MetaProperties{Version: 1, ClusterID: dynamicClusterID, NodeID: int32(cfg.NodeID), DirectoryID: logstore.UUID(dirID(cfg.NodeID))}
+	mp := logstore.MetaProperties{Version: 1, ClusterID: dynamicClusterID, NodeID: int32(cfg.NodeID), DirectoryID: kraft.UUID(dirID(cfg.NodeID))}
 	if err := logstore.WriteMetaProperties(fsys, cfg.MetadataLogDir, mp, time.Now()); err != nil {
 		t.Fatal(err)
 	}

@@ -159,7 +159,7 @@ func (e *engine) processReady() error {
 			// kraft.version 1 writes data_version 1: the voted
 			// directory id, no voter list (Kafka's FileQuorumStateStore).
 			qs.DataVersion, qs.CurrentVoters = 1, nil
-			qs.VotedDirectoryID = logstore.UUID(rd.State.VotedKey.DirectoryID)
+			qs.VotedDirectoryID = rd.State.VotedKey.DirectoryID
 		}
 		if err := logstore.WriteQuorumState(e.fsys, e.rc.dir, qs); err != nil {
 			return fmt.Errorf("raft: persist quorum state %s: %w", rd.State, err)

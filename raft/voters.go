@@ -58,7 +58,7 @@ type voterChange struct {
 func (e *engine) newChange(op string, id int32, dir [16]byte, ack bool, answer func(error)) *voterChange {
 	return &voterChange{
 		op: op, epoch: e.lastStatus.Epoch, offset: -1, ack: ack, answer: answer,
-		key: kraft.ReplicaKey{ID: kraft.NodeID(id), DirectoryID: kraft.Uuid(dir)},
+		key: kraft.ReplicaKey{ID: kraft.NodeID(id), DirectoryID: kraft.UUID(dir)},
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/logstore"
 	"github.com/krabka-go/krabka/internal/vfs"
 	"github.com/krabka-go/krabka/raft"
@@ -64,7 +65,7 @@ func newRemoveControllerCommand(a *app, o *quorumOptions) *cobra.Command {
 // server.properties.
 type newController struct {
 	id        int32
-	dir       logstore.UUID
+	dir       kraft.UUID
 	endpoints []raft.Endpoint
 }
 
@@ -168,7 +169,7 @@ func runRemoveController(ctx context.Context, stdout io.Writer, o quorumOptions,
 	case o.controllerDirID == "":
 		return errors.New("remove-controller needs --controller-directory-id")
 	}
-	dir, err := logstore.ParseUUID(o.controllerDirID)
+	dir, err := kraft.ParseUUID(o.controllerDirID)
 	if err != nil || dir.IsZero() {
 		return fmt.Errorf("--controller-directory-id %q: not a directory id (22 base64url characters)", o.controllerDirID)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/krabka-go/krabka/internal/logstore"
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/wire"
 )
 
@@ -329,7 +329,7 @@ func replicaList(rs []kmsg.DescribeQuorumResponseTopicPartitionReplicaState, nod
 	for _, r := range rs {
 		fields := []string{fmt.Sprintf(`"id": %d`, r.ReplicaID)}
 		if r.ReplicaDirectoryID != ([16]byte{}) {
-			fields = append(fields, fmt.Sprintf(`"directoryId": "%s"`, logstore.UUID(r.ReplicaDirectoryID)))
+			fields = append(fields, fmt.Sprintf(`"directoryId": "%s"`, kraft.UUID(r.ReplicaDirectoryID)))
 		}
 		var eps []string
 		for _, n := range nodes {
@@ -368,7 +368,7 @@ func printReplication(w io.Writer, q quorumInfo, humanReadable bool, now time.Ti
 			return err
 		}
 		rows = append(rows, []string{
-			strconv.Itoa(int(r.ReplicaID)), logstore.UUID(r.ReplicaDirectoryID).String(),
+			strconv.Itoa(int(r.ReplicaID)), kraft.UUID(r.ReplicaDirectoryID).String(),
 			strconv.FormatInt(r.LogEndOffset, 10), strconv.FormatInt(leader.LogEndOffset-r.LogEndOffset, 10),
 			fetch, caughtUp, status,
 		})

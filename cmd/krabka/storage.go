@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/krabka-go/krabka/internal/control"
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/logstore"
 	"github.com/krabka-go/krabka/internal/snapshot"
 	"github.com/krabka-go/krabka/internal/vfs"
@@ -63,9 +64,9 @@ func newRandomUUIDCommand(a *app) *cobra.Command {
 // it: a version 4 random UUID, drawn again while it is reserved (the zero
 // Uuid, or Uuid(0, 1), the metadata topic id) or while its text starts
 // with "-", so that it is never mistaken for a command-line flag.
-func randomUUID() (logstore.UUID, error) {
+func randomUUID() (kraft.UUID, error) {
 	for {
-		var u logstore.UUID
+		var u kraft.UUID
 		if _, err := rand.Read(u[:]); err != nil {
 			return u, fmt.Errorf("random uuid: %w", err)
 		}
@@ -90,7 +91,7 @@ func parseClusterID(s string) error {
 	if len(s) == 24 && strings.HasSuffix(s, "==") {
 		text = s[:22]
 	}
-	u, err := logstore.ParseUUID(text)
+	u, err := kraft.ParseUUID(text)
 	if err != nil {
 		return fmt.Errorf("cluster id %q is not a valid Kafka Uuid (22 base64url characters encoding 16 bytes); generate one with: krabka storage random-uuid", s)
 	}
@@ -147,7 +148,7 @@ type initialVoter struct {
 	id          int32
 	host        string
 	port        uint16
-	directoryID logstore.UUID
+	directoryID kraft.UUID
 }
 
 // parseInitialControllers reads Kafka's --initial-controllers syntax:
@@ -213,7 +214,7 @@ func parseInitialVoter(s string) (initialVoter, error) {
 		return v, fmt.Errorf("entry %q: port %q is not a number from 1 to 65535", s, portText)
 	}
 	v.port = uint16(port)
-	v.directoryID, err = logstore.ParseUUID(dirText)
+	v.directoryID, err = kraft.ParseUUID(dirText)
 	if err != nil {
 		return v, fmt.Errorf("entry %q: directory id %q is not a Kafka Uuid (22 base64url characters)", s, dirText)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/krabka-go/krabka/internal/control"
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/logstore"
 	"github.com/krabka-go/krabka/internal/sharedtest"
 	"github.com/krabka-go/krabka/internal/snapshot"
@@ -27,7 +28,7 @@ func TestRandomUUID(t *testing.T) {
 		if len(s) != 22 || strings.HasPrefix(s, "-") || strings.Contains(s, "\n") {
 			t.Fatalf("random-uuid printed %q", r.stdout)
 		}
-		u, err := logstore.ParseUUID(s)
+		u, err := kraft.ParseUUID(s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,7 +139,7 @@ func TestFormatStaticQuorum(t *testing.T) {
 	if r.stdout != want {
 		t.Errorf("stdout:\n%s\nwant:\n%s", r.stdout, want)
 	}
-	ids := map[logstore.UUID]bool{}
+	ids := map[kraft.UUID]bool{}
 	for _, d := range []string{n.meta, n.data1, n.data2} {
 		if got := readBootstrapFeatures(t, d); !reflect.DeepEqual(got, release43Features) {
 			t.Errorf("%s: bootstrap features %v, want %v", d, got, release43Features)
@@ -243,7 +244,7 @@ func TestFormatInitialControllers(t *testing.T) {
 	list := "1@host-1:9093:" + ids[0] + ",2@[::1]:9094:" + ids[1] + ",3@host-3:9095:" + ids[2]
 	want := &control.VotersRecord{}
 	for i, hp := range [][2]any{{"host-1", 9093}, {"::1", 9094}, {"host-3", 9095}} {
-		u, _ := logstore.ParseUUID(ids[i])
+		u, _ := kraft.ParseUUID(ids[i])
 		want.Voters = append(want.Voters, control.VotersRecordVoter{
 			VoterId: int32(i + 1), VoterDirectoryId: u,
 			Endpoints:           []control.VotersRecordEndpoint{{Name: "CONTROLLER", Host: hp[0].(string), Port: uint16(hp[1].(int))}},

@@ -18,7 +18,7 @@ type Config struct {
 	// DirectoryID is the directory.id of this replica's metadata log
 	// directory (meta.properties); zero when the static, kraft.version 0
 	// configuration carries none.
-	DirectoryID Uuid
+	DirectoryID UUID
 	// Voters is the static voter set (controller.quorum.voters,
 	// kraft.version 0). A Voters control record in the log or a snapshot
 	// supersedes it (KIP-853); with dynamic voters it may be empty, and the

@@ -14,8 +14,11 @@ type NodeID = quorum.NodeID
 // Offset is a position in the replicated log; see [quorum.Offset].
 type Offset = quorum.Offset
 
-// Uuid is a Kafka UUID (directory ids); see [quorum.Uuid].
-type Uuid = quorum.Uuid
+// UUID is a Kafka Uuid (directory ids, topic ids); see [quorum.UUID].
+type UUID = quorum.UUID
+
+// ParseUUID parses a Kafka Uuid's text form; see [quorum.ParseUUID].
+func ParseUUID(s string) (UUID, error) { return quorum.ParseUUID(s) }
 
 // ReplicaKey identifies a replica by node id and directory id; see
 // [quorum.ReplicaKey] for the matching rule.

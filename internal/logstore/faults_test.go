@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/recordbatch"
 	"github.com/krabka-go/krabka/internal/vfs"
 )
@@ -419,7 +420,7 @@ func isRecoveryPoint(p string) bool { return strings.HasSuffix(p, RecoveryPointF
 // new one, never a mix or nothing; once WriteQuorumState returned, the new
 // one.
 func TestQuorumStateCrash(t *testing.T) {
-	old := QuorumState{DataVersion: 1, LeaderID: -1, LeaderEpoch: 4, VotedID: 2, VotedDirectoryID: UUID{1, 2, 3}}
+	old := QuorumState{DataVersion: 1, LeaderID: -1, LeaderEpoch: 4, VotedID: 2, VotedDirectoryID: kraft.UUID{1, 2, 3}}
 	next := QuorumState{DataVersion: 1, LeaderID: 3, LeaderEpoch: 5, VotedID: -1}
 	modes := []vfs.CrashMode{vfs.CrashDropUnsynced, vfs.CrashKeepPrefix, vfs.CrashTearPrefix}
 	sawOld, sawNew := false, false

@@ -12,6 +12,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/vfs"
 )
 
@@ -36,7 +37,7 @@ type MetaProperties struct {
 	// version 0 allows.
 	NodeID int32
 	// DirectoryID is directory.id (Kafka 3.7+); zero when absent.
-	DirectoryID UUID
+	DirectoryID kraft.UUID
 	// Other holds every other key, kept so that a rewrite loses nothing.
 	Other map[string]string
 }
@@ -166,7 +167,7 @@ func ParseMetaProperties(data []byte) (MetaProperties, error) {
 	}
 	mp.ClusterID = cid
 	if s, ok := props["directory.id"]; ok {
-		if mp.DirectoryID, err = ParseUUID(s); err != nil {
+		if mp.DirectoryID, err = kraft.ParseUUID(s); err != nil {
 			return MetaProperties{}, fmt.Errorf("parse meta.properties: directory.id: %w", err)
 		}
 	}

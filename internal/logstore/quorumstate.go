@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/vfs"
 )
 
@@ -36,7 +37,7 @@ type QuorumState struct {
 	VotedID int32
 	// VotedDirectoryID is the directory id of the replica voted for
 	// (version 1 only; zero means none).
-	VotedDirectoryID UUID
+	VotedDirectoryID kraft.UUID
 	// ClusterID is the legacy "clusterId" of version 0 (Kafka writes "").
 	ClusterID string
 	// AppliedOffset is the legacy "appliedOffset" of version 0 (Kafka
@@ -169,7 +170,7 @@ func ParseQuorumState(data []byte) (QuorumState, error) {
 		if err := json.Unmarshal(v, &s); err != nil {
 			return QuorumState{}, fmt.Errorf("parse quorum state: votedDirectoryId: %w", err)
 		}
-		if qs.VotedDirectoryID, err = ParseUUID(s); err != nil {
+		if qs.VotedDirectoryID, err = kraft.ParseUUID(s); err != nil {
 			return QuorumState{}, fmt.Errorf("parse quorum state: votedDirectoryId: %w", err)
 		}
 		return qs, nil

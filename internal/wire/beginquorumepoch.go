@@ -31,7 +31,7 @@ func beginQuorumEpochToCore(r *kmsg.BeginQuorumEpochRequest, clusterID string, l
 	}
 	m := &kraft.BeginQuorumEpochRequest{
 		Header:      kraft.Header{From: kraft.NodeID(p.LeaderID), To: local},
-		Voter:       kraft.ReplicaKey{ID: kraft.NodeID(r.VoterID), DirectoryID: kraft.Uuid(p.VoterDirectoryID)},
+		Voter:       kraft.ReplicaKey{ID: kraft.NodeID(r.VoterID), DirectoryID: kraft.UUID(p.VoterDirectoryID)},
 		LeaderID:    kraft.NodeID(p.LeaderID),
 		LeaderEpoch: kraft.Epoch(p.LeaderEpoch),
 	}

@@ -36,7 +36,7 @@ func endQuorumEpochToCore(r *kmsg.EndQuorumEpochRequest, clusterID string, local
 	}
 	if r.Version >= 1 {
 		for _, c := range p.PreferredCandidates {
-			m.PreferredCandidates = append(m.PreferredCandidates, kraft.ReplicaKey{ID: kraft.NodeID(c.CandidateID), DirectoryID: kraft.Uuid(c.CandidateDirectoryID)})
+			m.PreferredCandidates = append(m.PreferredCandidates, kraft.ReplicaKey{ID: kraft.NodeID(c.CandidateID), DirectoryID: kraft.UUID(c.CandidateDirectoryID)})
 		}
 	} else {
 		for _, id := range p.PreferredSuccessors {

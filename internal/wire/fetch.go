@@ -50,7 +50,7 @@ func fetchToCore(r *kmsg.FetchRequest, clusterID string, local kraft.NodeID) (kr
 		HighWatermark:      math.MaxInt64,
 	}
 	if r.Version >= 17 {
-		m.Replica.DirectoryID = kraft.Uuid(p.ReplicaDirectoryID)
+		m.Replica.DirectoryID = kraft.UUID(p.ReplicaDirectoryID)
 	}
 	if r.Version >= 18 {
 		m.HighWatermark = kraft.Offset(p.HighWatermark)

@@ -50,7 +50,7 @@ func fetchSnapshotToCore(r *kmsg.FetchSnapshotRequest, clusterID string, local k
 		MaxBytes:           r.MaxBytes,
 	}
 	if r.Version >= 1 {
-		m.Replica.DirectoryID = kraft.Uuid(p.ReplicaDirectoryID)
+		m.Replica.DirectoryID = kraft.UUID(p.ReplicaDirectoryID)
 	}
 	return m, nil
 }

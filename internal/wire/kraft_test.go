@@ -15,8 +15,8 @@ import (
 )
 
 var (
-	dirA = kraft.Uuid{1, 2, 3}
-	dirB = kraft.Uuid{4, 5, 6}
+	dirA = kraft.UUID{1, 2, 3}
+	dirB = kraft.UUID{4, 5, 6}
 )
 
 // viaBytes encodes req at version v and decodes it into a fresh request of
@@ -69,7 +69,7 @@ func TestKRaftRequestRoundTrip(t *testing.T) {
 					m.PreVote = false
 				}
 				if v < 1 {
-					m.Replica.DirectoryID = kraft.Uuid{}
+					m.Replica.DirectoryID = kraft.UUID{}
 					m.Voter = kraft.ReplicaKey{ID: kraft.NoNode}
 				}
 				return m
@@ -110,7 +110,7 @@ func TestKRaftRequestRoundTrip(t *testing.T) {
 					m.HighWatermark = math.MaxInt64
 				}
 				if v < 17 {
-					m.Replica.DirectoryID = kraft.Uuid{}
+					m.Replica.DirectoryID = kraft.UUID{}
 				}
 				return m
 			},
@@ -123,7 +123,7 @@ func TestKRaftRequestRoundTrip(t *testing.T) {
 				m := &kraft.FetchSnapshotRequest{Header: h, Replica: kraft.ReplicaKey{ID: 1, DirectoryID: dirA}, CurrentLeaderEpoch: 7,
 					SnapshotID: kraft.OffsetAndEpoch{Offset: 50, Epoch: 3}, Position: 4096, MaxBytes: 1 << 20}
 				if v < 1 {
-					m.Replica.DirectoryID = kraft.Uuid{}
+					m.Replica.DirectoryID = kraft.UUID{}
 				}
 				return m
 			},

@@ -30,8 +30,8 @@ func voteToCore(r *kmsg.VoteRequest, clusterID string, local kraft.NodeID) (kraf
 	m := &kraft.VoteRequest{
 		Header:          kraft.Header{From: kraft.NodeID(p.CandidateID), To: local},
 		ReplicaEpoch:    kraft.Epoch(p.CandidateEpoch),
-		Replica:         kraft.ReplicaKey{ID: kraft.NodeID(p.CandidateID), DirectoryID: kraft.Uuid(p.CandidateDirectoryID)},
-		Voter:           kraft.ReplicaKey{ID: kraft.NodeID(r.VoterID), DirectoryID: kraft.Uuid(p.VoterDirectoryID)},
+		Replica:         kraft.ReplicaKey{ID: kraft.NodeID(p.CandidateID), DirectoryID: kraft.UUID(p.CandidateDirectoryID)},
+		Voter:           kraft.ReplicaKey{ID: kraft.NodeID(r.VoterID), DirectoryID: kraft.UUID(p.VoterDirectoryID)},
 		LastOffsetEpoch: kraft.Epoch(p.LastOffsetEpoch),
 		LastOffset:      kraft.Offset(p.LastOffset),
 		PreVote:         p.PreVote,

@@ -25,22 +25,41 @@ type Offset int64
 // String formats the offset in decimal.
 func (o Offset) String() string { return strconv.FormatInt(int64(o), 10) }
 
-// Uuid is a Kafka UUID, 16 bytes, as used for directory ids. The zero
-// value means "no directory id".
-type Uuid [16]byte
+// UUID is Kafka's 128-bit Uuid, as used for directory ids and topic ids.
+// The zero value (Uuid.ZERO_UUID) means "no directory id".
+type UUID [16]byte
 
 // IsZero reports whether u is the zero uuid.
-func (u Uuid) IsZero() bool { return u == Uuid{} }
+func (u UUID) IsZero() bool { return u == UUID{} }
 
-// String formats u the way Kafka does: URL-safe base64 without padding.
-func (u Uuid) String() string { return base64.RawURLEncoding.EncodeToString(u[:]) }
+// String formats u the way Kafka does (Uuid.toString): URL-safe base64
+// without padding, 22 characters, for example "AAAAAAAAAAAAAAAAAAAAAQ" for
+// the metadata topic id.
+func (u UUID) String() string { return base64.RawURLEncoding.EncodeToString(u[:]) }
+
+// ParseUUID parses the text form [UUID.String] writes: 22 base64url
+// characters without padding encoding 16 bytes.
+func ParseUUID(s string) (UUID, error) {
+	var u UUID
+	if len(s) != 22 {
+		return u, fmt.Errorf("quorum: parse uuid %q: want 22 base64url characters, got %d", s, len(s))
+	}
+	n, err := base64.RawURLEncoding.Decode(u[:], []byte(s))
+	if err != nil {
+		return u, fmt.Errorf("quorum: parse uuid %q: %w", s, err)
+	}
+	if n != len(u) {
+		return u, fmt.Errorf("quorum: parse uuid %q: decoded %d bytes, want 16", s, n)
+	}
+	return u, nil
+}
 
 // ReplicaKey identifies a replica: its node id and the directory id of its
 // metadata log directory (Kafka's ReplicaKey, KIP-853). A zero DirectoryID
 // means the key carries no directory id.
 type ReplicaKey struct {
 	ID          NodeID
-	DirectoryID Uuid
+	DirectoryID UUID
 }
 
 // NoReplica is the key of no replica (node id -1).

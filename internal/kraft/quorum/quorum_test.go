@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-func dir(b byte) Uuid { return Uuid{b} }
+func dir(b byte) UUID { return UUID{b} }
 
 func TestReplicaKeyMatches(t *testing.T) {
 	tests := []struct {
@@ -129,5 +129,17 @@ func TestTally(t *testing.T) {
 				t.Errorf("Tally(%d, %d, %d) = %v, want %v", tt.voters, tt.granted, tt.rejected, got, tt.want)
 			}
 		})
+	}
+}
+
+func TestParseUUID(t *testing.T) {
+	want := UUID{15: 1}
+	if got, err := ParseUUID(want.String()); err != nil || got != want {
+		t.Errorf("ParseUUID(%q) = %v, %v; want %v", want.String(), got, err, want)
+	}
+	for _, s := range []string{"", "AAAAAAAAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAAAAAA+", "AAAAAAAAAAAAAAAAAAAAA="} {
+		if _, err := ParseUUID(s); err == nil {
+			t.Errorf("ParseUUID(%q) = nil error", s)
+		}
 	}
 }
