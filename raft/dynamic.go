@@ -146,14 +146,14 @@ func (e *engine) loadVoterHistory() []kraft.VoterSetAt {
 	switch r, err := snapshot.Open(e.fsys, e.snap.store.Path(id), snapshot.ReadOptions{}); {
 	case err == nil:
 		if v := r.Header().Voters; v != nil {
-			hist = append(hist, votersEntry{offset: kraft.Offset(id.EndOffset - 1), rec: v, bootstrap: id == snapshot.Bootstrap})
+			hist = append(hist, votersEntry{offset: id.Offset - 1, rec: v, bootstrap: id == snapshot.Bootstrap})
 		}
 		_ = r.Close()
 	case !errors.Is(err, snapshot.ErrNotFound):
 		e.logger.LogAttrs(context.Background(), slog.LevelError, "cannot read the voter set of a snapshot",
 			slog.String(logKeySnapshotID, id.String()), slog.String(logKeyError, err.Error()))
 	}
-	from := max(e.log.LogStartOffset(), id.EndOffset)
+	from := max(e.log.LogStartOffset(), int64(id.Offset))
 	for from < e.log.LogEndOffset() {
 		rr, err := e.log.Read(from, 1<<20)
 		if err != nil {

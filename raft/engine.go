@@ -9,7 +9,6 @@ import (
 	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/logstore"
 	"github.com/krabka-go/krabka/internal/recordbatch"
-	"github.com/krabka-go/krabka/internal/snapshot"
 	"github.com/krabka-go/krabka/internal/vfs"
 	"github.com/krabka-go/krabka/metadata"
 )
@@ -23,7 +22,7 @@ type publishedState struct {
 	subs subscribers
 	// latestSnapshot is the newest snapshot on disk; nil before the
 	// first.
-	latestSnapshot atomic.Pointer[snapshot.ID]
+	latestSnapshot atomic.Pointer[kraft.OffsetAndEpoch]
 	// voters is the voter set in force with the voters' endpoints.
 	voters atomic.Pointer[[]voterInfo]
 }

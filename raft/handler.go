@@ -116,7 +116,7 @@ func (e *engine) metadataFetch(req *wire.MetadataFetchRequest) *wire.MetadataFet
 	offset, maxBytes := max(req.FetchOffset, 0), max(req.MaxBytes, 0)
 	if offset < resp.LogStartOffset && e.snap.hasLatest {
 		// Below the log start the fetcher must load the snapshot first.
-		resp.SnapshotID = wire.SnapshotID{EndOffset: e.snap.latest.EndOffset, Epoch: e.snap.latest.Epoch}
+		resp.SnapshotID = wire.MetadataFetchResponseSnapshotID{EndOffset: int64(e.snap.latest.Offset), Epoch: int32(e.snap.latest.Epoch)}
 		return resp
 	}
 	if e.applier.hw < 0 || offset >= int64(e.applier.hw) {

@@ -48,10 +48,10 @@ func referenceImage(t *testing.T, dir, snap, segment string) *metadata.Image {
 			t.Fatal(err)
 		}
 		id := r.ID()
-		if err := delta.ReplaySnapshot(recs, id.EndOffset-1, id.Epoch); err != nil {
+		if err := delta.ReplaySnapshot(recs, int64(id.Offset)-1, int32(id.Epoch)); err != nil {
 			t.Fatalf("snapshot %s: %v", snap, err)
 		}
-		next = id.EndOffset
+		next = int64(id.Offset)
 	}
 	raw, err := os.ReadFile(filepath.Join(dir, segment))
 	if err != nil {

@@ -26,18 +26,12 @@ func (v logView) EndOffset() kraft.Offset { return kraft.Offset(v.log.LogEndOffs
 func (v logView) LastFetchedEpoch() kraft.Epoch { return kraft.Epoch(v.log.LastEpoch()) }
 
 func (v logView) EndOffsetForEpoch(e kraft.Epoch) kraft.OffsetAndEpoch {
-	return fromStore(v.log.EndOffsetForEpoch(int32(e)))
+	return v.log.EndOffsetForEpoch(int32(e))
 }
 
-func (v logView) LatestSnapshot() (kraft.OffsetAndEpoch, bool) {
-	id, ok := v.log.LatestSnapshot()
-	return fromStore(id), ok
-}
+func (v logView) LatestSnapshot() (kraft.OffsetAndEpoch, bool) { return v.log.LatestSnapshot() }
 
-func (v logView) EarliestSnapshot() (kraft.OffsetAndEpoch, bool) {
-	id, ok := v.log.EarliestSnapshot()
-	return fromStore(id), ok
-}
+func (v logView) EarliestSnapshot() (kraft.OffsetAndEpoch, bool) { return v.log.EarliestSnapshot() }
 
 func (v logView) SnapshotSize(id kraft.OffsetAndEpoch) (int64, bool) { return v.size(id) }
 
@@ -45,7 +39,3 @@ func (v logView) SnapshotSize(id kraft.OffsetAndEpoch) (int64, bool) { return v.
 // voter set is controller.quorum.voters; a dynamic quorum's comes from
 // its snapshot and log (see dynamic.go).
 func (v logView) VoterHistory() []kraft.VoterSetAt { return v.voters() }
-
-func fromStore(id logstore.OffsetAndEpoch) kraft.OffsetAndEpoch {
-	return kraft.OffsetAndEpoch{Offset: kraft.Offset(id.Offset), Epoch: kraft.Epoch(id.Epoch)}
-}

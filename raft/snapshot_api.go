@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/snapshot"
 )
 
@@ -19,6 +20,11 @@ type SnapshotID struct {
 // String returns the id as Kafka logs it.
 func (id SnapshotID) String() string {
 	return fmt.Sprintf("OffsetAndEpoch(offset=%d, epoch=%d)", id.EndOffset, id.Epoch)
+}
+
+// publicSnapshotID is the API form of the engine's snapshot id.
+func publicSnapshotID(id kraft.OffsetAndEpoch) SnapshotID {
+	return SnapshotID{EndOffset: int64(id.Offset), Epoch: int32(id.Epoch)}
 }
 
 // SnapshotSlice is a contiguous window of a snapshot file, as one
@@ -70,13 +76,13 @@ func (c *Controller) TriggerSnapshot(ctx context.Context) (SnapshotID, error) {
 	}
 	select {
 	case r := <-done:
-		return SnapshotID{EndOffset: r.id.EndOffset, Epoch: r.id.Epoch}, r.err
+		return publicSnapshotID(r.id), r.err
 	case <-ctx.Done():
 		return SnapshotID{}, ctx.Err()
 	case <-c.done:
 		select {
 		case r := <-done:
-			return SnapshotID{EndOffset: r.id.EndOffset, Epoch: r.id.Epoch}, r.err
+			return publicSnapshotID(r.id), r.err
 		default:
 			return SnapshotID{}, ErrShuttingDown
 		}
@@ -91,7 +97,7 @@ func (c *Controller) LatestSnapshot() (id SnapshotID, ok bool) {
 	if p == nil {
 		return SnapshotID{}, false
 	}
-	return SnapshotID{EndOffset: p.EndOffset, Epoch: p.Epoch}, true
+	return publicSnapshotID(*p), true
 }
 
 // ReadSnapshotRange returns up to maxBytes bytes of a snapshot file from
@@ -110,10 +116,10 @@ func (c *Controller) ReadSnapshotRange(id *SnapshotID, position int64, maxBytes 
 		return SnapshotSlice{}, fmt.Errorf("raft: read snapshot range: maxBytes %d < 1", maxBytes)
 	}
 	for {
-		var want snapshot.ID
+		var want kraft.OffsetAndEpoch
 		switch {
 		case id != nil:
-			want = snapshot.ID{EndOffset: id.EndOffset, Epoch: id.Epoch}
+			want = kraft.OffsetAndEpoch{Offset: kraft.Offset(id.EndOffset), Epoch: kraft.Epoch(id.Epoch)}
 		default:
 			p := c.eng.pub.latestSnapshot.Load()
 			if p == nil {
@@ -124,18 +130,18 @@ func (c *Controller) ReadSnapshotRange(id *SnapshotID, position int64, maxBytes 
 		b, size, err := c.eng.snap.store.ReadRange(want, position, maxBytes)
 		switch {
 		case err == nil:
-			return SnapshotSlice{ID: SnapshotID{EndOffset: want.EndOffset, Epoch: want.Epoch}, Position: position, Size: size, Bytes: b}, nil
+			return SnapshotSlice{ID: publicSnapshotID(want), Position: position, Size: size, Bytes: b}, nil
 		case errors.Is(err, snapshot.ErrNotFound):
 			if id == nil {
 				if p := c.eng.pub.latestSnapshot.Load(); p != nil && *p != want {
 					continue // deleted meanwhile: read the newer one
 				}
 			}
-			return SnapshotSlice{}, fmt.Errorf("%w: %s", ErrSnapshotNotFound, want)
+			return SnapshotSlice{}, fmt.Errorf("%w: %d-%d", ErrSnapshotNotFound, want.Offset, want.Epoch)
 		case errors.Is(err, snapshot.ErrPositionOutOfRange):
 			return SnapshotSlice{}, fmt.Errorf("%w: %w", ErrSnapshotPositionOutOfRange, err)
 		default:
-			return SnapshotSlice{}, fmt.Errorf("raft: read snapshot %s: %w", want, err)
+			return SnapshotSlice{}, fmt.Errorf("raft: read snapshot %d-%d: %w", want.Offset, want.Epoch, err)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/logstore"
 	"github.com/krabka-go/krabka/internal/recordbatch"
 	"github.com/krabka-go/krabka/internal/snapshot"
@@ -103,7 +104,7 @@ func TestTriggerSnapshotAndReadRange(t *testing.T) {
 	if id != want {
 		t.Fatalf("TriggerSnapshot = %s, want %s", id, want)
 	}
-	path := filepath.Join(cfg.MetadataLogDir, PartitionDirName, snapshot.FileName(snapshot.ID{EndOffset: id.EndOffset, Epoch: id.Epoch}))
+	path := filepath.Join(cfg.MetadataLogDir, PartitionDirName, snapshot.FileName(kraft.OffsetAndEpoch{Offset: kraft.Offset(id.EndOffset), Epoch: kraft.Epoch(id.Epoch)}))
 	file, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("the triggered snapshot's file: %v", err)
@@ -259,7 +260,7 @@ func TestSnapshotByteTrigger(t *testing.T) {
 			if first < 0 && sum >= between {
 				first = b.next
 			}
-			if b.next == s.ID.EndOffset {
+			if b.next == int64(s.ID.Offset) {
 				end = b
 				break
 			}
@@ -269,9 +270,9 @@ func TestSnapshotByteTrigger(t *testing.T) {
 			t.Errorf("snapshot %s does not end at a batch boundary", s.ID)
 		case sum < between:
 			t.Errorf("snapshot %s taken after %d bytes since offset %d, want at least %d", s.ID, sum, from, between)
-		case i == 0 && s.ID.EndOffset != first:
+		case i == 0 && int64(s.ID.Offset) != first:
 			t.Errorf("first snapshot %s, want it at offset %d where %d bytes were reached", s.ID, first, between)
-		case s.ID.Epoch != end.epoch:
+		case int32(s.ID.Epoch) != end.epoch:
 			t.Errorf("snapshot %s named by epoch %d, its last batch has epoch %d", s.ID, s.ID.Epoch, end.epoch)
 		}
 		if end != nil {
@@ -284,7 +285,7 @@ func TestSnapshotByteTrigger(t *testing.T) {
 			}
 			_ = r.Close()
 		}
-		from = s.ID.EndOffset
+		from = int64(s.ID.Offset)
 	}
 }
 
@@ -358,7 +359,7 @@ func checkLogStartCovered(t testing.TB, n *Controller) (start int64, snaps []sna
 			return
 		}
 		snaps = listing.Snapshots
-		if start > 0 && (len(snaps) == 0 || snaps[0].ID.EndOffset != start) {
+		if start > 0 && (len(snaps) == 0 || int64(snaps[0].ID.Offset) != start) {
 			t.Errorf("log start %d is not covered by the oldest snapshot (snapshots %v)", start, snaps)
 		}
 		// The writer freezes the file before the engine hears of it.
@@ -509,7 +510,7 @@ func TestRetentionByTime(t *testing.T) {
 		ids = append(ids, id)
 		start, snaps := checkLogStartCovered(t, n)
 		if round > 0 {
-			if len(snaps) != 1 || snaps[0].ID.EndOffset != id.EndOffset {
+			if len(snaps) != 1 || int64(snaps[0].ID.Offset) != id.EndOffset {
 				t.Errorf("round %d: snapshots %v, want only the newest %s", round, snaps, id)
 			}
 			if start != id.EndOffset {
@@ -536,7 +537,7 @@ func TestStartDropsSnapshotsBelowLogStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stale := snapshot.ID{EndOffset: 1, Epoch: 1}
+	stale := kraft.OffsetAndEpoch{Offset: 1, Epoch: 1}
 	if err := os.WriteFile(filepath.Join(pdir, snapshot.FileName(stale)), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -547,8 +548,8 @@ func TestStartDropsSnapshotsBelowLogStart(t *testing.T) {
 	if len(after) == 0 || after[0].ID == stale {
 		t.Errorf("snapshots after start-up: %v, want %s deleted", after, stale)
 	}
-	if start != snaps[0].ID.EndOffset {
-		t.Errorf("log start %d, want %d", start, snaps[0].ID.EndOffset)
+	if start != int64(snaps[0].ID.Offset) {
+		t.Errorf("log start %d, want %d", start, snaps[0].ID.Offset)
 	}
 	waitFor(t, "the restarted node to apply its log", func() bool {
 		return n.QuorumState().AppliedOffset > want.Offset()

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/snapshot"
 	"github.com/krabka-go/krabka/internal/vfs"
 	"github.com/krabka-go/krabka/metadata"
@@ -116,7 +117,7 @@ func BenchmarkSnapshotWrite(b *testing.B) {
 	runtime.ReadMemStats(&before)
 	for b.Loop() {
 		unique++
-		id := snapshot.ID{EndOffset: int64(unique), Epoch: 1}
+		id := kraft.OffsetAndEpoch{Offset: kraft.Offset(int64(unique)), Epoch: 1}
 		n, err := writeSnapshot(b.Context(), vfs.OS(), dir, id, unique, snapshot.Header{LastContainedLogTimestamp: 1}, img, time.Now().UnixMilli())
 		if err != nil {
 			b.Fatal(err)
@@ -145,7 +146,7 @@ func BenchmarkSnapshotLoad(b *testing.B) {
 	img := benchImage(b, *benchSnapshotTopics)
 	recs := imageRecords(img)
 	dir := b.TempDir()
-	id := snapshot.ID{EndOffset: 5_000_000, Epoch: 1}
+	id := kraft.OffsetAndEpoch{Offset: 5_000_000, Epoch: 1}
 	size, err := writeSnapshot(b.Context(), vfs.OS(), dir, id, 1, snapshot.Header{LastContainedLogTimestamp: 1}, img, time.Now().UnixMilli())
 	if err != nil {
 		b.Fatal(err)
@@ -274,7 +275,7 @@ func BenchmarkFetchSnapshotCatchUp(b *testing.B) {
 	}
 	f := c.follower(leader)
 	pdir := filepath.Join(c.cfgs[f-1].MetadataLogDir, PartitionDirName)
-	info, err := os.Stat(filepath.Join(c.cfgs[leader-1].MetadataLogDir, PartitionDirName, snapshot.FileName(snapshot.ID{EndOffset: id.EndOffset, Epoch: id.Epoch})))
+	info, err := os.Stat(filepath.Join(c.cfgs[leader-1].MetadataLogDir, PartitionDirName, snapshot.FileName(kraft.OffsetAndEpoch{Offset: kraft.Offset(id.EndOffset), Epoch: kraft.Epoch(id.Epoch)})))
 	if err != nil {
 		b.Fatal(err)
 	}

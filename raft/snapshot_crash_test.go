@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/logstore"
 	"github.com/krabka-go/krabka/internal/snapshot"
 	"github.com/krabka-go/krabka/internal/vfs"
@@ -88,13 +89,13 @@ func crashed(m *vfs.MemFS, mode vfs.CrashMode, seed, step uint64) *vfs.MemFS {
 // checkSnapshotFiles checks what a crash left in the partition directory
 // dir of fsys (invariant S5 in docs/reliability.md): after start-up recovery, at most the
 // one snapshot want (complete: it opens), and want if it was acknowledged.
-func checkSnapshotFiles(t *testing.T, fsys vfs.FS, dir string, want snapshot.ID, acked bool, what string) {
+func checkSnapshotFiles(t *testing.T, fsys vfs.FS, dir string, want kraft.OffsetAndEpoch, acked bool, what string) {
 	t.Helper()
 	l, err := snapshot.Recover(fsys, dir)
 	if err != nil {
 		t.Fatalf("%s: recover snapshots: %v", what, err)
 	}
-	var got []snapshot.ID
+	var got []kraft.OffsetAndEpoch
 	for _, s := range l.Snapshots {
 		if s.ID != snapshot.Bootstrap {
 			got = append(got, s.ID)
@@ -144,7 +145,7 @@ func TestSnapshotWriteCrashAtEveryStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	stopQuietly(n)
-	want := snapshot.ID{EndOffset: id.EndOffset, Epoch: id.Epoch}
+	want := kraft.OffsetAndEpoch{Offset: kraft.Offset(id.EndOffset), Epoch: kraft.Epoch(id.Epoch)}
 	for k := int64(0); ; k++ {
 		m := vfs.NewMem()
 		n, image, applied := prepare(m)
@@ -212,7 +213,7 @@ func TestSnapshotInstallCrashAtEveryStep(t *testing.T) {
 			t.Fatalf("node %d takes snapshot %s, %v; the leader took %s", i+1, id, err, sid)
 		}
 	}
-	want := snapshot.ID{EndOffset: sid.EndOffset, Epoch: sid.Epoch}
+	want := kraft.OffsetAndEpoch{Offset: kraft.Offset(sid.EndOffset), Epoch: kraft.Epoch(sid.Epoch)}
 	f := c.follower(leader)
 	c.stop(f)
 	cfg := c.cfgs[f-1]
@@ -247,8 +248,8 @@ func TestSnapshotInstallCrashAtEveryStep(t *testing.T) {
 			cm := crashed(m, mode, uint64(i), uint64(k))
 			checkSnapshotFiles(t, cm, pdir, want, acked, what)
 			if l, _, err := logstore.Open(cm, pdir, logstore.DefaultOptions()); err == nil {
-				if s := l.LogStartOffset(); s != 0 && s != want.EndOffset {
-					t.Fatalf("%s: the log starts at %d, neither the old 0 nor the snapshot's %d", what, s, want.EndOffset)
+				if s := l.LogStartOffset(); s != 0 && s != int64(want.Offset) {
+					t.Fatalf("%s: the log starts at %d, neither the old 0 nor the snapshot's %d", what, s, want.Offset)
 				}
 				_ = l.Close()
 			}

@@ -8,6 +8,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/snapshot"
 	"github.com/krabka-go/krabka/internal/vfs"
 	"github.com/krabka-go/krabka/metadata"
@@ -89,7 +90,7 @@ func TestSnapshotLoadThenReplayEqualsWholeLog(t *testing.T) {
 		if err := fsys.MkdirAll(dir, 0o755); err != nil {
 			rt.Fatal(err)
 		}
-		id := snapshot.ID{EndOffset: int64(cut), Epoch: 1}
+		id := kraft.OffsetAndEpoch{Offset: kraft.Offset(int64(cut)), Epoch: 1}
 		if _, err := writeSnapshot(t.Context(), fsys, dir, id, 1, snapshot.Header{LastContainedLogTimestamp: 1}, prefix, time.Now().UnixMilli()); err != nil {
 			rt.Fatal(err)
 		}

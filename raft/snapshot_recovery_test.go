@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/snapshot"
 	"github.com/krabka-go/krabka/metadata"
 )
@@ -99,7 +100,7 @@ func TestStartFallsBackFromDamagedSnapshot(t *testing.T) {
 	cfg, ids, last, want := twoSnapshotsAndTail(t, dir, "fall", 10)
 
 	pdir := filepath.Join(cfg.MetadataLogDir, PartitionDirName)
-	newest := snapshot.ID{EndOffset: ids[1].EndOffset, Epoch: ids[1].Epoch}
+	newest := kraft.OffsetAndEpoch{Offset: kraft.Offset(ids[1].EndOffset), Epoch: kraft.Epoch(ids[1].Epoch)}
 	damageFile(t, filepath.Join(pdir, snapshot.FileName(newest)))
 
 	n, _ := startSingle(t, dir, manualSnapshots)
@@ -111,7 +112,7 @@ func TestStartFallsBackFromDamagedSnapshot(t *testing.T) {
 		t.Error("the image rebuilt from the older snapshot and the log differs")
 	}
 	snaps := listSnapshots(t, cfg)
-	if len(snaps) != 1 || snaps[0].ID.EndOffset != ids[0].EndOffset {
+	if len(snaps) != 1 || int64(snaps[0].ID.Offset) != ids[0].EndOffset {
 		t.Errorf("snapshots after start-up: %v, want only %s (the damaged %s deleted)", snaps, ids[0], newest)
 	}
 	if latest, ok := n.LatestSnapshot(); !ok || latest.EndOffset != ids[0].EndOffset {

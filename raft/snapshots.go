@@ -34,7 +34,7 @@ type snapshotState struct {
 	download *snapshot.Download
 	unique   uint64
 	// latest is the newest snapshot on disk, if any.
-	latest    snapshot.ID
+	latest    kraft.OffsetAndEpoch
 	hasLatest bool
 	// appliedBytes counts record bytes applied since the latest snapshot;
 	// lastTaken is when that snapshot was taken.
@@ -49,20 +49,12 @@ type snapshotState struct {
 	// timestamps caches each snapshot's LastContainedLogTimestamp, for
 	// the time rule of retention. timerRetention is when retention next
 	// runs.
-	timestamps map[snapshot.ID]int64
+	timestamps map[kraft.OffsetAndEpoch]int64
 	// boundary describes the applied position when it is at a batch
 	// boundary: the epoch and timestamp of the batch that ends there.
 	atBoundary    bool
 	boundaryEpoch int32
 	boundaryTime  int64
-}
-
-func toID(o kraft.OffsetAndEpoch) snapshot.ID {
-	return snapshot.ID{EndOffset: int64(o.Offset), Epoch: int32(o.Epoch)}
-}
-
-func toStoreID(id snapshot.ID) logstore.OffsetAndEpoch {
-	return logstore.OffsetAndEpoch{Offset: id.EndOffset, Epoch: id.Epoch}
 }
 
 // loadSnapshots recovers the snapshot directory at start-up (deleting
@@ -75,7 +67,7 @@ func (e *engine) loadSnapshots() error {
 	e.snap.unique = uint64(now.UnixNano())
 	e.snap.lastTaken = now
 	e.timers.set(timerRetention, now.Add(cleanInterval))
-	e.snap.timestamps = map[snapshot.ID]int64{}
+	e.snap.timestamps = map[kraft.OffsetAndEpoch]int64{}
 	listing, err := snapshot.Recover(e.fsys, e.rc.dir)
 	if err != nil {
 		return fmt.Errorf("raft: recover snapshots: %w", err)
@@ -99,19 +91,19 @@ func (e *engine) loadSnapshots() error {
 		return nil
 	}
 	latest := snaps[len(snaps)-1].ID
-	e.log.SetEarliestSnapshot(toStoreID(snaps[0].ID))
-	e.log.SetLatestSnapshot(toStoreID(latest))
+	e.log.SetEarliestSnapshot(snaps[0].ID)
+	e.log.SetLatestSnapshot(latest)
 	e.setLatest(latest)
-	if e.log.LogEndOffset() < latest.EndOffset || e.log.LogStartOffset() > latest.EndOffset {
+	if e.log.LogEndOffset() < int64(latest.Offset) || e.log.LogStartOffset() > int64(latest.Offset) {
 		// The log is behind the snapshot (or has a gap after it): it
 		// restarts at the snapshot, as Kafka's truncateToLatestSnapshot.
-		if err := e.log.TruncateFullyAndStartAt(latest.EndOffset); err != nil {
+		if err := e.log.TruncateFullyAndStartAt(int64(latest.Offset)); err != nil {
 			return fmt.Errorf("raft: restart log at snapshot %s: %w", latest, err)
 		}
 		if _, err := e.log.Sync(); err != nil {
 			return fmt.Errorf("raft: fsync log: %w", err)
 		}
-		e.log.SetEarliestSnapshot(toStoreID(latest))
+		e.log.SetEarliestSnapshot(latest)
 		e.deleteSnapshotsBefore(latest)
 		return nil
 	}
@@ -123,16 +115,16 @@ func (e *engine) loadSnapshots() error {
 	// between advancing the log start and deleting them) go now.
 	start := e.log.LogStartOffset()
 	k := 0
-	for k < len(snaps)-1 && snaps[k].ID.EndOffset < start {
+	for k < len(snaps)-1 && int64(snaps[k].ID.Offset) < start {
 		k++
 	}
 	oldest := snaps[k].ID
-	if start < oldest.EndOffset {
-		if err := e.log.AdvanceLogStart(oldest.EndOffset); err != nil {
+	if start < int64(oldest.Offset) {
+		if err := e.log.AdvanceLogStart(int64(oldest.Offset)); err != nil {
 			return fmt.Errorf("raft: advance log start to snapshot %s: %w", oldest, err)
 		}
 	}
-	e.log.SetEarliestSnapshot(toStoreID(oldest))
+	e.log.SetEarliestSnapshot(oldest)
 	if k > 0 {
 		e.deleteSnapshotsBefore(oldest)
 	}
@@ -155,10 +147,10 @@ func (e *engine) loadNewestValid(snaps []snapshot.Info) ([]snapshot.Info, error)
 		if len(damage) > 0 || k < 0 {
 			from, newest := int64(0), int64(0)
 			if k >= 0 {
-				from = snaps[k].ID.EndOffset
+				from = int64(snaps[k].ID.Offset)
 			}
 			if len(snaps) > 0 {
-				newest = snaps[len(snaps)-1].ID.EndOffset
+				newest = int64(snaps[len(snaps)-1].ID.Offset)
 			}
 			if start > from || end < newest {
 				if len(damage) == 0 {
@@ -204,7 +196,7 @@ var errDamagedSnapshot = errors.New("damaged snapshot")
 // image, as start-up and an install load it. A snapshot of a dynamic
 // quorum (kraft.version ≥ 1) is refused on a static one (dynamic false).
 // A damaged file or record matches errDamagedSnapshot.
-func readSnapshotImage(fsys vfs.FS, path string, id snapshot.ID, dynamic bool) (*metadata.Delta, error) {
+func readSnapshotImage(fsys vfs.FS, path string, id kraft.OffsetAndEpoch, dynamic bool) (*metadata.Delta, error) {
 	damaged := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %w", errDamagedSnapshot, fmt.Errorf(format, args...))
 	}
@@ -234,7 +226,7 @@ func readSnapshotImage(fsys vfs.FS, path string, id snapshot.ID, dynamic bool) (
 			}
 			recs = append(recs, rec)
 		}
-		if err := delta.ReplaySnapshot(recs, id.EndOffset-1, id.Epoch); err != nil {
+		if err := delta.ReplaySnapshot(recs, int64(id.Offset)-1, int32(id.Epoch)); err != nil {
 			return nil, damaged("raft: snapshot %s: %w", id, err)
 		}
 	}
@@ -249,7 +241,7 @@ func readSnapshotImage(fsys vfs.FS, path string, id snapshot.ID, dynamic bool) (
 
 // loadImage replaces the image with the content of snapshot id and makes
 // id's end offset the next offset to apply.
-func (e *engine) loadImage(id snapshot.ID) error {
+func (e *engine) loadImage(id kraft.OffsetAndEpoch) error {
 	delta, err := readSnapshotImage(e.fsys, e.snap.store.Path(id), id, e.rc.dynamic)
 	if err != nil {
 		return err
@@ -259,9 +251,9 @@ func (e *engine) loadImage(id snapshot.ID) error {
 }
 
 // installImage makes delta (snapshot id's content) the image.
-func (e *engine) installImage(id snapshot.ID, delta *metadata.Delta) {
+func (e *engine) installImage(id kraft.OffsetAndEpoch, delta *metadata.Delta) {
 	e.applier.delta = delta
-	e.applier.applied = kraft.Offset(id.EndOffset)
+	e.applier.applied = id.Offset
 	e.snap.appliedBytes = 0
 	e.snap.atBoundary = false
 	e.pub.publishImage(delta.Apply())
@@ -270,7 +262,7 @@ func (e *engine) installImage(id snapshot.ID, delta *metadata.Delta) {
 
 // snapshotSize reports the size of snapshot id, for the core's LogView.
 func (e *engine) snapshotSize(id kraft.OffsetAndEpoch) (int64, bool) {
-	info, err := e.fsys.Stat(e.snap.store.Path(toID(id)))
+	info, err := e.fsys.Stat(e.snap.store.Path(id))
 	if err != nil {
 		return 0, false
 	}
@@ -280,7 +272,7 @@ func (e *engine) snapshotSize(id kraft.OffsetAndEpoch) (int64, bool) {
 // readSnapshotChunk reads the bytes a leader's FetchSnapshot answer
 // carries.
 func (e *engine) readSnapshotChunk(m *kraft.FetchSnapshotResponse) ([]byte, error) {
-	b, _, err := e.snap.store.ReadRange(toID(m.SnapshotID), m.Position, int(m.Length))
+	b, _, err := e.snap.store.ReadRange(m.SnapshotID, m.Position, int(m.Length))
 	return b, err
 }
 
@@ -292,7 +284,7 @@ func (e *engine) writeSnapshotChunks(writes []kraft.SnapshotWrite) error {
 		if held == nil {
 			panic(fmt.Sprintf("raft: invariant: snapshot write names unknown records handle %d", w.Handle))
 		}
-		id := toID(w.SnapshotID)
+		id := w.SnapshotID
 		if w.Position == 0 || e.snap.download == nil || e.snap.download.ID() != id {
 			if e.snap.download != nil {
 				_ = e.snap.download.Abort()
@@ -315,7 +307,7 @@ func (e *engine) writeSnapshotChunks(writes []kraft.SnapshotWrite) error {
 // the log restarts at the snapshot's end offset, older snapshots go, and
 // the image is reloaded from the snapshot. The caller fsyncs the log.
 func (e *engine) installSnapshot(o kraft.OffsetAndEpoch) error {
-	id := toID(o)
+	id := o
 	d := e.snap.download
 	if d == nil || d.ID() != id {
 		return fmt.Errorf("raft: install snapshot %s: no complete download of it", id)
@@ -324,11 +316,11 @@ func (e *engine) installSnapshot(o kraft.OffsetAndEpoch) error {
 		return fmt.Errorf("raft: install snapshot %s: %w", id, err)
 	}
 	e.snap.download = nil
-	if err := e.log.TruncateFullyAndStartAt(id.EndOffset); err != nil {
+	if err := e.log.TruncateFullyAndStartAt(int64(id.Offset)); err != nil {
 		return fmt.Errorf("raft: restart log at snapshot %s: %w", id, err)
 	}
-	e.log.SetLatestSnapshot(toStoreID(id))
-	e.log.SetEarliestSnapshot(toStoreID(id))
+	e.log.SetLatestSnapshot(id)
+	e.log.SetEarliestSnapshot(id)
 	e.deleteSnapshotsBefore(id)
 	e.setLatest(id)
 	e.snap.lastTaken = e.clock.Now()
@@ -347,13 +339,13 @@ func (e *engine) abortDownload() {
 
 // deleteSnapshotsBefore deletes every snapshot older than id. A failure
 // only leaves a file behind, which the next start-up lists again.
-func (e *engine) deleteSnapshotsBefore(id snapshot.ID) {
+func (e *engine) deleteSnapshotsBefore(id kraft.OffsetAndEpoch) {
 	listing, err := snapshot.List(e.fsys, e.rc.dir)
 	if err != nil {
 		return
 	}
 	for _, s := range listing.Snapshots {
-		if s.ID.Compare(id) < 0 {
+		if snapshot.Compare(s.ID, id) < 0 {
 			delete(e.snap.timestamps, s.ID)
 			if _, err := e.snap.store.Delete(s.ID); err != nil {
 				e.logger.LogAttrs(context.Background(), slog.LevelWarn, "delete old snapshot",
@@ -365,14 +357,14 @@ func (e *engine) deleteSnapshotsBefore(id snapshot.ID) {
 
 // setLatest makes id the newest snapshot, for the engine and for
 // [Controller.ReadSnapshotRange].
-func (e *engine) setLatest(id snapshot.ID) {
+func (e *engine) setLatest(id kraft.OffsetAndEpoch) {
 	e.snap.latest, e.snap.hasLatest = id, true
 	e.pub.latestSnapshot.Store(&id)
 }
 
 // triggerResult is the outcome of a TriggerSnapshot.
 type triggerResult struct {
-	id  snapshot.ID
+	id  kraft.OffsetAndEpoch
 	err error
 }
 
@@ -433,7 +425,7 @@ func (e *engine) maybeSnapshot() {
 	if s.inFlight {
 		return
 	}
-	covered := s.hasLatest && int64(e.applier.applied) <= s.latest.EndOffset
+	covered := s.hasLatest && e.applier.applied <= s.latest.Offset
 	if covered && len(s.triggers) > 0 {
 		for _, c := range s.triggers {
 			c <- triggerResult{id: s.latest}
@@ -448,14 +440,14 @@ func (e *engine) maybeSnapshot() {
 	if !due {
 		return
 	}
-	id := snapshot.ID{EndOffset: int64(e.applier.applied), Epoch: s.boundaryEpoch}
+	id := kraft.OffsetAndEpoch{Offset: e.applier.applied, Epoch: kraft.Epoch(s.boundaryEpoch)}
 	img := e.pub.image.Load()
 	header := snapshot.Header{LastContainedLogTimestamp: s.boundaryTime}
 	if e.rc.dynamic {
 		// A dynamic quorum's snapshot carries the voter set in force at
 		// its end offset, so that the log behind it can go.
 		header.KRaftVersion = 1
-		header.Voters = e.votersAt(kraft.Offset(id.EndOffset))
+		header.Voters = e.votersAt(id.Offset)
 	}
 	s.timestamps[id] = s.boundaryTime
 	s.unique++
@@ -476,7 +468,7 @@ func (e *engine) maybeSnapshot() {
 // writeSnapshot writes img as snapshot id: header, records, footer, fsync,
 // rename, with now (Unix milliseconds) as the time of its batches. It
 // gives up when ctx ends.
-func writeSnapshot(ctx context.Context, fsys vfs.FS, dir string, id snapshot.ID, unique uint64, h snapshot.Header, img *metadata.Image, now int64) (int64, error) {
+func writeSnapshot(ctx context.Context, fsys vfs.FS, dir string, id kraft.OffsetAndEpoch, unique uint64, h snapshot.Header, img *metadata.Image, now int64) (int64, error) {
 	w, err := snapshot.Create(fsys, dir, id, unique, h, now, snapshot.WriterOptions{})
 	if err != nil {
 		return 0, fmt.Errorf("raft: create snapshot %s: %w", id, err)
@@ -503,7 +495,7 @@ func writeSnapshot(ctx context.Context, fsys vfs.FS, dir string, id snapshot.ID,
 // TriggerSnapshot calls that waited for it. A failed write is logged; the next
 // one is due after another interval's worth of records: the log only
 // grows meanwhile.
-func (e *engine) snapshotTaken(id snapshot.ID, size int64, err error) {
+func (e *engine) snapshotTaken(id kraft.OffsetAndEpoch, size int64, err error) {
 	s := &e.snap
 	s.inFlight = false
 	flight := s.flight
@@ -517,7 +509,7 @@ func (e *engine) snapshotTaken(id snapshot.ID, size int64, err error) {
 		}
 		return
 	}
-	if s.hasLatest && id.Compare(s.latest) <= 0 {
+	if s.hasLatest && snapshot.Compare(id, s.latest) <= 0 {
 		// An installed snapshot overtook this one while it was written.
 		e.deleteSnapshotsBefore(s.latest)
 		for _, c := range flight {
@@ -525,9 +517,9 @@ func (e *engine) snapshotTaken(id snapshot.ID, size int64, err error) {
 		}
 		return
 	}
-	e.log.SetLatestSnapshot(toStoreID(id))
+	e.log.SetLatestSnapshot(id)
 	if !s.hasLatest {
-		e.log.SetEarliestSnapshot(toStoreID(id))
+		e.log.SetEarliestSnapshot(id)
 	}
 	e.setLatest(id)
 	e.logger.LogAttrs(context.Background(), slog.LevelInfo, "took snapshot",
@@ -541,7 +533,7 @@ func (e *engine) snapshotTaken(id snapshot.ID, size int64, err error) {
 // snapshotTimestamp returns the LastContainedLogTimestamp of snapshot id,
 // reading its header once. ok is false when the header cannot be read;
 // retention then keeps the snapshot, as Kafka does.
-func (e *engine) snapshotTimestamp(id snapshot.ID) (ts int64, ok bool) {
+func (e *engine) snapshotTimestamp(id kraft.OffsetAndEpoch) (ts int64, ok bool) {
 	if ts, ok := e.snap.timestamps[id]; ok {
 		return ts, true
 	}
@@ -613,14 +605,14 @@ func (e *engine) applyRetention() error {
 	if len(plan.Delete) == 0 {
 		return nil
 	}
-	var kept snapshot.ID
+	var kept kraft.OffsetAndEpoch
 	for _, r := range snaps {
-		if r.ID.EndOffset == plan.LogStartOffset {
+		if int64(r.ID.Offset) == plan.LogStartOffset {
 			kept = r.ID
 			break
 		}
 	}
-	if kept.EndOffset != plan.LogStartOffset {
+	if int64(kept.Offset) != plan.LogStartOffset {
 		panic(fmt.Sprintf("raft: invariant: retention moves the log start to %d, where no snapshot ends", plan.LogStartOffset))
 	}
 	if plan.LogStartOffset > e.log.LogStartOffset() {
@@ -631,7 +623,7 @@ func (e *engine) applyRetention() error {
 			return fmt.Errorf("raft: advance log start to snapshot %s: %w", kept, err)
 		}
 	}
-	e.log.SetEarliestSnapshot(toStoreID(kept))
+	e.log.SetEarliestSnapshot(kept)
 	for _, id := range plan.Delete {
 		delete(e.snap.timestamps, id)
 		if _, err := e.snap.store.Delete(id); err != nil && !errors.Is(err, snapshot.ErrNotFound) {

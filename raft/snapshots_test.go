@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/logstore"
 	"github.com/krabka-go/krabka/internal/snapshot"
 	"github.com/krabka-go/krabka/internal/vfs"
@@ -293,11 +294,11 @@ func TestClusterSnapshotDownloadInterrupted(t *testing.T) {
 	}
 	// A stop gives the download up and removes its file; a killed
 	// process leaves it behind: put the part downloaded so far back.
-	full, err := os.ReadFile(filepath.Join(c.cfgs[leader-1].MetadataLogDir, PartitionDirName, snapshot.FileName(snapshot.ID{EndOffset: snap.EndOffset, Epoch: snap.Epoch})))
+	full, err := os.ReadFile(filepath.Join(c.cfgs[leader-1].MetadataLogDir, PartitionDirName, snapshot.FileName(kraft.OffsetAndEpoch{Offset: kraft.Offset(snap.EndOffset), Epoch: kraft.Epoch(snap.Epoch)})))
 	if err != nil {
 		t.Fatal(err)
 	}
-	part := filepath.Join(cfg.MetadataLogDir, PartitionDirName, snapshot.PartFileName(snapshot.ID{EndOffset: snap.EndOffset, Epoch: snap.Epoch}, 7))
+	part := filepath.Join(cfg.MetadataLogDir, PartitionDirName, snapshot.PartFileName(kraft.OffsetAndEpoch{Offset: kraft.Offset(snap.EndOffset), Epoch: kraft.Epoch(snap.Epoch)}, 7))
 	if err := os.WriteFile(part, full[:pos], 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +341,7 @@ func TestClusterSnapshotDeletedDuringDownload(t *testing.T) {
 	waitFor(t, "the download of the leader's snapshot midway", func() bool {
 		var pos, size int64
 		onEngine(t, node, func(e *engine) {
-			if d := e.snap.download; d != nil && d.ID().EndOffset == first.EndOffset {
+			if d := e.snap.download; d != nil && int64(d.ID().Offset) == first.EndOffset {
 				pos, size = d.Position(), d.Size()
 			}
 		})
@@ -383,7 +384,7 @@ func TestWriteSnapshotAllocationsPerImage(t *testing.T) {
 		unique := uint64(0)
 		return testing.AllocsPerRun(3, func() {
 			unique++
-			id := snapshot.ID{EndOffset: int64(unique), Epoch: 1}
+			id := kraft.OffsetAndEpoch{Offset: kraft.Offset(int64(unique)), Epoch: 1}
 			if _, err := writeSnapshot(t.Context(), vfs.OS(), dir, id, unique, snapshot.Header{LastContainedLogTimestamp: 1}, img, time.Now().UnixMilli()); err != nil {
 				t.Fatal(err)
 			}

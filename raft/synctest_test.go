@@ -119,7 +119,7 @@ func TestRetentionTimeRuleOnIdleNode(t *testing.T) {
 		<-time.After(11 * time.Minute)
 		synctest.Wait()
 		start, snaps := checkLogStartCovered(t, n)
-		if len(snaps) != 1 || snaps[0].ID.EndOffset != newer.EndOffset {
+		if len(snaps) != 1 || int64(snaps[0].ID.Offset) != newer.EndOffset {
 			t.Errorf("snapshots %v after 11 idle minutes, want only %s", snaps, newer)
 		}
 		if start != newer.EndOffset {

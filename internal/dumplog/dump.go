@@ -97,7 +97,7 @@ func Describe(path string) (FileKind, string, error) {
 		if err != nil || kind != snapshot.KindSnapshot {
 			return 0, "", fmt.Errorf("%s: a snapshot is named <20-digit end offset>-<10-digit epoch>.checkpoint", path)
 		}
-		return Snapshot, fmt.Sprintf("Snapshot end offset: %d, epoch: %d", id.EndOffset, id.Epoch), nil
+		return Snapshot, fmt.Sprintf("Snapshot end offset: %d, epoch: %d", id.Offset, id.Epoch), nil
 	}
 	return 0, "", fmt.Errorf("%s: not a metadata log file: dump-log reads .log segments, <offset>-<epoch>.checkpoint snapshots and bootstrap.checkpoint", path)
 }

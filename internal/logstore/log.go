@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/krabka-go/krabka/internal/bugzoo"
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/recordbatch"
 	"github.com/krabka-go/krabka/internal/vfs"
 )
@@ -21,17 +22,6 @@ import (
 // Kafka's own lock is "<metadata.log.dir>/.lock"; the runtime can take that
 // one with [LockDir].
 const LockFileName = ".lock"
-
-// OffsetAndEpoch identifies a position in the log by offset and epoch, as
-// Kafka's OffsetAndEpoch does (compared epoch first, then offset). A
-// snapshot id is the snapshot's end offset (exclusive) and the epoch of its
-// last record.
-type OffsetAndEpoch struct {
-	// Offset is an offset, exclusive when it ends a range.
-	Offset int64
-	// Epoch is the epoch at that position.
-	Epoch int32
-}
 
 // AppendResult is the offset range an append wrote: [FirstOffset,
 // NextOffset).
@@ -110,7 +100,7 @@ type Log struct {
 	pend  []pendingBatch
 	entry [timeIndexEntrySize]byte
 
-	latestSnap, earliestSnap         OffsetAndEpoch
+	latestSnap, earliestSnap         kraft.OffsetAndEpoch
 	haveLatestSnap, haveEarliestSnap bool
 }
 
@@ -198,7 +188,7 @@ func (l *Log) lastEpochLocked() int32 {
 		return e.Epoch
 	}
 	if l.haveLatestSnap {
-		return l.latestSnap.Epoch
+		return int32(l.latestSnap.Epoch)
 	}
 	return 0
 }
@@ -216,23 +206,23 @@ func (l *Log) lastEpochLocked() int32 {
 //     behind the log start is pointed at the snapshot;
 //   - the cache cannot answer (empty, or epoch above every known epoch, or
 //     negative): (log end offset, [Log.LastEpoch]).
-func (l *Log) EndOffsetForEpoch(epoch int32) OffsetAndEpoch {
+func (l *Log) EndOffsetForEpoch(epoch int32) kraft.OffsetAndEpoch {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	e, end, found := l.epochs.endOffsetFor(epoch, l.active().next)
 	if !found {
-		return OffsetAndEpoch{Offset: l.active().next, Epoch: l.lastEpochLocked()}
+		return kraft.OffsetAndEpoch{Offset: kraft.Offset(l.active().next), Epoch: kraft.Epoch(l.lastEpochLocked())}
 	}
-	if l.haveEarliestSnap && end == l.earliestSnap.Offset && e == epoch {
+	if l.haveEarliestSnap && end == int64(l.earliestSnap.Offset) && e == epoch {
 		return l.earliestSnap
 	}
-	return OffsetAndEpoch{Offset: end, Epoch: e}
+	return kraft.OffsetAndEpoch{Offset: kraft.Offset(end), Epoch: kraft.Epoch(e)}
 }
 
 // SetLatestSnapshot records the id of the newest snapshot, which the
 // snapshot store owns. The log uses it only for [Log.LastEpoch] on a log
 // with no batches.
-func (l *Log) SetLatestSnapshot(id OffsetAndEpoch) {
+func (l *Log) SetLatestSnapshot(id kraft.OffsetAndEpoch) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.latestSnap, l.haveLatestSnap = id, true
@@ -240,21 +230,21 @@ func (l *Log) SetLatestSnapshot(id OffsetAndEpoch) {
 
 // SetEarliestSnapshot records the id of the oldest snapshot (the one at the
 // log start offset), used by [Log.EndOffsetForEpoch].
-func (l *Log) SetEarliestSnapshot(id OffsetAndEpoch) {
+func (l *Log) SetEarliestSnapshot(id kraft.OffsetAndEpoch) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.earliestSnap, l.haveEarliestSnap = id, true
 }
 
 // LatestSnapshot returns the id given to [Log.SetLatestSnapshot].
-func (l *Log) LatestSnapshot() (OffsetAndEpoch, bool) {
+func (l *Log) LatestSnapshot() (kraft.OffsetAndEpoch, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.latestSnap, l.haveLatestSnap
 }
 
 // EarliestSnapshot returns the id given to [Log.SetEarliestSnapshot].
-func (l *Log) EarliestSnapshot() (OffsetAndEpoch, bool) {
+func (l *Log) EarliestSnapshot() (kraft.OffsetAndEpoch, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.earliestSnap, l.haveEarliestSnap

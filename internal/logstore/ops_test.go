@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/vfs"
 )
 
@@ -193,7 +194,7 @@ func TestTruncateFullyAndStartAt(t *testing.T) {
 	if l.LogStartOffset() != 1000 || l.LogEndOffset() != 1000 || len(l.EpochEntries()) != 0 || len(l.Segments()) != 1 {
 		t.Fatalf("after full truncation: start %d end %d epochs %v segments %v", l.LogStartOffset(), l.LogEndOffset(), l.EpochEntries(), l.Segments())
 	}
-	l.SetLatestSnapshot(OffsetAndEpoch{Offset: 1000, Epoch: 4})
+	l.SetLatestSnapshot(kraft.OffsetAndEpoch{Offset: 1000, Epoch: 4})
 	if l.LastEpoch() != 4 {
 		t.Fatalf("LastEpoch on an empty log = %d, want the snapshot's 4", l.LastEpoch())
 	}
@@ -238,19 +239,19 @@ func TestEndOffsetForEpoch(t *testing.T) {
 	mem := vfs.NewMem()
 	l, _ := openLog(t, mem, testOptions())
 	defer l.Close()
-	if got := l.EndOffsetForEpoch(3); got != (OffsetAndEpoch{0, 0}) {
+	if got := l.EndOffsetForEpoch(3); got != (kraft.OffsetAndEpoch{Offset: 0, Epoch: 0}) {
 		t.Fatalf("empty log: EndOffsetForEpoch(3) = %+v, want (LEO 0, epoch 0)", got)
 	}
 	fillLog(t, l, 30, 10, 100) // epochs 1@0, 2@10, 3@20, LEO 30
 	tests := []struct {
 		epoch int32
-		want  OffsetAndEpoch
+		want  kraft.OffsetAndEpoch
 	}{
-		{3, OffsetAndEpoch{30, 3}},
-		{2, OffsetAndEpoch{20, 2}},
-		{1, OffsetAndEpoch{10, 1}},
-		{0, OffsetAndEpoch{0, 0}},
-		{9, OffsetAndEpoch{30, 3}},
+		{3, kraft.OffsetAndEpoch{Offset: 30, Epoch: 3}},
+		{2, kraft.OffsetAndEpoch{Offset: 20, Epoch: 2}},
+		{1, kraft.OffsetAndEpoch{Offset: 10, Epoch: 1}},
+		{0, kraft.OffsetAndEpoch{Offset: 0, Epoch: 0}},
+		{9, kraft.OffsetAndEpoch{Offset: 30, Epoch: 3}},
 	}
 	for _, tt := range tests {
 		if got := l.EndOffsetForEpoch(tt.epoch); got != tt.want {
@@ -262,8 +263,8 @@ func TestEndOffsetForEpoch(t *testing.T) {
 	if err := l.AdvanceLogStart(10); err != nil {
 		t.Fatal(err)
 	}
-	l.SetEarliestSnapshot(OffsetAndEpoch{Offset: 10, Epoch: 1})
-	if got := l.EndOffsetForEpoch(1); got != (OffsetAndEpoch{10, 1}) {
+	l.SetEarliestSnapshot(kraft.OffsetAndEpoch{Offset: 10, Epoch: 1})
+	if got := l.EndOffsetForEpoch(1); got != (kraft.OffsetAndEpoch{Offset: 10, Epoch: 1}) {
 		t.Errorf("EndOffsetForEpoch(1) below the log = %+v, want the snapshot id (10, 1)", got)
 	}
 }

@@ -115,9 +115,8 @@ func (d *disk) setSnapshots(l *memLog) {
 	if len(l.snaps) == 0 {
 		return
 	}
-	e, n := l.snaps[0].id, l.latest().id
-	d.log.SetEarliestSnapshot(logstore.OffsetAndEpoch{Offset: int64(e.Offset), Epoch: int32(e.Epoch)})
-	d.log.SetLatestSnapshot(logstore.OffsetAndEpoch{Offset: int64(n.Offset), Epoch: int32(n.Epoch)})
+	d.log.SetEarliestSnapshot(l.snaps[0].id)
+	d.log.SetLatestSnapshot(l.latest().id)
 }
 
 func (d *disk) sync() error {
@@ -234,8 +233,7 @@ func (v storeView) LastFetchedEpoch() kraft.Epoch { return kraft.Epoch(v.n.disk.
 
 // EndOffsetForEpoch implements [kraft.LogView].
 func (v storeView) EndOffsetForEpoch(e kraft.Epoch) kraft.OffsetAndEpoch {
-	r := v.n.disk.log.EndOffsetForEpoch(int32(e))
-	return kraft.OffsetAndEpoch{Offset: kraft.Offset(r.Offset), Epoch: kraft.Epoch(r.Epoch)}
+	return v.n.disk.log.EndOffsetForEpoch(int32(e))
 }
 
 // LatestSnapshot implements [kraft.LogView] from the mirror's snapshots

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/vfs"
 )
 
@@ -32,7 +33,7 @@ var benchValues = sync.OnceValue(func() [][]byte {
 	return vals
 })
 
-var benchID = ID{EndOffset: 5_000_000, Epoch: 12}
+var benchID = kraft.OffsetAndEpoch{Offset: 5_000_000, Epoch: 12}
 
 // kafkaAppendGroup is how many records Kafka's snapshot generator hands to
 // one append (SnapshotEmitter's default batch size). It does not change

@@ -8,15 +8,16 @@ import (
 	"testing"
 
 	"github.com/krabka-go/krabka/internal/control"
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/recordbatch"
 	"github.com/krabka-go/krabka/internal/vfs"
 )
 
 // smallSnapshot returns a complete snapshot with a kraft.version header,
 // three records in two data batches, and its id.
-func smallSnapshot(t *testing.T) ([]byte, ID) {
+func smallSnapshot(t *testing.T) ([]byte, kraft.OffsetAndEpoch) {
 	t.Helper()
-	id := ID{EndOffset: 42, Epoch: 5}
+	id := kraft.OffsetAndEpoch{Offset: 42, Epoch: 5}
 	h := Header{LastContainedLogTimestamp: 99, KRaftVersion: 1, Voters: testVoters()}
 	return writeSnapshot(t, vfs.NewMem(), "/d", id, h, testValues(3), 2, WriterOptions{MaxBatchRecords: 2}), id
 }
@@ -141,7 +142,7 @@ func cat(bs ...[]byte) []byte {
 // be refused with a *CorruptError at the right byte.
 func TestStructuralViolations(t *testing.T) {
 	const e = 5
-	name := FileName(ID{EndOffset: 42, Epoch: e})
+	name := FileName(kraft.OffsetAndEpoch{Offset: 42, Epoch: e})
 	hdr := &control.SnapshotHeaderRecord{LastContainedLogTimestamp: 7}
 	kv := &control.KRaftVersionRecord{KRaftVersion: 1}
 	foot := &control.SnapshotFooterRecord{}
@@ -208,7 +209,7 @@ func TestStructuralViolations(t *testing.T) {
 // we: unknown control types are skipped, and a data batch may hold a key.
 func TestReaderAccepts(t *testing.T) {
 	const e = 5
-	name := FileName(ID{EndOffset: 42, Epoch: e})
+	name := FileName(kraft.OffsetAndEpoch{Offset: 42, Epoch: e})
 	hdr := &control.SnapshotHeaderRecord{LastContainedLogTimestamp: 7}
 	foot := &control.SnapshotFooterRecord{}
 	unknown := recordbatch.KeyValue{Key: []byte{0, 0, 0, 99}, Value: []byte{1, 2}}
@@ -253,7 +254,7 @@ func TestReaderAccepts(t *testing.T) {
 	if _, err := openBytes(t, BootstrapFile, cat(ctlBatch(t, 0, 1, hdr), ctlBatch(t, 1, 1, foot)), ReadOptions{}); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("bootstrap.checkpoint at epoch 1: %v, want ErrCorrupt", err)
 	}
-	for _, name := range []string{PartFileName(ID{42, e}, 1), DeletedFileName(ID{42, e})} {
+	for _, name := range []string{PartFileName(kraft.OffsetAndEpoch{Offset: 42, Epoch: e}, 1), DeletedFileName(kraft.OffsetAndEpoch{Offset: 42, Epoch: e})} {
 		var ne *NameError
 		if _, err := openBytes(t, name, good, ReadOptions{}); !errors.As(err, &ne) {
 			t.Errorf("Open of %s: %v, want a *NameError", name, err)

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/vfs"
 )
 
@@ -31,7 +32,7 @@ func stopAfter(m *vfs.MemFS, k int) func() bool {
 // invariant S5 in docs/reliability.md: a file under the final name is the
 // complete snapshot (it opens and holds exactly vals), and it is there
 // whenever the write had been acknowledged.
-func checkAfterCrash(t *testing.T, m *vfs.MemFS, dir string, id ID, vals [][]byte, acked bool, step int) {
+func checkAfterCrash(t *testing.T, m *vfs.MemFS, dir string, id kraft.OffsetAndEpoch, vals [][]byte, acked bool, step int) {
 	t.Helper()
 	for _, mode := range []vfs.CrashMode{vfs.CrashDropUnsynced, vfs.CrashKeepPrefix, vfs.CrashTearPrefix, vfs.CrashReorder} {
 		for seed := range uint64(4) {
@@ -69,7 +70,7 @@ func checkAfterCrash(t *testing.T, m *vfs.MemFS, dir string, id ID, vals [][]byt
 // .checkpoint, and a snapshot whose Freeze returned nil is always there.
 func TestWriterCrashAtEveryStep(t *testing.T) {
 	const dir = "/logs/__cluster_metadata-0"
-	id := ID{EndOffset: 500, Epoch: 4}
+	id := kraft.OffsetAndEpoch{Offset: 500, Epoch: 4}
 	vals := testValues(40)
 	h := Header{LastContainedLogTimestamp: 77, KRaftVersion: 1, Voters: testVoters()}
 	for k := 0; ; k++ {
@@ -104,7 +105,7 @@ func TestWriterCrashAtEveryStep(t *testing.T) {
 // chunks written, fsync, verification, rename, directory sync.
 func TestDownloadCrashAtEveryStep(t *testing.T) {
 	const dir = "/logs/__cluster_metadata-0"
-	id := ID{EndOffset: 500, Epoch: 4}
+	id := kraft.OffsetAndEpoch{Offset: 500, Epoch: 4}
 	vals := testValues(40)
 	src := vfs.NewMem()
 	data := writeSnapshot(t, src, "/leader", id, Header{LastContainedLogTimestamp: 9}, vals, 1024, WriterOptions{})
@@ -141,7 +142,7 @@ func TestStopAfterCountsOperations(t *testing.T) {
 	m := vfs.NewMem()
 	mkdirDurable(t, m, "/d")
 	stopped := stopAfter(m, 1)
-	w, err := Create(m, "/d", ID{1, 1}, 1, Header{}, 0, WriterOptions{})
+	w, err := Create(m, "/d", kraft.OffsetAndEpoch{Offset: 1, Epoch: 1}, 1, Header{}, 0, WriterOptions{})
 	if !errors.Is(err, syscall.EIO) || w != nil || !stopped() {
 		t.Fatalf("Create after one operation: %v", err)
 	}
@@ -153,7 +154,7 @@ func TestStopAfterCountsOperations(t *testing.T) {
 // whenever Delete had returned.
 func TestDeleteCrashAtEveryStep(t *testing.T) {
 	const dir = "/d"
-	id := ID{EndOffset: 500, Epoch: 4}
+	id := kraft.OffsetAndEpoch{Offset: 500, Epoch: 4}
 	vals := testValues(10)
 	for k := 0; ; k++ {
 		m := vfs.NewMem()

@@ -26,10 +26,11 @@
 //	data batches    framed metadata records, each batch at most 8 MiB
 //	control batch   SnapshotFooter
 //
-// The name is the snapshot [ID]: the end offset (the offset after the last
-// record the snapshot covers) in 20 digits and the epoch of that last
-// record in 10, e.g. 00000000000000012666-0000000003.checkpoint. While
-// being written or downloaded the file is <id>-<unique>.checkpoint.part;
+// The name is the snapshot id, a kraft.OffsetAndEpoch: the end offset (the
+// offset after the last record the snapshot covers) in 20 digits and the
+// epoch of that last record in 10, e.g.
+// 00000000000000012666-0000000003.checkpoint. While being written or
+// downloaded the file is <id>-<unique>.checkpoint.part;
 // a snapshot marked for deletion is <id>.checkpoint.deleted. Kafka draws
 // the unique part at random; here the caller supplies it, so that a run
 // is reproducible from its seed. bootstrap.checkpoint has the same layout
@@ -51,7 +52,7 @@
 // each batch with the wall-clock time at which it was opened; the writer
 // never reads a clock, so Create, Append and Freeze take that time as a
 // parameter. The bootstrap files go through the same code:
-// [CreateBootstrap] for bootstrap.checkpoint, and Create with ID 0-0 and a
+// [CreateBootstrap] for bootstrap.checkpoint, and Create with id 0-0 and a
 // Header carrying kraft.version 1 and the initial voters for the bootstrap
 // snapshot of a dynamic quorum; [WriteBootstrapCheckpoint] and
 // [WriteBootstrapSnapshot] do either in one call for the format command.
@@ -81,7 +82,7 @@
 // # Start-up, retention and deletion
 //
 // At start-up [Recover] deletes .part and .deleted leftovers, as Kafka does,
-// and lists the snapshots by ID. [PlanRetention] decides which old snapshots
+// and lists the snapshots by id. [PlanRetention] decides which old snapshots
 // metadata.max.retention.bytes and .ms remove and where the log may then
 // start (Kafka's KafkaRaftLog.maybeClean). [Store.Delete] renames a snapshot
 // to .deleted at once and removes the file when the last [RangeReader]

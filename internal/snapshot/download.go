@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/vfs"
 )
 
@@ -43,7 +44,7 @@ type DownloadOptions struct {
 type Download struct {
 	fs      vfs.FS
 	dir     string
-	id      ID
+	id      kraft.OffsetAndEpoch
 	tmpPath string
 	final   string
 	f       vfs.File
@@ -56,35 +57,35 @@ type Download struct {
 // NewDownload creates the .checkpoint.part file PartFileName(id, unique)
 // in dir for downloading snapshot id. It fails with [ErrExists] when the
 // snapshot is already complete or the temporary name is taken.
-func NewDownload(fsys vfs.FS, dir string, id ID, unique uint64, o DownloadOptions) (*Download, error) {
-	if err := id.check(); err != nil {
+func NewDownload(fsys vfs.FS, dir string, id kraft.OffsetAndEpoch, unique uint64, o DownloadOptions) (*Download, error) {
+	if err := checkID(id); err != nil {
 		return nil, err
 	}
 	if o.MaxSize == 0 {
 		o.MaxSize = DefaultMaxDownloadSize
 	}
 	if o.MaxSize < 0 {
-		return nil, fmt.Errorf("snapshot: download %s: negative size cap %d", id, o.MaxSize)
+		return nil, fmt.Errorf("snapshot: download %s: negative size cap %d", idString(id), o.MaxSize)
 	}
 	final := filepath.Join(dir, FileName(id))
 	if _, err := fsys.Stat(final); err == nil {
-		return nil, fmt.Errorf("snapshot: download %s: %w", id, ErrExists)
+		return nil, fmt.Errorf("snapshot: download %s: %w", idString(id), ErrExists)
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("snapshot: download %s: %w", id, err)
+		return nil, fmt.Errorf("snapshot: download %s: %w", idString(id), err)
 	}
 	tmp := filepath.Join(dir, PartFileName(id, unique))
 	f, err := fsys.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return nil, fmt.Errorf("snapshot: download %s: temporary file %s exists: %w", id, tmp, ErrExists)
+			return nil, fmt.Errorf("snapshot: download %s: temporary file %s exists: %w", idString(id), tmp, ErrExists)
 		}
-		return nil, fmt.Errorf("snapshot: download %s: %w", id, err)
+		return nil, fmt.Errorf("snapshot: download %s: %w", idString(id), err)
 	}
 	return &Download{fs: fsys, dir: dir, id: id, tmpPath: tmp, final: final, f: f, size: -1, opts: o}, nil
 }
 
 // ID returns the snapshot being downloaded.
-func (d *Download) ID() ID { return d.id }
+func (d *Download) ID() kraft.OffsetAndEpoch { return d.id }
 
 // Position returns the number of bytes written so far: the Position of
 // the next FetchSnapshot request.
@@ -104,7 +105,7 @@ func (d *Download) Done() bool { return d.size >= 0 && d.pos == d.size }
 // download unchanged and returns a *ChunkError; an I/O error is final.
 func (d *Download) Write(position, size int64, chunk []byte) error {
 	if d.state != writing {
-		return fmt.Errorf("snapshot: download %s: %w", d.id, ErrClosed)
+		return fmt.Errorf("snapshot: download %s: %w", idString(d.id), ErrClosed)
 	}
 	reject := func(kind error, limit int64) error {
 		return &ChunkError{ID: d.id, Kind: kind, Position: position, Len: len(chunk), Size: size, Have: d.pos, Limit: limit}
@@ -121,7 +122,7 @@ func (d *Download) Write(position, size int64, chunk []byte) error {
 	}
 	if _, err := d.f.Write(chunk); err != nil {
 		d.state = failed
-		return fmt.Errorf("snapshot: download %s: write %s: %w", d.id, d.tmpPath, err)
+		return fmt.Errorf("snapshot: download %s: write %s: %w", idString(d.id), d.tmpPath, err)
 	}
 	d.size = size
 	d.pos += int64(len(chunk))
@@ -136,7 +137,7 @@ func (d *Download) Write(position, size int64, chunk []byte) error {
 // are missing, and leaves the download usable then.
 func (d *Download) Install() error {
 	if d.state != writing {
-		return fmt.Errorf("snapshot: install %s: %w", d.id, ErrClosed)
+		return fmt.Errorf("snapshot: install %s: %w", idString(d.id), ErrClosed)
 	}
 	if !d.Done() {
 		return &ChunkError{ID: d.id, Kind: ErrIncomplete, Position: d.pos, Size: d.size, Have: d.pos, Limit: d.size}
@@ -151,26 +152,26 @@ func (d *Download) Install() error {
 
 func (d *Download) install() error {
 	if err := d.f.Sync(); err != nil {
-		return fmt.Errorf("snapshot: install %s: sync: %w", d.id, err)
+		return fmt.Errorf("snapshot: install %s: sync: %w", idString(d.id), err)
 	}
 	f := d.f
 	d.f = nil
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("snapshot: install %s: close: %w", d.id, err)
+		return fmt.Errorf("snapshot: install %s: close: %w", idString(d.id), err)
 	}
 	r, err := open(d.fs, d.tmpPath, d.id, d.opts.Read)
 	if err != nil {
-		return fmt.Errorf("snapshot: install %s: %w", d.id, err)
+		return fmt.Errorf("snapshot: install %s: %w", idString(d.id), err)
 	}
 	if err := r.Close(); err != nil {
-		return fmt.Errorf("snapshot: install %s: %w", d.id, err)
+		return fmt.Errorf("snapshot: install %s: %w", idString(d.id), err)
 	}
 	if err := d.fs.Rename(d.tmpPath, d.final); err != nil {
-		return fmt.Errorf("snapshot: install %s: rename: %w", d.id, err)
+		return fmt.Errorf("snapshot: install %s: rename: %w", idString(d.id), err)
 	}
 	d.state = frozen
 	if err := d.fs.SyncDir(d.dir); err != nil {
-		return fmt.Errorf("snapshot: install %s: sync directory: %w", d.id, err)
+		return fmt.Errorf("snapshot: install %s: sync directory: %w", idString(d.id), err)
 	}
 	return nil
 }
@@ -191,12 +192,12 @@ func (d *Download) remove() error {
 	var errs []error
 	if d.f != nil {
 		if err := d.f.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("snapshot: abort download %s: close: %w", d.id, err))
+			errs = append(errs, fmt.Errorf("snapshot: abort download %s: close: %w", idString(d.id), err))
 		}
 		d.f = nil
 	}
 	if err := d.fs.Remove(d.tmpPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		errs = append(errs, fmt.Errorf("snapshot: abort download %s: remove: %w", d.id, err))
+		errs = append(errs, fmt.Errorf("snapshot: abort download %s: remove: %w", idString(d.id), err))
 	}
 	return errors.Join(errs...)
 }

@@ -7,12 +7,13 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/vfs"
 )
 
 // leaderSnapshot writes a snapshot on a "leader" MemFS and returns the
 // Store serving it and its bytes.
-func leaderSnapshot(t *testing.T, id ID, n int) (*Store, []byte) {
+func leaderSnapshot(t *testing.T, id kraft.OffsetAndEpoch, n int) (*Store, []byte) {
 	t.Helper()
 	m := vfs.NewMem()
 	data := writeSnapshot(t, m, "/leader", id, Header{LastContainedLogTimestamp: 5}, testValues(n), kafkaAppendGroup, WriterOptions{})
@@ -24,7 +25,7 @@ func leaderSnapshot(t *testing.T, id ID, n int) (*Store, []byte) {
 // at most maxBytes and the total size, until the follower has it all and
 // installs it. The installed file equals the leader's.
 func TestDownloadFromStore(t *testing.T) {
-	id := ID{EndOffset: 1000, Epoch: 3}
+	id := kraft.OffsetAndEpoch{Offset: 1000, Epoch: 3}
 	leader, data := leaderSnapshot(t, id, 200)
 	for _, maxBytes := range []int{1, 7, 100, 4096, len(data), 1 << 20} {
 		m := vfs.NewMem()
@@ -64,7 +65,7 @@ func TestDownloadFromStore(t *testing.T) {
 // *ChunkError and changes nothing, and the download then completes with
 // the right chunks.
 func TestDownloadRejectsBadChunks(t *testing.T) {
-	id := ID{EndOffset: 1000, Epoch: 3}
+	id := kraft.OffsetAndEpoch{Offset: 1000, Epoch: 3}
 	_, data := leaderSnapshot(t, id, 50)
 	size := int64(len(data))
 	m := vfs.NewMem()
@@ -122,7 +123,7 @@ func TestDownloadRejectsBadChunks(t *testing.T) {
 // TestDownloadRestart abandons a half-done download (the leader said
 // SNAPSHOT_NOT_FOUND, or the follower restarted) and starts again.
 func TestDownloadRestart(t *testing.T) {
-	id := ID{EndOffset: 1000, Epoch: 3}
+	id := kraft.OffsetAndEpoch{Offset: 1000, Epoch: 3}
 	_, data := leaderSnapshot(t, id, 50)
 	size := int64(len(data))
 	m := vfs.NewMem()
@@ -162,7 +163,7 @@ func TestDownloadRestart(t *testing.T) {
 // must not be installed (invariant S5 in docs/reliability.md), and the
 // .part is removed.
 func TestDownloadInstallVerifies(t *testing.T) {
-	id := ID{EndOffset: 1000, Epoch: 3}
+	id := kraft.OffsetAndEpoch{Offset: 1000, Epoch: 3}
 	_, data := leaderSnapshot(t, id, 50)
 	bad := slices.Clone(data)
 	bad[len(bad)/2] ^= 0x40
@@ -183,7 +184,7 @@ func TestDownloadInstallVerifies(t *testing.T) {
 		t.Errorf("after a refused install: %+v", l)
 	}
 	// A snapshot of another epoch under this id is refused too.
-	other := ID{EndOffset: 1000, Epoch: 4}
+	other := kraft.OffsetAndEpoch{Offset: 1000, Epoch: 4}
 	d, err = NewDownload(m, "/f", other, 1, DownloadOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -197,7 +198,7 @@ func TestDownloadInstallVerifies(t *testing.T) {
 }
 
 func TestDownloadIOFailures(t *testing.T) {
-	id := ID{EndOffset: 1000, Epoch: 3}
+	id := kraft.OffsetAndEpoch{Offset: 1000, Epoch: 3}
 	_, data := leaderSnapshot(t, id, 50)
 	size := int64(len(data))
 	for _, op := range []vfs.Op{vfs.OpWrite, vfs.OpSync, vfs.OpRename} {
@@ -225,7 +226,7 @@ func TestDownloadIOFailures(t *testing.T) {
 			t.Errorf("op %v: after failure and Abort: %+v", op, l)
 		}
 	}
-	if _, err := NewDownload(vfs.NewMem(), "/f", ID{-1, 0}, 1, DownloadOptions{}); err == nil {
+	if _, err := NewDownload(vfs.NewMem(), "/f", kraft.OffsetAndEpoch{Offset: -1, Epoch: 0}, 1, DownloadOptions{}); err == nil {
 		t.Error("NewDownload with a negative id succeeded")
 	}
 	if _, err := NewDownload(vfs.NewMem(), "/f", id, 1, DownloadOptions{MaxSize: -1}); err == nil {

@@ -3,6 +3,8 @@ package snapshot
 import (
 	"errors"
 	"fmt"
+
+	"github.com/krabka-go/krabka/internal/kraft"
 )
 
 // Sentinels for the conditions callers branch on. Typed errors below match
@@ -75,7 +77,7 @@ func (e *CorruptError) Unwrap() []error {
 // Position >= Size. It matches [ErrPositionOutOfRange].
 type PositionError struct {
 	// ID is the snapshot read.
-	ID ID
+	ID kraft.OffsetAndEpoch
 	// Position is the requested position.
 	Position int64
 	// Size is the snapshot's size in bytes.
@@ -84,7 +86,7 @@ type PositionError struct {
 
 // Error implements error.
 func (e *PositionError) Error() string {
-	return fmt.Sprintf("snapshot: read %s at position %d: out of range [0, %d)", e.ID, e.Position, e.Size)
+	return fmt.Sprintf("snapshot: read %s at position %d: out of range [0, %d)", idString(e.ID), e.Position, e.Size)
 }
 
 // Is matches ErrPositionOutOfRange.
@@ -113,7 +115,7 @@ var (
 // [ErrIncomplete] (Kind). The download is unchanged by the rejection.
 type ChunkError struct {
 	// ID is the snapshot being downloaded.
-	ID ID
+	ID kraft.OffsetAndEpoch
 	// Kind is the sentinel naming the problem.
 	Kind error
 	// Position is the chunk's position; Len its length.
@@ -131,7 +133,7 @@ type ChunkError struct {
 // Error implements error.
 func (e *ChunkError) Error() string {
 	return fmt.Sprintf("snapshot: download %s: %v (chunk at %d, %d bytes, size %d; have %d bytes, limit %d)",
-		e.ID, e.Kind, e.Position, e.Len, e.Size, e.Have, e.Limit)
+		idString(e.ID), e.Kind, e.Position, e.Len, e.Size, e.Have, e.Limit)
 }
 
 // Unwrap returns Kind.

@@ -3,6 +3,7 @@ package snapshot_test
 import (
 	"fmt"
 
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/snapshot"
 	"github.com/krabka-go/krabka/internal/vfs"
 )
@@ -17,7 +18,7 @@ func Example() {
 			panic(err)
 		}
 	}
-	id := snapshot.ID{EndOffset: 12666, Epoch: 3}
+	id := kraft.OffsetAndEpoch{Offset: 12666, Epoch: 3}
 	noOp := []byte{0x01, 0x14, 0x00, 0x00} // framed NoOpRecord v0
 
 	// Leader: write. The times are the caller's (no clock inside).
@@ -57,7 +58,8 @@ func Example() {
 		panic(err)
 	}
 	defer r.Close()
-	fmt.Println("snapshot", r.ID(), "bytes", r.Size(), "records", r.Records(), "last log time", r.Header().LastContainedLogTimestamp)
+	fmt.Printf("snapshot %d-%d ", r.ID().Offset, r.ID().Epoch)
+	fmt.Println("bytes", r.Size(), "records", r.Records(), "last log time", r.Header().LastContainedLogTimestamp)
 	for r.Next() {
 		b := r.Batch()
 		fmt.Printf("batch at offset %d, %d records, written at %d\n", b.BaseOffset, len(b.Records), b.BaseTimestamp)

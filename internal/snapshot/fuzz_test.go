@@ -3,11 +3,12 @@ package snapshot
 import (
 	"testing"
 
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/vfs"
 )
 
 // fuzzName is the file name fuzz inputs are read under: epoch 5.
-var fuzzName = FileName(ID{EndOffset: 42, Epoch: 5})
+var fuzzName = FileName(kraft.OffsetAndEpoch{Offset: 42, Epoch: 5})
 
 // FuzzSnapshotRead reads arbitrary bytes as a snapshot file. It must
 // never panic, never allocate more than the file and the configured
@@ -23,7 +24,7 @@ func FuzzSnapshotRead(f *testing.F) {
 		{LastContainedLogTimestamp: 9, KRaftVersion: 1, Voters: testVoters()},
 	} {
 		dir := "/seed" + string(rune('a'+i))
-		f.Add(writeSnapshot(f, m, dir, ID{EndOffset: 42, Epoch: 5}, h, testValues(5), 2, WriterOptions{MaxBatchRecords: 3}))
+		f.Add(writeSnapshot(f, m, dir, kraft.OffsetAndEpoch{Offset: 42, Epoch: 5}, h, testValues(5), 2, WriterOptions{MaxBatchRecords: 3}))
 	}
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -78,7 +79,7 @@ func FuzzParseFileName(f *testing.F) {
 		case KindDeleted:
 			want = DeletedFileName(id)
 		case KindPart:
-			want = id.prefix() + name[idWidth:]
+			want = namePrefix(id) + name[idWidth:]
 		default:
 			t.Fatalf("kind %v", kind)
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/krabka-go/krabka/internal/control"
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/vfs"
 )
 
@@ -76,7 +77,7 @@ func testVoters() *control.VotersRecord {
 
 // writeSnapshot writes and freezes a snapshot of vals (appended in one
 // call per group of group records) and returns its bytes.
-func writeSnapshot(t testing.TB, m *vfs.MemFS, dir string, id ID, h Header, vals [][]byte, group int, o WriterOptions) []byte {
+func writeSnapshot(t testing.TB, m *vfs.MemFS, dir string, id kraft.OffsetAndEpoch, h Header, vals [][]byte, group int, o WriterOptions) []byte {
 	t.Helper()
 	mkdirDurable(t, m, dir)
 	w, err := Create(m, dir, id, 7, h, 1000, o)
@@ -115,7 +116,7 @@ func readAll(fsys vfs.FS, path string) (Header, [][]byte, error) {
 }
 
 // readers returns the number of open RangeReaders of snapshot id.
-func (s *Store) readers(id ID) int {
+func (s *Store) readers(id kraft.OffsetAndEpoch) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.refs[id]

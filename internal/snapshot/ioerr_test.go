@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/vfs"
 )
 
@@ -78,7 +79,7 @@ func TestReadIOErrors(t *testing.T) {
 
 func TestRecoverIOErrors(t *testing.T) {
 	m := vfs.NewMem()
-	writeFile(t, m, "/d/"+PartFileName(ID{1, 1}, 1), []byte{1})
+	writeFile(t, m, "/d/"+PartFileName(kraft.OffsetAndEpoch{Offset: 1, Epoch: 1}, 1), []byte{1})
 	m.InjectFault(vfs.Fault{Ops: vfs.OpRemove, Err: syscall.EIO, Count: 1})
 	if _, err := Recover(m, "/d"); !errors.Is(err, syscall.EIO) {
 		t.Errorf("Recover with a failing remove: %v", err)
@@ -87,16 +88,16 @@ func TestRecoverIOErrors(t *testing.T) {
 	if _, err := Recover(m, "/d"); !errors.Is(err, syscall.EIO) {
 		t.Errorf("Recover with a failing directory sync: %v", err)
 	}
-	writeFile(t, m, "/d/"+FileName(ID{1, 1}), []byte{1})
+	writeFile(t, m, "/d/"+FileName(kraft.OffsetAndEpoch{Offset: 1, Epoch: 1}), []byte{1})
 	m.InjectFault(vfs.Fault{Ops: vfs.OpSyncDir, Err: syscall.EIO, Count: 1})
-	if err := MarkDeleted(m, "/d", ID{1, 1}); !errors.Is(err, syscall.EIO) {
+	if err := MarkDeleted(m, "/d", kraft.OffsetAndEpoch{Offset: 1, Epoch: 1}); !errors.Is(err, syscall.EIO) {
 		t.Errorf("MarkDeleted with a failing directory sync: %v", err)
 	}
 	m.InjectFault(vfs.Fault{Ops: vfs.OpRemove, Err: syscall.EIO, Count: 1})
-	if err := RemoveDeleted(m, "/d", ID{1, 1}); !errors.Is(err, syscall.EIO) {
+	if err := RemoveDeleted(m, "/d", kraft.OffsetAndEpoch{Offset: 1, Epoch: 1}); !errors.Is(err, syscall.EIO) {
 		t.Errorf("RemoveDeleted with a failing remove: %v", err)
 	}
-	if err := RemoveDeleted(m, "/d", ID{-1, 1}); err == nil {
+	if err := RemoveDeleted(m, "/d", kraft.OffsetAndEpoch{Offset: -1, Epoch: 1}); err == nil {
 		t.Error("RemoveDeleted of a negative id succeeded")
 	}
 }
@@ -106,8 +107,8 @@ func TestErrorTexts(t *testing.T) {
 		err  error
 		want string
 	}{
-		{&PositionError{ID: ID{10, 2}, Position: 12, Size: 12}, "snapshot: read 10-2 at position 12: out of range [0, 12)"},
-		{&ChunkError{ID: ID{10, 2}, Kind: ErrWrongPosition, Position: 5, Len: 3, Size: 12, Have: 4, Limit: 12},
+		{&PositionError{ID: kraft.OffsetAndEpoch{Offset: 10, Epoch: 2}, Position: 12, Size: 12}, "snapshot: read 10-2 at position 12: out of range [0, 12)"},
+		{&ChunkError{ID: kraft.OffsetAndEpoch{Offset: 10, Epoch: 2}, Kind: ErrWrongPosition, Position: 5, Len: 3, Size: 12, Have: 4, Limit: 12},
 			"snapshot: download 10-2: snapshot: chunk at wrong position (chunk at 5, 3 bytes, size 12; have 4 bytes, limit 12)"},
 		{&NameError{Name: "x.checkpoint", Reason: "short"}, `snapshot: invalid snapshot file name "x.checkpoint": short`},
 	} {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/vfs"
 )
 
@@ -35,57 +36,53 @@ const (
 	idWidth     = offsetWidth + 1 + epochWidth
 )
 
-// ID identifies a snapshot: EndOffset is the offset after the last record
-// it contains (exclusive end), Epoch the epoch of that last record. Kafka
-// calls it OffsetAndEpoch and names the file after it. The bootstrap
-// snapshot of a dynamic quorum has ID 0-0.
-type ID struct {
-	EndOffset int64
-	Epoch     int32
-}
+// A snapshot is named by its id, a [kraft.OffsetAndEpoch]: Offset is the
+// offset after the last record it contains (exclusive end), Epoch the
+// epoch of that last record. Kafka names the file after it. The bootstrap
+// snapshot of a dynamic quorum has id 0-0.
 
-// Bootstrap is the ID of the bootstrap snapshot that kafka-storage format
+// Bootstrap is the id of the bootstrap snapshot that kafka-storage format
 // writes for a dynamic quorum (00000000000000000000-0000000000.checkpoint).
 // It is never served through FetchSnapshot
 // (KafkaRaftClient.handleFetchSnapshotRequest answers SNAPSHOT_NOT_FOUND).
-var Bootstrap = ID{}
+var Bootstrap = kraft.OffsetAndEpoch{}
 
-// String returns the ID as "endOffset-epoch".
-func (id ID) String() string {
-	return strconv.FormatInt(id.EndOffset, 10) + "-" + strconv.FormatInt(int64(id.Epoch), 10)
+// idString formats a snapshot id as "endOffset-epoch", the order of its
+// file name.
+func idString(id kraft.OffsetAndEpoch) string {
+	return strconv.FormatInt(int64(id.Offset), 10) + "-" + strconv.FormatInt(int64(id.Epoch), 10)
 }
 
-// Compare orders IDs by end offset, then epoch, as Kafka's OffsetAndEpoch
-// does. It returns -1, 0 or +1.
-func (id ID) Compare(o ID) int {
-	if c := cmp.Compare(id.EndOffset, o.EndOffset); c != 0 {
+// Compare orders snapshot ids by end offset, then epoch, the order of a
+// [Listing]. It returns -1, 0 or +1.
+func Compare(a, b kraft.OffsetAndEpoch) int {
+	if c := cmp.Compare(a.Offset, b.Offset); c != 0 {
 		return c
 	}
-	return cmp.Compare(id.Epoch, o.Epoch)
+	return cmp.Compare(a.Epoch, b.Epoch)
 }
 
-// valid reports whether the ID can be written as a file name: both parts
-// non-negative (an int64 always fits in 20 digits, an int32 in 10).
-func (id ID) valid() bool { return id.EndOffset >= 0 && id.Epoch >= 0 }
-
-func (id ID) check() error {
-	if !id.valid() {
-		return fmt.Errorf("snapshot: invalid id %s: offset and epoch must be non-negative", id)
+// checkID reports an id that cannot be written as a file name: one with
+// a negative part ([kraft.OffsetAndEpoch.Valid]; an int64 always fits in
+// 20 digits, an int32 in 10).
+func checkID(id kraft.OffsetAndEpoch) error {
+	if !id.Valid() {
+		return fmt.Errorf("snapshot: invalid id %s: offset and epoch must be non-negative", idString(id))
 	}
 	return nil
 }
 
-// prefix returns "<20d>-<10d>".
-func (id ID) prefix() string {
-	return fmt.Sprintf("%0*d-%0*d", offsetWidth, id.EndOffset, epochWidth, id.Epoch)
+// namePrefix returns "<20d>-<10d>".
+func namePrefix(id kraft.OffsetAndEpoch) string {
+	return fmt.Sprintf("%0*d-%0*d", offsetWidth, id.Offset, epochWidth, id.Epoch)
 }
 
 // FileName returns the name of the complete snapshot id:
 // "<20-digit end offset>-<10-digit epoch>.checkpoint". It panics on a
 // negative offset or epoch, which no caller may construct.
-func FileName(id ID) string {
+func FileName(id kraft.OffsetAndEpoch) string {
 	mustValid(id)
-	return id.prefix() + Suffix
+	return namePrefix(id) + Suffix
 }
 
 // PartFileName returns the temporary name under which snapshot id is
@@ -93,21 +90,21 @@ func FileName(id ID) string {
 // draws the unique part from Files.createTempFile; here the caller
 // supplies it (from its seeded random source or a counter), so that runs
 // are reproducible. Two writers of the same id need different uniques.
-func PartFileName(id ID, unique uint64) string {
+func PartFileName(id kraft.OffsetAndEpoch, unique uint64) string {
 	mustValid(id)
-	return id.prefix() + "-" + strconv.FormatUint(unique, 10) + PartSuffix
+	return namePrefix(id) + "-" + strconv.FormatUint(unique, 10) + PartSuffix
 }
 
 // DeletedFileName returns the name a snapshot is renamed to when it is
 // marked for deletion: "<20d>-<10d>.checkpoint.deleted".
-func DeletedFileName(id ID) string {
+func DeletedFileName(id kraft.OffsetAndEpoch) string {
 	mustValid(id)
-	return id.prefix() + DeletedSuffix
+	return namePrefix(id) + DeletedSuffix
 }
 
-func mustValid(id ID) {
-	if !id.valid() {
-		panic("snapshot: invariant: snapshot id " + id.String() + " has a negative offset or epoch")
+func mustValid(id kraft.OffsetAndEpoch) {
+	if !id.Valid() {
+		panic("snapshot: invariant: snapshot id " + idString(id) + " has a negative offset or epoch")
 	}
 }
 
@@ -167,7 +164,7 @@ func (e *NameError) Error() string {
 // digits, '_' or '-'. A name without a snapshot suffix yields an error
 // matching [ErrNotSnapshotName]; a name with one but otherwise malformed a
 // *NameError.
-func ParseFileName(name string) (ID, Kind, error) {
+func ParseFileName(name string) (kraft.OffsetAndEpoch, Kind, error) {
 	var kind Kind
 	var stem string
 	switch {
@@ -178,10 +175,10 @@ func ParseFileName(name string) (ID, Kind, error) {
 	case strings.HasSuffix(name, Suffix):
 		kind, stem = KindSnapshot, strings.TrimSuffix(name, Suffix)
 	default:
-		return ID{}, 0, fmt.Errorf("%w: %q", ErrNotSnapshotName, name)
+		return kraft.OffsetAndEpoch{}, 0, fmt.Errorf("%w: %q", ErrNotSnapshotName, name)
 	}
-	bad := func(reason string) (ID, Kind, error) {
-		return ID{}, 0, &NameError{Name: name, Reason: reason}
+	bad := func(reason string) (kraft.OffsetAndEpoch, Kind, error) {
+		return kraft.OffsetAndEpoch{}, 0, &NameError{Name: name, Reason: reason}
 	}
 	if len(stem) < idWidth {
 		return bad("shorter than <20-digit offset>-<10-digit epoch>")
@@ -208,7 +205,7 @@ func ParseFileName(name string) (ID, Kind, error) {
 			return bad("unexpected characters after the epoch")
 		}
 	}
-	return ID{EndOffset: off, Epoch: int32(ep)}, kind, nil
+	return kraft.OffsetAndEpoch{Offset: kraft.Offset(off), Epoch: kraft.Epoch(ep)}, kind, nil
 }
 
 // parseDigits parses s, which must be all ASCII digits, as a value below
@@ -236,14 +233,14 @@ func uniqueOK(s string) bool {
 // Info describes a complete snapshot file found in a directory.
 type Info struct {
 	// ID is the snapshot id from the file name.
-	ID ID
+	ID kraft.OffsetAndEpoch
 	// Size is the file size in bytes.
 	Size int64
 }
 
 // Listing is what [List] found in a partition directory.
 type Listing struct {
-	// Snapshots are the complete snapshots, sorted by ID.
+	// Snapshots are the complete snapshots, sorted by id ([Compare]).
 	Snapshots []Info
 	// Parts are the base names of .checkpoint.part files, sorted:
 	// snapshots whose writing or download never finished. They must never
@@ -296,7 +293,7 @@ func List(fsys vfs.FS, dir string) (Listing, error) {
 			l.Deleted = append(l.Deleted, name)
 		}
 	}
-	slices.SortFunc(l.Snapshots, func(a, b Info) int { return a.ID.Compare(b.ID) })
+	slices.SortFunc(l.Snapshots, func(a, b Info) int { return Compare(a.ID, b.ID) })
 	slices.Sort(l.Parts)
 	slices.Sort(l.Deleted)
 	slices.Sort(l.Invalid)
@@ -339,19 +336,19 @@ func Recover(fsys vfs.FS, dir string) (Listing, error) {
 // already has the file open keeps reading it. [RemoveDeleted] removes the
 // file later (Kafka waits file.delete.delay.ms for readers to finish;
 // [Store.Delete] instead waits until no range reader holds it).
-func MarkDeleted(fsys vfs.FS, dir string, id ID) error {
-	if err := id.check(); err != nil {
+func MarkDeleted(fsys vfs.FS, dir string, id kraft.OffsetAndEpoch) error {
+	if err := checkID(id); err != nil {
 		return err
 	}
 	from, to := filepath.Join(dir, FileName(id)), filepath.Join(dir, DeletedFileName(id))
 	if err := fsys.Rename(from, to); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("snapshot: mark %s deleted: %w", id, ErrNotFound)
+			return fmt.Errorf("snapshot: mark %s deleted: %w", idString(id), ErrNotFound)
 		}
-		return fmt.Errorf("snapshot: mark %s deleted: %w", id, err)
+		return fmt.Errorf("snapshot: mark %s deleted: %w", idString(id), err)
 	}
 	if err := fsys.SyncDir(dir); err != nil {
-		return fmt.Errorf("snapshot: mark %s deleted: sync directory: %w", id, err)
+		return fmt.Errorf("snapshot: mark %s deleted: sync directory: %w", idString(id), err)
 	}
 	return nil
 }
@@ -360,12 +357,12 @@ func MarkDeleted(fsys vfs.FS, dir string, id ID) error {
 // missing file is not an error (the deletion already happened, or
 // [Recover] cleaned it). The removal is not synced: a crash may bring the
 // file back, and Recover removes it again.
-func RemoveDeleted(fsys vfs.FS, dir string, id ID) error {
-	if err := id.check(); err != nil {
+func RemoveDeleted(fsys vfs.FS, dir string, id kraft.OffsetAndEpoch) error {
+	if err := checkID(id); err != nil {
 		return err
 	}
 	if err := fsys.Remove(filepath.Join(dir, DeletedFileName(id))); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("snapshot: remove deleted %s: %w", id, err)
+		return fmt.Errorf("snapshot: remove deleted %s: %w", idString(id), err)
 	}
 	return nil
 }

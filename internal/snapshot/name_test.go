@@ -6,17 +6,18 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/vfs"
 )
 
 func TestFileNames(t *testing.T) {
-	id := ID{EndOffset: 12666, Epoch: 3}
+	id := kraft.OffsetAndEpoch{Offset: 12666, Epoch: 3}
 	for _, c := range []struct{ got, want string }{
 		{FileName(id), "00000000000000012666-0000000003.checkpoint"},
 		{PartFileName(id, 42), "00000000000000012666-0000000003-42.checkpoint.part"},
 		{DeletedFileName(id), "00000000000000012666-0000000003.checkpoint.deleted"},
 		{FileName(Bootstrap), "00000000000000000000-0000000000.checkpoint"},
-		{FileName(ID{math.MaxInt64, math.MaxInt32}), "09223372036854775807-2147483647.checkpoint"},
+		{FileName(kraft.OffsetAndEpoch{Offset: math.MaxInt64, Epoch: math.MaxInt32}), "09223372036854775807-2147483647.checkpoint"},
 		{PartFileName(id, math.MaxUint64), "00000000000000012666-0000000003-18446744073709551615.checkpoint.part"},
 	} {
 		if c.got != c.want {
@@ -28,25 +29,25 @@ func TestFileNames(t *testing.T) {
 func TestFileNamePanicsOnNegativeID(t *testing.T) {
 	defer func() {
 		if recover() == nil {
-			t.Error("FileName(ID{-1, 0}) did not panic")
+			t.Error("FileName of a negative offset did not panic")
 		}
 	}()
-	FileName(ID{EndOffset: -1})
+	FileName(kraft.OffsetAndEpoch{Offset: -1})
 }
 
 func TestParseFileName(t *testing.T) {
 	valid := []struct {
 		name string
-		id   ID
+		id   kraft.OffsetAndEpoch
 		kind Kind
 	}{
-		{"00000000000000012666-0000000003.checkpoint", ID{12666, 3}, KindSnapshot},
-		{"00000000000000000000-0000000000.checkpoint", ID{}, KindSnapshot},
-		{"00000000000000012666-0000000003-42.checkpoint.part", ID{12666, 3}, KindPart},
+		{"00000000000000012666-0000000003.checkpoint", kraft.OffsetAndEpoch{Offset: 12666, Epoch: 3}, KindSnapshot},
+		{"00000000000000000000-0000000000.checkpoint", kraft.OffsetAndEpoch{}, KindSnapshot},
+		{"00000000000000012666-0000000003-42.checkpoint.part", kraft.OffsetAndEpoch{Offset: 12666, Epoch: 3}, KindPart},
 		// Kafka's Files.createTempFile unique part.
-		{"00000000000000012666-0000000003-6911467834416254862.checkpoint.part", ID{12666, 3}, KindPart},
-		{"00000000000000012666-0000000003.checkpoint.deleted", ID{12666, 3}, KindDeleted},
-		{"09223372036854775807-2147483647.checkpoint", ID{math.MaxInt64, math.MaxInt32}, KindSnapshot},
+		{"00000000000000012666-0000000003-6911467834416254862.checkpoint.part", kraft.OffsetAndEpoch{Offset: 12666, Epoch: 3}, KindPart},
+		{"00000000000000012666-0000000003.checkpoint.deleted", kraft.OffsetAndEpoch{Offset: 12666, Epoch: 3}, KindDeleted},
+		{"09223372036854775807-2147483647.checkpoint", kraft.OffsetAndEpoch{Offset: math.MaxInt64, Epoch: math.MaxInt32}, KindSnapshot},
 	}
 	for _, c := range valid {
 		id, kind, err := ParseFileName(c.name)
@@ -54,7 +55,7 @@ func TestParseFileName(t *testing.T) {
 			t.Errorf("ParseFileName(%q) = %v, %v, %v; want %v, %v, nil", c.name, id, kind, err, c.id, c.kind)
 		}
 	}
-	for _, round := range []ID{{0, 0}, {1, 1}, {28869, 189}, {math.MaxInt64, math.MaxInt32}} {
+	for _, round := range []kraft.OffsetAndEpoch{{Offset: 0, Epoch: 0}, {Offset: 1, Epoch: 1}, {Offset: 28869, Epoch: 189}, {Offset: math.MaxInt64, Epoch: math.MaxInt32}} {
 		for _, name := range []string{FileName(round), PartFileName(round, 9), DeletedFileName(round)} {
 			if id, _, err := ParseFileName(name); err != nil || id != round {
 				t.Errorf("ParseFileName(%q) = %v, %v; want %v", name, id, err, round)
@@ -96,15 +97,15 @@ func TestParseFileName(t *testing.T) {
 	}
 }
 
-func TestIDCompare(t *testing.T) {
-	ids := []ID{{10, 2}, {5, 9}, {10, 1}, {0, 0}}
-	slices.SortFunc(ids, ID.Compare)
-	want := []ID{{0, 0}, {5, 9}, {10, 1}, {10, 2}}
+func TestCompare(t *testing.T) {
+	ids := []kraft.OffsetAndEpoch{{Offset: 10, Epoch: 2}, {Offset: 5, Epoch: 9}, {Offset: 10, Epoch: 1}, {Offset: 0, Epoch: 0}}
+	slices.SortFunc(ids, Compare)
+	want := []kraft.OffsetAndEpoch{{Offset: 0, Epoch: 0}, {Offset: 5, Epoch: 9}, {Offset: 10, Epoch: 1}, {Offset: 10, Epoch: 2}}
 	if !slices.Equal(ids, want) {
 		t.Errorf("sorted = %v, want %v", ids, want)
 	}
-	if got := (ID{12666, 3}).String(); got != "12666-3" {
-		t.Errorf("String() = %q", got)
+	if got := idString(kraft.OffsetAndEpoch{Offset: 12666, Epoch: 3}); got != "12666-3" {
+		t.Errorf("idString = %q", got)
 	}
 }
 
@@ -135,7 +136,7 @@ func TestListAndRecover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantSnaps := []Info{{ID{100, 1}, 10}, {ID{100, 2}, 11}, {ID{200, 2}, 20}}
+	wantSnaps := []Info{{kraft.OffsetAndEpoch{Offset: 100, Epoch: 1}, 10}, {kraft.OffsetAndEpoch{Offset: 100, Epoch: 2}, 11}, {kraft.OffsetAndEpoch{Offset: 200, Epoch: 2}, 20}}
 	if !slices.Equal(l.Snapshots, wantSnaps) || !slices.Equal(l.Parts, []string{"00000000000000000300-0000000002-5.checkpoint.part"}) ||
 		!slices.Equal(l.Deleted, []string{"00000000000000000050-0000000001.checkpoint.deleted"}) || !slices.Equal(l.Invalid, []string{"123-4.checkpoint"}) {
 		t.Fatalf("List = %+v", l)
@@ -178,7 +179,7 @@ func TestListAndRecover(t *testing.T) {
 func TestMarkAndRemoveDeleted(t *testing.T) {
 	m := vfs.NewMem()
 	dir := "/d"
-	id := ID{100, 1}
+	id := kraft.OffsetAndEpoch{Offset: 100, Epoch: 1}
 	writeFile(t, m, dir+"/"+FileName(id), []byte{1})
 	if err := MarkDeleted(m, dir, id); err != nil {
 		t.Fatal(err)
@@ -202,7 +203,7 @@ func TestMarkAndRemoveDeleted(t *testing.T) {
 	if l, _ := List(m, dir); len(l.Deleted) != 0 {
 		t.Errorf("after RemoveDeleted: %+v", l)
 	}
-	if err := MarkDeleted(m, dir, ID{-1, 0}); err == nil {
+	if err := MarkDeleted(m, dir, kraft.OffsetAndEpoch{Offset: -1, Epoch: 0}); err == nil {
 		t.Error("MarkDeleted accepted a negative id")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/recordbatch"
 	"github.com/krabka-go/krabka/internal/vfs"
 )
@@ -27,7 +28,7 @@ func TestWriterRandomRoundTrip(t *testing.T) {
 		}
 		limit := recordbatch.HeaderSize + 3100 + rng.IntN(20000)
 		group := 1 + rng.IntN(50)
-		id := ID{EndOffset: rng.Int64N(1 << 40), Epoch: rng.Int32N(1 << 20)}
+		id := kraft.OffsetAndEpoch{Offset: kraft.Offset(rng.Int64N(1 << 40)), Epoch: kraft.Epoch(rng.Int32N(1 << 20))}
 		m := vfs.NewMem()
 		data := writeSnapshot(t, m, "/d", id, Header{LastContainedLogTimestamp: rng.Int64()}, vals, group, WriterOptions{MaxBatchBytes: limit})
 		_, got, err := readAll(m, "/d/"+FileName(id))

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/krabka-go/krabka/internal/control"
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/recordbatch"
 	"github.com/krabka-go/krabka/internal/vfs"
 )
@@ -49,7 +50,7 @@ type ReadOptions struct {
 type Reader struct {
 	f      vfs.File
 	path   string
-	id     ID
+	id     kraft.OffsetAndEpoch
 	epoch  int32
 	size   int64
 	header Header
@@ -87,25 +88,25 @@ func Open(fsys vfs.FS, path string, o ReadOptions) (*Reader, error) {
 	return open(fsys, path, id, o)
 }
 
-// loadableID returns the ID a loadable file's name gives (the zero ID for
+// loadableID returns the id a loadable file's name gives (the zero id for
 // bootstrap.checkpoint). Names of .part and .deleted files are refused:
 // those are never loaded (S5 and D15 in docs/reliability.md).
-func loadableID(path string) (ID, error) {
+func loadableID(path string) (kraft.OffsetAndEpoch, error) {
 	base := filepath.Base(path)
 	if base == BootstrapFile {
-		return ID{}, nil
+		return kraft.OffsetAndEpoch{}, nil
 	}
 	id, kind, err := ParseFileName(base)
 	if err != nil {
-		return ID{}, err
+		return kraft.OffsetAndEpoch{}, err
 	}
 	if kind != KindSnapshot {
-		return ID{}, &NameError{Name: base, Reason: "a " + kind.String() + " file is never loaded"}
+		return kraft.OffsetAndEpoch{}, &NameError{Name: base, Reason: "a " + kind.String() + " file is never loaded"}
 	}
 	return id, nil
 }
 
-func open(fsys vfs.FS, path string, id ID, o ReadOptions) (*Reader, error) {
+func open(fsys vfs.FS, path string, id kraft.OffsetAndEpoch, o ReadOptions) (*Reader, error) {
 	if o.MaxBatchBytes == 0 {
 		o.MaxBatchBytes = DefaultMaxReadBatchBytes
 	}
@@ -124,7 +125,7 @@ func open(fsys vfs.FS, path string, id ID, o ReadOptions) (*Reader, error) {
 		_ = f.Close() // the Stat error is the one to report
 		return nil, fmt.Errorf("snapshot: open %s: %w", path, err)
 	}
-	r := &Reader{f: f, path: path, id: id, epoch: id.Epoch, size: fi.Size(), opts: o}
+	r := &Reader{f: f, path: path, id: id, epoch: int32(id.Epoch), size: fi.Size(), opts: o}
 	r.sc = scanner{f: f, path: path, size: r.size, epoch: r.epoch, max: o.MaxBatchBytes,
 		dec: recordbatch.Decoder{MaxDecompressedSize: o.MaxDecompressedSize}}
 	if err := r.verify(); err != nil {
@@ -156,9 +157,9 @@ func (r *Reader) verify() error {
 	return nil
 }
 
-// ID returns the snapshot id from the file name (the zero ID for
+// ID returns the snapshot id from the file name (the zero id for
 // bootstrap.checkpoint).
-func (r *Reader) ID() ID { return r.id }
+func (r *Reader) ID() kraft.OffsetAndEpoch { return r.id }
 
 // Path returns the file's path.
 func (r *Reader) Path() string { return r.path }

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/krabka-go/krabka/internal/bugzoo"
+	"github.com/krabka-go/krabka/internal/kraft"
 )
 
 // Policy is Kafka's snapshot retention (KafkaRaftLog.maybeClean).
@@ -21,7 +22,7 @@ type Policy struct {
 // Retained describes one snapshot for [PlanRetention].
 type Retained struct {
 	// ID is the snapshot id.
-	ID ID
+	ID kraft.OffsetAndEpoch
 	// Size is its size in bytes.
 	Size int64
 	// LastContainedLogTimestamp is its header's timestamp (ms), valid when
@@ -34,7 +35,7 @@ type Retained struct {
 // RetentionPlan is what [PlanRetention] decided.
 type RetentionPlan struct {
 	// Delete lists the snapshots to delete, oldest first.
-	Delete []ID
+	Delete []kraft.OffsetAndEpoch
 	// LogStartOffset is the new log start offset: the end offset of the
 	// oldest snapshot kept when any was deleted, else the given start.
 	// Segments wholly below it can be deleted.
@@ -59,7 +60,7 @@ type RetentionPlan struct {
 // snaps need not be sorted and is not modified. The function is pure.
 func PlanRetention(snaps []Retained, logStart int64, logBytes func(logStart int64) int64, nowMs int64, p Policy) RetentionPlan {
 	s := slices.Clone(snaps)
-	slices.SortFunc(s, func(a, b Retained) int { return a.ID.Compare(b.ID) })
+	slices.SortFunc(s, func(a, b Retained) int { return Compare(a.ID, b.ID) })
 	if logBytes == nil {
 		logBytes = func(int64) int64 { return 0 }
 	}
@@ -72,7 +73,7 @@ func PlanRetention(snaps []Retained, logStart int64, logBytes func(logStart int6
 	// advance deletes s[first] if the log start can move to the next
 	// snapshot's end offset.
 	advance := func() bool {
-		next := s[first+1].ID.EndOffset
+		next := int64(s[first+1].ID.Offset)
 		if plan.LogStartOffset >= next {
 			return false
 		}

@@ -3,6 +3,8 @@ package snapshot
 import (
 	"slices"
 	"testing"
+
+	"github.com/krabka-go/krabka/internal/kraft"
 )
 
 // TestPlanRetention checks the cleaning rules of Kafka's
@@ -10,15 +12,15 @@ import (
 // first snapshot kept, size rule before time rule.
 func TestPlanRetention(t *testing.T) {
 	snap := func(end int64, size int64, ts int64) Retained {
-		return Retained{ID: ID{EndOffset: end, Epoch: 1}, Size: size, LastContainedLogTimestamp: ts, TimestampKnown: true}
+		return Retained{ID: kraft.OffsetAndEpoch{Offset: kraft.Offset(end), Epoch: 1}, Size: size, LastContainedLogTimestamp: ts, TimestampKnown: true}
 	}
 	three := []Retained{snap(300, 100, 3000), snap(100, 100, 1000), snap(200, 100, 2000)} // unsorted on purpose
 	// A log of 10 bytes per offset from its start to 400.
 	logBytes := func(start int64) int64 { return (400 - start) * 10 }
-	ids := func(ends ...int64) []ID {
-		var out []ID
+	ids := func(ends ...int64) []kraft.OffsetAndEpoch {
+		var out []kraft.OffsetAndEpoch
 		for _, e := range ends {
-			out = append(out, ID{EndOffset: e, Epoch: 1})
+			out = append(out, kraft.OffsetAndEpoch{Offset: kraft.Offset(e), Epoch: 1})
 		}
 		return out
 	}
@@ -29,7 +31,7 @@ func TestPlanRetention(t *testing.T) {
 		logBytes  func(int64) int64
 		now       int64
 		p         Policy
-		delete    []ID
+		delete    []kraft.OffsetAndEpoch
 		wantStart int64
 	}{
 		{"nothing exceeds", three, 0, logBytes, 1500, Policy{1 << 30, 1 << 30}, nil, 0},
@@ -47,7 +49,7 @@ func TestPlanRetention(t *testing.T) {
 		{"time rule", three, 0, logBytes, 2500, Policy{-1, 1000}, ids(100), 200},
 		{"time rule at the limit keeps", three, 0, logBytes, 2000, Policy{-1, 1000}, nil, 0},
 		{"both rules", three, 0, logBytes, 3500, Policy{3000, 1000}, ids(100, 200), 300},
-		{"unknown timestamp stops the time rule", []Retained{{ID: ID{100, 1}, Size: 1}, snap(200, 1, 0), snap(300, 1, 0)}, 0, logBytes, 1 << 40, Policy{-1, 0}, nil, 0},
+		{"unknown timestamp stops the time rule", []Retained{{ID: kraft.OffsetAndEpoch{Offset: 100, Epoch: 1}, Size: 1}, snap(200, 1, 0), snap(300, 1, 0)}, 0, logBytes, 1 << 40, Policy{-1, 0}, nil, 0},
 		// The log already starts at the next snapshot: Kafka's
 		// deleteBeforeSnapshot refuses, and cleaning stops.
 		{"log start at the next snapshot", three, 200, logBytes, 1 << 40, Policy{0, 0}, nil, 200},

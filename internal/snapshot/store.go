@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/vfs"
 )
 
@@ -35,27 +36,27 @@ type Store struct {
 	dir string
 
 	mu     sync.Mutex
-	refs   map[ID]int
-	doomed map[ID]bool // renamed to .deleted, removal waiting for readers
+	refs   map[kraft.OffsetAndEpoch]int
+	doomed map[kraft.OffsetAndEpoch]bool // renamed to .deleted, removal waiting for readers
 }
 
 // NewStore returns a Store for the snapshots in directory dir.
 func NewStore(fsys vfs.FS, dir string) *Store {
-	return &Store{fs: fsys, dir: dir, refs: map[ID]int{}, doomed: map[ID]bool{}}
+	return &Store{fs: fsys, dir: dir, refs: map[kraft.OffsetAndEpoch]int{}, doomed: map[kraft.OffsetAndEpoch]bool{}}
 }
 
 // Dir returns the directory.
 func (s *Store) Dir() string { return s.dir }
 
 // Path returns the path of snapshot id.
-func (s *Store) Path(id ID) string { return filepath.Join(s.dir, FileName(id)) }
+func (s *Store) Path(id kraft.OffsetAndEpoch) string { return filepath.Join(s.dir, FileName(id)) }
 
 // RangeReader is an open snapshot being served in chunks. It holds the
 // file open and keeps [Store.Delete] from removing it until Close.
 // Its methods may be called from several goroutines.
 type RangeReader struct {
 	s    *Store
-	id   ID
+	id   kraft.OffsetAndEpoch
 	f    vfs.File
 	size int64
 
@@ -67,26 +68,26 @@ type RangeReader struct {
 // never served (KafkaRaftClient.handleFetchSnapshotRequest answers
 // SNAPSHOT_NOT_FOUND for it), so it and missing or deleted snapshots fail
 // with [ErrNotFound].
-func (s *Store) OpenRange(id ID) (*RangeReader, error) {
-	if !id.valid() || id == Bootstrap {
-		return nil, fmt.Errorf("snapshot: open %s for reading: %w", id, ErrNotFound)
+func (s *Store) OpenRange(id kraft.OffsetAndEpoch) (*RangeReader, error) {
+	if !id.Valid() || id == Bootstrap {
+		return nil, fmt.Errorf("snapshot: open %s for reading: %w", idString(id), ErrNotFound)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.doomed[id] {
-		return nil, fmt.Errorf("snapshot: open %s for reading: deleted: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("snapshot: open %s for reading: deleted: %w", idString(id), ErrNotFound)
 	}
 	f, err := s.fs.OpenFile(s.Path(id), os.O_RDONLY, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("snapshot: open %s for reading: %w: %w", id, ErrNotFound, err)
+			return nil, fmt.Errorf("snapshot: open %s for reading: %w: %w", idString(id), ErrNotFound, err)
 		}
-		return nil, fmt.Errorf("snapshot: open %s for reading: %w", id, err)
+		return nil, fmt.Errorf("snapshot: open %s for reading: %w", idString(id), err)
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		_ = f.Close() // the Stat error is the one to report
-		return nil, fmt.Errorf("snapshot: open %s for reading: %w", id, err)
+		return nil, fmt.Errorf("snapshot: open %s for reading: %w", idString(id), err)
 	}
 	s.refs[id]++
 	return &RangeReader{s: s, id: id, f: f, size: fi.Size()}, nil
@@ -98,7 +99,7 @@ func (s *Store) OpenRange(id ID) (*RangeReader, error) {
 // FetchSnapshot response's UnalignedRecords and Size. It opens the file,
 // reads and closes it; a leader serving many chunks of one snapshot may
 // keep a [RangeReader] open instead.
-func (s *Store) ReadRange(id ID, position int64, maxBytes int) ([]byte, int64, error) {
+func (s *Store) ReadRange(id kraft.OffsetAndEpoch, position int64, maxBytes int) ([]byte, int64, error) {
 	r, err := s.OpenRange(id)
 	if err != nil {
 		return nil, 0, err
@@ -108,7 +109,7 @@ func (s *Store) ReadRange(id ID, position int64, maxBytes int) ([]byte, int64, e
 }
 
 // ID returns the snapshot being read.
-func (r *RangeReader) ID() ID { return r.id }
+func (r *RangeReader) ID() kraft.OffsetAndEpoch { return r.id }
 
 // Size returns the snapshot's size in bytes.
 func (r *RangeReader) Size() int64 { return r.size }
@@ -130,7 +131,7 @@ func (r *RangeReader) ReadRange(position int64, maxBytes int) ([]byte, int64, er
 		return nil, r.size, &PositionError{ID: r.id, Position: position, Size: r.size}
 	}
 	if maxBytes <= 0 {
-		return nil, r.size, fmt.Errorf("snapshot: read %s: max bytes %d is not positive", r.id, maxBytes)
+		return nil, r.size, fmt.Errorf("snapshot: read %s: max bytes %d is not positive", idString(r.id), maxBytes)
 	}
 	n := min(int64(maxBytes), MaxRangeBytes, r.size-position)
 	buf := make([]byte, n)
@@ -143,13 +144,13 @@ func (r *RangeReader) ReadRange(position int64, maxBytes int) ([]byte, int64, er
 	}
 	r.mu.Unlock()
 	if closed {
-		return nil, r.size, fmt.Errorf("snapshot: read %s: %w", r.id, ErrClosed)
+		return nil, r.size, fmt.Errorf("snapshot: read %s: %w", idString(r.id), ErrClosed)
 	}
 	if int64(got) != n {
 		if err == nil || errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
-		return nil, r.size, fmt.Errorf("snapshot: read %s at %d: %w", r.id, position, err)
+		return nil, r.size, fmt.Errorf("snapshot: read %s at %d: %w", idString(r.id), position, err)
 	}
 	return buf, r.size, nil
 }
@@ -167,12 +168,12 @@ func (r *RangeReader) Close() error {
 	r.mu.Unlock()
 	err := r.f.Close()
 	if err != nil {
-		err = fmt.Errorf("snapshot: close %s: %w", r.id, err)
+		err = fmt.Errorf("snapshot: close %s: %w", idString(r.id), err)
 	}
 	return errors.Join(err, r.s.release(r.id))
 }
 
-func (s *Store) release(id ID) error {
+func (s *Store) release(id kraft.OffsetAndEpoch) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.refs[id]--
@@ -192,7 +193,7 @@ func (s *Store) release(id ID) error {
 // if no RangeReader has it open, or else when the last one closes. It
 // reports whether the removal was deferred. A missing snapshot is
 // [ErrNotFound].
-func (s *Store) Delete(id ID) (deferred bool, err error) {
+func (s *Store) Delete(id kraft.OffsetAndEpoch) (deferred bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.doomed[id] {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/vfs"
 )
 
@@ -15,7 +16,7 @@ import (
 // most MaxBytes, clipped at the end; positions outside [0, size) refused; the
 // 0-0 bootstrap snapshot and missing snapshots not found.
 func TestReadRange(t *testing.T) {
-	id := ID{EndOffset: 1000, Epoch: 3}
+	id := kraft.OffsetAndEpoch{Offset: 1000, Epoch: 3}
 	s, data := leaderSnapshot(t, id, 20)
 	size := int64(len(data))
 	for _, c := range []struct {
@@ -43,7 +44,7 @@ func TestReadRange(t *testing.T) {
 	if _, _, err := s.ReadRange(id, 0, 0); err == nil {
 		t.Error("ReadRange with maxBytes 0 succeeded")
 	}
-	if _, _, err := s.ReadRange(ID{5, 5}, 0, 10); !errors.Is(err, ErrNotFound) {
+	if _, _, err := s.ReadRange(kraft.OffsetAndEpoch{Offset: 5, Epoch: 5}, 0, 10); !errors.Is(err, ErrNotFound) {
 		t.Errorf("ReadRange of a missing snapshot: %v", err)
 	}
 	// The 0-0 bootstrap snapshot exists but is never served.
@@ -65,7 +66,7 @@ func TestReadRange(t *testing.T) {
 // directory listing at once, keeps serving the open reader, refuses new
 // readers, and its file is removed when the last reader closes.
 func TestDeleteWaitsForReaders(t *testing.T) {
-	id := ID{EndOffset: 1000, Epoch: 3}
+	id := kraft.OffsetAndEpoch{Offset: 1000, Epoch: 3}
 	s, data := leaderSnapshot(t, id, 20)
 	r1, err := s.OpenRange(id)
 	if err != nil {
@@ -126,7 +127,7 @@ func TestDeleteWaitsForReaders(t *testing.T) {
 }
 
 func TestDeleteWithoutReaders(t *testing.T) {
-	id := ID{EndOffset: 1000, Epoch: 3}
+	id := kraft.OffsetAndEpoch{Offset: 1000, Epoch: 3}
 	s, _ := leaderSnapshot(t, id, 5)
 	deferred, err := s.Delete(id)
 	if err != nil || deferred {
@@ -141,7 +142,7 @@ func TestDeleteWithoutReaders(t *testing.T) {
 // (go test -race checks the locking): every read either succeeds with the
 // right bytes or fails with ErrNotFound, and the file is gone at the end.
 func TestConcurrentReadsAndDelete(t *testing.T) {
-	id := ID{EndOffset: 1000, Epoch: 3}
+	id := kraft.OffsetAndEpoch{Offset: 1000, Epoch: 3}
 	s, data := leaderSnapshot(t, id, 50)
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
@@ -178,7 +179,7 @@ func TestConcurrentReadsAndDelete(t *testing.T) {
 }
 
 func TestReadRangeIsCapped(t *testing.T) {
-	id := ID{EndOffset: 3, Epoch: 1}
+	id := kraft.OffsetAndEpoch{Offset: 3, Epoch: 1}
 	m := vfs.NewMem()
 	big := make([]byte, 3<<20)
 	big[0] = 1

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/krabka-go/krabka/internal/control"
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/recordbatch"
 	"github.com/krabka-go/krabka/internal/vfs"
 )
@@ -118,17 +119,17 @@ type Writer struct {
 // batch stamped with time now (ms). It fails with [ErrExists] when the
 // snapshot is already complete (Kafka's createNewSnapshot then returns
 // nothing), and when the temporary name exists (choose another unique).
-func Create(fsys vfs.FS, dir string, id ID, unique uint64, h Header, now int64, o WriterOptions) (*Writer, error) {
-	if err := id.check(); err != nil {
+func Create(fsys vfs.FS, dir string, id kraft.OffsetAndEpoch, unique uint64, h Header, now int64, o WriterOptions) (*Writer, error) {
+	if err := checkID(id); err != nil {
 		return nil, err
 	}
 	final := filepath.Join(dir, FileName(id))
 	if _, err := fsys.Stat(final); err == nil {
-		return nil, fmt.Errorf("snapshot: create %s: %w", id, ErrExists)
+		return nil, fmt.Errorf("snapshot: create %s: %w", idString(id), ErrExists)
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("snapshot: create %s: %w", id, err)
+		return nil, fmt.Errorf("snapshot: create %s: %w", idString(id), err)
 	}
-	return create(fsys, dir, filepath.Join(dir, PartFileName(id, unique)), final, id.Epoch, h, now, o)
+	return create(fsys, dir, filepath.Join(dir, PartFileName(id, unique)), final, int32(id.Epoch), h, now, o)
 }
 
 // CreateBootstrap starts writing bootstrap.checkpoint into log directory dir,

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/krabka-go/krabka/internal/control"
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/recordbatch"
 	"github.com/krabka-go/krabka/internal/vfs"
 )
@@ -54,7 +55,7 @@ func TestWriterRoundTrip(t *testing.T) {
 	} {
 		m := vfs.NewMem()
 		vals := testValues(3000)
-		id := ID{EndOffset: 50000, Epoch: 7}
+		id := kraft.OffsetAndEpoch{Offset: 50000, Epoch: 7}
 		data := writeSnapshot(t, m, "/d", id, h, vals, 1024, WriterOptions{})
 		got, gotVals, err := readAll(m, "/d/"+FileName(id))
 		if err != nil {
@@ -94,7 +95,7 @@ func TestWriterBatchingFollowsKafka(t *testing.T) {
 	limit := recordbatch.HeaderSize + 5*recordSize(0, len(noOp))
 	m := vfs.NewMem()
 	mkdirDurable(t, m, "/d")
-	w, err := Create(m, "/d", ID{100, 1}, 1, Header{}, 10, WriterOptions{MaxBatchBytes: limit})
+	w, err := Create(m, "/d", kraft.OffsetAndEpoch{Offset: 100, Epoch: 1}, 1, Header{}, 10, WriterOptions{MaxBatchBytes: limit})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func TestWriterBatchingIgnoresGrouping(t *testing.T) {
 	for _, group := range []int{1, 7, 500} {
 		m := vfs.NewMem()
 		mkdirDurable(t, m, "/d")
-		w, err := Create(m, "/d", ID{600, 2}, 1, Header{}, 5, WriterOptions{MaxBatchBytes: limit})
+		w, err := Create(m, "/d", kraft.OffsetAndEpoch{Offset: 600, Epoch: 2}, 1, Header{}, 5, WriterOptions{MaxBatchBytes: limit})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -185,7 +186,7 @@ func TestWriterBatchingIgnoresGrouping(t *testing.T) {
 func TestWriterDefaultLimitIs8MiB(t *testing.T) {
 	big := make([]byte, 3<<20)
 	m := vfs.NewMem()
-	data := writeSnapshot(t, m, "/d", ID{3, 1}, Header{}, [][]byte{big, big, big}, 3, WriterOptions{})
+	data := writeSnapshot(t, m, "/d", kraft.OffsetAndEpoch{Offset: 3, Epoch: 1}, Header{}, [][]byte{big, big, big}, 3, WriterOptions{})
 	var counts []int
 	for _, b := range batchesOf(t, data) {
 		counts = append(counts, b.records)
@@ -194,7 +195,7 @@ func TestWriterDefaultLimitIs8MiB(t *testing.T) {
 		t.Errorf("records per batch = %v, want %v", counts, want)
 	}
 	huge := make([]byte, DefaultMaxBatchBytes)
-	w, err := Create(m, "/d", ID{4, 1}, 1, Header{}, 0, WriterOptions{})
+	w, err := Create(m, "/d", kraft.OffsetAndEpoch{Offset: 4, Epoch: 1}, 1, Header{}, 0, WriterOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +220,7 @@ func bytesOfBatches(t *testing.T, data []byte) [][]byte {
 
 func TestWriterMaxBatchRecords(t *testing.T) {
 	m := vfs.NewMem()
-	data := writeSnapshot(t, m, "/d", ID{9, 0}, Header{}, testValues(7), 7, WriterOptions{MaxBatchRecords: 3})
+	data := writeSnapshot(t, m, "/d", kraft.OffsetAndEpoch{Offset: 9, Epoch: 0}, Header{}, testValues(7), 7, WriterOptions{MaxBatchRecords: 3})
 	var counts []int
 	for _, b := range batchesOf(t, data) {
 		counts = append(counts, b.records)
@@ -232,7 +233,7 @@ func TestWriterMaxBatchRecords(t *testing.T) {
 func TestWriterRecordTooLarge(t *testing.T) {
 	m := vfs.NewMem()
 	mkdirDurable(t, m, "/d")
-	w, err := Create(m, "/d", ID{9, 0}, 1, Header{}, 1, WriterOptions{MaxBatchBytes: 100})
+	w, err := Create(m, "/d", kraft.OffsetAndEpoch{Offset: 9, Epoch: 0}, 1, Header{}, 1, WriterOptions{MaxBatchBytes: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +261,7 @@ func TestWriterRecordTooLarge(t *testing.T) {
 func TestWriterRefusals(t *testing.T) {
 	m := vfs.NewMem()
 	mkdirDurable(t, m, "/d")
-	id := ID{10, 1}
+	id := kraft.OffsetAndEpoch{Offset: 10, Epoch: 1}
 	for _, c := range []struct {
 		name string
 		h    Header
@@ -277,7 +278,7 @@ func TestWriterRefusals(t *testing.T) {
 			t.Errorf("%s: Create succeeded", c.name)
 		}
 	}
-	if _, err := Create(m, "/d", ID{-1, 0}, 1, Header{}, 0, WriterOptions{}); err == nil {
+	if _, err := Create(m, "/d", kraft.OffsetAndEpoch{Offset: -1, Epoch: 0}, 1, Header{}, 0, WriterOptions{}); err == nil {
 		t.Error("Create with a negative id succeeded")
 	}
 	if l, _ := List(m, "/d"); len(l.Parts) != 0 {
@@ -314,7 +315,7 @@ func TestWriterRefusals(t *testing.T) {
 func TestWriterAbort(t *testing.T) {
 	m := vfs.NewMem()
 	mkdirDurable(t, m, "/d")
-	w, err := Create(m, "/d", ID{10, 1}, 3, Header{}, 0, WriterOptions{})
+	w, err := Create(m, "/d", kraft.OffsetAndEpoch{Offset: 10, Epoch: 1}, 3, Header{}, 0, WriterOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +354,7 @@ func TestWriterFreezeFailures(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			m := vfs.NewMem()
 			mkdirDurable(t, m, "/d")
-			w, err := Create(m, "/d", ID{10, 1}, 3, Header{}, 0, WriterOptions{})
+			w, err := Create(m, "/d", kraft.OffsetAndEpoch{Offset: 10, Epoch: 1}, 3, Header{}, 0, WriterOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -385,17 +386,17 @@ func TestWriterCreateFailure(t *testing.T) {
 	m := vfs.NewMem()
 	mkdirDurable(t, m, "/d")
 	m.InjectFault(vfs.Fault{Ops: vfs.OpWrite, Err: syscall.ENOSPC, Count: 1})
-	if _, err := Create(m, "/d", ID{1, 1}, 1, Header{}, 0, WriterOptions{}); !errors.Is(err, syscall.ENOSPC) {
+	if _, err := Create(m, "/d", kraft.OffsetAndEpoch{Offset: 1, Epoch: 1}, 1, Header{}, 0, WriterOptions{}); !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("Create with a failing write: %v, want ENOSPC", err)
 	}
 	if l, _ := List(m, "/d"); len(l.Parts) != 0 {
 		t.Errorf("failed Create left %v", l.Parts)
 	}
 	m.InjectFault(vfs.Fault{Ops: vfs.OpOpen, Err: syscall.EIO, Count: 1})
-	if _, err := Create(m, "/d", ID{1, 1}, 1, Header{}, 0, WriterOptions{}); !errors.Is(err, syscall.EIO) {
+	if _, err := Create(m, "/d", kraft.OffsetAndEpoch{Offset: 1, Epoch: 1}, 1, Header{}, 0, WriterOptions{}); !errors.Is(err, syscall.EIO) {
 		t.Errorf("Create with a failing open: %v, want EIO", err)
 	}
-	w, err := Create(m, "/d", ID{2, 1}, 1, Header{}, 0, WriterOptions{MaxBatchRecords: 1})
+	w, err := Create(m, "/d", kraft.OffsetAndEpoch{Offset: 2, Epoch: 1}, 1, Header{}, 0, WriterOptions{MaxBatchRecords: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

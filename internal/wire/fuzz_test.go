@@ -193,7 +193,7 @@ func privateSeeds() []privateSeed {
 		&SubmitChangeRequest{Records: [][]byte{{1, 0x0c, 0}, {1, 0x14, 0}}},
 		&SubmitChangeResponse{ErrorCode: 6, ErrorMessage: strp("not leader"), LeaderID: 2, LeaderEpoch: 5, BaseOffset: -1, Epoch: -1},
 		&MetadataFetchRequest{FetchOffset: 100, MaxBytes: 1 << 20, ReplicaID: 4},
-		&MetadataFetchResponse{LeaderID: 1, LeaderEpoch: 3, HighWatermark: 120, SnapshotID: SnapshotID{-1, -1}, Records: []byte{0, 0, 0, 0, 0, 0, 0, 100}},
+		&MetadataFetchResponse{LeaderID: 1, LeaderEpoch: 3, HighWatermark: 120, SnapshotID: MetadataFetchResponseSnapshotID{-1, -1}, Records: []byte{0, 0, 0, 0, 0, 0, 0, 100}},
 		readImageRequestSample(),
 		readImageResponseSample(),
 	}

@@ -16,10 +16,6 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 // refuses strings that are not UTF-8. Byte fields of decoded messages
 // alias the input.
 
-// SnapshotID names a snapshot by the offset and epoch it ends at (the
-// SnapshotId of a [MetadataFetchResponse]).
-type SnapshotID = MetadataFetchResponseSnapshotID
-
 // ReadImageResource names one config resource of a [ReadImageRequest].
 type ReadImageResource = ReadImageRequestConfigResource
 

@@ -74,7 +74,7 @@ func privateGoldenCases() []goldenCase {
 		{
 			name: "MetadataFetchResponse",
 			msg: &MetadataFetchResponse{LeaderID: 1, LeaderEpoch: 4, LogStartOffset: 0, HighWatermark: 10,
-				SnapshotID: SnapshotID{EndOffset: -1, Epoch: -1}, Records: []byte{9, 9}},
+				SnapshotID: MetadataFetchResponseSnapshotID{EndOffset: -1, Epoch: -1}, Records: []byte{9, 9}},
 			want: []byte{
 				0x00, 0x00, // ErrorCode
 				0x00, 0x00, 0x00, 0x01, // LeaderId
@@ -92,7 +92,7 @@ func privateGoldenCases() []goldenCase {
 }
 
 func TestPrivateDefaults(t *testing.T) {
-	if r := NewMetadataFetchResponse(); r.SnapshotID != (SnapshotID{-1, -1}) || r.LeaderID != -1 || r.HighWatermark != -1 {
+	if r := NewMetadataFetchResponse(); r.SnapshotID != (MetadataFetchResponseSnapshotID{-1, -1}) || r.LeaderID != -1 || r.HighWatermark != -1 {
 		t.Errorf("NewMetadataFetchResponse() = %+v, want -1 defaults", r)
 	}
 	if r := NewSubmitChangeResponse(); r.LeaderID != -1 || r.LeaderEpoch != -1 || r.BaseOffset != -1 || r.Epoch != -1 {
@@ -216,7 +216,7 @@ func genMetadataFetchResponse(t *rapid.T) *MetadataFetchResponse {
 		LeaderEpoch:    rapid.Int32().Draw(t, "leaderEpoch"),
 		LogStartOffset: rapid.Int64().Draw(t, "logStart"),
 		HighWatermark:  rapid.Int64().Draw(t, "hwm"),
-		SnapshotID:     SnapshotID{rapid.Int64().Draw(t, "snapOffset"), rapid.Int32().Draw(t, "snapEpoch")},
+		SnapshotID:     MetadataFetchResponseSnapshotID{rapid.Int64().Draw(t, "snapOffset"), rapid.Int32().Draw(t, "snapEpoch")},
 		Records:        records,
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/logstore"
 	"github.com/krabka-go/krabka/internal/recordbatch"
 	"github.com/krabka-go/krabka/internal/snapshot"
@@ -46,17 +47,17 @@ func firstSegmentBase(dir string) int64 {
 
 // newestSnapshot returns the newest snapshot (not the bootstrap one) in
 // dir.
-func newestSnapshot(dir string) (snapshot.ID, bool) {
+func newestSnapshot(dir string) (kraft.OffsetAndEpoch, bool) {
 	l, err := snapshot.List(vfs.OS(), dir)
 	if err != nil {
-		return snapshot.ID{}, false
+		return kraft.OffsetAndEpoch{}, false
 	}
 	for i := len(l.Snapshots) - 1; i >= 0; i-- {
 		if id := l.Snapshots[i].ID; id != snapshot.Bootstrap {
 			return id, true
 		}
 	}
-	return snapshot.ID{}, false
+	return kraft.OffsetAndEpoch{}, false
 }
 
 // loader submits topics load-N to the quorum until stopped, following
@@ -193,7 +194,7 @@ func storedTopics(t *testing.T, dir string) map[string]bool {
 			t.Fatalf("%s: read snapshot %s: %v", dir, id, err)
 		}
 		_ = r.Close()
-		from = id.EndOffset
+		from = int64(id.Offset)
 	}
 	l, _, err := logstore.Open(vfs.OS(), dir, logstore.DefaultOptions())
 	if err != nil {
@@ -302,7 +303,7 @@ func TestWipedFollowerRejoinsThroughSnapshot(t *testing.T) {
 	}
 	q.start(wiped)
 	dir := q.partitionDir(wiped)
-	var installed snapshot.ID
+	var installed kraft.OffsetAndEpoch
 	waitFor(t, 60*time.Second, "the wiped node to install a snapshot", func() bool {
 		id, ok := newestSnapshot(dir)
 		installed = id
