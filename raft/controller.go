@@ -195,7 +195,7 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 		return nil, fmt.Errorf("raft: open metadata log: %w", err)
 	}
 	c.closers = append(c.closers, log)
-	ps, err := readPersistentState(fsys, rc.dir)
+	ps, err := readElectionState(fsys, rc.dir)
 	if err != nil {
 		return nil, err
 	}
@@ -271,18 +271,18 @@ func (c *Controller) openDir(fsys vfs.FS, rc *runtimeConfig, id NodeID) (cluster
 	return clusterID, nil
 }
 
-// readPersistentState reads the quorum-state file of the log directory
+// readElectionState reads the quorum-state file of the log directory
 // dir; a directory without one starts at epoch 0 with no leader and no
 // vote.
-func readPersistentState(fsys vfs.FS, dir string) (kraft.PersistentState, error) {
+func readElectionState(fsys vfs.FS, dir string) (kraft.ElectionState, error) {
 	qs, err := logstore.ReadQuorumState(fsys, dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return kraft.PersistentState{LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}, nil
+		return kraft.ElectionState{LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}, nil
 	case err != nil:
-		return kraft.PersistentState{}, err
+		return kraft.ElectionState{}, err
 	}
-	return kraft.PersistentState{
+	return kraft.ElectionState{
 		Epoch:    kraft.Epoch(qs.LeaderEpoch),
 		LeaderID: kraft.NodeID(qs.LeaderID),
 		VotedKey: kraft.ReplicaKey{ID: kraft.NodeID(qs.VotedID), DirectoryID: qs.VotedDirectoryID},

@@ -148,7 +148,7 @@ func (e *engine) processReady() error {
 		}
 	}
 	if rd.State != nil {
-		qs := logstore.QuorumState{
+		qs := logstore.QuorumStateData{
 			DataVersion:   0,
 			LeaderID:      int32(rd.State.LeaderID),
 			LeaderEpoch:   int32(rd.State.Epoch),

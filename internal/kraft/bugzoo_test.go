@@ -31,7 +31,7 @@ func TestFollowerNeverTruncatesBelowHighWatermark(t *testing.T) {
 			epochs = append(epochs, e)
 		}
 		log := logWith(epochs...)
-		st := kraft.PersistentState{Epoch: 3, LeaderID: 1, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
+		st := kraft.ElectionState{Epoch: 3, LeaderID: 1, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
 		n, err := kraft.NewNode(0, config(2, keys(1, 2, 3), 1), st, log)
 		if err != nil {
 			rt.Fatal(err)
@@ -233,7 +233,7 @@ func TestFollowerAppendsOnlyBatchesWithinItsEpochs(t *testing.T) {
 			epochs = append(epochs, e)
 		}
 		log := logWith(epochs...)
-		st := kraft.PersistentState{Epoch: 3, LeaderID: 1, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
+		st := kraft.ElectionState{Epoch: 3, LeaderID: 1, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
 		n, err := kraft.NewNode(0, config(2, keys(1, 2, 3), 1), st, log)
 		if err != nil {
 			rt.Fatal(err)

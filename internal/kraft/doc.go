@@ -17,7 +17,7 @@
 // One goroutine owns a [Node]. It runs this loop:
 //
 //  1. Build the node once with [NewNode] from a [Config], the durable
-//     [PersistentState] (the quorum-state file) and a [LogView] of the local
+//     [ElectionState] (the quorum-state file) and a [LogView] of the local
 //     log. The node picks its starting role as Kafka does (a restarted
 //     leader comes back Resigned; a lone voter elects itself).
 //  2. Deliver every inbound request and response with [Node.Step], passing

@@ -17,7 +17,7 @@ type cluster struct {
 	t      testing.TB
 	nodes  []*kraft.Node // index = id-1
 	logs   []*krafttest.MemLog
-	states []kraft.PersistentState
+	states []kraft.ElectionState
 	now    []kraft.Instant
 	net    []kraft.Message
 	handle kraft.RecordsHandle
@@ -42,8 +42,8 @@ func config(id kraft.NodeID, voters []kraft.ReplicaKey, seed uint64) kraft.Confi
 	return cfg
 }
 
-func emptyState() kraft.PersistentState {
-	return kraft.PersistentState{LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
+func emptyState() kraft.ElectionState {
+	return kraft.ElectionState{LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
 }
 
 // newCluster starts n voters 1..n (plus observers ids n+1..n+observers).

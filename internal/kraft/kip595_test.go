@@ -10,7 +10,7 @@ import (
 
 // newVoter builds node id of voters (1,2,3) over log with state st and
 // drains its first Ready.
-func newVoter(t *testing.T, id kraft.NodeID, st kraft.PersistentState, log *krafttest.MemLog) *kraft.Node {
+func newVoter(t *testing.T, id kraft.NodeID, st kraft.ElectionState, log *krafttest.MemLog) *kraft.Node {
 	t.Helper()
 	n, err := kraft.NewNode(0, config(id, keys(1, 2, 3), 1), st, log)
 	if err != nil {
@@ -74,7 +74,7 @@ func TestVoterGrantsOneDurableVotePerEpoch(t *testing.T) {
 	if r := onlyVoteResponse(t, rd); !r.VoteGranted || r.Error != kraft.CodeNone {
 		t.Fatalf("first vote: %s, want granted", r)
 	}
-	want := kraft.PersistentState{Epoch: 1, LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: 1}}
+	want := kraft.ElectionState{Epoch: 1, LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: 1}}
 	if rd.State == nil || *rd.State != want {
 		t.Fatalf("Ready.State = %v, want %v in the same Ready as the grant", rd.State, want)
 	}
@@ -109,7 +109,7 @@ func TestVoteRequiresUpToDateLog(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.what, func(t *testing.T) {
-			st := kraft.PersistentState{Epoch: 3, LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
+			st := kraft.ElectionState{Epoch: 3, LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
 			n := newVoter(t, 3, st, logWith(local...))
 			r := onlyVoteResponse(t, step(t, n, nil, 10, vote(1, 3, 4, tt.last, false)))
 			if r.VoteGranted != tt.want {
@@ -140,7 +140,7 @@ func TestVoteRequestErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.what, func(t *testing.T) {
-			st := kraft.PersistentState{Epoch: 4, LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
+			st := kraft.ElectionState{Epoch: 4, LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
 			n := newVoter(t, 3, st, logWith(1, 2))
 			r := onlyVoteResponse(t, step(t, n, nil, 10, tt.req))
 			if r.Error != tt.want || r.VoteGranted {
@@ -158,17 +158,17 @@ func TestStartupRole(t *testing.T) {
 	none := kraft.ReplicaKey{ID: kraft.NoNode}
 	tests := []struct {
 		what  string
-		st    kraft.PersistentState
+		st    kraft.ElectionState
 		log   []kraft.Epoch
 		role  kraft.Role
 		epoch kraft.Epoch
 	}{
 		{"empty", emptyState(), nil, kraft.Unattached, 0},
-		{"was leader", kraft.PersistentState{Epoch: 2, LeaderID: 3, VotedKey: kraft.ReplicaKey{ID: 3}}, []kraft.Epoch{2}, kraft.Resigned, 2},
-		{"voted for itself", kraft.PersistentState{Epoch: 2, LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: 3}}, []kraft.Epoch{1}, kraft.Candidate, 2},
-		{"knew a leader", kraft.PersistentState{Epoch: 2, LeaderID: 1, VotedKey: none}, []kraft.Epoch{2}, kraft.Follower, 2},
-		{"voted for another", kraft.PersistentState{Epoch: 2, LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: 1}}, nil, kraft.Unattached, 2},
-		{"log ahead of the state", kraft.PersistentState{Epoch: 1, LeaderID: 1, VotedKey: none}, []kraft.Epoch{1, 4}, kraft.Unattached, 4},
+		{"was leader", kraft.ElectionState{Epoch: 2, LeaderID: 3, VotedKey: kraft.ReplicaKey{ID: 3}}, []kraft.Epoch{2}, kraft.Resigned, 2},
+		{"voted for itself", kraft.ElectionState{Epoch: 2, LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: 3}}, []kraft.Epoch{1}, kraft.Candidate, 2},
+		{"knew a leader", kraft.ElectionState{Epoch: 2, LeaderID: 1, VotedKey: none}, []kraft.Epoch{2}, kraft.Follower, 2},
+		{"voted for another", kraft.ElectionState{Epoch: 2, LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: 1}}, nil, kraft.Unattached, 2},
+		{"log ahead of the state", kraft.ElectionState{Epoch: 1, LeaderID: 1, VotedKey: none}, []kraft.Epoch{1, 4}, kraft.Unattached, 4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.what, func(t *testing.T) {
@@ -244,7 +244,7 @@ func TestLeaderFetchValidation(t *testing.T) {
 		t.Run(tt.what, func(t *testing.T) {
 			// Node 1 has log 1,1 and wins epoch 3 alone with node 3's vote.
 			log := logWith(1, 1)
-			st := kraft.PersistentState{Epoch: 2, LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
+			st := kraft.ElectionState{Epoch: 2, LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
 			n := newVoter(t, 1, st, log)
 			leaderOf(t, n, log)
 			rd := step(t, n, log, 5000, tt.req)
@@ -298,7 +298,7 @@ func leaderOf(t *testing.T, n *kraft.Node, log *krafttest.MemLog) {
 // KafkaRaftClient.handleFetchResponse: a follower truncates to the divergence
 // point and then fetches again from there.
 func TestFollowerTruncatesOnDivergingEpoch(t *testing.T) {
-	st := kraft.PersistentState{Epoch: 3, LeaderID: 1, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
+	st := kraft.ElectionState{Epoch: 3, LeaderID: 1, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
 	log := logWith(1, 1, 2, 2)
 	n := newVoter(t, 2, st, log)
 	// The follower's first fetch is in the startup Ready, already drained.
@@ -334,7 +334,7 @@ func TestFollowerTruncatesOnDivergingEpoch(t *testing.T) {
 // KafkaRaftClient.updateFollowerHighWatermark: follower HWM = min(leader's
 // HighWatermark, local LEO).
 func TestFollowerHighWatermarkCappedByLogEnd(t *testing.T) {
-	st := kraft.PersistentState{Epoch: 1, LeaderID: 1, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
+	st := kraft.ElectionState{Epoch: 1, LeaderID: 1, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
 	log := &krafttest.MemLog{}
 	n := newVoter(t, 2, st, log)
 	resp := &kraft.FetchResponse{

@@ -57,7 +57,7 @@ func TestVoterSetInForceOnAppend(t *testing.T) {
 // KIP-853 (VoterSetHistory.truncateNewEntries): if the entry is truncated
 // away (a diverging log), the previous set is restored.
 func TestVoterSetRevertedOnTruncation(t *testing.T) {
-	st := kraft.PersistentState{Epoch: 2, LeaderID: 1, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
+	st := kraft.ElectionState{Epoch: 2, LeaderID: 1, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
 	log := logWith(1)
 	n := newVoter(t, 3, st, log)
 	resp := &kraft.FetchResponse{

@@ -37,7 +37,7 @@ func TestProspectiveDoesNotBumpEpoch(t *testing.T) {
 // date, even by a replica that already voted or knows a leader, and it is
 // never persisted.
 func TestPreVoteGrantedWithoutPersisting(t *testing.T) {
-	st := kraft.PersistentState{Epoch: 2, LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: 2}}
+	st := kraft.ElectionState{Epoch: 2, LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: 2}}
 	n := newVoter(t, 3, st, logWith(1, 2))
 	rd := step(t, n, nil, 10, vote(1, 3, 2, kraft.OffsetAndEpoch{Offset: 2, Epoch: 2}, true))
 	if r := onlyVoteResponse(t, rd); !r.VoteGranted {
@@ -57,7 +57,7 @@ func TestPreVoteGrantedWithoutPersisting(t *testing.T) {
 // this epoch; after that it refuses, so a partitioned replica cannot disrupt
 // a live leader.
 func TestFollowerRefusesPreVoteAfterFetching(t *testing.T) {
-	st := kraft.PersistentState{Epoch: 1, LeaderID: 1, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
+	st := kraft.ElectionState{Epoch: 1, LeaderID: 1, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
 	log := &krafttest.MemLog{}
 	n := newVoter(t, 2, st, log)
 	pre := vote(3, 2, 1, kraft.OffsetAndEpoch{Offset: 0, Epoch: 0}, true)
@@ -98,7 +98,7 @@ func TestLeaderRefusesPreVote(t *testing.T) {
 func TestPreVoteWithHigherEpochBumpsReceiver(t *testing.T) {
 	n := newVoter(t, 3, emptyState(), &krafttest.MemLog{})
 	rd := step(t, n, nil, 10, vote(1, 3, 4, kraft.OffsetAndEpoch{Offset: 0, Epoch: 0}, true))
-	want := kraft.PersistentState{Epoch: 4, LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
+	want := kraft.ElectionState{Epoch: 4, LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
 	if rd.State == nil || *rd.State != want {
 		t.Errorf("State = %v, want %v", rd.State, want)
 	}
@@ -114,7 +114,7 @@ func TestPreVoteWithHigherEpochBumpsReceiver(t *testing.T) {
 func TestPreVoteRoundOutcome(t *testing.T) {
 	for _, granted := range []bool{false, true} {
 		t.Run(map[bool]string{false: "lost", true: "won"}[granted], func(t *testing.T) {
-			st := kraft.PersistentState{Epoch: 1, LeaderID: 2, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
+			st := kraft.ElectionState{Epoch: 1, LeaderID: 2, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
 			n := newVoter(t, 1, st, &krafttest.MemLog{})
 			for n.Status().Role != kraft.Prospective {
 				n.Tick(n.NextDeadline())

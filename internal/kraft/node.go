@@ -65,7 +65,7 @@ type state struct {
 	leaderID NodeID
 	votedKey ReplicaKey
 	// persisted is the quorum state last handed out for persistence.
-	persisted PersistentState
+	persisted ElectionState
 
 	voterSets []voterSetEntry // voter-set history, offset order; never empty
 
@@ -118,7 +118,7 @@ type VoterSetAt struct {
 // The starting role follows Kafka's QuorumState.initialize. A node that
 // is the only voter becomes leader at once (KafkaRaftClient.initialize); the
 // resulting work is in the first Ready.
-func NewNode(now Instant, cfg Config, st PersistentState, log LogView) (*Node, error) {
+func NewNode(now Instant, cfg Config, st ElectionState, log LogView) (*Node, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -158,7 +158,7 @@ func NewNode(now Instant, cfg Config, st PersistentState, log LogView) (*Node, e
 }
 
 // initialize picks the starting role (QuorumState.initialize).
-func (n *Node) initialize(st PersistentState) {
+func (n *Node) initialize(st ElectionState) {
 	s := &n.s
 	logEpoch := s.lastEpoch
 	switch {
@@ -613,7 +613,7 @@ func (n *Node) leaderAndEpoch() LeaderAndEpoch {
 
 // markPersist queues the quorum state for persistence if it changed.
 func (n *Node) markPersist() {
-	st := PersistentState{Epoch: n.s.epoch, LeaderID: n.s.leaderID, VotedKey: n.s.votedKey}
+	st := ElectionState{Epoch: n.s.epoch, LeaderID: n.s.leaderID, VotedKey: n.s.votedKey}
 	if st != n.s.persisted {
 		n.s.persisted = st
 		n.s.out.persist = true

@@ -16,7 +16,7 @@ type Ready struct {
 	// vote) as one atomic, fsynced write. It must be durable BEFORE any of
 	// Messages leaves the node: a vote granted in Messages is only valid
 	// once the vote is on disk (KIP-595; invariant E2 in docs/reliability.md).
-	State *PersistentState
+	State *ElectionState
 
 	// TruncateTo, if ≥ 0, is the offset to truncate the log to (the new
 	// log end offset), done BEFORE Appends. A follower truncates after a

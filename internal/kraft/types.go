@@ -214,18 +214,18 @@ func (c ErrorCode) String() string {
 	return "ERROR(" + strconv.Itoa(int(c)) + ")"
 }
 
-// PersistentState is the quorum state that must be durable (Kafka's
-// quorum-state file, FileQuorumStateStore): the epoch, the leader of that
-// epoch if known, and the vote cast in it if any. It is written as one
-// atomic record.
-type PersistentState struct {
+// ElectionState is the durable election state (Kafka's ElectionState,
+// which FileQuorumStateStore keeps in the quorum-state file): the epoch,
+// the leader of that epoch if known, and the vote cast in it if any. It is
+// written as one atomic record.
+type ElectionState struct {
 	Epoch    Epoch
 	LeaderID NodeID     // NoNode if unknown
 	VotedKey ReplicaKey // ID NoNode if no vote
 }
 
 // String formats the state for logs and transcripts.
-func (s PersistentState) String() string {
+func (s ElectionState) String() string {
 	v := "none"
 	if s.VotedKey.IsSet() {
 		v = s.VotedKey.String()

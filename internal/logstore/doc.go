@@ -15,7 +15,7 @@
 //   - leader-epoch-checkpoint: for every epoch, the offset of its first
 //     batch ([EpochEntry]);
 //   - partition.metadata: the fixed topic id of __cluster_metadata;
-//   - quorum-state: the election state ([QuorumState]), written by the
+//   - quorum-state: the election state ([QuorumStateData]), written by the
 //     runtime through [WriteQuorumState];
 //   - krabka-recovery-point: ours, not Kafka's; see below;
 //   - .lock: held while a [Log] is open.

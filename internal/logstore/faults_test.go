@@ -420,8 +420,8 @@ func isRecoveryPoint(p string) bool { return strings.HasSuffix(p, RecoveryPointF
 // new one, never a mix or nothing; once WriteQuorumState returned, the new
 // one.
 func TestQuorumStateCrash(t *testing.T) {
-	old := QuorumState{DataVersion: 1, LeaderID: -1, LeaderEpoch: 4, VotedID: 2, VotedDirectoryID: kraft.UUID{1, 2, 3}}
-	next := QuorumState{DataVersion: 1, LeaderID: 3, LeaderEpoch: 5, VotedID: -1}
+	old := QuorumStateData{DataVersion: 1, LeaderID: -1, LeaderEpoch: 4, VotedID: 2, VotedDirectoryID: kraft.UUID{1, 2, 3}}
+	next := QuorumStateData{DataVersion: 1, LeaderID: 3, LeaderEpoch: 5, VotedID: -1}
 	modes := []vfs.CrashMode{vfs.CrashDropUnsynced, vfs.CrashKeepPrefix, vfs.CrashTearPrefix}
 	sawOld, sawNew := false, false
 	for budget := 0; budget <= 6; budget++ {

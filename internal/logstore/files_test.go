@@ -18,17 +18,17 @@ func TestQuorumStateKRaftExamples(t *testing.T) {
 	tests := []struct {
 		name string
 		text string
-		want QuorumState
+		want QuorumStateData
 	}{
 		{
 			name: "data_version 0",
 			text: `{"clusterId":"","leaderId":1,"leaderEpoch":2,"votedId":-1,"appliedOffset":0,"currentVoters":[],"data_version":0}`,
-			want: QuorumState{DataVersion: 0, LeaderID: 1, LeaderEpoch: 2, VotedID: -1, CurrentVoters: []int32{}},
+			want: QuorumStateData{DataVersion: 0, LeaderID: 1, LeaderEpoch: 2, VotedID: -1, CurrentVoters: []int32{}},
 		},
 		{
 			name: "data_version 1",
 			text: `{"leaderId":-1,"leaderEpoch":2,"votedId":1,"votedDirectoryId":"J8aAPcfLQt2bqs1JT_rMgQ","data_version":1}`,
-			want: QuorumState{DataVersion: 1, LeaderID: -1, LeaderEpoch: 2, VotedID: 1, VotedDirectoryID: mustUUID(t, "J8aAPcfLQt2bqs1JT_rMgQ")},
+			want: QuorumStateData{DataVersion: 1, LeaderID: -1, LeaderEpoch: 2, VotedID: 1, VotedDirectoryID: mustUUID(t, "J8aAPcfLQt2bqs1JT_rMgQ")},
 		},
 	}
 	for _, tt := range tests {

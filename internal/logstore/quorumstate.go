@@ -21,11 +21,12 @@ const QuorumStateFileName = "quorum-state"
 // few hundred bytes; v0 files list the voters, so allow generous room.
 const maxQuorumStateBytes = 1 << 20
 
-// QuorumState is the content of Kafka's quorum-state file: the durable
-// election state (QuorumStateData.json plus the top-level "data_version").
+// QuorumStateData is the content of Kafka's quorum-state file, the on-disk
+// form of the durable election state (kraft.ElectionState): Kafka's
+// QuorumStateData.json plus the top-level "data_version".
 // The whole state is written in one atomic file replacement, so epoch, vote
 // and leader can never be torn apart.
-type QuorumState struct {
+type QuorumStateData struct {
 	// DataVersion is the file's data_version: 0 (kraft.version 0) or 1
 	// (kraft.version 1, KRaftVersion.quorumStateVersion).
 	DataVersion int16
@@ -50,15 +51,15 @@ type QuorumState struct {
 
 // ReadQuorumState reads and parses the quorum-state file in dir. A missing
 // file returns an error that wraps fs.ErrNotExist (a fresh node).
-func ReadQuorumState(fsys vfs.FS, dir string) (QuorumState, error) {
+func ReadQuorumState(fsys vfs.FS, dir string) (QuorumStateData, error) {
 	path := filepath.Join(dir, QuorumStateFileName)
 	data, err := readSmallFile(fsys, path, maxQuorumStateBytes)
 	if err != nil {
-		return QuorumState{}, fmt.Errorf("logstore: read quorum state %s: %w", path, err)
+		return QuorumStateData{}, fmt.Errorf("logstore: read quorum state %s: %w", path, err)
 	}
 	qs, err := ParseQuorumState(data)
 	if err != nil {
-		return QuorumState{}, fmt.Errorf("logstore: read quorum state %s: %w", path, err)
+		return QuorumStateData{}, fmt.Errorf("logstore: read quorum state %s: %w", path, err)
 	}
 	return qs, nil
 }
@@ -68,7 +69,7 @@ func ReadQuorumState(fsys vfs.FS, dir string) (QuorumState, error) {
 // FileQuorumStateStore.writeElectionStateToFile does. When it returns nil
 // the new state is durable; after a crash at any point the file holds the
 // old state or the new one, never a mix.
-func WriteQuorumState(fsys vfs.FS, dir string, qs QuorumState) error {
+func WriteQuorumState(fsys vfs.FS, dir string, qs QuorumStateData) error {
 	data, err := qs.MarshalJSON()
 	if err != nil {
 		return err
@@ -79,7 +80,7 @@ func WriteQuorumState(fsys vfs.FS, dir string, qs QuorumState) error {
 // MarshalJSON encodes qs exactly as Kafka writes it: one line without a
 // trailing newline, keys in the schema's field order for the data version,
 // then "data_version".
-func (qs QuorumState) MarshalJSON() ([]byte, error) {
+func (qs QuorumStateData) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	switch qs.DataVersion {
 	case 0:
@@ -115,29 +116,29 @@ func (qs QuorumState) MarshalJSON() ([]byte, error) {
 // reads the first line only; a missing or unknown data_version, a missing
 // field of that version, a value of the wrong type or a negative epoch is an
 // error. Unknown fields are ignored, as Kafka's generated reader does.
-func ParseQuorumState(data []byte) (QuorumState, error) {
+func ParseQuorumState(data []byte) (QuorumStateData, error) {
 	if i := bytes.IndexByte(data, '\n'); i >= 0 {
 		data = data[:i]
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
-		return QuorumState{}, fmt.Errorf("parse quorum state: %w", err)
+		return QuorumStateData{}, fmt.Errorf("parse quorum state: %w", err)
 	}
 	if raw == nil {
-		return QuorumState{}, errors.New("parse quorum state: not a JSON object")
+		return QuorumStateData{}, errors.New("parse quorum state: not a JSON object")
 	}
 	dv, ok := raw["data_version"]
 	if !ok {
-		return QuorumState{}, errors.New("parse quorum state: missing data_version")
+		return QuorumStateData{}, errors.New("parse quorum state: missing data_version")
 	}
 	version, err := jsonInt(dv, math.MinInt16, math.MaxInt16)
 	if err != nil {
-		return QuorumState{}, fmt.Errorf("parse quorum state: data_version: %w", err)
+		return QuorumStateData{}, fmt.Errorf("parse quorum state: data_version: %w", err)
 	}
 	if version != 0 && version != 1 {
-		return QuorumState{}, fmt.Errorf("parse quorum state: unknown data_version %d (this version reads 0 and 1)", version)
+		return QuorumStateData{}, fmt.Errorf("parse quorum state: unknown data_version %d (this version reads 0 and 1)", version)
 	}
-	qs := QuorumState{DataVersion: int16(version)}
+	qs := QuorumStateData{DataVersion: int16(version)}
 	int32Field := func(name string) (int32, error) {
 		v, ok := raw[name]
 		if !ok {
@@ -150,63 +151,63 @@ func ParseQuorumState(data []byte) (QuorumState, error) {
 		return int32(n), nil
 	}
 	if qs.LeaderID, err = int32Field("leaderId"); err != nil {
-		return QuorumState{}, err
+		return QuorumStateData{}, err
 	}
 	if qs.LeaderEpoch, err = int32Field("leaderEpoch"); err != nil {
-		return QuorumState{}, err
+		return QuorumStateData{}, err
 	}
 	if qs.VotedID, err = int32Field("votedId"); err != nil {
-		return QuorumState{}, err
+		return QuorumStateData{}, err
 	}
 	if qs.LeaderEpoch < 0 {
-		return QuorumState{}, fmt.Errorf("parse quorum state: negative leaderEpoch %d", qs.LeaderEpoch)
+		return QuorumStateData{}, fmt.Errorf("parse quorum state: negative leaderEpoch %d", qs.LeaderEpoch)
 	}
 	if version == 1 {
 		v, ok := raw["votedDirectoryId"]
 		if !ok {
-			return QuorumState{}, errors.New("parse quorum state: missing votedDirectoryId for data_version 1")
+			return QuorumStateData{}, errors.New("parse quorum state: missing votedDirectoryId for data_version 1")
 		}
 		var s string
 		if err := json.Unmarshal(v, &s); err != nil {
-			return QuorumState{}, fmt.Errorf("parse quorum state: votedDirectoryId: %w", err)
+			return QuorumStateData{}, fmt.Errorf("parse quorum state: votedDirectoryId: %w", err)
 		}
 		if qs.VotedDirectoryID, err = kraft.ParseUUID(s); err != nil {
-			return QuorumState{}, fmt.Errorf("parse quorum state: votedDirectoryId: %w", err)
+			return QuorumStateData{}, fmt.Errorf("parse quorum state: votedDirectoryId: %w", err)
 		}
 		return qs, nil
 	}
 	v, ok := raw["clusterId"]
 	if !ok {
-		return QuorumState{}, errors.New("parse quorum state: missing clusterId for data_version 0")
+		return QuorumStateData{}, errors.New("parse quorum state: missing clusterId for data_version 0")
 	}
 	if err := json.Unmarshal(v, &qs.ClusterID); err != nil {
-		return QuorumState{}, fmt.Errorf("parse quorum state: clusterId: %w", err)
+		return QuorumStateData{}, fmt.Errorf("parse quorum state: clusterId: %w", err)
 	}
 	v, ok = raw["appliedOffset"]
 	if !ok {
-		return QuorumState{}, errors.New("parse quorum state: missing appliedOffset for data_version 0")
+		return QuorumStateData{}, errors.New("parse quorum state: missing appliedOffset for data_version 0")
 	}
 	if qs.AppliedOffset, err = jsonInt(v, math.MinInt64, math.MaxInt64); err != nil {
-		return QuorumState{}, fmt.Errorf("parse quorum state: appliedOffset: %w", err)
+		return QuorumStateData{}, fmt.Errorf("parse quorum state: appliedOffset: %w", err)
 	}
 	v, ok = raw["currentVoters"]
 	if !ok {
-		return QuorumState{}, errors.New("parse quorum state: missing currentVoters for data_version 0")
+		return QuorumStateData{}, errors.New("parse quorum state: missing currentVoters for data_version 0")
 	}
 	var voters []map[string]json.RawMessage
 	if err := json.Unmarshal(v, &voters); err != nil {
-		return QuorumState{}, fmt.Errorf("parse quorum state: currentVoters: %w", err)
+		return QuorumStateData{}, fmt.Errorf("parse quorum state: currentVoters: %w", err)
 	}
 	if voters != nil {
 		qs.CurrentVoters = make([]int32, 0, len(voters))
 		for i, e := range voters {
 			id, ok := e["voterId"]
 			if !ok {
-				return QuorumState{}, fmt.Errorf("parse quorum state: currentVoters[%d]: missing voterId", i)
+				return QuorumStateData{}, fmt.Errorf("parse quorum state: currentVoters[%d]: missing voterId", i)
 			}
 			n, err := jsonInt(id, math.MinInt32, math.MaxInt32)
 			if err != nil {
-				return QuorumState{}, fmt.Errorf("parse quorum state: currentVoters[%d].voterId: %w", i, err)
+				return QuorumStateData{}, fmt.Errorf("parse quorum state: currentVoters[%d].voterId: %w", i, err)
 			}
 			qs.CurrentVoters = append(qs.CurrentVoters, int32(n))
 		}

@@ -132,22 +132,22 @@ func (d *disk) sync() error {
 	return nil
 }
 
-func (d *disk) writeState(st kraft.PersistentState) error {
-	return logstore.WriteQuorumState(d.fs, diskDir, logstore.QuorumState{
+func (d *disk) writeState(st kraft.ElectionState) error {
+	return logstore.WriteQuorumState(d.fs, diskDir, logstore.QuorumStateData{
 		LeaderID: int32(st.LeaderID), LeaderEpoch: int32(st.Epoch), VotedID: int32(st.VotedKey.ID),
 	})
 }
 
-func (d *disk) readState() (kraft.PersistentState, error) {
+func (d *disk) readState() (kraft.ElectionState, error) {
 	qs, err := logstore.ReadQuorumState(d.fs, diskDir)
 	if errors.Is(err, fs.ErrNotExist) {
 		// Never written: the node has not moved from epoch 0.
-		return kraft.PersistentState{LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}, nil
+		return kraft.ElectionState{LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}, nil
 	}
 	if err != nil {
-		return kraft.PersistentState{}, err
+		return kraft.ElectionState{}, err
 	}
-	return kraft.PersistentState{Epoch: kraft.Epoch(qs.LeaderEpoch), LeaderID: kraft.NodeID(qs.LeaderID),
+	return kraft.ElectionState{Epoch: kraft.Epoch(qs.LeaderEpoch), LeaderID: kraft.NodeID(qs.LeaderID),
 		VotedKey: kraft.ReplicaKey{ID: kraft.NodeID(qs.VotedID)}}, nil
 }
 

@@ -186,7 +186,7 @@ func (k *checker) onStart(n *simNode) error {
 
 // onPersist checks a quorum-state write: E3 (the durable epoch never
 // goes back, across crashes too) and E2 (one vote per voter per epoch).
-func (k *checker) onPersist(n *simNode, st kraft.PersistentState) error {
+func (k *checker) onPersist(n *simNode, st kraft.ElectionState) error {
 	if st.Epoch < n.qs.Epoch {
 		return violation(invEpochMonotonic, "node %d persists %s over durable %s", n.id, st, n.qs)
 	}
@@ -301,7 +301,7 @@ func (k *checker) onTruncate(n *simNode, t kraft.Offset) error {
 // afterPreVote checks E5 after n handled a pre-vote request: one that does
 // not carry a higher epoch leaves the durable state alone. (A higher
 // epoch moves the receiver to Unattached in that epoch, as in Kafka.)
-func (k *checker) afterPreVote(n *simNode, m *kraft.VoteRequest, before kraft.PersistentState) error {
+func (k *checker) afterPreVote(n *simNode, m *kraft.VoteRequest, before kraft.ElectionState) error {
 	if m.ReplicaEpoch <= before.Epoch && n.qs != before {
 		return violation(invPreVote, "node %d handled %s and its durable state went from %s to %s", n.id, m, before, n.qs)
 	}

@@ -34,7 +34,7 @@ func TestInvariantsFire(t *testing.T) {
 		}},
 		{invDurableVote, func(c *cluster) error {
 			c.chk.votes[voteKey{1, 3}] = 2
-			return c.chk.onPersist(c.node(1), kraft.PersistentState{Epoch: 3, LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: 3}})
+			return c.chk.onPersist(c.node(1), kraft.ElectionState{Epoch: 3, LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: 3}})
 		}},
 		{invDurableVote, func(c *cluster) error { // a granted vote not yet durable
 			n := c.node(1)
@@ -43,8 +43,8 @@ func TestInvariantsFire(t *testing.T) {
 				Leader: kraft.LeaderAndEpoch{LeaderID: kraft.NoNode, Epoch: 0}}, n.log.EndOffset())
 		}},
 		{invEpochMonotonic, func(c *cluster) error {
-			c.node(1).qs = kraft.PersistentState{Epoch: 4, LeaderID: kraft.NoNode, VotedKey: noVote}
-			return c.chk.onPersist(c.node(1), kraft.PersistentState{Epoch: 3, LeaderID: kraft.NoNode, VotedKey: noVote})
+			c.node(1).qs = kraft.ElectionState{Epoch: 4, LeaderID: kraft.NoNode, VotedKey: noVote}
+			return c.chk.onPersist(c.node(1), kraft.ElectionState{Epoch: 3, LeaderID: kraft.NoNode, VotedKey: noVote})
 		}},
 		{invEpochMonotonic, func(c *cluster) error { // a message from an epoch not yet durable
 			return c.chk.onSend(c.node(1), &kraft.FetchRequest{Header: kraft.Header{From: 1, To: 2}, CurrentLeaderEpoch: 1}, 0)

@@ -21,13 +21,13 @@ type simNode struct {
 	log   *memLog     // live log; equal to the durable image between Readys
 	dl    *download   // snapshot download in progress (lost in a crash)
 	disk  *disk       // disk mode: the log store the live log mirrors
-	qs    kraft.PersistentState
+	qs    kraft.ElectionState
 	now   kraft.Instant
 	lives int // incarnation number, raised by every restart
 
 	// What the last Ready wrote, for the runtime mutations that make it
 	// less durable than the contract requires.
-	prevQS      kraft.PersistentState
+	prevQS      kraft.ElectionState
 	lastAppends int
 
 	// The background fsync of a leader's SyncLater appends: unsynced says
@@ -241,7 +241,7 @@ func newClusterWith(voters, observers int, seed uint64, rng *rand.Rand, tune fun
 			tune(&cfg)
 		}
 		n := &simNode{id: cfg.ID, cfg: cfg, log: &memLog{},
-			qs: kraft.PersistentState{LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}}
+			qs: kraft.ElectionState{LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}}
 		if rng != nil {
 			d, err := newDisk()
 			if err != nil {

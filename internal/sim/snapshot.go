@@ -406,7 +406,7 @@ func (c *cluster) wipe(n *simNode) error {
 	}
 	n.log = &memLog{}
 	n.dl = nil
-	n.qs = kraft.PersistentState{LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
+	n.qs = kraft.ElectionState{LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
 	n.prevQS = n.qs
 	delete(c.chk.snapHigh, n.id)
 	c.witness.Wipes++

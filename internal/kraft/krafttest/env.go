@@ -35,7 +35,7 @@ type Node struct {
 	Config kraft.Config
 	Log    *MemLog
 	// State is the durable quorum state (what the last Ready persisted).
-	State kraft.PersistentState
+	State kraft.ElectionState
 	Now   kraft.Instant
 	Down  bool
 	// FetchLimit caps the batches this node's runtime puts in one Fetch
@@ -316,7 +316,7 @@ func (env *InteractionEnv) addNodes(t testing.TB, td *datadriven.TestData) error
 		cfg.Voters = voters
 		cfg.Seed = seed
 		cfg.Logger = env.logger
-		n := &Node{ID: id, Config: cfg, Log: &MemLog{Catalog: env.catalog}, State: kraft.PersistentState{LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}}
+		n := &Node{ID: id, Config: cfg, Log: &MemLog{Catalog: env.catalog}, State: kraft.ElectionState{LeaderID: kraft.NoNode, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}}
 		env.Nodes = append(env.Nodes, n)
 		if err := env.start(n); err != nil {
 			return err
