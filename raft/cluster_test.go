@@ -90,7 +90,7 @@ func newTestClusterOpts(t testing.TB, n int, clusterID string, adjust func(*Conf
 		}
 		c.cfgs = append(c.cfgs, cfg)
 		if clusterID != "" {
-			mp := logstore.MetaProperties{Version: 1, ClusterID: clusterID, NodeID: int32(i + 1), DirectoryID: kraft.UUID{0xd1, byte(i + 1)}}
+			mp := logstore.MetaProperties{Version: 1, ClusterID: clusterID, NodeID: kraft.NodeID(i + 1), DirectoryID: kraft.UUID{0xd1, byte(i + 1)}}
 			if err := logstore.WriteMetaProperties(vfs.OS(), cfg.MetadataLogDir, mp, time.Now()); err != nil {
 				t.Fatal(err)
 			}

@@ -284,8 +284,8 @@ func readElectionState(fsys vfs.FS, dir string) (kraft.ElectionState, error) {
 	}
 	return kraft.ElectionState{
 		Epoch:    kraft.Epoch(qs.LeaderEpoch),
-		LeaderID: kraft.NodeID(qs.LeaderID),
-		VotedKey: kraft.ReplicaKey{ID: kraft.NodeID(qs.VotedID), DirectoryID: qs.VotedDirectoryID},
+		LeaderID: qs.LeaderID,
+		VotedKey: kraft.ReplicaKey{ID: qs.VotedID, DirectoryID: qs.VotedDirectoryID},
 	}, nil
 }
 
@@ -324,7 +324,7 @@ func (e *engine) load(static []QuorumVoter) (err error) {
 		return err
 	}
 	for _, v := range static {
-		e.voterIDs = append(e.voterIDs, int32(v.ID))
+		e.voterIDs = append(e.voterIDs, kraft.NodeID(v.ID))
 	}
 	e.applier.applied = kraft.Offset(e.log.LogStartOffset())
 	e.pub.image.Store(metadata.EmptyImage())

@@ -90,7 +90,7 @@ func votersRecordVoter(id NodeID, port uint16) control.VotersRecordVoter {
 func formatDynamic(t testing.TB, cfg Config, initial bool, voters *control.VotersRecord) {
 	t.Helper()
 	fsys := vfs.OS()
-	mp := logstore.MetaProperties{Version: 1, ClusterID: dynamicClusterID, NodeID: int32(cfg.NodeID), DirectoryID: kraft.UUID(dirID(cfg.NodeID))}
+	mp := logstore.MetaProperties{Version: 1, ClusterID: dynamicClusterID, NodeID: kraft.NodeID(cfg.NodeID), DirectoryID: kraft.UUID(dirID(cfg.NodeID))}
 	if err := logstore.WriteMetaProperties(fsys, cfg.MetadataLogDir, mp, time.Now()); err != nil {
 		t.Fatal(err)
 	}

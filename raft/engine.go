@@ -46,7 +46,7 @@ type engine struct {
 	clock     clock
 	start     time.Time
 	clusterID string
-	voterIDs  []int32
+	voterIDs  []kraft.NodeID
 	logger    *slog.Logger
 
 	inbox chan event

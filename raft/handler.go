@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/recordbatch"
 	"github.com/krabka-go/krabka/internal/transport"
 	"github.com/krabka-go/krabka/internal/wire"
@@ -249,7 +250,7 @@ func (h *handler) describeCluster(req *kmsg.DescribeClusterRequest, local net.Ad
 		if !ok {
 			continue
 		}
-		n := wire.ClusterNode{ID: int32(vi.id), Host: v.Host, Port: int32(v.Port)}
+		n := wire.ClusterNode{ID: kraft.NodeID(vi.id), Host: v.Host, Port: int32(v.Port)}
 		if vi.id == NodeID(c.rc.id) && v.Port == 0 {
 			// A node started with port 0 (ForTests) names the port the
 			// request reached, the only one a client can use.
@@ -259,9 +260,9 @@ func (h *handler) describeCluster(req *kmsg.DescribeClusterRequest, local net.Ad
 		}
 		nodes = append(nodes, n)
 	}
-	leader := int32(-1)
+	leader := kraft.NoNode
 	if q := c.eng.pub.quorum.Load(); q != nil { // nil before the engine's first publication
-		leader = int32(q.LeaderID)
+		leader = kraft.NodeID(q.LeaderID)
 	}
 	return wire.AnswerDescribeCluster(req, c.eng.clusterID, leader, nodes)
 }

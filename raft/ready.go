@@ -150,9 +150,9 @@ func (e *engine) processReady() error {
 	if rd.State != nil {
 		qs := logstore.QuorumStateData{
 			DataVersion:   0,
-			LeaderID:      int32(rd.State.LeaderID),
+			LeaderID:      rd.State.LeaderID,
 			LeaderEpoch:   int32(rd.State.Epoch),
-			VotedID:       int32(rd.State.VotedKey.ID),
+			VotedID:       rd.State.VotedKey.ID,
 			CurrentVoters: e.voterIDs,
 		}
 		if e.rc.dynamic {

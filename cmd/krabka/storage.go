@@ -498,7 +498,7 @@ func runFormat(a *app, o formatOptions, now time.Time) error {
 				return err
 			}
 		}
-		mp := logstore.MetaProperties{Version: 1, ClusterID: o.clusterID, NodeID: int32(cfg.NodeID), DirectoryID: dirID}
+		mp := logstore.MetaProperties{Version: 1, ClusterID: o.clusterID, NodeID: kraft.NodeID(cfg.NodeID), DirectoryID: dirID}
 		if err := logstore.WriteMetaProperties(fsys, d, mp, now); err != nil {
 			return fmt.Errorf("write meta.properties in %s: %w", d, err)
 		}

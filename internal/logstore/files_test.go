@@ -23,7 +23,7 @@ func TestQuorumStateKRaftExamples(t *testing.T) {
 		{
 			name: "data_version 0",
 			text: `{"clusterId":"","leaderId":1,"leaderEpoch":2,"votedId":-1,"appliedOffset":0,"currentVoters":[],"data_version":0}`,
-			want: QuorumStateData{DataVersion: 0, LeaderID: 1, LeaderEpoch: 2, VotedID: -1, CurrentVoters: []int32{}},
+			want: QuorumStateData{DataVersion: 0, LeaderID: 1, LeaderEpoch: 2, VotedID: -1, CurrentVoters: []kraft.NodeID{}},
 		},
 		{
 			name: "data_version 1",

@@ -35,7 +35,7 @@ type MetaProperties struct {
 	ClusterID string
 	// NodeID is node.id (broker.id in version 0); -1 when absent, which only
 	// version 0 allows.
-	NodeID int32
+	NodeID kraft.NodeID
 	// DirectoryID is directory.id (Kafka 3.7+); zero when absent.
 	DirectoryID kraft.UUID
 	// Other holds every other key, kept so that a rewrite loses nothing.
@@ -157,7 +157,7 @@ func ParseMetaProperties(data []byte) (MetaProperties, error) {
 		if err != nil || n < 0 {
 			return MetaProperties{}, fmt.Errorf("parse meta.properties: %s %q is not a node id", idKey, s)
 		}
-		mp.NodeID = int32(n)
+		mp.NodeID = kraft.NodeID(n)
 	} else if v == 1 {
 		return MetaProperties{}, errors.New("parse meta.properties: version 1 needs node.id")
 	}

@@ -31,11 +31,11 @@ type QuorumStateData struct {
 	// (kraft.version 1, KRaftVersion.quorumStateVersion).
 	DataVersion int16
 	// LeaderID is the known leader of LeaderEpoch, or -1.
-	LeaderID int32
+	LeaderID kraft.NodeID
 	// LeaderEpoch is the current epoch.
 	LeaderEpoch int32
 	// VotedID is the replica voted for in LeaderEpoch, or -1.
-	VotedID int32
+	VotedID kraft.NodeID
 	// VotedDirectoryID is the directory id of the replica voted for
 	// (version 1 only; zero means none).
 	VotedDirectoryID kraft.UUID
@@ -46,7 +46,7 @@ type QuorumStateData struct {
 	AppliedOffset int64
 	// CurrentVoters is the legacy "currentVoters" of version 0: the ids of
 	// the latest voter set. Nil is written as JSON null.
-	CurrentVoters []int32
+	CurrentVoters []kraft.NodeID
 }
 
 // ReadQuorumState reads and parses the quorum-state file in dir. A missing
@@ -150,15 +150,18 @@ func ParseQuorumState(data []byte) (QuorumStateData, error) {
 		}
 		return int32(n), nil
 	}
-	if qs.LeaderID, err = int32Field("leaderId"); err != nil {
+	leaderID, err := int32Field("leaderId")
+	if err != nil {
 		return QuorumStateData{}, err
 	}
 	if qs.LeaderEpoch, err = int32Field("leaderEpoch"); err != nil {
 		return QuorumStateData{}, err
 	}
-	if qs.VotedID, err = int32Field("votedId"); err != nil {
+	votedID, err := int32Field("votedId")
+	if err != nil {
 		return QuorumStateData{}, err
 	}
+	qs.LeaderID, qs.VotedID = kraft.NodeID(leaderID), kraft.NodeID(votedID)
 	if qs.LeaderEpoch < 0 {
 		return QuorumStateData{}, fmt.Errorf("parse quorum state: negative leaderEpoch %d", qs.LeaderEpoch)
 	}
@@ -199,7 +202,7 @@ func ParseQuorumState(data []byte) (QuorumStateData, error) {
 		return QuorumStateData{}, fmt.Errorf("parse quorum state: currentVoters: %w", err)
 	}
 	if voters != nil {
-		qs.CurrentVoters = make([]int32, 0, len(voters))
+		qs.CurrentVoters = make([]kraft.NodeID, 0, len(voters))
 		for i, e := range voters {
 			id, ok := e["voterId"]
 			if !ok {
@@ -209,7 +212,7 @@ func ParseQuorumState(data []byte) (QuorumStateData, error) {
 			if err != nil {
 				return QuorumStateData{}, fmt.Errorf("parse quorum state: currentVoters[%d].voterId: %w", i, err)
 			}
-			qs.CurrentVoters = append(qs.CurrentVoters, int32(n))
+			qs.CurrentVoters = append(qs.CurrentVoters, kraft.NodeID(n))
 		}
 	}
 	return qs, nil

@@ -134,7 +134,7 @@ func (d *disk) sync() error {
 
 func (d *disk) writeState(st kraft.ElectionState) error {
 	return logstore.WriteQuorumState(d.fs, diskDir, logstore.QuorumStateData{
-		LeaderID: int32(st.LeaderID), LeaderEpoch: int32(st.Epoch), VotedID: int32(st.VotedKey.ID),
+		LeaderID: st.LeaderID, LeaderEpoch: int32(st.Epoch), VotedID: st.VotedKey.ID,
 	})
 }
 
@@ -147,8 +147,8 @@ func (d *disk) readState() (kraft.ElectionState, error) {
 	if err != nil {
 		return kraft.ElectionState{}, err
 	}
-	return kraft.ElectionState{Epoch: kraft.Epoch(qs.LeaderEpoch), LeaderID: kraft.NodeID(qs.LeaderID),
-		VotedKey: kraft.ReplicaKey{ID: kraft.NodeID(qs.VotedID)}}, nil
+	return kraft.ElectionState{Epoch: kraft.Epoch(qs.LeaderEpoch), LeaderID: qs.LeaderID,
+		VotedKey: kraft.ReplicaKey{ID: qs.VotedID}}, nil
 }
 
 // crash loses power: the file system keeps its durable state plus what

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -30,7 +31,7 @@ const ClusterAuthorizedOperationsAll int32 = 1<<5 | 1<<7 | 1<<8 | 1<<9 | 1<<10 |
 // ClusterNode is one node a controller lists in its DescribeCluster answer.
 type ClusterNode struct {
 	// ID is the node id.
-	ID int32
+	ID kraft.NodeID
 	// Host and Port are its controller endpoint.
 	Host string
 	Port int32
@@ -65,7 +66,7 @@ func endpointTypeName(t int8) string {
 //
 // The error answers carry only the code and Kafka's message, with every
 // other field at its default, as Kafka's do.
-func AnswerDescribeCluster(req *kmsg.DescribeClusterRequest, clusterID string, leaderID int32, nodes []ClusterNode) *kmsg.DescribeClusterResponse {
+func AnswerDescribeCluster(req *kmsg.DescribeClusterRequest, clusterID string, leaderID kraft.NodeID, nodes []ClusterNode) *kmsg.DescribeClusterResponse {
 	resp := req.ResponseKind().(*kmsg.DescribeClusterResponse)
 	resp.Default()
 	resp.SetVersion(req.GetVersion())
@@ -99,10 +100,10 @@ func AnswerDescribeCluster(req *kmsg.DescribeClusterRequest, clusterID string, l
 	resp.ControllerID = -1
 	for _, n := range sorted {
 		b := kmsg.NewDescribeClusterResponseBroker()
-		b.NodeID, b.Host, b.Port = n.ID, n.Host, n.Port
+		b.NodeID, b.Host, b.Port = int32(n.ID), n.Host, n.Port
 		resp.Brokers = append(resp.Brokers, b)
 		if n.ID == leaderID {
-			resp.ControllerID = leaderID
+			resp.ControllerID = int32(leaderID)
 		}
 	}
 	return resp

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -40,7 +41,7 @@ func TestAnswerDescribeCluster(t *testing.T) {
 	for _, tc := range []struct {
 		what   string
 		req    *kmsg.DescribeClusterRequest
-		leader int32
+		leader kraft.NodeID
 		want   *kmsg.DescribeClusterResponse
 	}{
 		{"v1 controllers", describeClusterRequest(1, EndpointTypeController, false), 2, ok(1, 2, -1<<31)},
