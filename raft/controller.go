@@ -213,7 +213,7 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 	runCtx, cancel := context.WithCancel(ctx)
 	c.cancel = cancel
 	c.attach(runCtx, e, opts)
-	e.syncVoters()
+	e.publishVoters()
 
 	srvCfg := rc.server
 	srvCfg.Handler = &handler{c: c}
@@ -225,7 +225,7 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 	c.srv = srv
 	srv.advertiseBoundPorts(e.rc.advertised)
 
-	e.observe()
+	e.publishQuorumState()
 	if opts.host != nil {
 		return c, nil
 	}

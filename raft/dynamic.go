@@ -227,10 +227,10 @@ func (e *engine) votersAt(end kraft.Offset) *control.VotersRecord {
 	return rec
 }
 
-// syncVoters publishes the voter set after it changed and closes the
+// publishVoters publishes the voter set after it changed and closes the
 // connections to nodes that are neither voters nor bootstrap servers nor
 // the leader.
-func (e *engine) syncVoters() {
+func (e *engine) publishVoters() {
 	if e.voterGen == e.voterGenSynced {
 		return
 	}

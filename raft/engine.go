@@ -104,8 +104,8 @@ type engine struct {
 	dec       recordbatch.Decoder
 	appendBuf []byte
 
-	// lastStatus is the core's Brief as of the last observe: its
-	// Replicas are nil (read them from Status).
+	// lastStatus is the core's Brief as of the last publishQuorumState:
+	// its Replicas are nil (read them from Status).
 	lastStatus kraft.Status
 	snap       snapshotState
 	// background runs the leader's background fsync off the engine

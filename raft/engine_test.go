@@ -372,17 +372,17 @@ func TestReplayRejectedRecord(t *testing.T) {
 	}
 }
 
-// TestObserveAllocations: observe, which runs after every input and every
-// Ready, allocates nothing on a leader whose state did not change, and
-// keeps the published QuorumState.
-func TestObserveAllocations(t *testing.T) {
+// TestPublishQuorumStateAllocations: publishQuorumState, which runs after
+// every input and every Ready, allocates nothing on a leader whose state
+// did not change, and keeps the published QuorumState.
+func TestPublishQuorumStateAllocations(t *testing.T) {
 	c := newTestCluster(t, 1)
 	submit(t, c.node(c.leader()), metadataVersionRecord())
 	onEngine(t, c.node(1), func(e *engine) {
-		e.observe()
+		e.publishQuorumState()
 		before := e.pub.quorum.Load()
-		if a := testing.AllocsPerRun(100, e.observe); a != 0 {
-			t.Errorf("observe allocates %v times with nothing changed, want 0", a)
+		if a := testing.AllocsPerRun(100, e.publishQuorumState); a != 0 {
+			t.Errorf("publishQuorumState allocates %v times with nothing changed, want 0", a)
 		}
 		if after := e.pub.quorum.Load(); after != before || after.Role != RoleLeader {
 			t.Errorf("published quorum state %p %+v, want the unchanged %p %+v", after, *after, before, *before)

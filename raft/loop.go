@@ -14,9 +14,9 @@ import (
 // The engine loop: one goroutine takes one input at a time from the inbox
 // (peer requests and answers, submissions, calls), the timer armed for the
 // timer table's earliest deadline, and the background fsync's outcome;
-// after each it drives the core until it is quiet (drive) and publishes
-// what changed (observe). Graceful resignation and the final failing of
-// everything still waiting live here too.
+// after each it drives the core until it is quiet (runUntilQuiet) and
+// publishes what changed (publishQuorumState). Graceful resignation and
+// the final failing of everything still waiting live here too.
 
 // event is one input of the engine. Exactly one field is set.
 type event struct {
@@ -89,7 +89,7 @@ func (e *engine) tick() { e.node.Tick(e.now()) }
 // done reports that the engine stops: a resigning node is done, or err
 // (a failed write) stopped it.
 func (e *engine) settle() (done bool, err error) {
-	err = e.drive()
+	err = e.runUntilQuiet()
 	if err == nil {
 		err = e.maybeCheckpoint()
 	}
@@ -100,7 +100,7 @@ func (e *engine) settle() (done bool, err error) {
 	if e.resignFinished() {
 		return true, nil
 	}
-	e.maybeClean()
+	e.runRetentionIfDue()
 	return false, nil
 }
 
@@ -203,16 +203,16 @@ func (e *engine) step(m kraft.Message) {
 	}
 }
 
-// drive proposes the queued submissions and carries out every Ready until
-// the core is quiet, then notices role changes.
-func (e *engine) drive() error {
+// runUntilQuiet proposes the queued submissions and carries out every
+// Ready until the core is quiet, then notices role changes.
+func (e *engine) runUntilQuiet() error {
 	for {
-		e.observe()
+		e.publishQuorumState()
 		e.maybeNoOp()
 		e.maybeActivate()
 		e.maybeCopyBootstrapVoters()
-		e.checkChange()
-		e.maybeSelfMaintain()
+		e.resolveVoterChange()
+		e.reconcileOwnVoterEntry()
 		e.flushSubmissions()
 		if !e.node.HasReady() {
 			break
@@ -226,22 +226,23 @@ func (e *engine) drive() error {
 			e.step(m)
 		}
 	}
-	e.observe()
+	e.publishQuorumState()
 	return nil
 }
 
-// observe notices role, epoch and leader changes: it logs them, fails the
-// waiters of a leadership that ended, and publishes the quorum state.
+// publishQuorumState notices role, epoch and leader changes: it logs
+// them, fails the waiters of a leadership that ended, and publishes the
+// quorum state.
 //
 // It runs after every input and every Ready, so it allocates nothing
 // unless the published state changed: the core's Brief (no per-replica
 // progress, which only DescribeQuorum and voter changes read, through
 // Status), and a new QuorumState only when it differs from the last.
-func (e *engine) observe() {
+func (e *engine) publishQuorumState() {
 	st := e.node.Brief()
 	prev := e.lastStatus
 	e.lastStatus = st
-	e.syncVoters()
+	e.publishVoters()
 	if st.Role != prev.Role || st.Epoch != prev.Epoch || st.Leader != prev.Leader {
 		// The core logs each transition at Info; this line adds what the
 		// runtime publishes.

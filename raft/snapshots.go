@@ -547,9 +547,9 @@ func (e *engine) snapshotTimestamp(id kraft.OffsetAndEpoch) (ts int64, ok bool) 
 	return ts, true
 }
 
-// maybeClean runs retention when cleanInterval has passed since it last
-// ran (timerRetention); the engine loop calls it every turn.
-func (e *engine) maybeClean() {
+// runRetentionIfDue runs retention when cleanInterval has passed since it
+// last ran (timerRetention); the engine loop calls it every turn.
+func (e *engine) runRetentionIfDue() {
 	if e.timers.expired(timerRetention, e.clock.Now()) {
 		e.clean()
 	}

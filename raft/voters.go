@@ -332,9 +332,10 @@ func (e *engine) appendChange(ch *voterChange, rec *control.VotersRecord) {
 	}
 }
 
-// checkChange completes the change in flight once its record commits,
-// and fails it when leadership is lost or the request timeout passes.
-func (e *engine) checkChange() {
+// resolveVoterChange completes the change in flight once its record
+// commits, and fails it when leadership is lost or the request timeout
+// passes.
+func (e *engine) resolveVoterChange() {
 	ch := e.change
 	if ch == nil {
 		return
@@ -512,15 +513,16 @@ func sameEntry(a, b control.VotersRecordVoter) bool {
 	})
 }
 
-// maybeSelfMaintain is what a node of a dynamic quorum asks of the leader
-// on its own, at most once per fetch timeout (Kafka's update-voter
-// period, KafkaRaftClient.pollFollowerAsVoter and pollFollowerAsObserver): a voter whose entry in the voter set
-// differs from its own endpoints sends UpdateRaftVoter (a leader applies
-// it to itself); with
+// reconcileOwnVoterEntry is what a node of a dynamic quorum asks of the
+// leader on its own about its entry in the voter set, at most once per
+// fetch timeout (Kafka's update-voter period,
+// KafkaRaftClient.pollFollowerAsVoter and pollFollowerAsObserver): a voter
+// whose entry differs from its own endpoints sends UpdateRaftVoter (a
+// leader applies it to itself); with
 // controller.quorum.auto.join.enable an observer adds itself with
 // AddRaftVoter (AckWhenCommitted false), or first removes the entry of
 // its node id with another directory id (a replaced disk).
-func (e *engine) maybeSelfMaintain() {
+func (e *engine) reconcileOwnVoterEntry() {
 	st := e.lastStatus
 	if !e.rc.dynamic || e.resigning || st.ShuttingDown || (st.Role != kraft.Follower && st.Role != kraft.Leader) {
 		// Checked again when the role allows; a deadline passed
