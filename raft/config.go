@@ -177,10 +177,19 @@ type Config struct {
 	// every protocol name maps to itself and, when no SSL or SASL
 	// listener is in use, each controller listener name maps to
 	// PLAINTEXT (see [Config.ListenerSecurityProtocol]). Validate
-	// refuses a listener whose protocol is not PLAINTEXT: TLS and SASL
-	// are not implemented yet, and Krabka does not serve plaintext in
-	// their place (docs/security.md).
+	// refuses a listener whose protocol is SASL_PLAINTEXT or SASL_SSL:
+	// SASL is not implemented yet, and Krabka does not serve an
+	// unauthenticated listener in its place (docs/security.md).
 	ListenerSecurityProtocolMap map[string]SecurityProtocol
+	// SSL holds the TLS properties of the SSL listeners by their Kafka
+	// keys: ssl.keystore.*, ssl.truststore.*, ssl.client.auth,
+	// ssl.enabled.protocols, ssl.protocol, ssl.cipher.suites and
+	// ssl.endpoint.identification.algorithm, and their per-listener
+	// overrides listener.name.<listener>.<key> (listener in lower case),
+	// which win over the node-wide key. The first controller listener's
+	// settings also secure this node's connections to the other
+	// controllers. docs/security.md lists the keys and their defaults.
+	SSL map[string]string
 	// MetadataLogDir is the directory that holds meta.properties and the
 	// __cluster_metadata-0 log. In a properties file it is
 	// metadata.log.dir; when that is unset, the first entry of log.dirs;

@@ -35,7 +35,21 @@ type enforcement struct {
 var acceptedProperties = map[string]enforcement{
 	keyListeners:                   {touchesSecurity, []string{"raft.TestStartBindsEveryControllerListener", "raft.TestStartFailsWhenASecondListenerCannotBind"}, ""},
 	keyControllerListenerNames:     {touchesSecurity, []string{"raft.TestStartBindsEveryControllerListener"}, ""},
-	keyListenerSecurityProtocolMap: {touchesSecurity, []string{"raft.TestValidateRefusesSecureListeners", "raft.TestStartRefusesSecureListener"}, ""},
+	keyListenerSecurityProtocolMap: {touchesSecurity, []string{"raft.TestValidateRefusesSecureListeners", "raft.TestStartRefusesSecureListener", "raft.TestSSLQuorumElectsAndCommits"}, ""},
+
+	// Every TLS property is read node-wide and as listener.name.<l>.<key>.
+	keySSLKeystoreType:             {touchesSecurity, []string{"raft.TestValidateSSLRules", "raft.TestSSLQuorumElectsAndCommits"}, ""},
+	keySSLKeystoreLocation:         {touchesSecurity, []string{"raft.TestSSLQuorumElectsAndCommits", "raft.TestSSLCertificateReload", "raft.TestValidateSSLRules", "raft.TestSSLServedChainWithOpenSSL"}, ""},
+	keySSLKeystoreCertificateChain: {touchesSecurity, []string{"raft.TestSSLInlinePEMFromProperties", "raft.TestValidateSSLRules"}, ""},
+	keySSLKeystoreKey:              {touchesSecurity, []string{"raft.TestSSLInlinePEMFromProperties", "raft.TestValidateSSLRules"}, ""},
+	keySSLTruststoreType:           {touchesSecurity, []string{"raft.TestValidateSSLRules", "raft.TestSSLListenerRefusesUntrustedClients"}, ""},
+	keySSLTruststoreLocation:       {touchesSecurity, []string{"raft.TestSSLListenerRefusesUntrustedClients", "raft.TestSSLPeerEndpointIdentification", "raft.TestValidateSSLRules"}, ""},
+	keySSLTruststoreCertificates:   {touchesSecurity, []string{"raft.TestSSLInlinePEMFromProperties", "raft.TestValidateSSLRules"}, ""},
+	keySSLClientAuth:               {touchesSecurity, []string{"raft.TestSSLListenerRefusesUntrustedClients", "raft.TestSSLQuorumElectsAndCommits", "raft.TestValidateSSLRules", "raft.TestValidateAcceptsSSL", "transport.TestTLSListenerClosesPlaintextAndUncertifiedClients"}, ""},
+	keySSLEnabledProtocols:         {touchesSecurity, []string{"raft.TestSSLProtocolsAndCipherSuitesAreEnforced", "raft.TestSSLListenerRefusesUntrustedClients", "raft.TestValidateSSLRules"}, ""},
+	keySSLProtocol:                 {touchesSecurity, []string{"raft.TestValidateSSLRules", "raft.TestValidateAcceptsSSL"}, ""},
+	keySSLCipherSuites:             {touchesSecurity, []string{"raft.TestSSLProtocolsAndCipherSuitesAreEnforced", "raft.TestValidateSSLRules"}, ""},
+	keySSLEndpointIdentification:   {touchesSecurity, []string{"raft.TestSSLPeerEndpointIdentification", "raft.TestValidateSSLRules", "transport.TestTLSPeerRefusesAnUntrustedServer"}, ""},
 
 	keyMaxConnections:               {touchesQuota, []string{"raft.TestStartEnforcesMaxConnections", "raft.TestListenersShareConnectionQuotas", "transport.TestQuotasMaxConnectionsZeroTCP", "transport.TestServerMaxConnectionsTCP"}, ""},
 	keyMaxConnectionsPerIP:          {touchesQuota, []string{"raft.TestStartEnforcesConnectionQuotas", "transport.TestQuotasPerIPZeroAdmitsOnlyOverridesTCP", "transport.TestMaxConnectionsPerIP"}, ""},
@@ -108,6 +122,7 @@ func TestAcceptedPropertiesAreEnforced(t *testing.T) {
 	for _, p := range propertyTable {
 		read = append(read, p.key)
 	}
+	read = append(read, sslKeys...)
 	for _, key := range read {
 		e, ok := acceptedProperties[key]
 		switch {

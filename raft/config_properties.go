@@ -133,6 +133,17 @@ func fromProperties(keys []string, values map[string]string) (Config, Warnings, 
 		if k == keyMetadataLogDir || k == keyLogDirs || k == keyLogDir || k == keyBrokerID {
 			continue // read below, together with the keys they depend on
 		}
+		if reason := upperListenerSSLKey(k); reason != "" {
+			errs = append(errs, &ConfigError{Key: k, Reason: reason})
+			continue
+		}
+		if _, _, ok := sslBaseKey(k); ok {
+			if c.SSL == nil {
+				c.SSL = map[string]string{}
+			}
+			c.SSL[k] = v
+			continue
+		}
 		if reason := refusal(k, v); reason != "" {
 			// The value is left out: it may be a secret.
 			errs = append(errs, &ConfigError{Key: k, Reason: reason})
@@ -220,7 +231,9 @@ func resolveMetadataLogDir(values map[string]string) string {
 // listener.security.protocol.map shows the effective map (see
 // [Config.ListenerSecurityProtocol]); the metadata directory is
 // metadata.log.dir; internal.metadata.log.segment.bytes appears only
-// when set. Reading the result back gives an equivalent Config.
+// when set; a TLS private key given inline (ssl.keystore.key) shows as
+// [hidden], as Kafka logs its secrets. Reading the result back gives an
+// equivalent Config, but for that key.
 func (c Config) Properties() map[string]string {
 	out := make(map[string]string, len(propertyTable)+1)
 	for _, p := range propertyTable {
@@ -229,6 +242,9 @@ func (c Config) Properties() map[string]string {
 		}
 	}
 	out[keyMetadataLogDir] = c.MetadataLogDir
+	for k, v := range c.SSL {
+		out[k] = shown(k, v)
+	}
 	return out
 }
 

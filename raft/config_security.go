@@ -9,7 +9,7 @@ import (
 // Reasons for refusing a Kafka security or connection-quota property
 // that Krabka does not enforce. docs/security.md lists the families.
 const (
-	reasonTLS                 = "TLS is not implemented yet; Krabka serves PLAINTEXT only and will not accept a TLS setting it would ignore: remove the property, or keep this node on Kafka"
+	reasonTLS                 = "this TLS setting is not implemented; Krabka reads PEM key and trust stores and the TLS settings docs/security.md lists, and will not accept one it would ignore: remove the property, or keep this node on Kafka"
 	reasonSASL                = "SASL authentication is not implemented yet; Krabka authenticates no one and will not accept a SASL setting it would ignore: remove the property, or keep this node on Kafka"
 	reasonAuthorizer          = "authorization is not implemented yet; Krabka checks no ACLs (every client that reaches a listener may send every request) and will not accept an authorizer setting it would ignore: remove the property, or keep this node on Kafka"
 	reasonPrincipal           = "principals come from TLS or SASL authentication, which is not implemented yet; Krabka will not accept a principal setting it would ignore: remove the property"
@@ -40,6 +40,7 @@ type refusedProperty struct {
 // SslConfigs, SaslConfigs, SecurityConfig, KRaftConfigs, QuotaConfig and
 // DelegationTokenManagerConfigs that Krabka does not enforce.
 var refusedProperties = []refusedProperty{
+	{key: keySSLKeyPassword, reason: reasonKeyPassword},
 	{key: "ssl.", prefix: true, reason: reasonTLS},
 	{key: "sasl.", prefix: true, reason: reasonSASL},
 	{key: "security.providers", unset: isEmpty, reason: reasonTLS},

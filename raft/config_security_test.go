@@ -13,31 +13,21 @@ import (
 // BrokerSecurityConfigs, SecurityConfig, KRaftConfigs, ServerConfigs,
 // SocketServerConfigs, QuotaConfig, DelegationTokenManagerConfigs, the
 // StandardAuthorizer's own), each with a value an operator would set.
-// Krabka enforces none of them, so ParseProperties must refuse each.
+// Krabka enforces none of them, so ParseProperties must refuse each. The
+// TLS properties Krabka does enforce are in config_tls_test.go.
 var kafkaSecurityProperties = []struct{ key, value, reason string }{
-	{"ssl.protocol", "TLSv1.3", "TLS is not implemented yet"},
-	{"ssl.provider", "SunJSSE", "TLS"},
-	{"ssl.cipher.suites", "TLS_AES_256_GCM_SHA384", "TLS"},
-	{"ssl.enabled.protocols", "TLSv1.3", "TLS"},
-	{"ssl.keystore.type", "PKCS12", "TLS"},
-	{"ssl.keystore.key", "-----BEGIN PRIVATE KEY-----", "TLS"},
-	{"ssl.keystore.certificate.chain", "-----BEGIN CERTIFICATE-----", "TLS"},
-	{"ssl.truststore.certificates", "-----BEGIN CERTIFICATE-----", "TLS"},
-	{"ssl.keystore.location", "/etc/kafka/keystore.p12", "TLS"},
+	{"ssl.provider", "SunJSSE", "this TLS setting is not implemented"},
 	{"ssl.keystore.password", "hunter2", "TLS"},
-	{"ssl.key.password", "hunter2", "TLS"},
-	{"ssl.truststore.type", "PKCS12", "TLS"},
-	{"ssl.truststore.location", "/etc/kafka/truststore.p12", "TLS"},
+	{"ssl.key.password", "hunter2", "encrypted private keys are not implemented"},
 	{"ssl.truststore.password", "hunter2", "TLS"},
 	{"ssl.keymanager.algorithm", "SunX509", "TLS"},
 	{"ssl.trustmanager.algorithm", "PKIX", "TLS"},
-	{"ssl.endpoint.identification.algorithm", "", "TLS"}, // empty turns hostname checks off
 	{"ssl.secure.random.implementation", "SHA1PRNG", "TLS"},
 	{"ssl.engine.factory.class", "com.example.Engine", "TLS"},
-	{"ssl.client.auth", "required", "TLS"},
 	{"ssl.principal.mapping.rules", "DEFAULT", "TLS"},
 	{"ssl.allow.dn.changes", "false", "TLS"},
 	{"ssl.allow.san.changes", "false", "TLS"},
+	{"ssl.keystore.alias", "kafka", "TLS"},
 	{"security.providers", "com.example.Fips", "TLS"},
 
 	{"sasl.enabled.mechanisms", "SCRAM-SHA-512", "SASL authentication is not implemented yet"},
@@ -75,8 +65,8 @@ var kafkaSecurityProperties = []struct{ key, value, reason string }{
 
 	{"listener.name.controller.max.connections", "100", "per-listener connection limits are not implemented yet"},
 	{"listener.name.controller.max.connection.creation.rate", "10", "connection creation rate quotas"},
-	{"listener.name.controller.ssl.keystore.location", "/etc/kafka/keystore.p12", "TLS is not implemented yet"},
-	{"listener.name.controller.ssl.client.auth", "required", "TLS"},
+	{"listener.name.controller.ssl.keystore.password", "hunter2", "this TLS setting is not implemented"},
+	{"listener.name.controller.ssl.key.password", "hunter2", "encrypted private keys"},
 	{"listener.name.controller.sasl.enabled.mechanisms", "PLAIN", "SASL authentication is not implemented yet"},
 	{"listener.name.controller.plain.sasl.jaas.config", `org.apache.kafka.common.security.plain.PlainLoginModule required user_admin="hunter2";`, "SASL"},
 	{"listener.name.controller.scram-sha-256.sasl.server.callback.handler.class", "com.example.Handler", "SASL"},
@@ -147,11 +137,11 @@ func TestRefusedPropertiesAreNotMirrored(t *testing.T) {
 	}
 }
 
-// TestValidateRefusesSecureListeners: a listener mapped to SSL,
+// TestValidateRefusesSecureListeners: a listener mapped to
 // SASL_PLAINTEXT or SASL_SSL is refused, by Validate and so by
 // ParseProperties and Start, whichever list names the listener.
 func TestValidateRefusesSecureListeners(t *testing.T) {
-	for _, p := range []SecurityProtocol{SecuritySSL, SecuritySASLPlaintext, SecuritySASLSSL} {
+	for _, p := range []SecurityProtocol{SecuritySASLPlaintext, SecuritySASLSSL} {
 		cases := []struct {
 			name   string
 			mutate func(*Config)
@@ -175,7 +165,7 @@ func TestValidateRefusesSecureListeners(t *testing.T) {
 				c := validConfig()
 				tt.mutate(&c)
 				got := configErrors(t, c.Validate())
-				want := "listener " + tt.bad + " is mapped to " + p.String() + ", which is not implemented yet, and Krabka will not serve plaintext in its place"
+				want := "listener " + tt.bad + " is mapped to " + p.String() + ", and SASL is not implemented yet: Krabka will not serve the listener unauthenticated in its place"
 				if !slices.ContainsFunc(got, func(e *ConfigError) bool {
 					return e.Key == keyListenerSecurityProtocolMap && strings.Contains(e.Reason, want)
 				}) {
@@ -189,18 +179,18 @@ func TestValidateRefusesSecureListeners(t *testing.T) {
 func TestParsePropertiesRefusesSecureListener(t *testing.T) {
 	_, _, err := ParseProperties([]byte(baseProperties + "listener.security.protocol.map=CONTROLLER:SASL_SSL\n"))
 	got := configErrors(t, err)
-	if len(got) != 1 || got[0].Key != keyListenerSecurityProtocolMap || !strings.Contains(got[0].Reason, "SASL_SSL, which is not implemented yet") {
+	if len(got) != 1 || got[0].Key != keyListenerSecurityProtocolMap || !strings.Contains(got[0].Reason, "SASL_SSL, and SASL is not implemented yet") {
 		t.Errorf("ParseProperties = %v, want one listener.security.protocol.map problem", err)
 	}
 }
 
 func TestStartRefusesSecureListener(t *testing.T) {
 	cfg := ForTests(1, t.TempDir())
-	cfg.ListenerSecurityProtocolMap = map[string]SecurityProtocol{"CONTROLLER": SecuritySSL}
+	cfg.ListenerSecurityProtocolMap = map[string]SecurityProtocol{"CONTROLLER": SecuritySASLSSL}
 	c, err := Start(t.Context(), cfg)
 	if err == nil {
 		_ = c.Shutdown(t.Context())
-		t.Fatal("Start served a listener mapped to SSL")
+		t.Fatal("Start served a listener mapped to SASL_SSL")
 	}
 	var ce *ConfigError
 	if !errors.As(err, &ce) || ce.Key != keyListenerSecurityProtocolMap {

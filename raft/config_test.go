@@ -308,7 +308,7 @@ func TestValidateRules(t *testing.T) {
 			c.Listeners = []Endpoint{{Name: "CONTROLLER", Port: 9093}, {Name: "SSL", Port: 9094}}
 		}, []problem{
 			{"listeners", "no security protocol defined for listener CONTROLLER"},
-			{"listener.security.protocol.map", "listener SSL is mapped to SSL, which is not implemented yet"},
+			{"ssl.keystore.location", "listener SSL is mapped to SSL and needs a key store"},
 		}},
 		{"protocol map lower-case key", func(c *Config) {
 			c.ListenerSecurityProtocolMap = map[string]SecurityProtocol{"CONTROLLER": SecurityPlaintext, "other": SecuritySSL}

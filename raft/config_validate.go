@@ -75,6 +75,7 @@ func (c Config) problems() []error {
 	v := validator{}
 	c.validateIdentity(&v)
 	c.validateListeners(&v)
+	c.validateSSL(&v)
 	c.validateQuorum(&v)
 	c.validateNumbers(&v)
 	return v.errs
@@ -175,9 +176,9 @@ func (c Config) validateListeners(v *validator) {
 }
 
 // validateProtocolsInUse refuses a listener whose security protocol is
-// not PLAINTEXT: Krabka implements neither TLS nor SASL yet, and serving
-// plaintext on a listener configured for either would leave it open while
-// it looks protected. Every listener name counts: those of listeners,
+// SASL_PLAINTEXT or SASL_SSL: Krabka does not implement SASL yet, and
+// serving a listener configured for it without authentication would
+// leave it open while it looks protected. Every listener name counts: those of listeners,
 // advertised.listeners and controller.listener.names. A protocol map entry
 // for a name no listener uses (Kafka's default map has SSL:SSL) is fine.
 func (c Config) validateProtocolsInUse(v *validator) {
@@ -197,9 +198,9 @@ func (c Config) validateProtocolsInUse(v *validator) {
 			continue
 		}
 		seen = append(seen, n)
-		if p, ok := c.ListenerSecurityProtocol(n); ok && p != SecurityPlaintext && p.valid() {
+		if p, ok := c.ListenerSecurityProtocol(n); ok && (p == SecuritySASLPlaintext || p == SecuritySASLSSL) {
 			v.addRelated(keyListenerSecurityProtocolMap, []string{keyListeners, keyControllerListenerNames}, value,
-				"listener %s is mapped to %s, which is not implemented yet, and Krabka will not serve plaintext in its place: map the listener to PLAINTEXT, or keep this node on Kafka", n, p)
+				"listener %s is mapped to %s, and SASL is not implemented yet: Krabka will not serve the listener unauthenticated in its place: map it to SSL or PLAINTEXT, or keep this node on Kafka", n, p)
 		}
 	}
 }

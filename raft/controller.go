@@ -217,7 +217,7 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 
 	srvCfg := rc.server
 	srvCfg.Handler = &handler{c: c}
-	srv, err := serveListeners(runCtx, rc.listeners, ln, srvCfg)
+	srv, err := serveListeners(runCtx, rc.listeners, rc.listenerTLS, ln, srvCfg)
 	ln = nil // serveListeners owns it now
 	if err != nil {
 		return nil, err

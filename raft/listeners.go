@@ -2,6 +2,7 @@ package raft
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -19,10 +20,10 @@ type listenerSet struct {
 }
 
 // serveListeners binds every endpoint of eps (not empty) and serves it
-// with cfg. first, when not nil, is eps[0] already bound (a test seam); it
+// with cfg, over TLS with tlsConfigs[i] where that is not nil. first, when not nil, is eps[0] already bound (a test seam); it
 // is owned by serveListeners from the call on. On an error every listener
 // bound so far is closed.
-func serveListeners(ctx context.Context, eps []Endpoint, first net.Listener, cfg transport.ServerConfig) (_ *listenerSet, err error) {
+func serveListeners(ctx context.Context, eps []Endpoint, tlsConfigs []*tls.Config, first net.Listener, cfg transport.ServerConfig) (_ *listenerSet, err error) {
 	set := &listenerSet{}
 	defer func() {
 		if err != nil {
@@ -39,7 +40,11 @@ func serveListeners(ctx context.Context, eps []Endpoint, first net.Listener, cfg
 				return nil, fmt.Errorf("raft: listen on %s (listener %s): %w", ep.Address(), ep.Name, err)
 			}
 		}
-		srv, err := transport.Serve(ctx, ln, cfg)
+		lcfg := cfg
+		if tlsConfigs[i] != nil {
+			lcfg.Handshake = transport.TLS{Config: tlsConfigs[i]}
+		}
+		srv, err := transport.Serve(ctx, ln, lcfg)
 		if err != nil {
 			_ = ln.Close()
 			return nil, fmt.Errorf("raft: serve %s (listener %s): %w", ln.Addr(), ep.Name, err)

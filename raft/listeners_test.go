@@ -27,6 +27,12 @@ func apiVersionsFrom(t *testing.T, from string, addr net.Addr) (*kmsg.ApiVersion
 	}
 	t.Cleanup(func() { _ = nc.Close() })
 	_ = nc.SetDeadline(time.Now().Add(5 * time.Second))
+	return apiVersionsOn(t, nc)
+}
+
+// apiVersionsOn sends ApiVersions v3 on nc and returns the answer.
+func apiVersionsOn(t *testing.T, nc net.Conn) (*kmsg.ApiVersionsResponse, error) {
+	t.Helper()
 	req := kmsg.NewPtrApiVersionsRequest()
 	req.SetVersion(3)
 	req.ClientSoftwareName, req.ClientSoftwareVersion = "krabka-test", "1"

@@ -1,6 +1,7 @@
 package raft
 
 import (
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -31,8 +32,10 @@ type runtimeConfig struct {
 	logDir string // metadata.log.dir
 	dir    string // the partition directory
 	// listeners are the controller listeners to bind, in
-	// controller.listener.names order.
-	listeners []Endpoint
+	// controller.listener.names order; listenerTLS holds the TLS server
+	// configuration of each that is mapped to SSL (nil for PLAINTEXT).
+	listeners   []Endpoint
+	listenerTLS []*tls.Config
 	// voters is controller.quorum.voters; listenerName names their
 	// endpoints (the first controller listener).
 	voters       []QuorumVoter
@@ -108,6 +111,7 @@ func newRuntimeConfig(cfg Config) (runtimeConfig, error) {
 			return runtimeConfig{}, fmt.Errorf("raft: no listener named %s (controller.listener.names)", name)
 		}
 		rc.listeners = append(rc.listeners, listener)
+		rc.listenerTLS = append(rc.listenerTLS, nil)
 	}
 	rc.listenerName = rc.listeners[0].Name
 	rc.voters = cfg.QuorumVoters
@@ -152,6 +156,22 @@ func newRuntimeConfig(cfg Config) (runtimeConfig, error) {
 	peer.RetryBackoff = cfg.RetryBackoff
 	peer.MaxFrameSize = cfg.SocketRequestMaxBytes
 	peer.Logger = logger
+	// This node reaches the other controllers on the first controller
+	// listener, with that listener's security protocol and settings, as
+	// Kafka's KafkaRaftManager builds its client channel.
+	for i, ep := range rc.listeners {
+		if p, _ := cfg.ListenerSecurityProtocol(ep.Name); p != SecuritySSL {
+			continue
+		}
+		lt, err := newListenerTLS(ep.Name, cfg.listenerSSL(ep.Name), logger)
+		if err != nil {
+			return runtimeConfig{}, err
+		}
+		rc.listenerTLS[i] = lt.server
+		if i == 0 {
+			peer.TLS = lt.client
+		}
+	}
 	rc.peer = peer
 	// A forwarded submission waits for its commit on the leader, which
 	// can take a fetch round and an fsync on each side, so it gets the
@@ -229,4 +249,7 @@ const (
 	logKeyMessage       = "message"
 	logKeySnapshotID    = "snapshot_id"
 	logKeyChange        = "change"
+	logKeyListener      = "listener"
+	logKeyFile          = "file"
+	logKeyProperty      = "property"
 )

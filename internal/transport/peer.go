@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -101,6 +102,12 @@ type PeerConfig struct {
 	// Dial opens a connection; nil means a net.Dialer. It is the seam for
 	// TLS and for in-memory networks in tests ([MemNetwork.Dial]).
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// TLS, when not nil, makes every connection TLS: the Peer runs the
+	// client handshake over what Dial returned, within the dial's
+	// deadline, before any request, with the configuration TLS returns
+	// for the host of Addr (called once per connection, so that it can
+	// hand out reloaded certificates).
+	TLS func(host string) *tls.Config
 	// Logger receives connection events; nil discards them.
 	Logger *slog.Logger
 }
@@ -446,6 +453,9 @@ func (s *sender) dial(ctx context.Context) error {
 	p.dials.Add(1)
 	dctx, cancel := context.WithTimeout(ctx, p.cfg.RequestTimeout)
 	nc, err := p.cfg.Dial(dctx, "tcp", p.cfg.Addr)
+	if err == nil && p.cfg.TLS != nil {
+		nc, err = dialTLS(dctx, nc, p.cfg.TLS, p.cfg.Addr)
+	}
 	cancel()
 	if err != nil {
 		p.dialFailures.Add(1)

@@ -1,0 +1,83 @@
+package raft
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// sslBase is a valid single-node file whose CONTROLLER listener is SSL.
+const sslBase = baseProperties + "listener.security.protocol.map=CONTROLLER:SSL\n" +
+	"ssl.keystore.type=PEM\nssl.keystore.location=/etc/krabka/keystore.pem\n"
+
+// TestValidateSSLRules: the TLS properties Krabka reads are checked on
+// their own and per SSL listener, each problem naming the property (the
+// per-listener one when that is where the value came from).
+func TestValidateSSLRules(t *testing.T) {
+	for _, tt := range []struct {
+		name, props string
+		key, reason string
+	}{
+		{"SSL without a key store", baseProperties + "listener.security.protocol.map=CONTROLLER:SSL\n",
+			keySSLKeystoreLocation, "listener CONTROLLER is mapped to SSL and needs a key store"},
+		{"PEM key store without its type", baseProperties + "listener.security.protocol.map=CONTROLLER:SSL\nssl.keystore.location=/k.pem\n",
+			keySSLKeystoreType, "set ssl.keystore.type=PEM"},
+		{"JKS", sslBase + "ssl.truststore.type=JKS\nssl.truststore.location=/t.jks\n", keySSLTruststoreType, "only PEM is implemented"},
+		{"inline key without chain", sslBase + "listener.name.controller.ssl.keystore.key=x\n",
+			"ssl.keystore.certificate.chain", "the certificate chain must be set too"},
+		{"file and inline key store", sslBase + "ssl.keystore.key=x\nssl.keystore.certificate.chain=y\n",
+			keySSLKeystoreLocation, "either as a file"},
+		{"file and inline trust store", sslBase + "ssl.truststore.type=PEM\nssl.truststore.location=/t\nssl.truststore.certificates=z\n",
+			keySSLTruststoreLocation, "either as a file"},
+		{"TLS 1.1", sslBase + "ssl.enabled.protocols=TLSv1.2,TLSv1.1\n", keySSLEnabledProtocols, "protocol TLSv1.1 is older than TLS 1.2"},
+		{"ssl.protocol TLSv1", sslBase + "ssl.protocol=TLSv1\n", keySSLProtocol, "protocol TLSv1 is older than TLS 1.2"},
+		{"insecure suite", sslBase + "ssl.cipher.suites=TLS_RSA_WITH_RC4_128_SHA\n", keySSLCipherSuites, "TLS_RSA_WITH_RC4_128_SHA is insecure"},
+		{"unknown suite", sslBase + "ssl.cipher.suites=TLS_DHE_RSA_WITH_AES_128_GCM_SHA256\n", keySSLCipherSuites, "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256 is not a cipher suite Go's TLS implements"},
+		{"some TLS 1.3 suites", sslBase + "ssl.cipher.suites=TLS_AES_256_GCM_SHA384,TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256\n", keySSLCipherSuites, "cannot leave out TLS_AES_128_GCM_SHA256"},
+		{"no TLS 1.2 suite", sslBase + "ssl.cipher.suites=TLS_AES_128_GCM_SHA256,TLS_AES_256_GCM_SHA384,TLS_CHACHA20_POLY1305_SHA256\n", keySSLCipherSuites, "lists no TLS 1.2 cipher suite"},
+		{"client auth", sslBase + "listener.name.controller.ssl.client.auth=always\n", "listener.name.controller.ssl.client.auth", "must be required, requested or none"},
+		{"endpoint identification", sslBase + "ssl.endpoint.identification.algorithm=ldaps\n", keySSLEndpointIdentification, "must be https"},
+		{"override for a plaintext listener", baseProperties + "listener.name.controller.ssl.client.auth=required\n",
+			"listener.name.controller.ssl.client.auth", "not a controller listener mapped to SSL"},
+		{"TLS setting without an SSL listener", baseProperties + "ssl.client.auth=required\n", keySSLClientAuth, "no controller listener is mapped to SSL"},
+		{"upper-case listener", sslBase + "listener.name.CONTROLLER.ssl.client.auth=required\n",
+			"listener.name.CONTROLLER.ssl.client.auth", "write listener.name.controller.ssl.client.auth"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := ParseProperties([]byte(tt.props))
+			got := configErrors(t, err)
+			if !slices.ContainsFunc(got, func(e *ConfigError) bool { return e.Key == tt.key && strings.Contains(e.Reason, tt.reason) }) {
+				t.Errorf("ParseProperties = %v, want a problem with %s saying %q", err, tt.key, tt.reason)
+			}
+		})
+	}
+}
+
+// TestValidateAcceptsSSL: a complete SSL listener is valid, Properties
+// shows its settings (the inline key hidden), and a per-listener
+// override wins over the node-wide key.
+func TestValidateAcceptsSSL(t *testing.T) {
+	c, w, err := ParseProperties([]byte(sslBase + "ssl.truststore.type=PEM\nssl.truststore.location=/etc/krabka/ca.pem\n" +
+		"ssl.client.auth=none\nlistener.name.controller.ssl.client.auth=required\n" +
+		"ssl.enabled.protocols=TLSv1.3\nssl.protocol=TLSv1.3\nssl.endpoint.identification.algorithm=\n" +
+		"ssl.cipher.suites=TLS_AES_128_GCM_SHA256,TLS_AES_256_GCM_SHA384,TLS_CHACHA20_POLY1305_SHA256\n"))
+	if err != nil || len(w) != 0 {
+		t.Fatalf("ParseProperties = %v, warnings %v", err, w)
+	}
+	s := c.listenerSSL("CONTROLLER")
+	if got := s[keySSLClientAuth]; got.value != "required" || got.key != "listener.name.controller.ssl.client.auth" {
+		t.Errorf("ssl.client.auth for CONTROLLER = %+v, want the override", got)
+	}
+	if got := s[keySSLEndpointIdentification]; !got.set || got.value != "" {
+		t.Errorf("ssl.endpoint.identification.algorithm = %+v, want set and empty", got)
+	}
+	if p := c.Properties(); p[keySSLKeystoreLocation] != "/etc/krabka/keystore.pem" {
+		t.Errorf("Properties()[%s] = %q", keySSLKeystoreLocation, p[keySSLKeystoreLocation])
+	}
+	d := ForTests(1, "/data").listenerSSL("CONTROLLER")
+	for key, want := range map[string]string{keySSLKeystoreType: "JKS", keySSLClientAuth: "none", keySSLEnabledProtocols: "TLSv1.2,TLSv1.3", keySSLProtocol: "TLSv1.3", keySSLEndpointIdentification: "https"} {
+		if d[key].value != want || d[key].set {
+			t.Errorf("default of %s = %+v, want Kafka's %q", key, d[key], want)
+		}
+	}
+}

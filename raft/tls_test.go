@@ -1,0 +1,351 @@
+package raft
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/krabka-go/krabka/internal/tlstest"
+)
+
+// writeFile writes data to name in dir and returns its path.
+func writeFile(t *testing.T, dir, name string, data []byte) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// sslNode makes cfg's CONTROLLER listener SSL with leaf's key store and
+// ca's trust store, as files in dir, and ssl.client.auth=clientAuth.
+func sslNode(t *testing.T, cfg *Config, dir string, leaf *tlstest.Leaf, ca *tlstest.CA, clientAuth string) {
+	t.Helper()
+	cfg.ListenerSecurityProtocolMap = map[string]SecurityProtocol{"CONTROLLER": SecuritySSL}
+	cfg.SSL = map[string]string{
+		keySSLKeystoreType:       "PEM",
+		keySSLKeystoreLocation:   writeFile(t, dir, "keystore.pem", leaf.Keystore()),
+		keySSLTruststoreType:     "PEM",
+		keySSLTruststoreLocation: writeFile(t, dir, "truststore.pem", ca.PEM),
+		keySSLClientAuth:         clientAuth,
+	}
+}
+
+// dialTLS opens a TLS connection to addr with tc and completes the
+// handshake; in TLS 1.3 a server's refusal of the client's certificate
+// arrives with the first read, so it sends ApiVersions and reads the
+// answer.
+func dialTLS(t *testing.T, addr net.Addr, tc *tls.Config) (*tls.Conn, error) {
+	t.Helper()
+	nc, err := net.DialTimeout("tcp", addr.String(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = nc.SetDeadline(time.Now().Add(5 * time.Second))
+	conn := tls.Client(nc, tc)
+	t.Cleanup(func() { _ = conn.Close() })
+	if err := conn.Handshake(); err != nil {
+		return nil, err
+	}
+	if _, err := apiVersionsOn(t, conn); err != nil {
+		return nil, err
+	}
+	return conn, nil
+}
+
+// clientTLS is a client configuration that trusts ca and presents leaf
+// (when not nil).
+func clientTLS(t *testing.T, ca *tlstest.CA, leaf *tlstest.Leaf) *tls.Config {
+	tc := &tls.Config{RootCAs: tlstest.Pool(ca), ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}
+	if leaf != nil {
+		tc.Certificates = []tls.Certificate{leaf.TLSCertificate(t)}
+	}
+	return tc
+}
+
+// TestSSLQuorumElectsAndCommits: three voters whose controller listener
+// is SSL, with client certificates required, elect a leader, commit a
+// record forwarded from a follower, and serve franz-go's TLS client.
+func TestSSLQuorumElectsAndCommits(t *testing.T) {
+	ca := tlstest.NewCA(t, "quorum CA")
+	c := newTestClusterWith(t, 3, "", func(cfg *Config) {
+		leaf := ca.Issue(t, "controller-"+cfg.NodeID.String(), tlstest.Options{Names: []string{"127.0.0.1", "localhost"}})
+		sslNode(t, cfg, t.TempDir(), leaf, ca, "required")
+	})
+	leader := c.leader()
+	res := submit(t, c.node(c.follower(leader)), metadataVersionRecord())
+	c.waitApplied(res.LastOffset + 1)
+
+	admin := ca.Issue(t, "admin", tlstest.Options{})
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.node(leader).Addr().String()), kgo.DialTLSConfig(clientTLS(t, ca, admin)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	av := kmsg.NewPtrApiVersionsRequest()
+	av.ClientSoftwareName, av.ClientSoftwareVersion = "krabka-test", "1"
+	versions, err := av.RequestWith(t.Context(), cl.SeedBrokers()[0])
+	if err != nil || versions.ErrorCode != 0 {
+		t.Fatalf("ApiVersions over TLS = %+v, %v", versions, err)
+	}
+	resp, err := describeQuorumRequest().RequestWith(t.Context(), cl.SeedBrokers()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := resp.Topics[0].Partitions[0]
+	if p.ErrorCode != 0 || NodeID(p.LeaderID) != leader || len(p.CurrentVoters) != 3 || p.HighWatermark <= res.LastOffset {
+		t.Errorf("DescribeQuorum over TLS = %+v", p)
+	}
+}
+
+// TestSSLListenerRefusesUntrustedClients: with ssl.client.auth=required
+// a plaintext client, a client without a certificate, one whose
+// certificate another CA signed and one whose certificate expired each
+// fail with an error that says why, and every refused connection is
+// freed; a client that does not trust the server's CA, or meets an
+// expired server certificate, refuses the server.
+func TestSSLListenerRefusesUntrustedClients(t *testing.T) {
+	ca, other := tlstest.NewCA(t, "test CA"), tlstest.NewCA(t, "other CA")
+	cfg := ForTests(1, t.TempDir())
+	sslNode(t, &cfg, t.TempDir(), ca.Issue(t, "server", tlstest.Options{Names: []string{"127.0.0.1"}}), ca, "required")
+	node := startNode(t, cfg)
+	addr := node.Addr()
+
+	if _, err := dialTLS(t, addr, clientTLS(t, ca, ca.Issue(t, "good", tlstest.Options{}))); err != nil {
+		t.Fatalf("a trusted client: %v", err)
+	}
+	if resp, err := apiVersionsFrom(t, "127.0.0.1", addr); err == nil {
+		t.Fatalf("a plaintext client got an answer: %+v", resp)
+	}
+	// presenting sends leaf whatever CAs the server asks for, as a client
+	// with one certificate does.
+	presenting := func(trusted *tlstest.CA, leaf *tlstest.Leaf) *tls.Config {
+		tc := clientTLS(t, trusted, nil)
+		cert := leaf.TLSCertificate(t)
+		tc.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &cert, nil }
+		return tc
+	}
+	expired := ca.Issue(t, "expired", tlstest.Options{NotAfter: time.Now().Add(-time.Hour)})
+	for name, tt := range map[string]struct {
+		tc   *tls.Config
+		want string
+	}{
+		"no client certificate":   {clientTLS(t, ca, nil), "certificate required"},
+		"client from another CA":  {presenting(ca, other.Issue(t, "stranger", tlstest.Options{})), "unknown certificate authority"},
+		"expired client":          {presenting(ca, expired), "expired certificate"},
+		"server from another CA":  {clientTLS(t, other, nil), "certificate signed by unknown authority"},
+		"TLS 1.1 and older":       {&tls.Config{RootCAs: tlstest.Pool(ca), ServerName: "127.0.0.1", MinVersion: tls.VersionTLS10, MaxVersion: tls.VersionTLS11}, "protocol version"},
+		"another host name asked": {&tls.Config{RootCAs: tlstest.Pool(ca), ServerName: "elsewhere.example", MinVersion: tls.VersionTLS12}, "wanted to match elsewhere.example"},
+	} {
+		_, err := dialTLS(t, addr, tt.tc)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want an error saying %q", name, err, tt.want)
+		}
+	}
+	srv := node.srv.srvs[0]
+	waitFor(t, "the refused connections to be freed", func() bool { return srv.Stats().Active <= 1 })
+
+	expiredServer := ForTests(2, t.TempDir())
+	sslNode(t, &expiredServer, t.TempDir(), ca.Issue(t, "server", tlstest.Options{Names: []string{"127.0.0.1"}, NotAfter: time.Now().Add(-time.Minute)}), ca, "none")
+	if _, err := dialTLS(t, startNode(t, expiredServer).Addr(), clientTLS(t, ca, nil)); err == nil || !strings.Contains(err.Error(), "expired") {
+		t.Errorf("expired server certificate: %v, want an error saying it expired", err)
+	}
+}
+
+// TestSSLProtocolsAndCipherSuitesAreEnforced: a listener limited to TLS
+// 1.3 refuses a TLS 1.2 client, and one limited to one TLS 1.2 suite
+// refuses a client offering only another; a per-listener override wins
+// over the node-wide key.
+func TestSSLProtocolsAndCipherSuitesAreEnforced(t *testing.T) {
+	ca := tlstest.NewCA(t, "test CA")
+	leaf := ca.Issue(t, "server", tlstest.Options{Names: []string{"127.0.0.1"}})
+	tls13 := ForTests(1, t.TempDir())
+	sslNode(t, &tls13, t.TempDir(), leaf, ca, "none")
+	tls13.SSL[keySSLEnabledProtocols] = "TLSv1.2,TLSv1.3"
+	tls13.SSL[listenerSSLKey("CONTROLLER", keySSLEnabledProtocols)] = "TLSv1.3"
+	addr := startNode(t, tls13).Addr()
+	old := clientTLS(t, ca, nil)
+	old.MaxVersion = tls.VersionTLS12
+	if _, err := dialTLS(t, addr, old); err == nil || !strings.Contains(err.Error(), "protocol version") {
+		t.Errorf("TLS 1.2 client against ssl.enabled.protocols=TLSv1.3: %v", err)
+	}
+	if conn, err := dialTLS(t, addr, clientTLS(t, ca, nil)); err != nil || conn.ConnectionState().Version != tls.VersionTLS13 {
+		t.Errorf("TLS 1.3 client: %v", err)
+	}
+
+	one := ForTests(2, t.TempDir())
+	sslNode(t, &one, t.TempDir(), leaf, ca, "none")
+	one.SSL[keySSLEnabledProtocols] = "TLSv1.2"
+	one.SSL[keySSLCipherSuites] = "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"
+	addr = startNode(t, one).Addr()
+	other := clientTLS(t, ca, nil)
+	other.CipherSuites = []uint16{tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256}
+	if _, err := dialTLS(t, addr, other); err == nil || !strings.Contains(err.Error(), "handshake failure") {
+		t.Errorf("client without the listed suite: %v", err)
+	}
+	if conn, err := dialTLS(t, addr, clientTLS(t, ca, nil)); err != nil || conn.ConnectionState().CipherSuite != tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256 {
+		t.Errorf("client with the listed suite: %v", err)
+	}
+}
+
+// TestSSLPeerEndpointIdentification: the node's own client side (its
+// connections to the other controllers) checks the server's host name
+// with ssl.endpoint.identification.algorithm=https, the default, and
+// only the chain when it is empty; a server from another CA fails both.
+func TestSSLPeerEndpointIdentification(t *testing.T) {
+	ca, other := tlstest.NewCA(t, "test CA"), tlstest.NewCA(t, "other CA")
+	wrongName := ca.Issue(t, "server", tlstest.Options{Names: []string{"elsewhere.example"}})
+	serve := func(leaf *tlstest.Leaf) net.Addr {
+		cfg := ForTests(1, t.TempDir())
+		sslNode(t, &cfg, t.TempDir(), leaf, ca, "none")
+		return startNode(t, cfg).Addr()
+	}
+	wrongAddr := serve(wrongName)
+	strangerAddr := serve(other.Issue(t, "server", tlstest.Options{Names: []string{"127.0.0.1"}}))
+	for _, tt := range []struct {
+		algorithm           string
+		wrongName, stranger bool // whether each handshake succeeds
+	}{
+		{"https", false, false},
+		{"", true, false},
+	} {
+		cfg := ForTests(2, t.TempDir())
+		sslNode(t, &cfg, t.TempDir(), ca.Issue(t, "client", tlstest.Options{}), ca, "none")
+		cfg.SSL[keySSLEndpointIdentification] = tt.algorithm
+		rc, err := newRuntimeConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for addr, want := range map[net.Addr]bool{wrongAddr: tt.wrongName, strangerAddr: tt.stranger} {
+			_, err := dialTLS(t, addr, rc.peer.TLS("127.0.0.1"))
+			if (err == nil) != want {
+				t.Errorf("algorithm %q, server at %s: handshake error %v, want success %v", tt.algorithm, addr, err, want)
+			}
+		}
+	}
+}
+
+// TestSSLCertificateReload: replacing the key store file gives new
+// connections the new certificate while an established one keeps
+// working; a file that no longer reads keeps the certificate in use.
+func TestSSLCertificateReload(t *testing.T) {
+	ca := tlstest.NewCA(t, "test CA")
+	dir := t.TempDir()
+	cfg := ForTests(1, t.TempDir())
+	first := ca.Issue(t, "first", tlstest.Options{Names: []string{"127.0.0.1"}})
+	sslNode(t, &cfg, dir, first, ca, "none")
+	addr := startNode(t, cfg).Addr()
+	served := func() *x509.Certificate {
+		t.Helper()
+		conn, err := dialTLS(t, addr, clientTLS(t, ca, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return conn.ConnectionState().PeerCertificates[0]
+	}
+	old, err := dialTLS(t, addr, clientTLS(t, ca, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := old.ConnectionState().PeerCertificates[0]; !got.Equal(first.Cert) {
+		t.Fatalf("served %s, want the first certificate", got.Subject)
+	}
+
+	second := ca.Issue(t, "second", tlstest.Options{Names: []string{"127.0.0.1"}})
+	replace := func(data []byte) {
+		t.Helper()
+		tmp := writeFile(t, dir, "keystore.new", data)
+		if err := os.Rename(tmp, cfg.SSL[keySSLKeystoreLocation]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	replace(second.Keystore())
+	if got := served(); !got.Equal(second.Cert) {
+		t.Errorf("after the file changed a new connection got %s, want the second certificate", got.Subject)
+	}
+	if _, err := apiVersionsOn(t, old); err != nil {
+		t.Errorf("the connection made before the reload: %v", err)
+	}
+
+	replace([]byte("not a key store"))
+	if got := served(); !got.Equal(second.Cert) {
+		t.Errorf("after a bad file a new connection got %s, want the second certificate kept", got.Subject)
+	}
+}
+
+// TestSSLInlinePEMFromProperties: a server.properties file with the key
+// store and trust store inline (KIP-651), written over continuation
+// lines, starts a node that serves TLS; an encrypted key is refused at
+// start with a message that says so.
+func TestSSLInlinePEMFromProperties(t *testing.T) {
+	ca := tlstest.NewCA(t, "test CA")
+	leaf := ca.Issue(t, "server", tlstest.Options{Names: []string{"127.0.0.1"}})
+	continued := func(pem []byte) string {
+		return strings.ReplaceAll(strings.TrimSpace(string(pem)), "\n", " \\\n    ")
+	}
+	props := "node.id=1\nprocess.roles=controller\ncontroller.listener.names=CONTROLLER\n" +
+		"listeners=CONTROLLER://127.0.0.1:0\ncontroller.quorum.voters=1@127.0.0.1:0\n" +
+		"listener.security.protocol.map=CONTROLLER:SSL\nmetadata.log.dir=" + t.TempDir() + "\n" +
+		"ssl.keystore.type=PEM\nssl.truststore.type=PEM\n" +
+		"ssl.keystore.certificate.chain=" + continued(leaf.CertPEM) + "\n" +
+		"ssl.keystore.key=" + continued(leaf.KeyPEM) + "\n" +
+		"listener.name.controller.ssl.truststore.certificates=" + continued(ca.PEM) + "\n"
+	cfg, _, err := ParseProperties([]byte(props))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(cfg.String(), "PRIVATE KEY") || !strings.Contains(cfg.String(), "ssl.keystore.key=[hidden]") {
+		t.Errorf("String() shows the private key:\n%s", cfg)
+	}
+	if _, err := dialTLS(t, startNode(t, cfg).Addr(), clientTLS(t, ca, nil)); err != nil {
+		t.Errorf("inline PEM listener: %v", err)
+	}
+
+	enc := ForTests(2, t.TempDir())
+	sslNode(t, &enc, t.TempDir(), leaf, ca, "none")
+	encrypted := strings.ReplaceAll(string(leaf.Keystore()), "PRIVATE KEY", "ENCRYPTED PRIVATE KEY")
+	enc.SSL[keySSLKeystoreLocation] = writeFile(t, t.TempDir(), "encrypted.pem", []byte(encrypted))
+	var ce *ConfigError
+	if c, err := Start(t.Context(), enc); err == nil {
+		_ = c.Shutdown(context.Background())
+		t.Error("Start accepted an encrypted key")
+	} else if !errors.As(err, &ce) || ce.Key != keySSLKeystoreLocation || !strings.Contains(ce.Reason, "encrypted private keys are not implemented") {
+		t.Errorf("Start with an encrypted key = %v", err)
+	}
+}
+
+// TestSSLServedChainWithOpenSSL checks the listener with another TLS
+// implementation: openssl s_client verifies the served chain against the
+// CA.
+func TestSSLServedChainWithOpenSSL(t *testing.T) {
+	openssl, err := exec.LookPath("openssl")
+	if err != nil {
+		t.Skip("openssl is not installed; the served chain is checked by Go's client only")
+	}
+	ca := tlstest.NewCA(t, "test CA")
+	dir := t.TempDir()
+	cfg := ForTests(1, t.TempDir())
+	sslNode(t, &cfg, dir, ca.Issue(t, "server", tlstest.Options{Names: []string{"127.0.0.1"}}), ca, "none")
+	addr := startNode(t, cfg).Addr()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, openssl, "s_client", "-connect", addr.String(), "-CAfile", cfg.SSL[keySSLTruststoreLocation],
+		"-verify_return_error", "-verify_ip", "127.0.0.1", "-showcerts")
+	cmd.Stdin = strings.NewReader("")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "Verify return code: 0 (ok)") || !strings.Contains(string(out), "CN = server") {
+		t.Errorf("openssl s_client: %v\n%s", err, out)
+	}
+}
