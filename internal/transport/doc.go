@@ -11,8 +11,8 @@
 // over a limit is closed at once, without a byte), then gets two
 // goroutines:
 //
-//   - the reader runs the [Handshake] (the seam for TLS and SASL;
-//     [Plaintext] by default), then loops: take an in-flight slot, read one
+//   - the reader runs the [Handshake] ([Plaintext] by default, [TLS] on
+//     an SSL listener; the seam for SASL too), then loops: take an in-flight slot, read one
 //     frame (through a 16 KiB buffer, so that pipelined frames arriving
 //     together take one system call) with the idle deadline
 //     (connections.max.idle.ms) and the size
