@@ -182,7 +182,7 @@ type Config struct {
 	// unauthenticated listener in its place (docs/security.md).
 	ListenerSecurityProtocolMap map[string]SecurityProtocol
 	// SSL holds the TLS properties of the SSL listeners by their Kafka
-	// keys: ssl.keystore.*, ssl.truststore.*, ssl.client.auth,
+	// keys: ssl.keystore.*, ssl.truststore.*, ssl.key.password, ssl.client.auth,
 	// ssl.enabled.protocols, ssl.protocol, ssl.cipher.suites and
 	// ssl.endpoint.identification.algorithm, and their per-listener
 	// overrides listener.name.<listener>.<key> (listener in lower case),

@@ -42,6 +42,7 @@ var acceptedProperties = map[string]enforcement{
 	keySSLKeystoreLocation:         {touchesSecurity, []string{"raft.TestSSLQuorumElectsAndCommits", "raft.TestSSLCertificateReload", "raft.TestValidateSSLRules", "raft.TestSSLServedChainWithOpenSSL"}, ""},
 	keySSLKeystoreCertificateChain: {touchesSecurity, []string{"raft.TestSSLInlinePEMFromProperties", "raft.TestValidateSSLRules"}, ""},
 	keySSLKeystoreKey:              {touchesSecurity, []string{"raft.TestSSLInlinePEMFromProperties", "raft.TestValidateSSLRules"}, ""},
+	keySSLKeyPassword:              {touchesSecurity, []string{"raft.TestSSLEncryptedKey"}, ""},
 	keySSLTruststoreType:           {touchesSecurity, []string{"raft.TestValidateSSLRules", "raft.TestSSLListenerRefusesUntrustedClients"}, ""},
 	keySSLTruststoreLocation:       {touchesSecurity, []string{"raft.TestSSLListenerRefusesUntrustedClients", "raft.TestSSLPeerEndpointIdentification", "raft.TestValidateSSLRules"}, ""},
 	keySSLTruststoreCertificates:   {touchesSecurity, []string{"raft.TestSSLInlinePEMFromProperties", "raft.TestValidateSSLRules"}, ""},

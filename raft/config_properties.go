@@ -231,9 +231,9 @@ func resolveMetadataLogDir(values map[string]string) string {
 // listener.security.protocol.map shows the effective map (see
 // [Config.ListenerSecurityProtocol]); the metadata directory is
 // metadata.log.dir; internal.metadata.log.segment.bytes appears only
-// when set; a TLS private key given inline (ssl.keystore.key) shows as
-// [hidden], as Kafka logs its secrets. Reading the result back gives an
-// equivalent Config, but for that key.
+// when set; a TLS private key given inline (ssl.keystore.key) and
+// ssl.key.password show as [hidden], as Kafka logs its secrets. Reading
+// the result back gives an equivalent Config, but for those keys.
 func (c Config) Properties() map[string]string {
 	out := make(map[string]string, len(propertyTable)+1)
 	for _, p := range propertyTable {

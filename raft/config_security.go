@@ -40,7 +40,6 @@ type refusedProperty struct {
 // SslConfigs, SaslConfigs, SecurityConfig, KRaftConfigs, QuotaConfig and
 // DelegationTokenManagerConfigs that Krabka does not enforce.
 var refusedProperties = []refusedProperty{
-	{key: keySSLKeyPassword, reason: reasonKeyPassword},
 	{key: "ssl.", prefix: true, reason: reasonTLS},
 	{key: "sasl.", prefix: true, reason: reasonSASL},
 	{key: "security.providers", unset: isEmpty, reason: reasonTLS},

@@ -18,7 +18,6 @@ import (
 var kafkaSecurityProperties = []struct{ key, value, reason string }{
 	{"ssl.provider", "SunJSSE", "this TLS setting is not implemented"},
 	{"ssl.keystore.password", "hunter2", "TLS"},
-	{"ssl.key.password", "hunter2", "encrypted private keys are not implemented"},
 	{"ssl.truststore.password", "hunter2", "TLS"},
 	{"ssl.keymanager.algorithm", "SunX509", "TLS"},
 	{"ssl.trustmanager.algorithm", "PKIX", "TLS"},
@@ -66,7 +65,6 @@ var kafkaSecurityProperties = []struct{ key, value, reason string }{
 	{"listener.name.controller.max.connections", "100", "per-listener connection limits are not implemented yet"},
 	{"listener.name.controller.max.connection.creation.rate", "10", "connection creation rate quotas"},
 	{"listener.name.controller.ssl.keystore.password", "hunter2", "this TLS setting is not implemented"},
-	{"listener.name.controller.ssl.key.password", "hunter2", "encrypted private keys"},
 	{"listener.name.controller.sasl.enabled.mechanisms", "PLAIN", "SASL authentication is not implemented yet"},
 	{"listener.name.controller.plain.sasl.jaas.config", `org.apache.kafka.common.security.plain.PlainLoginModule required user_admin="hunter2";`, "SASL"},
 	{"listener.name.controller.scram-sha-256.sasl.server.callback.handler.class", "com.example.Handler", "SASL"},

@@ -42,19 +42,16 @@ var sslDefaults = map[string]string{
 var sslKeys = []string{
 	keySSLKeystoreType, keySSLKeystoreLocation, keySSLKeystoreCertificateChain, keySSLKeystoreKey,
 	keySSLTruststoreType, keySSLTruststoreLocation, keySSLTruststoreCertificates,
-	keySSLClientAuth, keySSLEnabledProtocols, keySSLProtocol, keySSLCipherSuites, keySSLEndpointIdentification,
+	keySSLKeyPassword, keySSLClientAuth, keySSLEnabledProtocols, keySSLProtocol, keySSLCipherSuites, keySSLEndpointIdentification,
 }
 
-// sslSecretKeys hold a private key: their values never appear in an
-// error, a log line or [Config.Properties].
-var sslSecretKeys = []string{keySSLKeystoreKey}
+// sslSecretKeys hold a private key or its password: their values never
+// appear in an error, a log line or [Config.Properties].
+var sslSecretKeys = []string{keySSLKeystoreKey, keySSLKeyPassword}
 
 // hiddenValue stands for a secret in [Config.Properties], as Kafka logs
 // its password-type values.
 const hiddenValue = "[hidden]"
-
-// reasonKeyPassword refuses ssl.key.password.
-const reasonKeyPassword = "encrypted private keys are not implemented: give the PEM key unencrypted (PKCS#8, BEGIN PRIVATE KEY) in a file only the node's user can read, and remove the property"
 
 // sslBaseKey returns the TLS property key names: key itself, or the key
 // after listener.name.<listener>. (with the listener in lower case, as

@@ -28,6 +28,8 @@ type tlsStores struct {
 	// keyFile and trustFile are ssl.keystore.location and
 	// ssl.truststore.location; empty for an inline store or none.
 	keyFile, trustFile string
+	// keyPassword is ssl.key.password, for an encrypted key in keyFile.
+	keyPassword string
 
 	mu         sync.Mutex
 	cert       *tls.Certificate
@@ -57,13 +59,14 @@ func newTLSStores(name string, s map[string]sslSetting, log *slog.Logger) (*tlsS
 	st := &tlsStores{listener: name, log: log}
 	if loc := s[keySSLKeystoreLocation]; loc.set {
 		st.keyFile = loc.value
-		stamp, cert, err := readKeystoreFile(loc.value)
+		st.keyPassword = s[keySSLKeyPassword].value
+		stamp, cert, err := readKeystoreFile(loc.value, st.keyPassword)
 		if err != nil {
 			return nil, &ConfigError{Key: loc.key, Value: loc.value, Reason: err.Error()}
 		}
 		st.cert, st.keyStamp = cert, stamp
 	} else if chain, key := s[keySSLKeystoreCertificateChain], s[keySSLKeystoreKey]; chain.set {
-		cert, err := keyPair([]byte(chain.value), []byte(key.value))
+		cert, err := keyPair([]byte(chain.value), []byte(key.value), s[keySSLKeyPassword].value)
 		if err != nil {
 			return nil, &ConfigError{Key: chain.key, Reason: fmt.Sprintf("with %s: %v", key.key, err)}
 		}
@@ -86,8 +89,8 @@ func newTLSStores(name string, s map[string]sslSetting, log *slog.Logger) (*tlsS
 	return st, nil
 }
 
-func readKeystoreFile(path string) (fileStamp, *tls.Certificate, error) {
-	return readStore(path, func(data []byte) (*tls.Certificate, error) { return keyPair(data, data) })
+func readKeystoreFile(path, password string) (fileStamp, *tls.Certificate, error) {
+	return readStore(path, func(data []byte) (*tls.Certificate, error) { return keyPair(data, data, password) })
 }
 
 func readTruststoreFile(path string) (fileStamp, *x509.CertPool, error) {
@@ -118,7 +121,7 @@ func (st *tlsStores) current() (*tls.Certificate, *x509.CertPool) {
 	if st.keyFile != "" {
 		if stamp, err := stampOf(st.keyFile); err == nil && stamp != st.keyStamp {
 			st.keyStamp = stamp
-			if _, cert, err := readKeystoreFile(st.keyFile); err != nil {
+			if _, cert, err := readKeystoreFile(st.keyFile, st.keyPassword); err != nil {
 				st.reloadFailed(keySSLKeystoreLocation, st.keyFile, err)
 			} else {
 				st.cert = cert
@@ -168,8 +171,10 @@ func pemBlocks(data []byte) ([]*pem.Block, error) {
 
 // keyPair reads a certificate chain (leaf first) from chain and the
 // private key from key, which may be the same PEM text: Kafka's
-// FileBasedPemStore reads both from one file.
-func keyPair(chain, key []byte) (*tls.Certificate, error) {
+// FileBasedPemStore reads both from one file. An encrypted key is
+// decrypted with password (ssl.key.password), which must be set exactly
+// when the key is encrypted, as Kafka's PemStore requires.
+func keyPair(chain, key []byte, password string) (*tls.Certificate, error) {
 	var certPEM, keyPEM []byte
 	cb, err := pemBlocks(chain)
 	if err != nil {
@@ -185,18 +190,33 @@ func keyPair(chain, key []byte) (*tls.Certificate, error) {
 		return nil, err
 	}
 	for _, b := range kb {
-		switch {
-		case b.Type == "ENCRYPTED PRIVATE KEY":
-			return nil, errors.New(reasonKeyPassword)
-		case strings.HasSuffix(b.Type, "PRIVATE KEY") && keyPEM == nil:
-			keyPEM = pem.EncodeToMemory(b)
+		if keyPEM != nil || !strings.HasSuffix(b.Type, "PRIVATE KEY") {
+			continue
 		}
+		if b.Type != "ENCRYPTED PRIVATE KEY" {
+			if password != "" {
+				return nil, fmt.Errorf("%s is set but the private key is not encrypted; remove the property", keySSLKeyPassword)
+			}
+			keyPEM = pem.EncodeToMemory(b)
+			continue
+		}
+		if password == "" {
+			return nil, fmt.Errorf("the private key is encrypted: set %s", keySSLKeyPassword)
+		}
+		der, err := decryptPKCS8(b.Bytes, password)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := x509.ParsePKCS8PrivateKey(der); err != nil {
+			return nil, errWrongKeyPassword
+		}
+		keyPEM = pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
 	}
 	switch {
 	case certPEM == nil:
 		return nil, errors.New("no PEM certificate (BEGIN CERTIFICATE) found")
 	case keyPEM == nil:
-		return nil, errors.New("no PEM private key (BEGIN PRIVATE KEY) found")
+		return nil, errors.New("no PEM private key (BEGIN PRIVATE KEY or BEGIN ENCRYPTED PRIVATE KEY) found")
 	}
 	cert, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {

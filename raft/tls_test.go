@@ -287,8 +287,7 @@ func TestSSLCertificateReload(t *testing.T) {
 
 // TestSSLInlinePEMFromProperties: a server.properties file with the key
 // store and trust store inline (KIP-651), written over continuation
-// lines, starts a node that serves TLS; an encrypted key is refused at
-// start with a message that says so.
+// lines, starts a node that serves TLS, and String hides the key.
 func TestSSLInlinePEMFromProperties(t *testing.T) {
 	ca := tlstest.NewCA(t, "test CA")
 	leaf := ca.Issue(t, "server", tlstest.Options{Names: []string{"127.0.0.1"}})
@@ -312,17 +311,73 @@ func TestSSLInlinePEMFromProperties(t *testing.T) {
 	if _, err := dialTLS(t, startNode(t, cfg).Addr(), clientTLS(t, ca, nil)); err != nil {
 		t.Errorf("inline PEM listener: %v", err)
 	}
+}
 
-	enc := ForTests(2, t.TempDir())
-	sslNode(t, &enc, t.TempDir(), leaf, ca, "none")
-	encrypted := strings.ReplaceAll(string(leaf.Keystore()), "PRIVATE KEY", "ENCRYPTED PRIVATE KEY")
-	enc.SSL[keySSLKeystoreLocation] = writeFile(t, t.TempDir(), "encrypted.pem", []byte(encrypted))
-	var ce *ConfigError
-	if c, err := Start(t.Context(), enc); err == nil {
-		_ = c.Shutdown(context.Background())
-		t.Error("Start accepted an encrypted key")
-	} else if !errors.As(err, &ce) || ce.Key != keySSLKeystoreLocation || !strings.Contains(ce.Reason, "encrypted private keys are not implemented") {
-		t.Errorf("Start with an encrypted key = %v", err)
+// TestSSLEncryptedKey: a PEM key encrypted with PBES2 (written by
+// openssl pkcs8 -topk8 -v2, with HMAC-SHA256 and AES-256, and with
+// HMAC-SHA1 and AES-128) is read with ssl.key.password; a wrong or
+// missing password, a password for a key that is not encrypted, and an
+// older scheme are refused at start with a message that says which, and
+// without the password.
+func TestSSLEncryptedKey(t *testing.T) {
+	read := func(name string) []byte {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join("testdata", "tls", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	cert := read("encrypted-key-cert.pem")
+	start := func(key []byte, password string) (*Controller, error) {
+		cfg := ForTests(1, t.TempDir())
+		cfg.ListenerSecurityProtocolMap = map[string]SecurityProtocol{"CONTROLLER": SecuritySSL}
+		cfg.SSL = map[string]string{
+			keySSLKeystoreType:     "PEM",
+			keySSLKeystoreLocation: writeFile(t, t.TempDir(), "keystore.pem", append(append([]byte{}, key...), cert...)),
+		}
+		if password != "" {
+			cfg.SSL[keySSLKeyPassword] = password
+		}
+		c, err := Start(t.Context(), cfg)
+		if err == nil {
+			t.Cleanup(func() { _ = c.Shutdown(context.Background()) })
+		}
+		return c, err
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(cert)
+	for _, name := range []string{"key-pbes2-aes256-sha256.pem", "key-pbes2-aes128-sha1.pem"} {
+		c, err := start(read(name), "krabka-test")
+		if err != nil {
+			t.Errorf("%s: Start = %v", name, err)
+			continue
+		}
+		if _, err := dialTLS(t, c.Addr(), &tls.Config{RootCAs: roots, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	plain := tlstest.NewCA(t, "test CA").Issue(t, "plain", tlstest.Options{}).KeyPEM
+	for _, tt := range []struct {
+		name, key, password, want string
+	}{
+		{"wrong password", "key-pbes2-aes256-sha256.pem", "hunter2", "does not decrypt with ssl.key.password"},
+		{"no password", "key-pbes2-aes128-sha1.pem", "", "the private key is encrypted: set ssl.key.password"},
+		{"PKCS#12 3DES", "key-pbe-sha1-3des.pem", "krabka-test", "is not implemented; re-encrypt the key with PBES2"},
+		{"key not encrypted", "", "hunter2", "ssl.key.password is set but the private key is not encrypted"},
+	} {
+		key := plain
+		if tt.key != "" {
+			key = read(tt.key)
+		}
+		_, err := start(key, tt.password)
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Key != keySSLKeystoreLocation || !strings.Contains(ce.Reason, tt.want) {
+			t.Errorf("%s: Start = %v, want a problem with %s saying %q", tt.name, err, keySSLKeystoreLocation, tt.want)
+		}
+		if err != nil && tt.password != "" && strings.Contains(err.Error(), tt.password) {
+			t.Errorf("%s: the error shows the password: %v", tt.name, err)
+		}
 	}
 }
 
