@@ -44,7 +44,7 @@ var acceptedProperties = map[string]enforcement{
 	keySSLKeystoreKey:              {touchesSecurity, []string{"raft.TestSSLInlinePEMFromProperties", "raft.TestValidateSSLRules"}, ""},
 	keySSLKeyPassword:              {touchesSecurity, []string{"raft.TestSSLEncryptedKey"}, ""},
 	keySSLTruststoreType:           {touchesSecurity, []string{"raft.TestValidateSSLRules", "raft.TestSSLListenerRefusesUntrustedClients"}, ""},
-	keySSLTruststoreLocation:       {touchesSecurity, []string{"raft.TestSSLListenerRefusesUntrustedClients", "raft.TestSSLPeerEndpointIdentification", "raft.TestValidateSSLRules"}, ""},
+	keySSLTruststoreLocation:       {touchesSecurity, []string{"raft.TestSSLListenerRefusesUntrustedClients", "raft.TestSSLTrustStoreReload", "raft.TestSSLPeerEndpointIdentification", "raft.TestValidateSSLRules"}, ""},
 	keySSLTruststoreCertificates:   {touchesSecurity, []string{"raft.TestSSLInlinePEMFromProperties", "raft.TestValidateSSLRules"}, ""},
 	keySSLClientAuth:               {touchesSecurity, []string{"raft.TestSSLListenerRefusesUntrustedClients", "raft.TestSSLQuorumElectsAndCommits", "raft.TestValidateSSLRules", "raft.TestValidateAcceptsSSL", "transport.TestTLSListenerClosesPlaintextAndUncertifiedClients"}, ""},
 	keySSLEnabledProtocols:         {touchesSecurity, []string{"raft.TestSSLProtocolsAndCipherSuitesAreEnforced", "raft.TestSSLListenerRefusesUntrustedClients", "raft.TestValidateSSLRules"}, ""},

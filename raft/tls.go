@@ -118,34 +118,42 @@ func readStore[T any](path string, parse func([]byte) (T, error)) (fileStamp, T,
 func (st *tlsStores) current() (*tls.Certificate, *x509.CertPool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.keyFile != "" {
-		if stamp, err := stampOf(st.keyFile); err == nil && stamp != st.keyStamp {
-			st.keyStamp = stamp
-			if _, cert, err := readKeystoreFile(st.keyFile, st.keyPassword); err != nil {
-				st.reloadFailed(keySSLKeystoreLocation, st.keyFile, err)
-			} else {
-				st.cert = cert
-				st.log.LogAttrs(context.Background(), slog.LevelInfo, "TLS key store reloaded", slog.String(logKeyListener, st.listener), slog.String(logKeyFile, st.keyFile))
-			}
+	st.reload(keySSLKeystoreLocation, st.keyFile, &st.keyStamp, func() error {
+		_, cert, err := readKeystoreFile(st.keyFile, st.keyPassword)
+		if err == nil {
+			st.cert = cert
 		}
-	}
-	if st.trustFile != "" {
-		if stamp, err := stampOf(st.trustFile); err == nil && stamp != st.trustStamp {
-			st.trustStamp = stamp
-			if _, roots, err := readTruststoreFile(st.trustFile); err != nil {
-				st.reloadFailed(keySSLTruststoreLocation, st.trustFile, err)
-			} else {
-				st.roots = roots
-				st.log.LogAttrs(context.Background(), slog.LevelInfo, "TLS trust store reloaded", slog.String(logKeyListener, st.listener), slog.String(logKeyFile, st.trustFile))
-			}
+		return err
+	})
+	st.reload(keySSLTruststoreLocation, st.trustFile, &st.trustStamp, func() error {
+		_, roots, err := readTruststoreFile(st.trustFile)
+		if err == nil {
+			st.roots = roots
 		}
-	}
+		return err
+	})
 	return st.cert, st.roots
 }
 
-func (st *tlsStores) reloadFailed(key, path string, err error) {
-	st.log.LogAttrs(context.Background(), slog.LevelError, "TLS store changed but does not read; keeping the one in use",
-		slog.String(logKeyListener, st.listener), slog.String(logKeyProperty, key), slog.String(logKeyFile, path), slog.Any(logKeyError, err))
+// reload runs read, which replaces a store with the contents of path,
+// when path (the property key's value; empty for none) no longer has
+// stamp, and records its new stamp. A failed read leaves the store as it
+// was and is logged.
+func (st *tlsStores) reload(key, path string, stamp *fileStamp, read func() error) {
+	if path == "" {
+		return
+	}
+	now, err := stampOf(path)
+	if err != nil || now == *stamp {
+		return
+	}
+	*stamp = now
+	attrs := []slog.Attr{slog.String(logKeyListener, st.listener), slog.String(logKeyProperty, key), slog.String(logKeyFile, path)}
+	if err := read(); err != nil {
+		st.log.LogAttrs(context.Background(), slog.LevelError, "TLS store changed but does not read; keeping the one in use", append(attrs, slog.Any(logKeyError, err))...)
+		return
+	}
+	st.log.LogAttrs(context.Background(), slog.LevelInfo, "TLS store reloaded", attrs...)
 }
 
 // pemBlock matches one PEM block, also when a properties file's line

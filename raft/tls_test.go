@@ -285,6 +285,40 @@ func TestSSLCertificateReload(t *testing.T) {
 	}
 }
 
+// TestSSLTrustStoreReload: with ssl.client.auth=required, replacing the
+// trust store with another CA's certificate refuses new clients of the
+// old CA and admits the new CA's, while a connection made before keeps
+// working.
+func TestSSLTrustStoreReload(t *testing.T) {
+	ca, next := tlstest.NewCA(t, "test CA"), tlstest.NewCA(t, "next CA")
+	cfg := ForTests(1, t.TempDir())
+	sslNode(t, &cfg, t.TempDir(), ca.Issue(t, "server", tlstest.Options{Names: []string{"127.0.0.1"}}), ca, "required")
+	addr := startNode(t, cfg).Addr()
+	oldClient := clientTLS(t, ca, ca.Issue(t, "old client", tlstest.Options{}))
+	old, err := dialTLS(t, addr, oldClient)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	path := cfg.SSL[keySSLTruststoreLocation]
+	tmp := writeFile(t, filepath.Dir(path), "truststore.new", next.PEM)
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dialTLS(t, addr, oldClient); err == nil {
+		t.Error("a client of the replaced CA was admitted after the reload")
+	}
+	nextClient := clientTLS(t, ca, nil) // the server's own certificate is still the old CA's
+	cert := next.Issue(t, "next client", tlstest.Options{}).TLSCertificate(t)
+	nextClient.Certificates = []tls.Certificate{cert}
+	if _, err := dialTLS(t, addr, nextClient); err != nil {
+		t.Errorf("a client of the new CA after the reload: %v", err)
+	}
+	if _, err := apiVersionsOn(t, old); err != nil {
+		t.Errorf("the connection made before the reload: %v", err)
+	}
+}
+
 // TestSSLInlinePEMFromProperties: a server.properties file with the key
 // store and trust store inline (KIP-651), written over continuation
 // lines, starts a node that serves TLS, and String hides the key.

@@ -58,6 +58,9 @@
 // with UNSUPPORTED_VERSION, which is how KRaft learns, for example, that a
 // pre-4.0 voter cannot take a pre-vote (Vote v2, KIP-996).
 //
+// With PeerConfig.TLS each connection runs a TLS client handshake right
+// after the dial, within the same deadline, before its first request.
+//
 // A request that times out closes the connection, as Kafka's NetworkClient
 // does: its answer might still arrive, and closing is the only way to be
 // sure nothing is matched to the wrong request. Every other request in
