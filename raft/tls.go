@@ -297,9 +297,14 @@ func newListenerTLS(name string, s map[string]sslSetting, log *slog.Logger) (lis
 	}
 	server := base.Clone()
 	server.ClientAuth = clientAuth
+	// No session resumption: every connection runs a full handshake
+	// against the stores as they are then, so that a replaced trust store
+	// holds for every new connection.
+	server.SessionTicketsDisabled = true
 	server.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
 		cert, roots := st.current()
 		c := base.Clone()
+		c.SessionTicketsDisabled = true
 		c.ClientAuth = clientAuth
 		c.Certificates = []tls.Certificate{*cert}
 		c.ClientCAs = roots

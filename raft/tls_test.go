@@ -287,17 +287,23 @@ func TestSSLCertificateReload(t *testing.T) {
 
 // TestSSLTrustStoreReload: with ssl.client.auth=required, replacing the
 // trust store with another CA's certificate refuses new clients of the
-// old CA and admits the new CA's, while a connection made before keeps
-// working.
+// old CA, also one that kept a TLS session to resume, and admits the
+// new CA's, while a connection made before keeps working.
 func TestSSLTrustStoreReload(t *testing.T) {
 	ca, next := tlstest.NewCA(t, "test CA"), tlstest.NewCA(t, "next CA")
 	cfg := ForTests(1, t.TempDir())
 	sslNode(t, &cfg, t.TempDir(), ca.Issue(t, "server", tlstest.Options{Names: []string{"127.0.0.1"}}), ca, "required")
 	addr := startNode(t, cfg).Addr()
 	oldClient := clientTLS(t, ca, ca.Issue(t, "old client", tlstest.Options{}))
+	// A client that keeps its sessions must not resume one past the
+	// new trust store.
+	oldClient.ClientSessionCache = tls.NewLRUClientSessionCache(4)
 	old, err := dialTLS(t, addr, oldClient)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if again, err := dialTLS(t, addr, oldClient); err != nil || again.ConnectionState().DidResume {
+		t.Errorf("a second connection: %v, resumed %v; want a full handshake", err, err == nil && again.ConnectionState().DidResume)
 	}
 
 	path := cfg.SSL[keySSLTruststoreLocation]
