@@ -12,11 +12,11 @@ const (
 	reasonTLS                 = "this TLS setting is not implemented; Krabka reads PEM key and trust stores and the TLS settings docs/security.md lists, and will not accept one it would ignore: remove the property, or keep this node on Kafka"
 	reasonSASL                = "SASL authentication is not implemented yet; Krabka authenticates no one and will not accept a SASL setting it would ignore: remove the property, or keep this node on Kafka"
 	reasonAuthorizer          = "authorization is not implemented yet; Krabka checks no ACLs (every client that reaches a listener may send every request) and will not accept an authorizer setting it would ignore: remove the property, or keep this node on Kafka"
-	reasonPrincipal           = "principals come from TLS or SASL authentication, which is not implemented yet; Krabka will not accept a principal setting it would ignore: remove the property"
+	reasonPrincipal           = "principals come from TLS or SASL authentication, and only Kafka's default TLS principal (the certificate's subject) is implemented; Krabka will not accept a principal setting it would ignore: remove the property"
 	reasonDelegationToken     = "delegation tokens are not implemented (they authenticate over SASL, which is not implemented yet); remove the property"
 	reasonConnectionRate      = "connection creation rate quotas are not implemented yet; Krabka will not accept a quota it would not enforce: remove the property, or set it to 2147483647 (no limit)"
 	reasonClientQuota         = "client quotas are not implemented; Krabka will not accept a quota callback it would not call: remove the property"
-	reasonInterBroker         = "security.inter.broker.protocol other than PLAINTEXT needs TLS or SASL, which is not implemented yet; remove the property or set it to PLAINTEXT"
+	reasonInterBroker         = "a controller-only node has no inter-broker listener: its connections to the other controllers use the first controller listener's security protocol (map it to SSL for TLS); remove the property or set it to PLAINTEXT"
 	reasonListenerConnections = "per-listener connection limits are not implemented yet; Krabka will not accept a limit it would not enforce: use max.connections, which counts the connections of every listener"
 	reasonPerListener         = "per-listener settings (listener.name.<listener>.*) are not implemented; Krabka applies only node-wide settings and will not accept one it would ignore"
 )

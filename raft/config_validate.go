@@ -62,8 +62,9 @@ const nonRoutableHost = "0.0.0.0"
 // non-negative ids and a host, because the consensus core cannot run
 // otherwise (Kafka keeps the last of two entries with one id and reads an
 // empty host as the local host); upper-case listener names, as Kafka's
-// parser leaves them; PLAINTEXT listeners only, since TLS and SASL are not
-// implemented yet (docs/security.md); IP addresses only in
+// parser leaves them; PLAINTEXT and SSL listeners only, since SASL is not
+// implemented yet, and an SSL listener only with a key store and TLS
+// settings Krabka can apply as written (docs/security.md); IP addresses only in
 // max.connections.per.ip.overrides; and durations in whole milliseconds,
 // as the properties hold them. Kafka enforces no relation between the quorum
 // timeouts, and neither does Validate.
