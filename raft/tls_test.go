@@ -444,3 +444,33 @@ func TestSSLServedChainWithOpenSSL(t *testing.T) {
 		t.Errorf("openssl s_client: %v\n%s", err, out)
 	}
 }
+
+// TestSSLOnASecondListener: with CONTROLLER mapped to PLAINTEXT and
+// CONTROLLER2 to SSL (its settings given per listener), each listener
+// speaks its own protocol, and the node reaches the other controllers
+// in plaintext, as its first controller listener does.
+func TestSSLOnASecondListener(t *testing.T) {
+	ca := tlstest.NewCA(t, "test CA")
+	leaf := ca.Issue(t, "server", tlstest.Options{Names: []string{"127.0.0.1"}})
+	cfg := twoListenerConfig(t)
+	dir := t.TempDir()
+	cfg.ListenerSecurityProtocolMap = map[string]SecurityProtocol{"CONTROLLER": SecurityPlaintext, "CONTROLLER2": SecuritySSL}
+	cfg.SSL = map[string]string{
+		listenerSSLKey("CONTROLLER2", keySSLKeystoreType):     "PEM",
+		listenerSSLKey("CONTROLLER2", keySSLKeystoreLocation): writeFile(t, dir, "keystore.pem", leaf.Keystore()),
+	}
+	node := startNode(t, cfg)
+	if node.rc.peer.TLS != nil || node.rc.forward.TLS != nil {
+		t.Error("the node dials the other controllers with TLS while its first listener is PLAINTEXT")
+	}
+	if _, err := apiVersionsFrom(t, "127.0.0.1", node.Addr()); err != nil {
+		t.Errorf("plaintext on CONTROLLER: %v", err)
+	}
+	second, _ := node.ListenerAddr("CONTROLLER2")
+	if _, err := apiVersionsFrom(t, "127.0.0.1", second); err == nil {
+		t.Error("CONTROLLER2 answered a plaintext client")
+	}
+	if _, err := dialTLS(t, second, clientTLS(t, ca, nil)); err != nil {
+		t.Errorf("TLS on CONTROLLER2: %v", err)
+	}
+}
