@@ -1,6 +1,7 @@
 package raft
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -78,6 +79,28 @@ func TestValidateAcceptsSSL(t *testing.T) {
 	for key, want := range map[string]string{keySSLKeystoreType: "JKS", keySSLClientAuth: "none", keySSLEnabledProtocols: "TLSv1.2,TLSv1.3", keySSLProtocol: "TLSv1.3", keySSLEndpointIdentification: "https"} {
 		if d[key].value != want || d[key].set {
 			t.Errorf("default of %s = %+v, want Kafka's %q", key, d[key], want)
+		}
+	}
+}
+
+// TestLoadConfigSSLController: the SSL controller file of
+// docs/security.md loads without a problem or a warning, and each
+// listener gets the node-wide settings with its own overrides.
+func TestLoadConfigSSLController(t *testing.T) {
+	c, w, err := LoadConfig(filepath.Join("testdata", "config", "ssl-controller.properties"))
+	if err != nil || len(w) != 0 {
+		t.Fatalf("LoadConfig = %v, warnings %v", err, w)
+	}
+	for listener, want := range map[string]map[string]string{
+		"CONTROLLER": {keySSLKeystoreLocation: "/etc/krabka/c1.pem", keySSLClientAuth: "required", keySSLEnabledProtocols: "TLSv1.3", keySSLCipherSuites: ""},
+		"ADMIN": {keySSLKeystoreLocation: "/etc/krabka/c1.pem", keySSLClientAuth: "requested", keySSLEnabledProtocols: "TLSv1.2,TLSv1.3",
+			keySSLCipherSuites: "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384"},
+	} {
+		s := c.listenerSSL(listener)
+		for key, v := range want {
+			if s[key].value != v {
+				t.Errorf("%s %s = %q, want %q", listener, key, s[key].value, v)
+			}
 		}
 	}
 }
