@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -97,6 +98,10 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	root := newRootCommand(stdout, stderr)
 	root.SetArgs(args)
 	if err := root.ExecuteContext(ctx); err != nil {
+		var pf *problemsFound
+		if errors.As(err, &pf) {
+			return pf.code
+		}
 		fmt.Fprintln(stderr, exitError(err))
 		return 1
 	}

@@ -36,10 +36,10 @@ func newStorageCommand(a *app) *cobra.Command {
 		Short: "Format and inspect storage directories (kafka-storage)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return errors.New("storage needs a subcommand: random-uuid or format")
+			return errors.New("storage needs a subcommand: random-uuid, format, info or log-end")
 		},
 	}
-	cmd.AddCommand(newRandomUUIDCommand(a), newFormatCommand(a))
+	cmd.AddCommand(newRandomUUIDCommand(a), newFormatCommand(a), newInfoCommand(a))
 	return cmd
 }
 
