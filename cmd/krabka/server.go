@@ -24,8 +24,9 @@ const shutdownTimeout = 30 * time.Second
 // newServerStartCommand builds "krabka server-start", Kafka's
 // kafka-server-start for a controller node.
 func newServerStartCommand(a *app) *cobra.Command {
-	return &cobra.Command{
-		Use:   "server-start server.properties",
+	var overrides []string
+	cmd := &cobra.Command{
+		Use:   "server-start server.properties [--override KEY=VALUE]...",
 		Short: "Run a controller node from its server.properties (kafka-server-start)",
 		Long: "server-start runs a KRaft controller from a server.properties file until it\n" +
 			"receives SIGINT or SIGTERM, then resigns leadership and stops. The log\n" +
@@ -35,15 +36,18 @@ func newServerStartCommand(a *app) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runServer(ctx, a, args[0])
+			return runServer(ctx, a, args[0], overrides)
 		},
 	}
+	cmd.Flags().StringArrayVar(&overrides, "override", nil, "a property KEY=VALUE that replaces the file's value (repeatable)")
+	return cmd
 }
 
 // runServer starts the controller configured by the properties file at
-// path and serves until ctx is done or the node fails.
-func runServer(ctx context.Context, a *app, path string) error {
-	cfg, warnings, err := raft.LoadConfig(path)
+// path, with overrides (KEY=VALUE) replacing its values, and serves until
+// ctx is done or the node fails.
+func runServer(ctx context.Context, a *app, path string, overrides []string) error {
+	cfg, warnings, err := loadServerConfig(path, overrides)
 	if err != nil {
 		return fmt.Errorf("config %s: %w", path, err)
 	}
