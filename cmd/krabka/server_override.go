@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/krabka-go/krabka/internal/logstore"
 	"github.com/krabka-go/krabka/raft"
 )
 
@@ -30,7 +31,7 @@ func loadServerConfig(path string, overrides []string) (raft.Config, raft.Warnin
 		if strings.ContainsFunc(o, func(r rune) bool { return r > 0xffff }) {
 			return raft.Config{}, nil, fmt.Errorf("--override %q: characters above U+FFFF are not supported in properties", o)
 		}
-		extra.WriteString(escapePropertyText(key, true) + "=" + escapePropertyText(value, false) + "\n")
+		extra.WriteString(logstore.EscapeProperty(key, true) + "=" + logstore.EscapeProperty(value, false) + "\n")
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -40,34 +41,4 @@ func loadServerConfig(path string, overrides []string) (raft.Config, raft.Warnin
 	// ends in a backslash that continues it.
 	data = append(append(data, "\n\n"...), extra.String()...)
 	return raft.ParseProperties(data)
-}
-
-// escapePropertyText writes s so that a Java properties reader (ISO-8859-1
-// text) reads it back unchanged: backslash escapes for the characters the
-// format gives a meaning to, \uXXXX for everything else outside printable
-// ASCII (s has no character above U+FFFF). A key also escapes its spaces; a value only a leading
-// one, which the reader would otherwise drop.
-func escapePropertyText(s string, key bool) string {
-	var b strings.Builder
-	for i, r := range s {
-		switch {
-		case r == '\\' || r == '=' || r == ':' || r == '#' || r == '!':
-			b.WriteString(`\` + string(r))
-		case r == ' ' && (key || i == 0):
-			b.WriteString(`\ `)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\f':
-			b.WriteString(`\f`)
-		case r < 0x20 || r > 0x7e:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }

@@ -88,9 +88,9 @@ func (mp MetaProperties) Encode(now time.Time) ([]byte, error) {
 	b.WriteString(now.UTC().Format("Mon Jan 02 15:04:05 MST 2006"))
 	b.WriteByte('\n')
 	for _, k := range keys {
-		b.WriteString(escapeProperty(k, true))
+		b.WriteString(EscapeProperty(k, true))
 		b.WriteByte('=')
-		b.WriteString(escapeProperty(props[k], false))
+		b.WriteString(EscapeProperty(props[k], false))
 		b.WriteByte('\n')
 	}
 	return b.Bytes(), nil
@@ -296,9 +296,10 @@ func unescapeProperty(s string) (string, error) {
 	return b.String(), nil
 }
 
-// escapeProperty escapes as Properties.store does for the characters that
-// matter in Kafka's values.
-func escapeProperty(s string, key bool) string {
+// EscapeProperty escapes s as Properties.store does, so that a Java
+// properties reader reads it back unchanged: a key (key true) escapes its
+// spaces, a value only a leading one.
+func EscapeProperty(s string, key bool) string {
 	var b strings.Builder
 	for i, r := range s {
 		switch {
