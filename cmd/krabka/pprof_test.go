@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -45,11 +44,7 @@ func TestPprofBadAddressNamesTheVariable(t *testing.T) {
 }
 
 func TestServerStartFailsOnABadPprofAddress(t *testing.T) {
-	port := freePort(t)
-	n := newTestNode(t, 1,
-		fmt.Sprintf("listeners=CONTROLLER://127.0.0.1:%d", port),
-		fmt.Sprintf("controller.quorum.voters=1@127.0.0.1:%d", port))
-	mustSucceed(t, "storage", "format", "-t", testClusterID, "-c", n.props)
+	n, _ := newFormattedVoter(t)
 	t.Setenv(pprofEnv, "not an address")
 	mustFail(t, pprofEnv+`="not an address"`, "server-start", n.props)
 }

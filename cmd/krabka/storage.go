@@ -39,7 +39,7 @@ func newStorageCommand(a *app) *cobra.Command {
 			return errors.New("storage needs a subcommand: random-uuid, format, info or log-end")
 		},
 	}
-	cmd.AddCommand(newRandomUUIDCommand(a), newFormatCommand(a), newInfoCommand(a))
+	cmd.AddCommand(newRandomUUIDCommand(a), newFormatCommand(a), newInfoCommand(a), newLogEndCommand(a))
 	return cmd
 }
 
