@@ -309,3 +309,70 @@ func TestLogEndErrors(t *testing.T) {
 		t.Errorf("fresh node: %+v", r)
 	}
 }
+
+// TestLogEndChoosesTheSurvivor runs a three-voter static quorum, stops one
+// follower, writes more with the other two and stops them: each node's
+// log-end matches what it reported when it stopped, and comparing the log
+// ends (epoch, then offset) ranks the follower stopped early last.
+func TestLogEndChoosesTheSurvivor(t *testing.T) {
+	var ports []int
+	var voters []string
+	for i := range 3 {
+		ports = append(ports, freePort(t))
+		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i+1, ports[i]))
+	}
+	var nodes []testNode
+	var ctls []*raft.Controller
+	for i := range 3 {
+		n := newTestNode(t, i+1, fmt.Sprintf("listeners=CONTROLLER://127.0.0.1:%d", ports[i]),
+			"controller.quorum.voters="+strings.Join(voters, ","), "controller.quorum.election.timeout.ms=300")
+		mustSucceed(t, "storage", "format", "-t", testClusterID, "-c", n.props)
+		cfg, _, err := raft.LoadConfig(n.props)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := raft.Start(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes, ctls = append(nodes, n), append(ctls, c)
+	}
+	leader := -1
+	for deadline := time.Now().Add(20 * time.Second); leader < 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no leader after 20s")
+		}
+		for i, c := range ctls {
+			if c.QuorumState().Role == raft.RoleLeader {
+				leader = i
+			}
+		}
+	}
+	submitTopics(t, ctls[leader], 0, 3)
+	early := (leader + 1) % 3
+	shutdown(t, ctls[early])
+	submitTopics(t, ctls[leader], 3, 5)
+	for i := range ctls {
+		if i != early {
+			shutdown(t, ctls[i])
+		}
+	}
+	var reports []logEnd
+	for i, n := range nodes {
+		r := logEndJSON(t, n.props)
+		qs := ctls[i].QuorumState()
+		if r.LogEndOffset != qs.LogEndOffset || r.NodeID != int32(i+1) || len(r.Voters.Voters) != 3 || r.Voters.Dynamic {
+			t.Errorf("node %d: log end %d, voters %+v; it reported %+v", i+1, r.LogEndOffset, r.Voters, qs)
+		}
+		reports = append(reports, r)
+	}
+	ahead := func(a, b logEnd) bool {
+		return a.LogEndEpoch > b.LogEndEpoch || a.LogEndEpoch == b.LogEndEpoch && a.LogEndOffset > b.LogEndOffset
+	}
+	for i := range reports {
+		if i != early && !ahead(reports[i], reports[early]) {
+			t.Errorf("node %d (%d, epoch %d) is not ahead of node %d stopped early (%d, epoch %d)", i+1,
+				reports[i].LogEndOffset, reports[i].LogEndEpoch, early+1, reports[early].LogEndOffset, reports[early].LogEndEpoch)
+		}
+	}
+}
