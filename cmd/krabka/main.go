@@ -4,7 +4,10 @@
 //
 //	krabka storage random-uuid               kafka-storage random-uuid
 //	krabka storage format -t ID -c FILE ...  kafka-storage format
-//	krabka server-start FILE                 kafka-server-start (controllers)
+//	krabka storage info -c FILE              kafka-storage info
+//	krabka storage log-end -c FILE [--json]  a stopped node's log end, snapshot, election state and voters
+//	krabka server-start FILE [--override K=V]...
+//	                                         kafka-server-start (controllers)
 //	krabka dump-log --files FILE,...         kafka-dump-log
 //	krabka metadata-quorum --bootstrap-controller HOST:PORT describe --status|--replication
 //	                                         kafka-metadata-quorum
@@ -30,6 +33,14 @@
 // releases accepted other strings, which this release refuses, as Kafka 4.x
 // does. --release-version takes a release ("3.9", its newest level) or a
 // level name ("3.9-IV0"), from 3.3-IV3 to 4.3-IV0 (the default).
+//
+// # storage info and storage log-end
+//
+// info checks the directories format writes to, as kafka-storage info does,
+// and prints Kafka's "Found log directories:", "Found metadata:" and "Found
+// problems:" blocks; it exits 1, with nothing on stderr, when it found a
+// problem. log-end reads a stopped node's metadata log directory under its
+// lock without changing it; docs/operations.md describes both.
 //
 // # metadata-quorum
 //
