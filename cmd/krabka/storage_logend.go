@@ -151,11 +151,11 @@ type voter struct {
 // properties file at path, holding its lock while it reads. It writes
 // nothing but the lock file.
 func readLogEnd(path string) (logEnd, error) {
-	cfg, warnings, err := raft.LoadConfig(path)
+	// Unused properties are the node's own start's to report.
+	cfg, _, err := raft.LoadConfig(path)
 	if err != nil {
 		return logEnd{}, fmt.Errorf("config %s: %w", path, err)
 	}
-	_ = warnings // the node's own start reports them
 	dir := filepath.Clean(cfg.MetadataLogDir)
 	r := logEnd{MetadataLogDir: dir, NodeID: int32(cfg.NodeID), Notes: []string{}}
 	if _, err := os.Stat(dir); err != nil {
@@ -211,7 +211,7 @@ func readLogEnd(path string) (logEnd, error) {
 	logVoters := scan.voters
 	switch {
 	case newest != nil && scan.segments > 0 && (scan.end < newest.EndOffset || scan.start > newest.EndOffset):
-		r.Notes = append(r.Notes, fmt.Sprintf("the log segments hold offsets %d to %d, which do not reach the newest snapshot %s: the node restarts its log at the snapshot", scan.start, scan.end, *newest))
+		r.Notes = append(r.Notes, fmt.Sprintf("the log segments hold offsets from %d up to %d, which do not reach the newest snapshot %s: the node restarts its log at the snapshot", scan.start, scan.end, *newest))
 		fallthrough
 	case newest != nil && scan.segments == 0:
 		r.LogStartOffset, r.LogEndOffset, r.LogEndEpoch = newest.EndOffset, newest.EndOffset, newest.Epoch

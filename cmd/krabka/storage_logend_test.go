@@ -376,3 +376,25 @@ func TestLogEndChoosesTheSurvivor(t *testing.T) {
 		}
 	}
 }
+
+// TestLogEndLogBehindTheSnapshot: a log that ends before the newest
+// snapshot is restarted at the snapshot, so the snapshot is the log end.
+func TestLogEndLogBehindTheSnapshot(t *testing.T) {
+	dir := copyDir(t, filepath.Join(samplesDir(t), "kafka39-single-logstart"))
+	seg := filepath.Join(dir, "__cluster_metadata-0", "00000000000000128356.log")
+	data, err := os.ReadFile(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts := batchStarts(data, 1001)
+	cut := int64(binary.BigEndian.Uint64(data[starts[1000]:]))
+	writeFile(t, seg, data[:starts[1000]])
+	r := logEndJSON(t, logEndProps(t, 1, dir, staticVoters))
+	if r.LogStartOffset != 149809 || r.LogEndOffset != 149809 || r.LogEndEpoch != 21 {
+		t.Errorf("log %d..%d epoch %d, want the snapshot 149809-21", r.LogStartOffset, r.LogEndOffset, r.LogEndEpoch)
+	}
+	want := fmt.Sprintf("the log segments hold offsets from 128356 up to %d, which do not reach the newest snapshot 149809-21: the node restarts its log at the snapshot", cut)
+	if len(r.Notes) != 1 || r.Notes[0] != want {
+		t.Errorf("notes %q, want %q", r.Notes, want)
+	}
+}
