@@ -163,6 +163,7 @@ func startNode(t *testing.T, props string) *raft.Controller {
 	if err != nil {
 		t.Fatal(err)
 	}
+	stopAtCleanup(t, c)
 	deadline := time.Now().Add(20 * time.Second)
 	for c.QuorumState().Role != raft.RoleLeader {
 		if time.Now().After(deadline) {
@@ -193,6 +194,16 @@ func submitTopics(t *testing.T, c *raft.Controller, first, n int) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// stopAtCleanup stops c when the test ends, if the test has not (Shutdown
+// returns the same result when called again).
+func stopAtCleanup(t *testing.T, c *raft.Controller) {
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = c.Shutdown(ctx)
+	})
 }
 
 func shutdown(t *testing.T, c *raft.Controller) {
@@ -335,6 +346,7 @@ func TestLogEndChoosesTheSurvivor(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		stopAtCleanup(t, c)
 		nodes, ctls = append(nodes, n), append(ctls, c)
 	}
 	leader := -1
@@ -396,5 +408,25 @@ func TestLogEndLogBehindTheSnapshot(t *testing.T) {
 	want := fmt.Sprintf("the log segments hold offsets from 128356 up to %d, which do not reach the newest snapshot 149809-21: the node restarts its log at the snapshot", cut)
 	if len(r.Notes) != 1 || r.Notes[0] != want {
 		t.Errorf("notes %q, want %q", r.Notes, want)
+	}
+}
+
+// TestLogEndSkipsADamagedSnapshot: the newest snapshot that does not read
+// back whole is skipped, as the node skips it, and the next one counts.
+func TestLogEndSkipsADamagedSnapshot(t *testing.T) {
+	dir := copyDir(t, filepath.Join(samplesDir(t), "kafka39-single-logstart"))
+	newest := filepath.Join(dir, "__cluster_metadata-0", "00000000000000149809-0000000021.checkpoint")
+	data, err := os.ReadFile(newest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 0xff
+	writeFile(t, newest, data)
+	r := logEndJSON(t, logEndProps(t, 1, dir, staticVoters))
+	if r.NewestSnapshot == nil || *r.NewestSnapshot != (snapshotID{EndOffset: 142667, Epoch: 21}) || r.CommittedOffset != 142667 {
+		t.Errorf("newest snapshot %+v, committed %d; want 142667-21", r.NewestSnapshot, r.CommittedOffset)
+	}
+	if r.LogEndOffset != 149995 || len(r.Notes) != 1 || !strings.HasPrefix(r.Notes[0], "snapshot 149809-21 is skipped: ") {
+		t.Errorf("log end %d, notes %q", r.LogEndOffset, r.Notes)
 	}
 }
