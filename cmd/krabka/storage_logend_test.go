@@ -151,19 +151,10 @@ func TestLogEndDamagedSegment(t *testing.T) {
 	}
 }
 
-// startNode starts the node of props with raft's public API and waits
-// until it leads.
+// startNode launches the node of props and waits until it leads.
 func startNode(t *testing.T, props string) *raft.Controller {
 	t.Helper()
-	cfg, _, err := raft.LoadConfig(props)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := raft.Start(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stopAtCleanup(t, c)
+	c := launchNode(t, props)
 	deadline := time.Now().Add(20 * time.Second)
 	for c.QuorumState().Role != raft.RoleLeader {
 		if time.Now().After(deadline) {
@@ -196,14 +187,25 @@ func submitTopics(t *testing.T, c *raft.Controller, first, n int) {
 	}
 }
 
-// stopAtCleanup stops c when the test ends, if the test has not (Shutdown
-// returns the same result when called again).
-func stopAtCleanup(t *testing.T, c *raft.Controller) {
+// launchNode starts the node of props with raft's public API and stops it
+// when the test ends, if the test has not (Shutdown returns the same result
+// when called again).
+func launchNode(t *testing.T, props string) *raft.Controller {
+	t.Helper()
+	cfg, _, err := raft.LoadConfig(props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := raft.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		_ = c.Shutdown(ctx)
 	})
+	return c
 }
 
 func shutdown(t *testing.T, c *raft.Controller) {
@@ -338,16 +340,7 @@ func TestLogEndChoosesTheSurvivor(t *testing.T) {
 		n := newTestNode(t, i+1, fmt.Sprintf("listeners=CONTROLLER://127.0.0.1:%d", ports[i]),
 			"controller.quorum.voters="+strings.Join(voters, ","), "controller.quorum.election.timeout.ms=300")
 		mustSucceed(t, "storage", "format", "-t", testClusterID, "-c", n.props)
-		cfg, _, err := raft.LoadConfig(n.props)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := raft.Start(context.Background(), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stopAtCleanup(t, c)
-		nodes, ctls = append(nodes, n), append(ctls, c)
+		nodes, ctls = append(nodes, n), append(ctls, launchNode(t, n.props))
 	}
 	leader := -1
 	for deadline := time.Now().Add(20 * time.Second); leader < 0; time.Sleep(5 * time.Millisecond) {
