@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/krabka-go/krabka/internal/control"
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/logstore"
 	"github.com/krabka-go/krabka/internal/recordbatch"
 	"github.com/krabka-go/krabka/internal/snapshot"
@@ -117,6 +118,14 @@ type snapshotID struct {
 	Epoch     int32 `json:"epoch"`
 }
 
+func snapshotIDOf(id kraft.OffsetAndEpoch) snapshotID {
+	return snapshotID{EndOffset: int64(id.Offset), Epoch: int32(id.Epoch)}
+}
+
+// String is the id as snapshot file names spell it: end offset, then
+// epoch.
+func (id snapshotID) String() string { return fmt.Sprintf("%d-%d", id.EndOffset, id.Epoch) }
+
 type quorumStateFile struct {
 	DataVersion      int16  `json:"dataVersion"`
 	LeaderEpoch      int32  `json:"leaderEpoch"`
@@ -174,7 +183,7 @@ func readLogEnd(path string) (logEnd, error) {
 	switch mp, err := logstore.ReadMetaProperties(fsys, dir); {
 	case err == nil:
 		r.ClusterID = mp.ClusterID
-		if mp.NodeID >= 0 && mp.NodeID != r.NodeID {
+		if mp.NodeID >= 0 && int32(mp.NodeID) != r.NodeID {
 			r.Notes = append(r.Notes, fmt.Sprintf("meta.properties belongs to node %d, not to node.id %d: the node refuses to start", mp.NodeID, r.NodeID))
 		}
 		if !mp.DirectoryID.IsZero() {
@@ -189,7 +198,7 @@ func readLogEnd(path string) (logEnd, error) {
 	part := filepath.Join(dir, raft.PartitionDirName)
 	switch qs, err := logstore.ReadQuorumState(fsys, part); {
 	case err == nil:
-		r.QuorumState = &quorumStateFile{DataVersion: qs.DataVersion, LeaderEpoch: qs.LeaderEpoch, LeaderID: qs.LeaderID, VotedID: qs.VotedID}
+		r.QuorumState = &quorumStateFile{DataVersion: qs.DataVersion, LeaderEpoch: qs.LeaderEpoch, LeaderID: int32(qs.LeaderID), VotedID: int32(qs.VotedID)}
 		if !qs.VotedDirectoryID.IsZero() {
 			r.QuorumState.VotedDirectoryID = qs.VotedDirectoryID.String()
 		}
@@ -224,15 +233,15 @@ func readLogEnd(path string) (logEnd, error) {
 		// The node moves its log start up to the oldest snapshot at or
 		// above the first segment.
 		for _, id := range snaps.ids {
-			if id.EndOffset >= r.LogStartOffset {
-				r.LogStartOffset = id.EndOffset
+			if int64(id.Offset) >= r.LogStartOffset {
+				r.LogStartOffset = int64(id.Offset)
 				break
 			}
 		}
 	}
 	r.CommittedFrom = committedFromNothing
 	if newest != nil {
-		r.NewestSnapshot = &snapshotID{EndOffset: newest.EndOffset, Epoch: newest.Epoch}
+		r.NewestSnapshot = newest
 		r.CommittedOffset, r.CommittedFrom = newest.EndOffset, committedFromSnapshot
 	}
 	r.Voters = voterSetInForce(cfg, snaps, logVoters)
@@ -242,10 +251,10 @@ func readLogEnd(path string) (logEnd, error) {
 // snapshotSet is what readSnapshots found.
 type snapshotSet struct {
 	// ids are the complete snapshots' ids, oldest first, without 0-0.
-	ids []snapshot.ID
+	ids []kraft.OffsetAndEpoch
 	// newest is the newest snapshot that reads back whole (nil: none),
 	// and newestVoters the voter set in its header.
-	newest       *snapshot.ID
+	newest       *snapshotID
 	newestVoters *control.VotersRecord
 	// bootstrapVoters is the voter set of the bootstrap snapshot 0-0.
 	bootstrapVoters *control.VotersRecord
@@ -274,10 +283,10 @@ func readSnapshots(fsys vfs.FS, part string, notes *[]string) (snapshotSet, erro
 	for i := len(s.ids) - 1; i >= 0 && s.newest == nil; i-- {
 		r, err := snapshot.Open(fsys, filepath.Join(part, snapshot.FileName(s.ids[i])), snapshot.ReadOptions{})
 		if err != nil {
-			*notes = append(*notes, fmt.Sprintf("snapshot %s is skipped: %v", s.ids[i], err))
+			*notes = append(*notes, fmt.Sprintf("snapshot %s is skipped: %v", snapshotIDOf(s.ids[i]), err))
 			continue
 		}
-		id := s.ids[i]
+		id := snapshotIDOf(s.ids[i])
 		s.newest, s.newestVoters = &id, r.Header().Voters
 		_ = r.Close()
 	}
@@ -320,7 +329,7 @@ func voterSetInForce(cfg raft.Config, snaps snapshotSet, logVoters []votersAt) v
 	}
 	if rec != nil {
 		for _, v := range rec.Voters {
-			out := voter{ID: v.VoterId, DirectoryID: logstore.UUID(v.VoterDirectoryId).String()}
+			out := voter{ID: v.VoterId, DirectoryID: kraft.UUID(v.VoterDirectoryId).String()}
 			for _, ep := range v.Endpoints {
 				out.Endpoints = append(out.Endpoints, ep.Name+"://"+raft.HostPort{Host: ep.Host, Port: ep.Port}.Address())
 			}
