@@ -119,6 +119,7 @@ func (e *engine) applyCommitted() error {
 		// Subscribers see only images that changed.
 		e.pub.publishImage(e.applier.delta.Apply())
 	}
+	e.reportApplied(e.applier.applied)
 	e.sub.completeApplied(e.applier.applied)
 	e.completeReads()
 	return nil

@@ -311,6 +311,9 @@ type Config struct {
 	// Logger receives the node's log lines. It has no Kafka property;
 	// nil discards them.
 	Logger *slog.Logger
+	// Metrics receives the node's measurements (see [Metrics]). It has no
+	// Kafka property; nil records nothing.
+	Metrics Metrics
 }
 
 // Kafka's limits and defaults that more than one place needs.

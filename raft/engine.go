@@ -25,6 +25,9 @@ type publishedState struct {
 	latestSnapshot atomic.Pointer[kraft.OffsetAndEpoch]
 	// voters is the voter set in force with the voters' endpoints.
 	voters atomic.Pointer[[]voterInfo]
+	// busySince is when the engine loop woke up for its current turn
+	// (Unix nanoseconds), 0 while it waits for an input.
+	busySince atomic.Int64
 }
 
 // publishImage makes img the current image and hands it to every
@@ -141,6 +144,9 @@ type engine struct {
 	nextReadID  kraft.ReadID
 	reads       map[kraft.ReadID]*readWaiter
 	readWaiters []*readWaiter
+
+	// metrics reports to rc.metrics (metrics.go).
+	metrics metricsState
 }
 
 // now is the core's clock: milliseconds since the engine started.

@@ -92,6 +92,19 @@ func TestHoldFetchedAllocations(t *testing.T) {
 	}
 }
 
+// configWriter returns a client write of one 256-byte config record to
+// n, the leader.
+func configWriter(t *testing.T, n *Controller) func() {
+	value := strings.Repeat("v", 256)
+	return func() {
+		r := metadata.NewConfigRecord()
+		r.ResourceType, r.Name, r.Value = metadata.ConfigResourceBroker, "key", &value
+		if _, err := n.SubmitChange(t.Context(), []metadata.Record{r}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestWriteAllocations bounds the heap objects of one client write on a
 // one-node quorum, from SubmitChange to its answer: the record, the
 // submission, its batch, the log append, the speculative and the
@@ -104,14 +117,7 @@ func TestWriteAllocations(t *testing.T) {
 	c := newTestCluster(t, 1)
 	n := c.node(c.leader())
 	submit(t, n, metadataVersionRecord())
-	value := strings.Repeat("v", 256)
-	write := func() {
-		r := metadata.NewConfigRecord()
-		r.ResourceType, r.Name, r.Value = metadata.ConfigResourceBroker, "key", &value
-		if _, err := n.SubmitChange(t.Context(), []metadata.Record{r}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := configWriter(t, n)
 	write()
 	var spec *metadata.Delta
 	onEngine(t, n, func(e *engine) { spec = e.sub.specDelta })

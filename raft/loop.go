@@ -48,15 +48,19 @@ func (e *engine) run(ctx context.Context) error {
 			return err
 		}
 		e.armTimer(timer)
+		idleFrom := e.pollWaits()
 		select {
 		case <-ctx.Done():
 			return nil
 		case ev := <-e.inbox:
+			e.pollWoke(idleFrom)
 			e.handle(ev)
 			e.takeInbox()
 		case <-timer.C:
+			e.pollWoke(idleFrom)
 			e.tick()
 		case out := <-e.syncDone:
+			e.pollWoke(idleFrom)
 			if err := e.synced(out); err != nil {
 				e.logger.LogAttrs(context.Background(), slog.LevelError, "engine stopped", slog.String(logKeyError, err.Error()))
 				return err
@@ -185,6 +189,7 @@ func (e *engine) handle(ev event) {
 			ev.submit.complete(SubmitResult{}, ErrShuttingDown)
 			return
 		}
+		ev.submit.queued = e.clock.Now()
 		e.sub.queue(ev.submit)
 	case ev.call != nil:
 		ev.call(e)
@@ -243,6 +248,7 @@ func (e *engine) publishQuorumState() {
 	prev := e.lastStatus
 	e.lastStatus = st
 	e.publishVoters()
+	e.reportQuorum(st, prev)
 	if st.Role != prev.Role || st.Epoch != prev.Epoch || st.Leader != prev.Leader {
 		// The core logs each transition at Info; this line adds what the
 		// runtime publishes.
@@ -254,6 +260,7 @@ func (e *engine) publishQuorumState() {
 			if e.sub.waiting() {
 				err = e.notLeader(st)
 			}
+			e.reportFailed()
 			e.sub.leadershipLost(err)
 		}
 	}
@@ -307,6 +314,7 @@ func (e *engine) resign(done chan struct{}) {
 
 // failAll completes every submission still in the engine's care with err.
 func (e *engine) failAll(err error) {
+	e.reportFailed()
 	e.sub.failAll(err)
 	e.finishChange(ErrShuttingDown)
 	e.failReads(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/krabka-go/krabka/internal/bugzoo"
 	"github.com/krabka-go/krabka/internal/kraft"
@@ -94,7 +95,9 @@ func (e *engine) startSync() {
 	e.syncing, e.unsynced = true, false
 	e.background(func() {
 		start := latency.Now()
+		began := time.Now()
 		off, err := e.log.SyncConcurrent()
+		e.metrics.m.Synced(time.Since(began))
 		latency.Since("leader: fsync", start)
 		e.syncDone <- syncOutcome{offset: off, err: err}
 	})
@@ -199,7 +202,9 @@ func (e *engine) processReady() error {
 		e.unsynced = e.unsynced || wrote
 	case wrote && !bugzoo.Active(bugzoo.Z1):
 		start := latency.Now()
+		began := time.Now()
 		_, err := e.log.Sync()
+		e.metrics.m.Synced(time.Since(began))
 		latency.Since("follower: fsync", start)
 		if err != nil {
 			return fmt.Errorf("raft: fsync log: %w", err)
@@ -273,6 +278,7 @@ func (e *engine) appendBatches(apps []kraft.Append) error {
 		if kraft.Offset(res.FirstOffset) != first || kraft.Offset(res.NextOffset) != next {
 			panic(fmt.Sprintf("raft: invariant: append landed at [%d, %d), the core placed it at [%d, %d)", res.FirstOffset, res.NextOffset, first, next))
 		}
+		e.metrics.m.Appended(int(next-first), leader)
 		buf, copied = nil, false
 		if cap(e.appendBuf) > maxAppendBuf {
 			e.appendBuf = nil

@@ -1,6 +1,7 @@
 package raft
 
 import (
+	"cmp"
 	"crypto/tls"
 	"fmt"
 	"log/slog"
@@ -78,7 +79,8 @@ type runtimeConfig struct {
 	// election timeouts, so that a successor's election can complete.
 	resignTimeout time.Duration
 
-	logger *slog.Logger
+	logger  *slog.Logger
+	metrics Metrics
 }
 
 // newRuntimeConfig validates cfg and derives the runtime's settings.
@@ -104,6 +106,7 @@ func newRuntimeConfig(cfg Config) (runtimeConfig, error) {
 		retentionBytes:   cfg.MaxRetentionBytes,
 		retentionTime:    cfg.MaxRetentionTime,
 		logger:           logger,
+		metrics:          cmp.Or[Metrics](cfg.Metrics, NopMetrics{}),
 	}
 	for _, name := range cfg.ControllerListenerNames {
 		listener, ok := findEndpoint(cfg.Listeners, strings.ToUpper(name))
@@ -172,6 +175,7 @@ func newRuntimeConfig(cfg Config) (runtimeConfig, error) {
 			peer.TLS = lt.client
 		}
 	}
+	peer.Meter = channelMeter{rc.metrics}
 	rc.peer = peer
 	// A forwarded submission waits for its commit on the leader, which
 	// can take a fetch round and an fsync on each side, so it gets the
@@ -197,6 +201,7 @@ func newRuntimeConfig(cfg Config) (runtimeConfig, error) {
 		srv.IdleTimeout = 0
 	}
 	srv.Logger = logger
+	srv.Meter = listenerMeter{rc.metrics}
 	rc.server = srv
 
 	opts := logstore.DefaultOptions()

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -38,6 +39,9 @@ type submission struct {
 	base, last kraft.Offset
 	epoch      kraft.Epoch
 	err        error // the first rejection at apply time
+	// queued is when the engine took it from its inbox; zero for the
+	// leader's own NoOpRecord.
+	queued time.Time
 }
 
 // maybeNoOp queues a NoOpRecord every metadata.max.idle.interval.ms while
@@ -357,6 +361,7 @@ func (e *engine) flushSubmissions() {
 // proposeBatch hands raw, a batch of records, to the core under a new
 // records handle.
 func (e *engine) proposeBatch(raw []byte, records int) (kraft.BatchInfo, error) {
+	e.metrics.m.Proposed(records, len(raw))
 	return e.node.Propose(e.now(), kraft.Proposal{Records: records, Handle: e.handles.hold(&heldRecords{raw: raw})})
 }
 

@@ -106,6 +106,7 @@ func (c *conn) serve(srvCtx context.Context) {
 		c.shutdown()
 		s.limit.release(c.ip)
 		s.active.Add(-1)
+		s.cfg.Meter.Disconnected()
 	}()
 	ctx, cancel := context.WithCancel(srvCtx)
 	defer cancel()
@@ -231,6 +232,9 @@ func (c *conn) read(ctx context.Context, done chan<- completion, slots chan stru
 		frame, err := wire.ReadFrame(in, spare, cfg.MaxFrameSize)
 		read := latency.Now()
 		spare = nil
+		if err == nil {
+			cfg.Meter.Received(len(frame) + frameOverhead)
+		}
 		if err != nil {
 			switch {
 			case ctx.Err() != nil:
@@ -295,6 +299,7 @@ func (c *conn) write(ctx context.Context, done <-chan completion, slots <-chan s
 			c.shutdown()
 			return err
 		}
+		c.srv.cfg.Meter.Sent(n, len(buf))
 		if latency.Enabled {
 			recordWritten(written)
 			written = written[:0]

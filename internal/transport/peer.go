@@ -110,6 +110,9 @@ type PeerConfig struct {
 	TLS func(host string) *tls.Config
 	// Logger receives connection events; nil discards them.
 	Logger *slog.Logger
+	// Meter counts the connections dialled, the request frames written
+	// and the response frames read; nil counts nothing.
+	Meter Meter
 }
 
 // DefaultPeerConfig returns Kafka's defaults for the raft client
@@ -217,6 +220,7 @@ func DialPeer(ctx context.Context, cfg PeerConfig) (*Peer, error) {
 		var d net.Dialer
 		cfg.Dial = d.DialContext
 	}
+	cfg.Meter = meterOr(cfg.Meter)
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -443,6 +447,7 @@ func (s *sender) write(c *call) {
 		return
 	}
 	p.sent.Add(1)
+	p.cfg.Meter.Sent(1, len(s.buf))
 	s.inflight[corr] = c
 }
 
@@ -468,6 +473,7 @@ func (s *sender) dial(ctx context.Context) error {
 	s.backoff = 0
 	s.gen++
 	s.nc = nc
+	p.cfg.Meter.Connected()
 	gen := s.gen
 	cctx, ccancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(cctx, func() { _ = nc.SetDeadline(time.Now()) })
@@ -594,6 +600,7 @@ func (s *sender) readLoop(ctx context.Context, nc net.Conn, gen uint64) {
 // answer that matches no request, or does not decode, breaks the stream's
 // framing contract: the connection is closed.
 func (s *sender) receive(frame []byte) {
+	s.p.cfg.Meter.Received(len(frame) + frameOverhead)
 	corr, err := wire.ResponseCorrelationID(frame)
 	if err != nil {
 		s.disconnect(fmt.Errorf("%w: %w", ErrDisconnected, err))
@@ -653,6 +660,7 @@ func (s *sender) disconnect(err error) {
 	}
 	s.stopConn()
 	s.nc, s.stopConn = nil, nil
+	s.p.cfg.Meter.Disconnected()
 	s.negotiating, s.versions = false, nil
 	for _, corr := range slices.Sorted(maps.Keys(s.inflight)) {
 		c := s.inflight[corr]

@@ -114,6 +114,9 @@ type ServerConfig struct {
 	MaxInFlight int
 	// Logger receives connection-level events; nil discards them.
 	Logger *slog.Logger
+	// Meter counts the accepted connections, the request frames read and
+	// the response frames written; nil counts nothing.
+	Meter Meter
 }
 
 // DefaultServerConfig returns Kafka's defaults (socket.request.max.bytes
@@ -250,6 +253,7 @@ func Serve(ctx context.Context, ln net.Listener, cfg ServerConfig) (*Server, err
 	if cfg.Handshake == nil {
 		cfg.Handshake = Plaintext{}
 	}
+	cfg.Meter = meterOr(cfg.Meter)
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -355,6 +359,7 @@ func (s *Server) acceptLoop(ctx context.Context) {
 		}
 		s.accepted.Add(1)
 		s.active.Add(1)
+		s.cfg.Meter.Connected()
 		c := &conn{
 			srv: s,
 			nc:  nc,
