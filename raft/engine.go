@@ -28,6 +28,8 @@ type publishedState struct {
 	// busySince is when the engine loop woke up for its current turn
 	// (Unix nanoseconds), 0 while it waits for an input.
 	busySince atomic.Int64
+	// health is what Controller.Live and Controller.Ready read.
+	health healthState
 }
 
 // publishImage makes img the current image and hands it to every

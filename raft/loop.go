@@ -170,6 +170,7 @@ func (e *engine) handle(ev event) {
 		m := ev.response.msg
 		switch r := m.(type) {
 		case *kraft.FetchResponse:
+			e.noteFetchAnswer(r)
 			if len(ev.response.records) > 0 {
 				e.holdFetched(r, ev.response.records)
 			}
@@ -249,6 +250,7 @@ func (e *engine) publishQuorumState() {
 	e.lastStatus = st
 	e.publishVoters()
 	e.reportQuorum(st, prev)
+	e.publishHealth(st)
 	if st.Role != prev.Role || st.Epoch != prev.Epoch || st.Leader != prev.Leader {
 		// The core logs each transition at Info; this line adds what the
 		// runtime publishes.
