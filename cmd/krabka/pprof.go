@@ -30,20 +30,26 @@ func startPprof(addr string) (stop func(), bound string, err error) {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// Stopping cuts short a profile still being taken.
+	return serveHTTP(ln, mux), ln.Addr().String(), nil
+}
+
+// serveHTTP serves h on ln until stop is called; stop gives the requests
+// in progress a second, then closes their connections, and returns once
+// the server's goroutine has exited.
+func serveHTTP(ln net.Listener, h http.Handler) (stop func()) {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = srv.Serve(ln) // returns http.ErrServerClosed after Close
+		_ = srv.Serve(ln) // returns http.ErrServerClosed after Shutdown
 	}()
-	stop = func() {
+	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		// A profile still being taken is cut short.
 		if srv.Shutdown(ctx) != nil {
 			_ = srv.Close()
 		}
 		<-done
 	}
-	return stop, ln.Addr().String(), nil
 }

@@ -10,11 +10,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/krabka-go/krabka/internal/gctune"
 	"github.com/krabka-go/krabka/internal/logstore"
 	"github.com/krabka-go/krabka/internal/vfs"
+	"github.com/krabka-go/krabka/metrics/prom"
 	"github.com/krabka-go/krabka/raft"
 )
 
@@ -25,28 +27,34 @@ const shutdownTimeout = 30 * time.Second
 // kafka-server-start for a controller node.
 func newServerStartCommand(a *app) *cobra.Command {
 	var overrides []string
+	var admin adminOptions
 	cmd := &cobra.Command{
 		Use:   "server-start server.properties [--override KEY=VALUE]...",
 		Short: "Run a controller node from its server.properties (kafka-server-start)",
 		Long: "server-start runs a KRaft controller from a server.properties file until it\n" +
 			"receives SIGINT or SIGTERM, then resigns leadership and stops. The log\n" +
 			"directory must have been formatted with krabka storage format (or Kafka's\n" +
-			"kafka-storage format).",
+			"kafka-storage format). With --admin-address it serves /metrics, /livez\n" +
+			"and /readyz over HTTP there (docs/operations.md).",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := admin.validate(); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runServer(ctx, a, args[0], overrides)
+			return runServer(ctx, a, args[0], overrides, admin)
 		},
 	}
 	cmd.Flags().StringArrayVar(&overrides, "override", nil, "a property KEY=VALUE that replaces the file's value (repeatable)")
+	admin.register(cmd)
 	return cmd
 }
 
 // runServer starts the controller configured by the properties file at
 // path, with overrides (KEY=VALUE) replacing its values, and serves until
 // ctx is done or the node fails.
-func runServer(ctx context.Context, a *app, path string, overrides []string) error {
+func runServer(ctx context.Context, a *app, path string, overrides []string, admin adminOptions) error {
 	cfg, warnings, err := loadServerConfig(path, overrides)
 	if err != nil {
 		return fmt.Errorf("config %s: %w", path, err)
@@ -63,6 +71,14 @@ func runServer(ctx context.Context, a *app, path string, overrides []string) err
 		return err
 	}
 	cfg.Logger = a.log
+	var reg *prometheus.Registry
+	if admin.address != "" {
+		var rec *prom.Recorder
+		if reg, rec, err = newMetricsRegistry(); err != nil {
+			return err
+		}
+		cfg.Metrics = rec
+	}
 	// A controller's live heap is small; without a floor the collector
 	// runs every few milliseconds under load (internal/gctune). GOGC in
 	// the environment turns this off.
@@ -83,6 +99,16 @@ func runServer(ctx context.Context, a *app, path string, overrides []string) err
 	c, err := raft.Start(nodeCtx, cfg)
 	if err != nil {
 		return fmt.Errorf("start node %d: %w", cfg.NodeID, err)
+	}
+	if admin.address != "" {
+		stopAdmin, bound, err := startAdmin(admin.address, adminHandler(reg, c, admin.readyMaxLag))
+		if err != nil {
+			cancel()
+			_ = c.Shutdown(context.Background())
+			return err
+		}
+		defer stopAdmin()
+		a.log.Info("serving the admin endpoint", "address", "http://"+bound+"/", "paths", "/metrics /livez /readyz")
 	}
 	var runErr error
 	select {

@@ -30,8 +30,9 @@ func composeCommand() ([]string, error) {
 // deploy/Dockerfile under a project name of its own, waits until the three
 // controllers agree on a leader (krabka metadata-quorum describe --status,
 // run with the binary of a controller's image on the compose network, the
-// only place the advertised host names resolve), and tears it down with
-// its volumes.
+// only place the advertised host names resolve) and until Docker reports
+// each healthy (the compose healthcheck), and tears it down with its
+// volumes.
 func TestComposeQuorum(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs real processes for seconds")
@@ -110,4 +111,18 @@ func TestComposeQuorum(t *testing.T) {
 		return m != nil && m[1] != "-1" && strings.Contains(out, `{"id": 3,`)
 	}, func() string { return out })
 	t.Logf("compose project %s:\n%s", project, out)
+	// The compose file's healthcheck runs krabka healthcheck against each
+	// controller's /readyz: with a leader elected, all three turn healthy.
+	for id := 1; id <= 3; id++ {
+		c, err := dc("ps", "-q", "controller-"+strconv.Itoa(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c = strings.TrimSpace(c)
+		var health string
+		waitFor(t, 90*time.Second, "controller-"+strconv.Itoa(id)+" healthy", func() bool {
+			health, err = run("docker", "inspect", "-f", "{{.State.Health.Status}}", c)
+			return err == nil && strings.TrimSpace(health) == "healthy"
+		}, func() string { return health })
+	}
 }

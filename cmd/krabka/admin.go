@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/cobra"
+
+	"github.com/krabka-go/krabka/metrics/prom"
+	"github.com/krabka-go/krabka/raft"
+)
+
+// The admin endpoint of server-start (docs/operations.md): /metrics,
+// /livez and /readyz over plain HTTP on --admin-address. Kafka has no
+// controller property for it (it exposes JMX), so it is a flag of
+// Krabka's own and the properties file stays Kafka's.
+
+const (
+	// adminAddressFlag names the flag that turns the admin endpoint on.
+	adminAddressFlag = "admin-address"
+	// defaultHealthcheckAddress is where healthcheck looks by default:
+	// the port deploy/docker-compose.yml gives --admin-address.
+	defaultHealthcheckAddress = "127.0.0.1:9404"
+	// defaultReadyMaxLag is --ready-max-lag's default: how many offsets a
+	// follower's high watermark may trail the leader's and stay ready.
+	defaultReadyMaxLag = 1000
+	// liveTurnBound is how long one turn of the engine may run before
+	// /livez fails: far above an fsync or a snapshot install of a
+	// healthy disk.
+	liveTurnBound = 30 * time.Second
+)
+
+// adminOptions are server-start's admin flags.
+type adminOptions struct {
+	address     string
+	readyMaxLag int64
+}
+
+func (o *adminOptions) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&o.address, adminAddressFlag, "",
+		"serve /metrics, /livez and /readyz over HTTP on this host:port (off when empty)")
+	cmd.Flags().Int64Var(&o.readyMaxLag, "ready-max-lag", defaultReadyMaxLag,
+		"offsets a follower's high watermark may trail the leader's for /readyz")
+}
+
+// validate refuses a malformed address before anything starts.
+func (o *adminOptions) validate() error {
+	if o.address != "" {
+		if err := checkHostPort(o.address); err != nil {
+			return fmt.Errorf("--%s %q: %w", adminAddressFlag, o.address, err)
+		}
+	}
+	if o.readyMaxLag < 0 {
+		return fmt.Errorf("--ready-max-lag %d: must not be negative", o.readyMaxLag)
+	}
+	return nil
+}
+
+// checkHostPort accepts host:port with a port number (0 asks for a free
+// one) and an optional host.
+func checkHostPort(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return errors.New("want host:port")
+	}
+	if strings.ContainsAny(host, "/ ") {
+		return fmt.Errorf("bad host %q", host)
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || port == "" || strconv.FormatUint(n, 10) != port {
+		return fmt.Errorf("bad port %q", port)
+	}
+	return nil
+}
+
+// newMetricsRegistry returns a registry holding the node's Recorder and
+// the Go runtime and process collectors.
+func newMetricsRegistry() (*prometheus.Registry, *prom.Recorder, error) {
+	reg := prometheus.NewRegistry()
+	rec, err := prom.New(reg)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := reg.Register(collectors.NewGoCollector()); err != nil {
+		return nil, nil, err
+	}
+	if err := reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})); err != nil {
+		return nil, nil, err
+	}
+	return reg, rec, nil
+}
+
+// healthChecks are what /livez and /readyz ask.
+type healthChecks interface {
+	Live(maxTurn time.Duration) error
+	Ready(maxTurn time.Duration, maxLag int64) error
+}
+
+// adminHandler serves /metrics from reg and the two checks of c.
+func adminHandler(reg *prometheus.Registry, c healthChecks, maxLag int64) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	check := func(f func() error) http.HandlerFunc {
+		return func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			if err := f(); err != nil {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				_, _ = io.WriteString(w, err.Error()+"\n")
+				return
+			}
+			_, _ = io.WriteString(w, "ok\n")
+		}
+	}
+	mux.Handle("GET /livez", check(func() error { return c.Live(liveTurnBound) }))
+	mux.Handle("GET /readyz", check(func() error { return c.Ready(liveTurnBound, maxLag) }))
+	return mux
+}
+
+// startAdmin serves h on addr until stop is called (see serveHTTP).
+// bound is the address listened on.
+func startAdmin(addr string, h http.Handler) (stop func(), bound string, err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, "", fmt.Errorf("--%s %s: %w", adminAddressFlag, addr, err)
+	}
+	return serveHTTP(ln, h), ln.Addr().String(), nil
+}
+
+// newHealthcheckCommand builds "krabka healthcheck": it asks a node's
+// admin endpoint whether the node is ready (or live), for a container
+// HEALTHCHECK in an image without a shell or curl.
+func newHealthcheckCommand() *cobra.Command {
+	var addr, check string
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "healthcheck",
+		Short: "Exit 0 when a node's admin endpoint reports it ready (for Docker HEALTHCHECK)",
+		Long: "healthcheck asks GET /readyz (or /livez with --check live) of the admin\n" +
+			"endpoint that server-start serves with --admin-address, and exits 0 when\n" +
+			"it answers 200, 1 otherwise, printing the node's reason.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkHostPort(addr); err != nil {
+				return fmt.Errorf("--%s %q: %w", adminAddressFlag, addr, err)
+			}
+			var path string
+			switch check {
+			case "ready":
+				path = "/readyz"
+			case "live":
+				path = "/livez"
+			default:
+				return fmt.Errorf("--check %q: want ready or live", check)
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+path, nil)
+			if err != nil {
+				return err
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("%s: %s: %s", path, resp.Status, strings.TrimSpace(string(body)))
+			}
+			_, err = fmt.Fprint(cmd.OutOrStdout(), string(body))
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&addr, adminAddressFlag, defaultHealthcheckAddress, "the admin endpoint's host:port")
+	cmd.Flags().StringVar(&check, "check", "ready", "ready (/readyz) or live (/livez)")
+	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Second, "how long to wait for the answer")
+	return cmd
+}
+
+var _ healthChecks = (*raft.Controller)(nil)
