@@ -179,6 +179,15 @@ type metricsState struct {
 	busyFrom time.Time
 }
 
+// rec is the Metrics to report to: m, or NopMetrics when m is unset (an
+// engine built without a runtime configuration).
+func (ms *metricsState) rec() Metrics {
+	if ms.m == nil {
+		return NopMetrics{}
+	}
+	return ms.m
+}
+
 // observersEvery is how often the leader counts its observers: counting
 // copies the replicas' progress, too much for every turn.
 const observersEvery = time.Second
@@ -198,13 +207,13 @@ func (e *engine) reportQuorum(st, prev kraft.Status) {
 			}
 		case kraft.Leader, kraft.Follower:
 			if !ms.electionStart.IsZero() {
-				ms.m.Elected(now.Sub(ms.electionStart))
+				ms.rec().Elected(now.Sub(ms.electionStart))
 				ms.electionStart = time.Time{}
 			}
 		}
 	}
 	if st.Leader.LeaderID != kraft.NoNode && (st.Leader.LeaderID != prev.Leader.LeaderID || st.Epoch != prev.Epoch) {
-		ms.m.LeaderChanged()
+		ms.rec().LeaderChanged()
 	}
 	q := QuorumMetrics{
 		State: raftState(st), Leader: NodeID(st.Leader.LeaderID), Epoch: int32(st.Epoch), Vote: NodeID(st.VotedKey.ID),
@@ -230,7 +239,7 @@ func (e *engine) reportQuorum(st, prev kraft.Status) {
 	}
 	if q != ms.last {
 		ms.last = q
-		ms.m.Quorum(q)
+		ms.rec().Quorum(q)
 	}
 }
 
@@ -248,7 +257,7 @@ func (e *engine) reportApplied(applied kraft.Offset) {
 		if now.IsZero() {
 			now = e.clock.Now()
 		}
-		e.metrics.m.Committed(now.Sub(w.queued))
+		e.metrics.rec().Committed(now.Sub(w.queued))
 	}
 }
 
@@ -262,7 +271,7 @@ func (e *engine) reportFailed() {
 		}
 	}
 	if n > 0 {
-		e.metrics.m.ProposalsFailed(n)
+		e.metrics.rec().ProposalsFailed(n)
 	}
 }
 
@@ -280,7 +289,7 @@ func (e *engine) pollWoke(idleFrom time.Time) {
 	e.pub.busySince.Store(now.UnixNano())
 	ms := &e.metrics
 	if !ms.busyFrom.IsZero() {
-		ms.m.Polled(now.Sub(idleFrom), idleFrom.Sub(ms.busyFrom))
+		ms.rec().Polled(now.Sub(idleFrom), idleFrom.Sub(ms.busyFrom))
 	}
 	ms.busyFrom = now
 }

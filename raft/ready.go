@@ -97,7 +97,7 @@ func (e *engine) startSync() {
 		start := latency.Now()
 		began := time.Now()
 		off, err := e.log.SyncConcurrent()
-		e.metrics.m.Synced(time.Since(began))
+		e.metrics.rec().Synced(time.Since(began))
 		latency.Since("leader: fsync", start)
 		e.syncDone <- syncOutcome{offset: off, err: err}
 	})
@@ -204,7 +204,7 @@ func (e *engine) processReady() error {
 		start := latency.Now()
 		began := time.Now()
 		_, err := e.log.Sync()
-		e.metrics.m.Synced(time.Since(began))
+		e.metrics.rec().Synced(time.Since(began))
 		latency.Since("follower: fsync", start)
 		if err != nil {
 			return fmt.Errorf("raft: fsync log: %w", err)
@@ -278,7 +278,7 @@ func (e *engine) appendBatches(apps []kraft.Append) error {
 		if kraft.Offset(res.FirstOffset) != first || kraft.Offset(res.NextOffset) != next {
 			panic(fmt.Sprintf("raft: invariant: append landed at [%d, %d), the core placed it at [%d, %d)", res.FirstOffset, res.NextOffset, first, next))
 		}
-		e.metrics.m.Appended(int(next-first), leader)
+		e.metrics.rec().Appended(int(next-first), leader)
 		buf, copied = nil, false
 		if cap(e.appendBuf) > maxAppendBuf {
 			e.appendBuf = nil

@@ -361,7 +361,7 @@ func (e *engine) flushSubmissions() {
 // proposeBatch hands raw, a batch of records, to the core under a new
 // records handle.
 func (e *engine) proposeBatch(raw []byte, records int) (kraft.BatchInfo, error) {
-	e.metrics.m.Proposed(records, len(raw))
+	e.metrics.rec().Proposed(records, len(raw))
 	return e.node.Propose(e.now(), kraft.Proposal{Records: records, Handle: e.handles.hold(&heldRecords{raw: raw})})
 }
 
