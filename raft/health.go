@@ -15,11 +15,12 @@ import (
 
 // healthState is written by the engine and read by the checks.
 type healthState struct {
-	// leaderHW is the high watermark of the last Fetch answer the leader
-	// gave this node, and leaderFetchAt when it arrived (Unix
-	// nanoseconds; 0 never).
-	leaderHW      atomic.Int64
-	leaderFetchAt atomic.Int64
+	// leaderHW is the high watermark of the last Fetch answer a leader
+	// gave this node, leaderFetchAt when it arrived (Unix nanoseconds; 0
+	// never) and leaderFetchEpoch that leader's epoch.
+	leaderHW         atomic.Int64
+	leaderFetchAt    atomic.Int64
+	leaderFetchEpoch atomic.Int32
 	// knownHW is the newest high watermark this node knows of (its own on
 	// the leader, the leader's answer's on the others) and knownHWAt when
 	// it last changed.
@@ -38,6 +39,7 @@ func (e *engine) noteFetchAnswer(r *kraft.FetchResponse) {
 	}
 	now := e.clock.Now().UnixNano()
 	e.pub.health.leaderHW.Store(int64(r.HighWatermark))
+	e.pub.health.leaderFetchEpoch.Store(int32(r.Leader.Epoch))
 	e.pub.health.leaderFetchAt.Store(now)
 	e.noteKnownHW(int64(r.HighWatermark), now)
 }
@@ -112,7 +114,7 @@ func stopReason(err error) error {
 //
 //   - as the leader, has committed in its epoch (it takes submissions:
 //     Kafka's active controller);
-//   - otherwise, had a Fetch answer from the leader within
+//   - otherwise, had a Fetch answer from the leader of its epoch within
 //     controller.quorum.fetch.timeout.ms, and its high watermark is at
 //     most maxLag offsets below that answer's;
 //
@@ -140,8 +142,8 @@ func (c *Controller) Ready(maxTurn time.Duration, maxLag int64) error {
 		}
 	default:
 		at := h.leaderFetchAt.Load()
-		if at == 0 {
-			return fmt.Errorf("%w: no Fetch answer from leader %d yet", ErrNotReady, q.LeaderID)
+		if at == 0 || h.leaderFetchEpoch.Load() != q.Epoch {
+			return fmt.Errorf("%w: no Fetch answer from leader %d in epoch %d yet", ErrNotReady, q.LeaderID, q.Epoch)
 		}
 		if d := now.Sub(time.Unix(0, at)); d > fetchTimeout {
 			return fmt.Errorf("%w: last Fetch answer from leader %d was %v ago (controller.quorum.fetch.timeout.ms %v)",
