@@ -76,12 +76,16 @@ func (m *recordingMetrics) ListenerSent(n, b int)     { m.listenerSent.add(n, b)
 // node.
 func newMeteredCluster(t *testing.T, n int) (*testCluster, map[NodeID]*recordingMetrics) {
 	recs := map[NodeID]*recordingMetrics{}
-	c := newTestClusterWith(t, n, "", func(cfg *Config) {
+	return newTestClusterWith(t, n, "", metered(recs)), recs
+}
+
+// metered gives every Config a recordingMetrics of its own, kept in recs.
+func metered(recs map[NodeID]*recordingMetrics) func(*Config) {
+	return func(cfg *Config) {
 		m := &recordingMetrics{}
 		recs[cfg.NodeID] = m
 		cfg.Metrics = m
-	})
-	return c, recs
+	}
 }
 
 // TestMetricsOfAQuorum: on a three-node quorum that commits a write, the
@@ -248,5 +252,27 @@ func TestWriteAllocationsWithMetrics(t *testing.T) {
 	}
 	if m.committed.Load() < 200 {
 		t.Errorf("%d commits recorded, want at least 200", m.committed.Load())
+	}
+}
+
+// TestMetricsOfObservers: on a dynamic quorum of one voter and two
+// observers, the leader counts one voter and two observers, and the
+// observers report the observer state with the leader's voter count.
+func TestMetricsOfObservers(t *testing.T) {
+	recs := map[NodeID]*recordingMetrics{}
+	c, lns := newDynamicCluster(t, 3, []NodeID{1}, metered(recs))
+	for id := NodeID(1); id <= 3; id++ {
+		c.startNode(id, lns)
+	}
+	c.waitMembers([]NodeID{1}, []NodeID{2, 3})
+	waitFor(t, "the leader to count two observers", func() bool {
+		q := recs[1].last()
+		return q.State == StateLeader && q.Voters == 1 && q.Observers == 2
+	})
+	for _, id := range []NodeID{2, 3} {
+		waitFor(t, "an observer's gauges", func() bool {
+			q := recs[id].last()
+			return q.State == StateObserver && q.Leader == 1 && q.Voters == 1 && q.Observers == 0 && !q.Active
+		})
 	}
 }
