@@ -171,11 +171,12 @@ type metricsState struct {
 	// electionStart is when this node entered Prospective or Candidate;
 	// zero when no election runs.
 	electionStart time.Time
-	// observersAt is when the leader last counted its observers.
+	// observers is the leader's count of its observers, taken at
+	// observersAt.
 	observers   int
 	observersAt time.Time
-	// busyFrom is when the loop last woke up; busySince publishes it for
-	// [Controller.Live] (Unix nanoseconds, 0 while the loop waits).
+	// busyFrom is when the loop last woke up (publishedState.busySince
+	// publishes it for Controller.Live).
 	busyFrom time.Time
 }
 
