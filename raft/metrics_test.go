@@ -211,16 +211,16 @@ func TestRaftState(t *testing.T) {
 	}
 }
 
-// TestObserveAllocationsWithMetrics: observe reports the gauges without
+// TestPublishQuorumStateAllocationsWithMetrics: publishQuorumState reports the gauges without
 // allocating when nothing changed, as it runs without metrics.
-func TestObserveAllocationsWithMetrics(t *testing.T) {
+func TestPublishQuorumStateAllocationsWithMetrics(t *testing.T) {
 	m := &recordingMetrics{}
 	c := newTestClusterWith(t, 1, "", func(cfg *Config) { cfg.Metrics = m })
 	submit(t, c.node(c.leader()), metadataVersionRecord())
 	onEngine(t, c.node(1), func(e *engine) {
-		e.observe()
-		if a := testing.AllocsPerRun(100, e.observe); a != 0 {
-			t.Errorf("observe with metrics allocates %v times with nothing changed, want 0", a)
+		e.publishQuorumState()
+		if a := testing.AllocsPerRun(100, e.publishQuorumState); a != 0 {
+			t.Errorf("publishQuorumState with metrics allocates %v times with nothing changed, want 0", a)
 		}
 	})
 	if q := m.last(); q.State != StateLeader || !q.Active {
