@@ -1,9 +1,7 @@
 package raft
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 
 	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/logstore"
@@ -31,9 +29,6 @@ type applier struct {
 
 // applyListener learns what the applier does, as it does it.
 type applyListener interface {
-	// recordRejected: the image refused the committed record at offset,
-	// which the applier skipped past.
-	recordRejected(offset int64, err error)
 	// noteApplied: a batch of bytes at epoch was applied, up to its end
 	// when atBoundary.
 	noteApplied(bytes int, epoch int32, maxTimestamp int64, atBoundary bool)
@@ -41,8 +36,10 @@ type applyListener interface {
 
 // apply replays the committed records of log below the high watermark
 // into the delta. changed reports whether any record was replayed (a
-// control batch leaves the image as it was). An error is a log that
-// cannot be read below its high watermark.
+// control batch leaves the image as it was). An error is fatal: a log
+// that cannot be read below its high watermark, or a committed record
+// the image refuses (a [*CommittedReplayError]; the applied offset stays
+// at that record).
 func (a *applier) apply(log *logstore.Log, l applyListener) (changed bool, err error) {
 	for a.applied < a.hw {
 		rr, err := log.ReadInto(int64(a.applied), 1<<20, a.buf)
@@ -67,7 +64,8 @@ func (a *applier) apply(log *logstore.Log, l applyListener) (changed bool, err e
 						continue
 					}
 					if err := a.replay(r.Value, off, b.PartitionLeaderEpoch); err != nil {
-						l.recordRejected(off, err)
+						a.applied = kraft.Offset(off)
+						return changed, &CommittedReplayError{Offset: off, Epoch: b.PartitionLeaderEpoch, Err: err}
 					}
 					changed = true
 				}
@@ -87,24 +85,15 @@ func (a *applier) apply(log *logstore.Log, l applyListener) (changed bool, err e
 }
 
 // replay applies one committed record to the delta and returns the
-// image's rejection, if any. A rejected record is skipped (every replica
-// rejects it alike): it still occupies its offset, so the image's
-// provenance moves past it, as Kafka's loader does, and a snapshot can
-// name it.
+// image's rejection, if any; a rejected record changes nothing.
 func (a *applier) replay(value []byte, offset int64, epoch int32) error {
 	rec, err := metadata.Decode(value)
-	if err == nil {
-		// The run of in-place changes ends with the image published
-		// after the commit round (Apply).
-		err = a.delta.ReplayNext(rec, offset, epoch)
+	if err != nil {
+		return err
 	}
-	if err == nil {
-		return nil
-	}
-	if serr := a.delta.Skip(offset, epoch); serr != nil {
-		panic(fmt.Sprintf("raft: invariant: skip committed record at offset %d: %v", offset, serr))
-	}
-	return err
+	// The run of in-place changes ends with the image published after
+	// the commit round (Apply).
+	return a.delta.ReplayNext(rec, offset, epoch)
 }
 
 // applyCommitted applies the committed records below the high watermark,
@@ -123,12 +112,4 @@ func (e *engine) applyCommitted() error {
 	e.sub.completeApplied(e.applier.applied)
 	e.completeReads()
 	return nil
-}
-
-// recordRejected logs a committed record the image refused and hands the
-// rejection to the submission that holds its offset.
-func (e *engine) recordRejected(offset int64, err error) {
-	e.logger.LogAttrs(context.Background(), slog.LevelWarn, "committed record rejected by the image",
-		slog.Int64(logKeyOffset, offset), slog.String(logKeyError, err.Error()))
-	e.sub.rejectAt(kraft.Offset(offset), err)
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -341,34 +340,6 @@ func TestDecodeSubmissionAllocations(t *testing.T) {
 	}
 	if _, err := decodeSubmission([][]byte{b, {0xff}}); !errors.Is(err, ErrInvalidChange) {
 		t.Errorf("undecodable record: %v, want ErrInvalidChange", err)
-	}
-}
-
-// TestReplayRejectedRecord: a committed record the image rejects fails the
-// submission that holds it, and the image's offset still moves past it.
-func TestReplayRejectedRecord(t *testing.T) {
-	e := &engine{applier: applier{delta: metadata.NewDelta(metadata.EmptyImage())}, logger: slog.New(slog.DiscardHandler)}
-	replay := func(value []byte, offset int64) {
-		if err := e.applier.replay(value, offset, 1); err != nil {
-			e.recordRejected(offset, err)
-		}
-	}
-	w := &submission{base: 5, last: 6, complete: func(SubmitResult, error) {}}
-	e.sub.waiters = []*submission{w}
-	topic, err := metadata.Encode(topicRecord("early")) // before metadata.version: rejected
-	if err != nil {
-		t.Fatal(err)
-	}
-	replay(topic, 6)
-	if !errors.Is(w.err, ErrInvalidChange) || !errors.Is(w.err, metadata.ErrUnsupportedFeature) {
-		t.Errorf("waiter error = %v, want ErrInvalidChange wrapping ErrUnsupportedFeature", w.err)
-	}
-	if off := e.applier.delta.Apply().Offset(); off != 6 {
-		t.Errorf("image offset after the rejected record = %d, want 6", off)
-	}
-	replay([]byte{0xff}, 7) // undecodable: skipped as well
-	if off := e.applier.delta.Apply().Offset(); off != 7 {
-		t.Errorf("image offset after an undecodable record = %d, want 7", off)
 	}
 }
 

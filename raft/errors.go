@@ -116,3 +116,27 @@ func (e *NotLeaderError) Error() string {
 
 // Is reports whether target is [ErrNotLeader].
 func (e *NotLeaderError) Is(target error) bool { return target == ErrNotLeader }
+
+// CommittedReplayError is the fatal fault that stops a node whose image
+// refuses a committed record: every replica holds the record, so the
+// image would no longer follow the log, and serving it would be serving
+// a state the quorum never agreed on (Kafka's controller treats it as a
+// fatal fault, KAFKA-14275). A leader validates every submission before
+// it appends it, so a committed record the image refuses is a bug or a
+// log written by another program. [Controller.Err] returns it, and the
+// submissions still waiting fail with it.
+type CommittedReplayError struct {
+	// Offset and Epoch are the record's offset and its batch's leader
+	// epoch.
+	Offset int64
+	Epoch  int32
+	// Err is the image's rejection (a [*metadata.ReplayError], or the
+	// decode error of a record that does not decode).
+	Err error
+}
+
+func (e *CommittedReplayError) Error() string {
+	return fmt.Sprintf("raft: the committed record at offset %d (epoch %d) cannot be replayed into the metadata image, so the node stops: %v", e.Offset, e.Epoch, e.Err)
+}
+
+func (e *CommittedReplayError) Unwrap() error { return e.Err }

@@ -53,7 +53,7 @@ func (h *manualHost) finish() {
 	for len(h.tasks) > 0 {
 		h.runTask()
 	}
-	h.e.stop()
+	h.e.stop(nil)
 	close(h.c.done)
 	h.c.cancel()
 	h.c.wg.Wait()

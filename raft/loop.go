@@ -2,6 +2,7 @@ package raft
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -38,11 +39,11 @@ type event struct {
 // stopped it (a failed write: the log is poisoned and the node must
 // restart to recover). A host that owns time and scheduling drives the
 // same turn with takeInbox, tick, synced, settle and wake.
-func (e *engine) run(ctx context.Context) error {
+func (e *engine) run(ctx context.Context) (err error) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
-	defer e.stop()
+	defer func() { e.stop(err) }()
 	for {
 		if done, err := e.settle(); done || err != nil {
 			return err
@@ -108,13 +109,18 @@ func (e *engine) settle() (done bool, err error) {
 	return false, nil
 }
 
-// stop ends the engine once its host stops taking inputs: it waits for
-// the background fsync, abandons a snapshot download and answers
-// everything still waiting with ErrShuttingDown.
-func (e *engine) stop() {
+// stop ends the engine once its host stops taking inputs, because of
+// cause (nil: a clean stop): it waits for the background fsync, abandons
+// a snapshot download and answers everything still waiting with
+// ErrShuttingDown, wrapping cause.
+func (e *engine) stop(cause error) {
 	_ = e.awaitSync()
 	e.abortDownload()
-	e.failAll(ErrShuttingDown)
+	err := ErrShuttingDown
+	if cause != nil {
+		err = fmt.Errorf("%w: %w", ErrShuttingDown, cause)
+	}
+	e.failAll(err)
 }
 
 // wake returns the earliest deadline of the timer table, after copying

@@ -38,7 +38,6 @@ type submission struct {
 
 	base, last kraft.Offset
 	epoch      kraft.Epoch
-	err        error // the first rejection at apply time
 	// queued is when the engine took it from its inbox; zero for the
 	// leader's own NoOpRecord.
 	queued time.Time
@@ -254,20 +253,6 @@ func (q *submitter) leadershipLost(err error) {
 	q.waiters = nil
 }
 
-// rejectAt records the image's rejection of the committed record at
-// offset for the proposed submission that holds it; the submission fails
-// with it once applied.
-func (q *submitter) rejectAt(offset kraft.Offset, err error) {
-	for _, w := range q.waiters {
-		if offset >= w.base && offset <= w.last {
-			if w.err == nil {
-				w.err = fmt.Errorf("%w: %w", ErrInvalidChange, err)
-			}
-			return
-		}
-	}
-}
-
 // completeApplied answers every submission whose records are all below
 // applied, the offset the image has applied up to.
 func (q *submitter) completeApplied(applied kraft.Offset) {
@@ -276,11 +261,7 @@ func (q *submitter) completeApplied(applied kraft.Offset) {
 		if w.last >= applied {
 			break
 		}
-		if w.err != nil {
-			w.complete(SubmitResult{}, w.err)
-		} else {
-			w.complete(w.result(), nil)
-		}
+		w.complete(w.result(), nil)
 		done++
 	}
 	q.waiters = slices.Delete(q.waiters, 0, done)

@@ -109,7 +109,7 @@ var catalogue = []Entry{
 		Checks: []Check{{
 			Package: pkgRaft, Run: "^TestSimulatedEngines$",
 			Invariant: "C9 a leader validates against its whole log",
-			Pattern:   "C9 a leader validates against its whole log: [0-9]+ committed records were refused",
+			Pattern:   "C9 a leader validates against its whole log: node [0-9]+ stopped, its image refuses the committed record",
 		}},
 	},
 	{

@@ -1,0 +1,85 @@
+package raft
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/krabka-go/krabka/internal/kraft"
+	"github.com/krabka-go/krabka/internal/logstore"
+	"github.com/krabka-go/krabka/internal/recordbatch"
+	"github.com/krabka-go/krabka/internal/vfs"
+	"github.com/krabka-go/krabka/metadata"
+)
+
+// TestCommittedRecordTheImageRefusesStopsTheNode (a fatal fault, as
+// Kafka's KAFKA-14275): a log holding a record the image refuses (a
+// topic before any metadata.version) written by another program at epoch
+// 1; once the node commits it, the node stops instead of serving an
+// image that no longer follows its log: Err names the record, Done is
+// closed, and a submission waiting for the leader fails with the cause.
+func TestCommittedRecordTheImageRefusesStopsTheNode(t *testing.T) {
+	cfg := ForTests(1, t.TempDir())
+	dir := filepath.Join(cfg.MetadataLogDir, PartitionDirName)
+	if err := logstore.MkdirAllDurable(vfs.OS(), dir); err != nil {
+		t.Fatal(err)
+	}
+	log, _, err := logstore.Open(vfs.OS(), dir, logstore.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	value, err := metadata.Encode(topicRecord("early"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := recordbatch.DefaultParams()
+	p.PartitionLeaderEpoch = 1
+	var b recordbatch.Builder
+	b.Reset(nil, p)
+	b.Append(time.Now().UnixMilli(), nil, value, nil)
+	raw, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := log.AppendAsLeader(raw, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := log.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	qs := logstore.QuorumStateData{LeaderID: 1, LeaderEpoch: 1, VotedID: -1, CurrentVoters: []kraft.NodeID{1}}
+	if err := logstore.WriteQuorumState(vfs.OS(), dir, qs); err != nil {
+		t.Fatal(err)
+	}
+
+	c, err := Start(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Shutdown(context.Background()) }()
+	submitted := make(chan error, 1)
+	go func() {
+		_, err := c.SubmitChange(t.Context(), []metadata.Record{metadataVersionRecord()})
+		submitted <- err
+	}()
+	select {
+	case <-c.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the node still runs with a committed record its image refuses")
+	}
+	var re *CommittedReplayError
+	if err := c.Err(); !errors.As(err, &re) || re.Offset != 0 || re.Epoch != 1 || !errors.Is(err, metadata.ErrUnsupportedFeature) {
+		t.Fatalf("Err = %v, want a CommittedReplayError for offset 0 at epoch 1 wrapping ErrUnsupportedFeature", err)
+	}
+	if err := <-submitted; !errors.Is(err, ErrShuttingDown) || !errors.As(err, &re) {
+		t.Fatalf("the waiting submission failed with %v, want ErrShuttingDown wrapping the CommittedReplayError", err)
+	}
+	if err := c.Shutdown(context.Background()); !errors.As(err, &re) {
+		t.Fatalf("Shutdown = %v, want the CommittedReplayError", err)
+	}
+}
