@@ -57,7 +57,9 @@ func TestServerStartRunsAFormattedNode(t *testing.T) {
 		done <- runContext(ctx, []string{"--log-format", "json", "server-start", n.props}, &stdout, &stderr)
 	}()
 	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(stderr.String(), `"msg":"became Leader"`) {
+	// A lone voter leads as soon as its core starts, before its listener
+	// is bound; "controller started" comes once it serves.
+	for !strings.Contains(stderr.String(), `"msg":"became Leader"`) || !strings.Contains(stderr.String(), `"msg":"controller started"`) {
 		select {
 		case code := <-done:
 			t.Fatalf("server-start exited with %d: %s", code, stderr.String())
