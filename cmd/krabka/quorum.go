@@ -35,7 +35,7 @@ type quorumOptions struct {
 func newMetadataQuorumCommand(a *app) *cobra.Command {
 	var o quorumOptions
 	cmd := &cobra.Command{
-		Use:   "metadata-quorum --bootstrap-controller HOST:PORT[,...] (describe | add-controller | remove-controller)",
+		Use:   "metadata-quorum --bootstrap-controller HOST:PORT[,...] (describe | add-controller | remove-controller | snapshot save)",
 		Short: "Describe or change the metadata quorum (kafka-metadata-quorum)",
 		Long: "metadata-quorum asks the controllers of --bootstrap-controller for the\n" +
 			"quorum leader (DescribeCluster), then asks the leader to describe the\n" +
@@ -44,7 +44,7 @@ func newMetadataQuorumCommand(a *app) *cobra.Command {
 			"quorum (AddRaftVoter, RemoveRaftVoter).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return errors.New("metadata-quorum needs a subcommand: describe, add-controller or remove-controller")
+			return errors.New("metadata-quorum needs a subcommand: describe, add-controller, remove-controller or snapshot")
 		},
 	}
 	pf := cmd.PersistentFlags()
@@ -68,7 +68,7 @@ func newMetadataQuorumCommand(a *app) *cobra.Command {
 	f.BoolVar(&o.status, "status", false, "print the quorum's status")
 	f.BoolVar(&o.replication, "replication", false, "print the replication table")
 	f.BoolVar(&o.humanReadable, "human-readable", false, "print the timestamps of --replication as times ago")
-	cmd.AddCommand(describe, newAddControllerCommand(a, &o), newRemoveControllerCommand(a, &o))
+	cmd.AddCommand(describe, newAddControllerCommand(a, &o), newRemoveControllerCommand(a, &o), newSnapshotCommand(a, &o))
 	return cmd
 }
 

@@ -88,6 +88,16 @@ func Open(fsys vfs.FS, path string, o ReadOptions) (*Reader, error) {
 	return open(fsys, path, id, o)
 }
 
+// OpenAs is [Open] for a file whose name is not a snapshot name, such as a
+// backup copy: it verifies the file at path as snapshot id (each batch's
+// partitionLeaderEpoch must equal id's epoch) and [Reader.ID] returns id.
+func OpenAs(fsys vfs.FS, path string, id kraft.OffsetAndEpoch, o ReadOptions) (*Reader, error) {
+	if err := checkID(id); err != nil {
+		return nil, fmt.Errorf("snapshot: open %s: %w", path, err)
+	}
+	return open(fsys, path, id, o)
+}
+
 // loadableID returns the id a loadable file's name gives (the zero id for
 // bootstrap.checkpoint). Names of .part and .deleted files are refused:
 // those are never loaded (S5 and D15 in docs/reliability.md).
