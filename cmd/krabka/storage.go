@@ -36,10 +36,10 @@ func newStorageCommand(a *app) *cobra.Command {
 		Short: "Format and inspect storage directories (kafka-storage)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return errors.New("storage needs a subcommand: random-uuid, format, info or log-end")
+			return errors.New("storage needs a subcommand: random-uuid, format, info, log-end or restore")
 		},
 	}
-	cmd.AddCommand(newRandomUUIDCommand(a), newFormatCommand(a), newInfoCommand(a), newLogEndCommand(a))
+	cmd.AddCommand(newRandomUUIDCommand(a), newFormatCommand(a), newInfoCommand(a), newLogEndCommand(a), newRestoreCommand(a))
 	return cmd
 }
 

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/krabka-go/krabka/internal/kraft"
+	"github.com/krabka-go/krabka/internal/logstore"
+	"github.com/krabka-go/krabka/internal/snapshot"
+	"github.com/krabka-go/krabka/internal/vfs"
+	"github.com/krabka-go/krabka/metadata"
+)
+
+// dirContents returns every file under root with its bytes, keyed by
+// path relative to root.
+func dirContents(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		rel, _ := filepath.Rel(root, path)
+		out[rel] = string(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestBackupAndRestore saves the snapshot of a running three-voter quorum,
+// restores three fresh nodes from it, and starts them: the new quorum
+// starts at the snapshot's end offset with the source's image there,
+// elects a leader and commits.
+func TestBackupAndRestore(t *testing.T) {
+	s := newSnapshotSource(t)
+	file := filepath.Join(t.TempDir(), "backup.checkpoint")
+	mustSucceed(t, "metadata-quorum", "--bootstrap-controller", s.addr(0), "snapshot", "save", file)
+	for _, c := range s.ctls {
+		shutdown(t, c)
+	}
+
+	q := newQuorumNodes(t, 3)
+	restore := []string{"storage", "restore", "--snapshot", file, "--snapshot-id", snapshotIDText(s.id), "-c"}
+	r := mustSucceed(t, append(restore, q.nodes[0].props)...)
+	m := regexp.MustCompile(`Generated cluster id (\S+);`).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("restore printed %q, without the generated cluster id", r.stdout)
+	}
+	clusterID := m[1]
+	if clusterID == testClusterID {
+		t.Fatal("restore reused the source's cluster id")
+	}
+	for _, n := range q.nodes[1:] {
+		mustSucceed(t, append(restore, n.props, "--cluster-id", clusterID)...)
+	}
+	features := map[string]int16{}
+	for i, n := range q.nodes {
+		for _, d := range []string{n.meta, n.data1, n.data2} {
+			mp, err := logstore.ReadMetaProperties(vfs.OS(), d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if mp.ClusterID != clusterID || mp.NodeID != kraft.NodeID(i+1) || mp.DirectoryID.IsZero() {
+				t.Errorf("%s: meta.properties %+v, want cluster %s and node %d", d, mp, clusterID, i+1)
+			}
+		}
+		br, err := snapshot.Open(vfs.OS(), filepath.Join(n.meta, snapshot.BootstrapFile), snapshot.ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for br.Next() {
+			for _, rec := range br.Batch().Records {
+				f, err := metadata.Decode(rec.Value)
+				if err != nil {
+					t.Fatal(err)
+				}
+				features[f.(*metadata.FeatureLevelRecord).Name] = f.(*metadata.FeatureLevelRecord).FeatureLevel
+			}
+		}
+		_ = br.Close()
+		restored, _ := os.ReadFile(filepath.Join(n.meta, metadataPartitionDir, snapshot.FileName(s.id)))
+		saved, _ := os.ReadFile(file)
+		if !bytes.Equal(restored, saved) {
+			t.Errorf("node %d: the restored snapshot differs from the saved file", i+1)
+		}
+	}
+	if features[metadata.FeatureMetadataVersion] != metadata.MaxMetadataVersion {
+		t.Errorf("bootstrap.checkpoint features %v, want metadata.version %d from the snapshot", features, metadata.MaxMetadataVersion)
+	}
+
+	q.start(t)
+	leader := q.ctls[q.leader]
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for i, c := range q.ctls {
+		img := c.CurrentImage()
+		if got := imageRecords(t, img); !bytes.Equal(got, s.image) {
+			t.Errorf("node %d: the image at %d differs from the source's at the snapshot %s", i+1, img.Offset(), s.id)
+		}
+		if st := c.QuorumState(); st.LogEndOffset < int64(s.id.Offset) {
+			t.Errorf("node %d: log end %d, below the snapshot's end %d", i+1, st.LogEndOffset, s.id.Offset)
+		}
+	}
+	for _, name := range []string{"topic-0", "topic-4"} {
+		if _, ok := leader.CurrentImage().Topics().ByName(name); !ok {
+			t.Errorf("the restored image lacks %s", name)
+		}
+	}
+	if _, ok := leader.CurrentImage().Topics().ByName("topic-5"); ok {
+		t.Error("the restored image holds topic-5, committed after the snapshot")
+	}
+	topic := metadata.NewTopicRecord()
+	topic.Name, topic.TopicId[0] = "after-restore", 9
+	res, err := leader.SubmitChange(ctx, []metadata.Record{topic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.LastOffset < int64(s.id.Offset) {
+		t.Errorf("the restored quorum committed at %d, below the snapshot's end %d", res.LastOffset, s.id.Offset)
+	}
+	img, err := q.ctls[(q.leader+1)%3].ReadImage(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := img.Topics().ByName("after-restore"); !ok {
+		t.Error("a follower of the restored quorum does not see the committed topic")
+	}
+}
+
+// TestRestoreRefuses: a damaged snapshot, a formatted directory and a
+// snapshot without its id are refused, and nothing is written.
+func TestRestoreRefuses(t *testing.T) {
+	s := newSnapshotSource(t)
+	good, err := os.ReadFile(s.leaderSnapshotPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, data := range damagedCopies(t, good) {
+		t.Run(name, func(t *testing.T) {
+			file := filepath.Join(dir, strings.ReplaceAll(name, " ", "-"))
+			writeFile(t, file, data)
+			n := newTestNode(t, 1, "controller.quorum.voters=1@localhost:9093")
+			mustFail(t, "--snapshot "+file+" is damaged: snapshot: ", "storage", "restore", "--snapshot", file, "--snapshot-id", snapshotIDText(s.id), "-c", n.props)
+			for _, d := range []string{n.meta, n.data1, n.data2} {
+				if _, err := os.Stat(d); err == nil {
+					t.Errorf("a refused restore created %s", d)
+				}
+			}
+		})
+	}
+
+	file := filepath.Join(dir, snapshot.FileName(s.id))
+	writeFile(t, file, good)
+	n := newTestNode(t, 1, "controller.quorum.voters=1@localhost:9093")
+	mustSucceed(t, "storage", "format", "-t", testClusterID, "-c", n.props)
+	before := dirContents(t, n.root)
+	mustFail(t, "log directory "+n.data1+" is already formatted; restore writes only into unformatted directories and changed nothing",
+		"storage", "restore", "--snapshot", file, "-c", n.props)
+	if after := dirContents(t, n.root); len(after) != len(before) {
+		t.Errorf("a refused restore changed the files from %d to %d", len(before), len(after))
+	} else {
+		for k, v := range before {
+			if after[k] != v {
+				t.Errorf("a refused restore changed %s", k)
+			}
+		}
+	}
+
+	// Only the metadata directory is formatted: the data directories stay
+	// empty too.
+	n = newTestNode(t, 1, "controller.quorum.voters=1@localhost:9093")
+	if err := os.MkdirAll(n.meta, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(n.meta, logstore.MetaPropertiesFileName), []byte("version=1\n"))
+	mustFail(t, "log directory "+n.meta+" is already formatted", "storage", "restore", "--snapshot", file, "-c", n.props)
+	for _, d := range []string{n.data1, n.data2} {
+		if _, err := os.Stat(d); err == nil {
+			t.Errorf("a refused restore created %s", d)
+		}
+	}
+
+	other := filepath.Join(dir, "backup")
+	writeFile(t, other, good)
+	n = newTestNode(t, 1, "controller.quorum.voters=1@localhost:9093")
+	mustFail(t, "the file name does not give the snapshot id; give --snapshot-id", "storage", "restore", "--snapshot", other, "-c", n.props)
+	mustFail(t, "--snapshot-id \"12-x\": want OFFSET-EPOCH", "storage", "restore", "--snapshot", other, "--snapshot-id", "12-x", "-c", n.props)
+	// The epoch of the id must be the epoch every batch carries.
+	wrong := kraft.OffsetAndEpoch{Offset: s.id.Offset, Epoch: s.id.Epoch + 1}
+	mustFail(t, "partition leader epoch", "storage", "restore", "--snapshot", other, "--snapshot-id", snapshotIDText(wrong), "-c", n.props)
+	mustFail(t, "is of a static quorum", "storage", "restore", "--snapshot", file, "-c", newTestNode(t, 1, "controller.quorum.bootstrap.servers=localhost:9093").props)
+	mustSucceed(t, "storage", "restore", "--snapshot", file, "-c", n.props, "--cluster-id", testClusterID)
+}
