@@ -202,3 +202,61 @@ func TestRestoreRefuses(t *testing.T) {
 	mustFail(t, "is of a static quorum", "storage", "restore", "--snapshot", file, "-c", newTestNode(t, 1, "controller.quorum.bootstrap.servers=localhost:9093").props)
 	mustSucceed(t, "storage", "restore", "--snapshot", file, "-c", n.props, "--cluster-id", testClusterID)
 }
+
+// TestRestoreDynamicQuorum: the voter set of a dynamic quorum's snapshot
+// (its header's VotersRecord) stays the voter set: the restored voter keeps
+// the directory id its entry names and leads again at the same endpoint; a
+// node the record does not list gets a new directory id; a node configured
+// with controller.quorum.voters is refused.
+func TestRestoreDynamicQuorum(t *testing.T) {
+	src := newDynamicNodes(t, 1)[0]
+	mustSucceed(t, "storage", "format", "-t", testClusterID, "-c", src.props, "--standalone")
+	voterDir := readMeta(t, src.meta).DirectoryID
+	c := startNode(t, src.props)
+	submitTopics(t, c, 0, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	img, err := c.ReadImage(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.TriggerSnapshot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := imageRecords(t, img)
+	dir := t.TempDir()
+	r := mustSucceed(t, "metadata-quorum", "--bootstrap-controller", src.addr, "snapshot", "save", filepath.Join(dir, "backup"))
+	id := regexp.MustCompile(`^Snapshot (\S+) in `).FindStringSubmatch(r.stdout)
+	if id == nil {
+		t.Fatalf("save printed %q", r.stdout)
+	}
+	shutdown(t, c)
+	file := filepath.Join(dir, id[1]+snapshot.Suffix)
+	if err := os.Rename(filepath.Join(dir, "backup"), file); err != nil {
+		t.Fatal(err)
+	}
+
+	mustFail(t, "is of a dynamic quorum", "storage", "restore", "--snapshot", file, "-c",
+		newTestNode(t, 1, "controller.quorum.voters=1@"+src.addr).props)
+	observer := newTestNode(t, 2, "controller.quorum.bootstrap.servers="+src.addr)
+	mustSucceed(t, "storage", "restore", "--snapshot", file, "-c", observer.props, "--cluster-id", testClusterID)
+	if got := readMeta(t, observer.meta).DirectoryID; got == voterDir || got.IsZero() {
+		t.Errorf("node 2, not a voter of the snapshot, restored with directory id %s (the voter's is %s)", got, voterDir)
+	}
+
+	restored := newTestNode(t, 1, "listeners=CONTROLLER://"+src.addr, "advertised.listeners=CONTROLLER://"+src.addr,
+		"controller.quorum.bootstrap.servers="+src.addr, "controller.quorum.election.timeout.ms=200")
+	mustSucceed(t, "storage", "restore", "--snapshot", file, "-c", restored.props, "--cluster-id", testClusterID)
+	if got := readMeta(t, restored.meta).DirectoryID; got != voterDir {
+		t.Errorf("the restored voter's directory id is %s, want %s from the snapshot's voter set", got, voterDir)
+	}
+	c = startNode(t, restored.props)
+	if got := imageRecords(t, c.CurrentImage()); !bytes.Equal(got, want) {
+		t.Error("the restored voter's image differs from the source's at the snapshot")
+	}
+	topic := metadata.NewTopicRecord()
+	topic.Name, topic.TopicId[0] = "after-restore", 9
+	if _, err := c.SubmitChange(ctx, []metadata.Record{topic}); err != nil {
+		t.Fatal(err)
+	}
+}
