@@ -6,11 +6,15 @@
 //	krabka storage format -t ID -c FILE ...  kafka-storage format
 //	krabka storage info -c FILE              kafka-storage info
 //	krabka storage log-end -c FILE [--json]  a stopped node's log end, snapshot, election state and voters
+//	krabka storage restore --snapshot FILE [--snapshot-id ID] -c FILE [--cluster-id ID]
+//	                                         a new node's directories from a saved snapshot
 //	krabka server-start FILE [--override K=V]...
 //	                                         kafka-server-start (controllers)
 //	krabka dump-log --files FILE,...         kafka-dump-log
 //	krabka metadata-quorum --bootstrap-controller HOST:PORT describe --status|--replication
 //	                                         kafka-metadata-quorum
+//	krabka metadata-quorum --bootstrap-controller HOST:PORT snapshot save FILE [--force]
+//	                                         a verified copy of the leader's newest snapshot
 //	krabka dump-snapshot FILE                a checkpoint's header, voters and records
 //	krabka dev [--nodes N] [--dir DIR] [-v]  a live local quorum in one process
 //
@@ -53,6 +57,16 @@
 // or the leader just moved, it asks again until --timeout (30s); when no
 // controller answers at all it fails at once, naming each address's error.
 // Other error codes fail with the code's name and the controller's message.
+//
+// # Backup and restore
+//
+// metadata-quorum snapshot save copies the leader's newest snapshot in
+// FetchSnapshot chunks into FILE (a temporary file fsynced, verified and
+// renamed) and prints its id; storage restore verifies such a file and
+// writes it, with bootstrap.checkpoint for its feature levels and a new
+// meta.properties, into the unformatted directories of a node of a new
+// quorum, which starts at the snapshot's end offset. docs/operations.md
+// says what happens to the voter set.
 //
 // # dump-log and dump-snapshot
 //

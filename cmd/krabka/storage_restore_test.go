@@ -111,6 +111,9 @@ func TestBackupAndRestore(t *testing.T) {
 			t.Errorf("node %d: log end %d, below the snapshot's end %d", i+1, st.LogEndOffset, s.id.Offset)
 		}
 	}
+	if st := leader.QuorumState(); st.Epoch <= int32(s.id.Epoch) {
+		t.Errorf("the restored quorum elected in epoch %d, not after the snapshot's %d", st.Epoch, s.id.Epoch)
+	}
 	for _, name := range []string{"topic-0", "topic-4"} {
 		if _, ok := leader.CurrentImage().Topics().ByName(name); !ok {
 			t.Errorf("the restored image lacks %s", name)
