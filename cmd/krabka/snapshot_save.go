@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/krabka-go/krabka/internal/kraft"
@@ -236,6 +237,10 @@ func fetchSnapshotChunk(ctx context.Context, leader *controllerConn, epoch int32
 		return nil, 0, fmt.Errorf("controller %s: FetchSnapshot answer lacks %s-%d", leader.addr, wire.MetadataTopic, wire.MetadataPartition)
 	}
 	p := fr.Topics[0].Partitions[0]
+	if p.ErrorCode == kerr.SnapshotNotFound.Code {
+		// Retention deleted it after a newer one: start over with that.
+		return nil, 0, fmt.Errorf("controller %s: snapshot %s was deleted during the copy: %w", leader.addr, snapshotIDText(id), errRetry)
+	}
 	if err := answerError("FetchSnapshot", leader.addr, p.ErrorCode, nil); err != nil {
 		return nil, 0, err
 	}

@@ -135,14 +135,10 @@ func runRestore(a *app, o restoreOptions, now time.Time) error {
 			return err
 		}
 	}
+	// meta.properties goes last into every directory, once all the other
+	// files are in place, so that it marks a complete restore.
 	fsys := vfs.OS()
 	for _, d := range dirs {
-		dirID := metadataDirID
-		if d != metadataDir || dirID.IsZero() {
-			if dirID, err = randomUUID(); err != nil {
-				return err
-			}
-		}
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("create log directory %s: %w", d, err)
 		}
@@ -151,6 +147,14 @@ func runRestore(a *app, o restoreOptions, now time.Time) error {
 		}
 		if d == metadataDir {
 			if err := installRestoredSnapshot(fsys, d, o.snapshotFile, id); err != nil {
+				return err
+			}
+		}
+	}
+	for _, d := range dirs {
+		dirID := metadataDirID
+		if d != metadataDir || dirID.IsZero() {
+			if dirID, err = randomUUID(); err != nil {
 				return err
 			}
 		}
