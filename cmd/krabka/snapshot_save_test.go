@@ -210,6 +210,14 @@ func TestSnapshotSave(t *testing.T) {
 			}
 		})
 	}
+
+	// The snapshot the leader names is gone: save asks again for the
+	// newest one until --timeout, and says why.
+	if err := os.Remove(s.leaderSnapshotPath()); err != nil {
+		t.Fatal(err)
+	}
+	mustFail(t, "snapshot "+snapshotIDText(s.id)+" was deleted during the copy", "metadata-quorum", "--bootstrap-controller", s.addr(s.leader),
+		"--timeout", "500ms", "snapshot", "save", filepath.Join(t.TempDir(), "gone.checkpoint"))
 	writeFile(t, s.leaderSnapshotPath(), want)
 }
 
