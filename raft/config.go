@@ -308,6 +308,25 @@ type Config struct {
 	// resolved once at start; Krabka refuses them: write the address.
 	MaxConnectionsPerIPOverrides map[string]int32
 
+	// AuthorizerClassName is authorizer.class.name. Empty (the default)
+	// serves every request to every client that reaches a listener.
+	// [StandardAuthorizerClass] checks each request but ApiVersions
+	// against the ACLs of the node's metadata image (docs/security.md
+	// lists the operation each request needs); any other class is
+	// refused.
+	AuthorizerClassName string
+	// SuperUsers is super.users, principals ("User:CN=admin") separated
+	// by semicolons, whom the authorizer grants every operation.
+	SuperUsers []string
+	// AllowEveryoneIfNoACLFound is allow.everyone.if.no.acl.found
+	// (false): with it the authorizer grants every request while no ACL
+	// protects the cluster resource.
+	AllowEveryoneIfNoACLFound bool
+	// ClusterGrants, when not nil, decides every request but ApiVersions
+	// in place of an authorizer; it has no Kafka property and excludes
+	// AuthorizerClassName.
+	ClusterGrants ClusterGrants
+
 	// Logger receives the node's log lines. It has no Kafka property;
 	// nil discards them.
 	Logger *slog.Logger

@@ -58,6 +58,10 @@ var acceptedProperties = map[string]enforcement{
 	keyConnectionsMaxIdle:           {touchesQuota, []string{"raft.TestStartEnforcesIdleTimeout", "transport.TestIdleConnectionExpires"}, ""},
 	keySocketRequestMaxBytes:        {touchesQuota, []string{"raft.TestStartEnforcesRequestMaxBytes"}, ""},
 
+	keyAuthorizerClassName:       {touchesSecurity, []string{"raft.TestAuthzSSLClusterOperations", "raft.TestAuthzPlaintextAllowEveryone", "raft.TestAuthzRefusalShapes", "raft.TestValidateAuthorizer", "raft.TestStartWarnsWithoutAuthorizer"}, ""},
+	keySuperUsers:                {touchesSecurity, []string{"raft.TestAuthzMatchingRules", "raft.TestAuthzSSLClusterOperations", "raft.TestValidateAuthorizer"}, ""},
+	keyAllowEveryoneIfNoACLFound: {touchesSecurity, []string{"raft.TestAuthzMatchingRules", "raft.TestAuthzPlaintextAllowEveryone", "raft.TestValidateAuthorizer"}, ""},
+
 	keyMetadataLogDir:                 {touchesDurability, []string{"raft.TestClusterFailoverAndRestart"}, ""},
 	keyLogDirs:                        {touchesDurability, []string{"raft.TestLoadConfigController"}, ""},
 	keyLogDir:                         {touchesDurability, []string{"raft.TestParsePropertiesEveryKey"}, ""},

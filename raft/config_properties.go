@@ -53,6 +53,9 @@ const (
 	keySocketRequestMaxBytes          = "socket.request.max.bytes"
 	keyConnectionsMaxIdle             = "connections.max.idle.ms"
 	keyMaxConnections                 = "max.connections"
+	keyAuthorizerClassName            = "authorizer.class.name"
+	keySuperUsers                     = "super.users"
+	keyAllowEveryoneIfNoACLFound      = "allow.everyone.if.no.acl.found"
 	keyMaxConnectionsPerIP            = "max.connections.per.ip"
 	keyMaxConnectionsPerIPOverrides   = "max.connections.per.ip.overrides"
 )
@@ -371,15 +374,11 @@ var propertyTable = []property{
 	intMillisProperty(keyRetryBackoff, func(c *Config) *time.Duration { return &c.RetryBackoff }),
 	intMillisProperty(keyAppendLinger, func(c *Config) *time.Duration { return &c.AppendLinger }),
 	{keyAutoJoin, func(c *Config, v string) (string, error) {
-		switch {
-		case strings.EqualFold(v, "true"):
-			c.AutoJoin = true
-		case strings.EqualFold(v, "false"):
-			c.AutoJoin = false
-		default:
-			return "", errors.New("must be true or false")
+		b, err := parseBool(v)
+		if err == nil {
+			c.AutoJoin = b
 		}
-		return "", nil
+		return "", err
 	}, func(c Config) (string, bool) { return strconv.FormatBool(c.AutoJoin), true }},
 	int32Property(keyFetchMaxBytes, func(c *Config) *int32 { return &c.FetchMaxBytes }),
 	int32Property(keyFetchSnapshotMaxBytes, func(c *Config) *int32 { return &c.FetchSnapshotMaxBytes }),
@@ -416,6 +415,37 @@ var propertyTable = []property{
 		}
 		return "", err
 	}, func(c Config) (string, bool) { return formatOverrides(c.MaxConnectionsPerIPOverrides), true }},
+	{keyAuthorizerClassName, func(c *Config, v string) (string, error) {
+		c.AuthorizerClassName = v
+		return "", nil
+	}, func(c Config) (string, bool) { return c.AuthorizerClassName, true }},
+	{keySuperUsers, func(c *Config, v string) (string, error) {
+		c.SuperUsers = nil
+		for u := range strings.SplitSeq(v, ";") {
+			if u = strings.TrimSpace(u); u != "" {
+				c.SuperUsers = append(c.SuperUsers, u)
+			}
+		}
+		return "", nil
+	}, func(c Config) (string, bool) { return strings.Join(c.SuperUsers, ";"), true }},
+	{keyAllowEveryoneIfNoACLFound, func(c *Config, v string) (string, error) {
+		b, err := parseBool(v)
+		if err == nil {
+			c.AllowEveryoneIfNoACLFound = b
+		}
+		return "", err
+	}, func(c Config) (string, bool) { return strconv.FormatBool(c.AllowEveryoneIfNoACLFound), true }},
+}
+
+// parseBool reads Kafka's boolean: true or false in any case.
+func parseBool(v string) (bool, error) {
+	switch {
+	case strings.EqualFold(v, "true"):
+		return true, nil
+	case strings.EqualFold(v, "false"):
+		return false, nil
+	}
+	return false, errors.New("must be true or false")
 }
 
 var propertyByKey = func() map[string]property {

@@ -11,7 +11,6 @@ import (
 const (
 	reasonTLS                 = "this TLS setting is not implemented; Krabka reads PEM key and trust stores and the TLS settings docs/security.md lists, and will not accept one it would ignore: remove the property, or keep this node on Kafka"
 	reasonSASL                = "SASL authentication is not implemented yet; Krabka authenticates no one and will not accept a SASL setting it would ignore: remove the property, or keep this node on Kafka"
-	reasonAuthorizer          = "authorization is not implemented yet; Krabka checks no ACLs (every client that reaches a listener may send every request) and will not accept an authorizer setting it would ignore: remove the property, or keep this node on Kafka"
 	reasonPrincipal           = "principals come from TLS or SASL authentication, and only Kafka's default TLS principal (the certificate's subject) is implemented; Krabka will not accept a principal setting it would ignore: remove the property"
 	reasonDelegationToken     = "delegation tokens are not implemented (they authenticate over SASL, which is not implemented yet); remove the property"
 	reasonConnectionRate      = "connection creation rate quotas are not implemented yet; Krabka will not accept a quota it would not enforce: remove the property, or set it to 2147483647 (no limit)"
@@ -46,9 +45,6 @@ var refusedProperties = []refusedProperty{
 	{key: "connections.max.reauth.ms", unset: isNotPositive, reason: reasonSASL},
 	{key: "connection.failed.authentication.delay.ms", unset: equalsFold("100"), reason: reasonSASL},
 	{key: "security.inter.broker.protocol", unset: equalsFold("PLAINTEXT"), reason: reasonInterBroker},
-	{key: "authorizer.class.name", unset: isEmpty, reason: reasonAuthorizer},
-	{key: "super.users", unset: isEmpty, reason: reasonAuthorizer},
-	{key: "allow.everyone.if.no.acl.found", reason: reasonAuthorizer},
 	{key: "principal.builder.class", reason: reasonPrincipal},
 	{key: "delegation.token.", prefix: true, reason: reasonDelegationToken},
 	{key: keyMaxConnectionCreationRate, unset: equalsFold("2147483647"), reason: reasonConnectionRate},

@@ -48,10 +48,6 @@ var kafkaSecurityProperties = []struct{ key, value, reason string }{
 	{"connection.failed.authentication.delay.ms", "1000", "SASL"},
 	{"security.inter.broker.protocol", "SASL_SSL", "PLAINTEXT"},
 
-	{"authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer", "authorization is not implemented yet"},
-	{"super.users", "User:admin", "authorization"},
-	{"allow.everyone.if.no.acl.found", "false", "authorization"},
-	{"allow.everyone.if.no.acl.found", "true", "authorization"},
 	{"principal.builder.class", "com.example.Builder", "principals come from TLS or SASL"},
 
 	{"delegation.token.secret.key", "hunter2", "delegation tokens are not implemented"},
@@ -103,8 +99,6 @@ func TestParsePropertiesRefusesUnenforcedSecurity(t *testing.T) {
 // is accepted (and ignored, with a Warning).
 func TestParsePropertiesAcceptsUnsetSecurityValues(t *testing.T) {
 	for _, line := range []string{
-		"authorizer.class.name=",
-		"super.users=",
 		"security.providers=",
 		"client.quota.callback.class=",
 		"connections.max.reauth.ms=0",
@@ -215,7 +209,7 @@ func TestLoadConfigHardenedController(t *testing.T) {
 		"listener.name.controller.scram-sha-512.sasl.jaas.config", "listener.name.controller.ssl.client.auth",
 		"listener.name.controller.max.connections", "listener.name.controller.max.connection.creation.rate",
 		"connections.max.reauth.ms", "connection.failed.authentication.delay.ms", "security.inter.broker.protocol",
-		"security.providers", "authorizer.class.name", "super.users", "allow.everyone.if.no.acl.found",
+		"security.providers",
 		"principal.builder.class", "delegation.token.secret.key", "delegation.token.max.lifetime.ms",
 		"max.connection.creation.rate", "client.quota.callback.class",
 	}

@@ -125,6 +125,9 @@ func TestDefaultPropertiesMatchKafka(t *testing.T) {
 		"max.connections":                                 "2147483647",
 		"max.connections.per.ip":                          "2147483647",
 		"max.connections.per.ip.overrides":                "",
+		"authorizer.class.name":                           "",
+		"super.users":                                     "",
+		"allow.everyone.if.no.acl.found":                  "false",
 	}
 	if diff := cmp.Diff(want, DefaultConfig().Properties()); diff != "" {
 		t.Errorf("DefaultConfig().Properties() mismatch (-want +got):\n%s", diff)

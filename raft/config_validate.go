@@ -79,6 +79,7 @@ func (c Config) problems() []error {
 	c.validateSSL(&v)
 	c.validateQuorum(&v)
 	c.validateNumbers(&v)
+	c.validateAuthorizer(&v)
 	return v.errs
 }
 
@@ -389,4 +390,15 @@ func overrideAddr(host string) (netip.Addr, error) {
 		return netip.Addr{}, err
 	}
 	return ip.Unmap().WithZone(""), nil
+}
+
+// validateAuthorizer accepts Kafka's StandardAuthorizer or none, and
+// not together with a ClusterGrants, which would replace it.
+func (c Config) validateAuthorizer(v *validator) {
+	switch {
+	case c.AuthorizerClassName != "" && c.AuthorizerClassName != StandardAuthorizerClass:
+		v.add(keyAuthorizerClassName, c.AuthorizerClassName, "Krabka implements only %s, which reads the ACLs of the metadata log; remove the property or set it to that class", StandardAuthorizerClass)
+	case c.AuthorizerClassName != "" && c.ClusterGrants != nil:
+		v.add(keyAuthorizerClassName, c.AuthorizerClassName, "Config.ClusterGrants is set and would decide every request in place of the authorizer: set one of them")
+	}
 }

@@ -216,7 +216,8 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 	e.publishVoters()
 
 	srvCfg := rc.server
-	srvCfg.Handler = &handler{c: c}
+	srvCfg.Handler = &handler{c: c, authz: newRequestAuthz(cfg, e.pub.image.Load, rc.logger)}
+	warnUnprotectedListeners(ctx, cfg, rc.logger)
 	srv, err := serveListeners(runCtx, rc.listeners, rc.listenerTLS, ln, srvCfg)
 	ln = nil // serveListeners owns it now
 	if err != nil {

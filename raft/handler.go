@@ -23,12 +23,20 @@ import (
 // connection only).
 type handler struct {
 	c *Controller
+	// authz checks every request but ApiVersions before it is served; a
+	// refused one is answered with CLUSTER_AUTHORIZATION_FAILED and
+	// reaches neither the engine nor the node's state.
+	authz *requestAuthz
 }
 
 // Serve implements [transport.Handler].
 func (h *handler) Serve(ctx context.Context, req *transport.Request, reply *transport.Reply) {
 	c := h.c
 	e := c.eng
+	if !h.authz.allows(ctx, req) {
+		reply.Send(refusalAnswer(req.Body))
+		return
+	}
 	switch body := req.Body.(type) {
 	case *kmsg.ApiVersionsRequest:
 		reply.Send(wire.AnswerAPIVersions(body, featureState(e.pub.image.Load(), c.rc.kraftVersion())))
@@ -58,7 +66,11 @@ func (h *handler) Serve(ctx context.Context, req *transport.Request, reply *tran
 	case *kmsg.AddRaftVoterRequest, *kmsg.RemoveRaftVoterRequest, *kmsg.UpdateRaftVoterRequest:
 		h.serveVoterRPC(ctx, body, reply)
 	case *kmsg.DescribeClusterRequest:
-		reply.Send(h.describeCluster(body, req.Conn.LocalAddr))
+		resp := h.describeCluster(body, req.Conn.LocalAddr)
+		if h.authz != nil && h.authz.grants != nil && body.IncludeClusterAuthorizedOperations {
+			resp.ClusterAuthorizedOperations = clusterAuthorizedOperations(h.authz.grants, req.Conn.Principal.String(), clientHost(req.Conn.RemoteAddr))
+		}
+		reply.Send(resp)
 	default:
 		e.logger.LogAttrs(ctx, slog.LevelDebug, "request not served by this controller; closing the connection",
 			slog.Int(logKeyAPIKey, int(req.Body.Key())))
@@ -240,7 +252,8 @@ func featureState(img *metadata.Image, kraftVersion int16) wire.FeatureState {
 // the leader this node knows as the controller id. Kafka lists the
 // controllers registered in the metadata image (RegisterControllerRecord);
 // Krabka's controllers do not register, so the voters stand in for the
-// registrations. There is no authorizer, so ALTER on CLUSTER is granted.
+// registrations. Without an authorizer every cluster operation is
+// reported as authorized.
 func (h *handler) describeCluster(req *kmsg.DescribeClusterRequest, local net.Addr) *kmsg.DescribeClusterResponse {
 	c := h.c
 	voters := c.eng.pub.voterList()

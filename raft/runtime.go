@@ -257,4 +257,7 @@ const (
 	logKeyListener      = "listener"
 	logKeyFile          = "file"
 	logKeyProperty      = "property"
+	logKeyPrincipal     = "principal"
+	logKeyHost          = "host"
+	logKeyOperation     = "operation"
 )

@@ -394,8 +394,16 @@ var catalogue = []Entry{
 		}},
 	},
 	{
-		ID: Z26, Bug: "a forged replica Fetch is accepted (authorization bypass)", Source: "CVE-2018-1288",
-		Pending: "the controller listener has no authorization yet",
+		ID:          Z26,
+		Bug:         "a forged replica Fetch is accepted (authorization bypass)",
+		Source:      "CVE-2018-1288",
+		Hooks:       []string{"raft/authz_handler.go"},
+		Reinjection: "the controller listener skips the CLUSTER_ACTION check for Fetch, so a principal with DESCRIBE only fetches as a replica",
+		Checks: []Check{{
+			Package: pkgRaft, Run: "^TestAuthzSSLClusterOperations$",
+			Invariant: "W21 a principal without CLUSTER_ACTION changes no replica state",
+			Pattern:   "W21: a forged replica Fetch was answered",
+		}},
 	},
 	{
 		ID: Z27, Bug: "the SCRAM server nonce is not verified", Source: "CVE-2024-56128",
