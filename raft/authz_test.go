@@ -496,3 +496,25 @@ func TestStartWarnsWithoutAuthorizer(t *testing.T) {
 		}
 	}
 }
+
+// TestAuthzACLdControllersReplicate: controllers that are not super
+// users keep electing and replicating on their ACL: a PLAINTEXT quorum
+// starts open (allow.everyone.if.no.acl.found, no ACL), an ACL granting
+// User:ANONYMOUS CLUSTER_ACTION closes it to everything else, and the
+// quorum still commits and replicates to every node while a client's
+// DescribeQuorum (DESCRIBE) is refused.
+func TestAuthzACLdControllersReplicate(t *testing.T) {
+	c := newTestClusterWith(t, 3, "", func(cfg *Config) {
+		cfg.AuthorizerClassName = StandardAuthorizerClass
+		cfg.AllowEveryoneIfNoACLFound = true
+	})
+	res := c.submitRetrying(metadataVersionRecord(), clusterACL(1, "User:ANONYMOUS", OperationClusterAction, aclAllow))
+	c.waitApplied(res.LastOffset + 1)
+	leader := c.leader()
+	waitFor(t, "DescribeQuorum to be refused", func() bool {
+		r := roundTrip(t, c.node(leader).Addr().String(), describeQuorumRequest()).(*kmsg.DescribeQuorumResponse)
+		return r.ErrorCode == kerr.ClusterAuthorizationFailed.Code
+	})
+	res = submit(t, c.node(c.leader()), topicRecord("after-acl"))
+	c.waitApplied(res.LastOffset + 1)
+}

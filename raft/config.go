@@ -316,7 +316,9 @@ type Config struct {
 	// refused.
 	AuthorizerClassName string
 	// SuperUsers is super.users, principals ("User:CN=admin") separated
-	// by semicolons, whom the authorizer grants every operation.
+	// by semicolons, whom the authorizer grants every operation. Like
+	// AllowEveryoneIfNoACLFound it does nothing without
+	// AuthorizerClassName.
 	SuperUsers []string
 	// AllowEveryoneIfNoACLFound is allow.everyone.if.no.acl.found
 	// (false): with it the authorizer grants every request while no ACL
