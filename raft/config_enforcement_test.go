@@ -60,7 +60,7 @@ var acceptedProperties = map[string]enforcement{
 
 	keyAuthorizerClassName:       {touchesSecurity, []string{"raft.TestAuthzSSLClusterOperations", "raft.TestAuthzPlaintextAllowEveryone", "raft.TestAuthzRefusalShapes", "raft.TestValidateAuthorizer", "raft.TestStartWarnsWithoutAuthorizer"}, ""},
 	keySuperUsers:                {touchesSecurity, []string{"raft.TestAuthzMatchingRules", "raft.TestAuthzSSLClusterOperations", "raft.TestValidateAuthorizer"}, ""},
-	keyAllowEveryoneIfNoACLFound: {touchesSecurity, []string{"raft.TestAuthzMatchingRules", "raft.TestAuthzPlaintextAllowEveryone", "raft.TestValidateAuthorizer"}, ""},
+	keyAllowEveryoneIfNoACLFound: {touchesSecurity, []string{"raft.TestAuthzMatchingRules", "raft.TestAuthzPlaintextAllowEveryone", "raft.TestAuthzACLdControllersReplicate", "raft.TestValidateAuthorizer"}, ""},
 
 	keyMetadataLogDir:                 {touchesDurability, []string{"raft.TestClusterFailoverAndRestart"}, ""},
 	keyLogDirs:                        {touchesDurability, []string{"raft.TestLoadConfigController"}, ""},
