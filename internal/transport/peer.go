@@ -108,6 +108,10 @@ type PeerConfig struct {
 	// for the host of Addr (called once per connection, so that it can
 	// hand out reloaded certificates).
 	TLS func(host string) *tls.Config
+	// SASL, when not nil, authenticates every connection to a SASL
+	// listener, after the TLS handshake and before any request, within
+	// the dial's deadline.
+	SASL *SASLClient
 	// Logger receives connection events; nil discards them.
 	Logger *slog.Logger
 	// Meter counts the connections dialled, the request frames written
@@ -460,6 +464,9 @@ func (s *sender) dial(ctx context.Context) error {
 	nc, err := p.cfg.Dial(dctx, "tcp", p.cfg.Addr)
 	if err == nil && p.cfg.TLS != nil {
 		nc, err = dialTLS(dctx, nc, p.cfg.TLS, p.cfg.Addr)
+	}
+	if err == nil && p.cfg.SASL != nil {
+		nc, err = dialSASL(dctx, nc, p.cfg)
 	}
 	cancel()
 	if err != nil {

@@ -1,0 +1,364 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"crypto/tls"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"time"
+
+	"github.com/krabka-go/krabka/internal/kbin"
+	"github.com/krabka-go/krabka/internal/wire"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// MechanismPlain is the SASL/PLAIN mechanism (RFC 4616), Kafka's
+// PlainSaslServer.
+const MechanismPlain = "PLAIN"
+
+// API keys of the SASL exchange (KIP-152), served only before a SASL
+// listener has authenticated the connection.
+const (
+	keySASLHandshake    int16 = 17
+	keySASLAuthenticate int16 = 36
+)
+
+// The SASL API versions a SASL listener advertises and accepts, Kafka
+// 4.3.1's: SaslHandshake v0–1 (never flexible) and SaslAuthenticate v0–2
+// (flexible from 2).
+const (
+	maxSASLHandshakeVersion    int16 = 1
+	maxSASLAuthenticateVersion int16 = 2
+)
+
+// DefaultSASLMaxReceiveSize is sasl.server.max.receive.size's default:
+// the largest frame read before a connection has authenticated.
+const DefaultSASLMaxReceiveSize int32 = 512 * 1024
+
+// ErrSASLAuthentication is wrapped by every error of a failed SASL
+// exchange.
+var ErrSASLAuthentication = errors.New("transport: SASL authentication failed")
+
+// SASL is the Handshake of a SASL_PLAINTEXT or SASL_SSL listener, as
+// Kafka's SaslServerAuthenticator runs it (KIP-152): after the TLS
+// handshake when TLS is set, the client may send one ApiVersions request,
+// then SaslHandshake naming a mechanism of Mechanisms, then the
+// mechanism's tokens in SaslAuthenticate requests (or bare frames after a
+// SaslHandshake v0). Nothing else is served until the exchange succeeds;
+// the peer is then User:<authenticated name>.
+//
+// Frames larger than MaxReceiveSize close the connection. A request out
+// of order is ILLEGAL_SASL_STATE, a mechanism not enabled
+// UNSUPPORTED_SASL_MECHANISM (the answer lists the enabled ones), wrong
+// credentials SASL_AUTHENTICATION_FAILED; each closes the connection,
+// and an authentication failure's answer is sent FailedDelay after it
+// (connection.failed.authentication.delay.ms, KIP-306), which slows down
+// password guessing.
+type SASL struct {
+	// TLS, when not nil, is the TLS configuration of a SASL_SSL listener.
+	TLS *tls.Config
+	// Mechanisms are sasl.enabled.mechanisms, in order; only
+	// MechanismPlain is implemented.
+	Mechanisms []string
+	// PlainUsers maps each PLAIN user name to its password (the user_<name>
+	// options of Kafka's PlainLoginModule).
+	PlainUsers map[string]string
+	// MaxReceiveSize is sasl.server.max.receive.size.
+	MaxReceiveSize int32
+	// FailedDelay is connection.failed.authentication.delay.ms.
+	FailedDelay time.Duration
+	// APIVersions answers an ApiVersions request before authentication;
+	// the SASL rows are added to its API list. Nil answers with the
+	// version table and no features.
+	APIVersions func(*kmsg.ApiVersionsRequest) *kmsg.ApiVersionsResponse
+}
+
+// saslState is where a connection is in the exchange.
+type saslState int
+
+const (
+	saslVersionsOrHandshake saslState = iota // nothing but ApiVersions read yet
+	saslHandshake                            // ApiVersions answered
+	saslAuthenticate                         // SaslHandshake v1 answered
+	saslRawToken                             // SaslHandshake v0 answered: bare tokens follow
+)
+
+// Upgrade runs the TLS handshake when TLS is set, then the SASL exchange,
+// within ctx.
+func (h SASL) Upgrade(ctx context.Context, conn net.Conn) (net.Conn, Principal, error) {
+	if h.TLS != nil {
+		tc, _, err := TLS{Config: h.TLS}.Upgrade(ctx, conn)
+		if err != nil {
+			return nil, Principal{}, err
+		}
+		conn = tc
+	}
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })
+	defer stop()
+	name, err := h.exchange(ctx, conn)
+	if err != nil {
+		return nil, Principal{}, err
+	}
+	return conn, Principal{Type: "User", Name: name}, nil
+}
+
+// saslRequest is a request frame read during the exchange: its header
+// and the offset of its body.
+type saslRequest struct {
+	key, version int16
+	corr         int32
+	body         []byte
+}
+
+// exchange serves the SASL requests on conn until one authenticates the
+// client, and returns its name.
+func (h SASL) exchange(ctx context.Context, conn net.Conn) (string, error) {
+	state := saslVersionsOrHandshake
+	var buf []byte
+	for {
+		frame, err := wire.ReadFrame(conn, buf, h.MaxReceiveSize)
+		if err != nil {
+			return "", fmt.Errorf("%w: read: %w", ErrSASLAuthentication, err)
+		}
+		buf = frame
+		if state == saslRawToken {
+			name, msg := h.authenticatePlain(frame)
+			if msg != "" {
+				h.delay(ctx)
+				return "", fmt.Errorf("%w: %s", ErrSASLAuthentication, msg)
+			}
+			return name, writeRaw(conn, nil)
+		}
+		req, err := parseSASLRequest(frame)
+		if err != nil {
+			return "", err
+		}
+		switch {
+		case req.key == wire.KeyAPIVersions && state == saslVersionsOrHandshake:
+			resp, next := h.answerAPIVersions(frame)
+			if err := writeResponse(conn, req.corr, resp); err != nil {
+				return "", err
+			}
+			if next {
+				state = saslHandshake
+			}
+		case req.key == keySASLHandshake && state != saslAuthenticate:
+			v1, err := h.handshake(ctx, conn, req)
+			if err != nil {
+				return "", err
+			}
+			state = saslRawToken
+			if v1 {
+				state = saslAuthenticate
+			}
+		case req.key == keySASLAuthenticate && state == saslAuthenticate:
+			return h.authenticate(ctx, conn, req)
+		case state == saslAuthenticate:
+			// During the exchange a request of another type is answered
+			// with its own error response, where one can be built, and
+			// ends the connection.
+			h.delay(ctx)
+			if resp := illegalStateResponse(req); resp != nil {
+				_ = writeResponse(conn, req.corr, resp)
+			}
+			return "", fmt.Errorf("%w: ILLEGAL_SASL_STATE: API key %d during SASL authentication", ErrSASLAuthentication, req.key)
+		default:
+			return "", fmt.Errorf("%w: ILLEGAL_SASL_STATE: API key %d v%d during the SASL handshake", ErrSASLAuthentication, req.key, req.version)
+		}
+	}
+}
+
+// parseSASLRequest reads the header of a frame read before
+// authentication. Only ApiVersions, SaslHandshake and SaslAuthenticate
+// are parsed beyond the API key.
+func parseSASLRequest(frame []byte) (saslRequest, error) {
+	r := kbin.NewReader(frame)
+	req := saslRequest{key: r.Int16(), version: r.Int16(), corr: r.Int32()}
+	if r.Err() != nil {
+		return req, fmt.Errorf("%w: frame of %d bytes is shorter than a request header", ErrSASLAuthentication, len(frame))
+	}
+	flexible := false
+	switch req.key {
+	case wire.KeyAPIVersions:
+		return req, nil // wire.DecodeRequest reads the whole frame
+	case keySASLHandshake:
+		if req.version < 0 || req.version > maxSASLHandshakeVersion {
+			return req, fmt.Errorf("%w: SaslHandshake v%d is outside 0-%d", ErrSASLAuthentication, req.version, maxSASLHandshakeVersion)
+		}
+	case keySASLAuthenticate:
+		if req.version < 0 || req.version > maxSASLAuthenticateVersion {
+			return req, fmt.Errorf("%w: SaslAuthenticate v%d is outside 0-%d", ErrSASLAuthentication, req.version, maxSASLAuthenticateVersion)
+		}
+		flexible = req.version >= 2
+	default:
+		return req, nil
+	}
+	r.NullableString() // client id
+	if flexible {
+		r.SkipTags()
+	}
+	if r.Err() != nil {
+		return req, fmt.Errorf("%w: request header: %w", ErrSASLAuthentication, r.Err())
+	}
+	req.body = frame[r.Offset():]
+	return req, nil
+}
+
+// answerAPIVersions answers an ApiVersions frame and reports whether the
+// exchange moves on (a request at a version we do not serve is answered
+// with our range and may be sent again).
+func (h SASL) answerAPIVersions(frame []byte) (kmsg.Response, bool) {
+	decoded, err := wire.DecodeRequest(frame)
+	if err != nil {
+		var re *wire.RequestError
+		if errors.As(err, &re) && re.Answer != nil {
+			return re.Answer, false
+		}
+		return nil, false
+	}
+	body := decoded.Body.(*kmsg.ApiVersionsRequest)
+	var resp *kmsg.ApiVersionsResponse
+	if h.APIVersions != nil {
+		resp = h.APIVersions(body)
+	} else {
+		resp = wire.AnswerAPIVersions(body, wire.FeatureState{FinalizedEpoch: -1})
+	}
+	if resp.ErrorCode == 0 {
+		resp.ApiKeys = append(resp.ApiKeys, saslAPIKey(keySASLHandshake, maxSASLHandshakeVersion), saslAPIKey(keySASLAuthenticate, maxSASLAuthenticateVersion))
+		slices.SortFunc(resp.ApiKeys, func(a, b kmsg.ApiVersionsResponseApiKey) int { return int(a.ApiKey) - int(b.ApiKey) })
+	}
+	return resp, true
+}
+
+func saslAPIKey(key, maxVersion int16) kmsg.ApiVersionsResponseApiKey {
+	k := kmsg.NewApiVersionsResponseApiKey()
+	k.ApiKey, k.MinVersion, k.MaxVersion = key, 0, maxVersion
+	return k
+}
+
+// handshake answers a SaslHandshake request and reports whether it was
+// v1 (tokens in SaslAuthenticate requests follow).
+func (h SASL) handshake(ctx context.Context, conn net.Conn, req saslRequest) (bool, error) {
+	body := kmsg.NewPtrSASLHandshakeRequest()
+	body.SetVersion(req.version)
+	if err := body.ReadFrom(req.body); err != nil {
+		return false, fmt.Errorf("%w: SaslHandshake: %w", ErrSASLAuthentication, err)
+	}
+	resp := body.ResponseKind().(*kmsg.SASLHandshakeResponse)
+	resp.SupportedMechanisms = slices.Clone(h.Mechanisms)
+	if !slices.Contains(h.Mechanisms, body.Mechanism) || body.Mechanism != MechanismPlain {
+		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
+		h.delay(ctx)
+		_ = writeResponse(conn, req.corr, resp)
+		return false, fmt.Errorf("%w: UNSUPPORTED_SASL_MECHANISM: %q is not enabled", ErrSASLAuthentication, body.Mechanism)
+	}
+	return req.version >= 1, writeResponse(conn, req.corr, resp)
+}
+
+// authenticate checks the PLAIN token of a SaslAuthenticate request and
+// answers it.
+func (h SASL) authenticate(ctx context.Context, conn net.Conn, req saslRequest) (string, error) {
+	body := kmsg.NewPtrSASLAuthenticateRequest()
+	body.SetVersion(req.version)
+	if err := body.ReadFrom(req.body); err != nil {
+		return "", fmt.Errorf("%w: SaslAuthenticate: %w", ErrSASLAuthentication, err)
+	}
+	resp := body.ResponseKind().(*kmsg.SASLAuthenticateResponse)
+	name, msg := h.authenticatePlain(body.SASLAuthBytes)
+	if msg != "" {
+		resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
+		resp.ErrorMessage = &msg
+		h.delay(ctx)
+		_ = writeResponse(conn, req.corr, resp)
+		return "", fmt.Errorf("%w: %s", ErrSASLAuthentication, msg)
+	}
+	return name, writeResponse(conn, req.corr, resp)
+}
+
+// authenticatePlain checks a PLAIN message, authzid NUL authcid NUL
+// passwd, as Kafka's PlainSaslServer does: the authorization id must be
+// empty or the user name, and the password must equal the user's,
+// compared in constant time. It returns the user name, or the message
+// of the failure (which never holds the password).
+func (h SASL) authenticatePlain(token []byte) (name, failure string) {
+	parts := bytes.Split(token, []byte{0})
+	if len(parts) != 3 {
+		return "", fmt.Sprintf("Invalid SASL/PLAIN response: expected 3 tokens, got %d", len(parts))
+	}
+	authzid, user, password := string(parts[0]), string(parts[1]), parts[2]
+	switch {
+	case user == "":
+		return "", "Authentication failed: username not specified"
+	case len(password) == 0:
+		return "", "Authentication failed: password not specified"
+	case authzid != "" && authzid != user:
+		return "", "Authentication failed: Client requested an authorization id that is different from username"
+	}
+	want, ok := h.PlainUsers[user]
+	// The comparison runs for an unknown user too, so that its timing does
+	// not tell which users exist.
+	match := subtle.ConstantTimeCompare([]byte(want), password) == 1
+	if !ok || !match {
+		return "", "Authentication failed: Invalid username or password"
+	}
+	return user, ""
+}
+
+// delay waits FailedDelay, or until ctx ends.
+func (h SASL) delay(ctx context.Context) {
+	if h.FailedDelay <= 0 {
+		return
+	}
+	t := time.NewTimer(h.FailedDelay)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// illegalStateResponse returns the ILLEGAL_SASL_STATE answer to a
+// SaslHandshake or ApiVersions request sent during authentication, or
+// nil for another request, which is not answered.
+func illegalStateResponse(req saslRequest) kmsg.Response {
+	switch req.key {
+	case keySASLHandshake:
+		resp := kmsg.NewPtrSASLHandshakeResponse()
+		resp.SetVersion(req.version)
+		resp.ErrorCode = kerr.IllegalSaslState.Code
+		return resp
+	case wire.KeyAPIVersions:
+		resp := kmsg.NewPtrApiVersionsResponse()
+		resp.SetVersion(0)
+		resp.ErrorCode = kerr.IllegalSaslState.Code
+		return resp
+	}
+	return nil
+}
+
+// writeResponse writes one response frame.
+func writeResponse(conn net.Conn, corr int32, resp kmsg.Response) error {
+	if resp == nil {
+		return fmt.Errorf("%w: malformed ApiVersions request", ErrSASLAuthentication)
+	}
+	if _, err := conn.Write(wire.AppendResponse(nil, corr, resp)); err != nil {
+		return fmt.Errorf("%w: write: %w", ErrSASLAuthentication, err)
+	}
+	return nil
+}
+
+// writeRaw writes a bare SASL token frame (after SaslHandshake v0).
+func writeRaw(w io.Writer, token []byte) error {
+	b := binary.BigEndian.AppendUint32(nil, uint32(len(token)))
+	if _, err := w.Write(append(b, token...)); err != nil {
+		return fmt.Errorf("%w: write: %w", ErrSASLAuthentication, err)
+	}
+	return nil
+}
