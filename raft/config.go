@@ -190,6 +190,16 @@ type Config struct {
 	// settings also secure this node's connections to the other
 	// controllers. docs/security.md lists the keys and their defaults.
 	SSL map[string]string
+	// SASL holds the SASL properties of the SASL_PLAINTEXT and SASL_SSL
+	// listeners by their Kafka keys: sasl.enabled.mechanisms,
+	// sasl.jaas.config, sasl.mechanism.controller.protocol,
+	// sasl.server.max.receive.size and
+	// connection.failed.authentication.delay.ms, and the per-listener
+	// listener.name.<listener>.sasl.enabled.mechanisms and
+	// listener.name.<listener>.plain.sasl.jaas.config (listener in lower
+	// case), which win over the node-wide key. Only the PLAIN mechanism
+	// is implemented; docs/security.md lists the keys and their defaults.
+	SASL map[string]string
 	// MetadataLogDir is the directory that holds meta.properties and the
 	// __cluster_metadata-0 log. In a properties file it is
 	// metadata.log.dir; when that is unset, the first entry of log.dirs;

@@ -52,6 +52,14 @@ var acceptedProperties = map[string]enforcement{
 	keySSLCipherSuites:             {touchesSecurity, []string{"raft.TestSSLProtocolsAndCipherSuitesAreEnforced", "raft.TestValidateSSLRules"}, ""},
 	keySSLEndpointIdentification:   {touchesSecurity, []string{"raft.TestSSLPeerEndpointIdentification", "raft.TestValidateSSLRules", "transport.TestTLSPeerRefusesAnUntrustedServer"}, ""},
 
+	// Every SASL property is read node-wide; sasl.enabled.mechanisms and
+	// sasl.jaas.config (as plain.sasl.jaas.config) also per listener.
+	keySASLEnabledMechanisms:     {touchesSecurity, []string{"raft.TestValidateSASLRules", "raft.TestSASLQuorumElectsAndCommits", "transport.TestSASLUnsupportedMechanism"}, ""},
+	keySASLJAASConfig:            {touchesSecurity, []string{"raft.TestSASLQuorumElectsAndCommits", "raft.TestValidateSASLRules", "raft.TestParsePlainJAAS", "transport.TestSASLPlainRefusesBadCredentials"}, ""},
+	keySASLControllerMechanism:   {touchesSecurity, []string{"raft.TestSASLQuorumElectsAndCommits", "raft.TestValidateSASLRules", "transport.TestSASLPeerAuthenticates"}, ""},
+	keySASLServerMaxReceiveSize:  {touchesSecurity, []string{"raft.TestParsePropertiesSASL", "transport.TestSASLOversizedFrame"}, ""},
+	keyFailedAuthenticationDelay: {touchesSecurity, []string{"raft.TestParsePropertiesSASL", "transport.TestSASLPlainRefusesBadCredentials"}, ""},
+
 	keyMaxConnections:               {touchesQuota, []string{"raft.TestStartEnforcesMaxConnections", "raft.TestListenersShareConnectionQuotas", "transport.TestQuotasMaxConnectionsZeroTCP", "transport.TestServerMaxConnectionsTCP"}, ""},
 	keyMaxConnectionsPerIP:          {touchesQuota, []string{"raft.TestStartEnforcesConnectionQuotas", "transport.TestQuotasPerIPZeroAdmitsOnlyOverridesTCP", "transport.TestMaxConnectionsPerIP"}, ""},
 	keyMaxConnectionsPerIPOverrides: {touchesQuota, []string{"raft.TestStartEnforcesConnectionQuotas", "transport.TestQuotasPerIPOverridesTCP", "transport.TestQuotasSharedByListenersTCP"}, ""},
@@ -128,6 +136,7 @@ func TestAcceptedPropertiesAreEnforced(t *testing.T) {
 		read = append(read, p.key)
 	}
 	read = append(read, sslKeys...)
+	read = append(read, saslKeys...)
 	for _, key := range read {
 		e, ok := acceptedProperties[key]
 		switch {

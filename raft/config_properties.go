@@ -147,6 +147,13 @@ func fromProperties(keys []string, values map[string]string) (Config, Warnings, 
 			c.SSL[k] = v
 			continue
 		}
+		if _, _, ok := saslBaseKey(k); ok {
+			if c.SASL == nil {
+				c.SASL = map[string]string{}
+			}
+			c.SASL[k] = v
+			continue
+		}
 		if reason := refusal(k, v); reason != "" {
 			// The value is left out: it may be a secret.
 			errs = append(errs, &ConfigError{Key: k, Reason: reason})
@@ -247,6 +254,12 @@ func (c Config) Properties() map[string]string {
 	out[keyMetadataLogDir] = c.MetadataLogDir
 	for k, v := range c.SSL {
 		out[k] = shown(k, v)
+	}
+	for k, v := range c.SASL {
+		if base, _, _ := saslBaseKey(k); base == keySASLJAASConfig {
+			v = hiddenValue
+		}
+		out[k] = v
 	}
 	return out
 }

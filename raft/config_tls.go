@@ -166,7 +166,7 @@ func tls13Suites() []string {
 func (c Config) validateSSL(v *validator) {
 	var ssl []string
 	for _, name := range c.ControllerListenerNames {
-		if p, ok := c.ListenerSecurityProtocol(name); ok && p == SecuritySSL {
+		if p, ok := c.ListenerSecurityProtocol(name); ok && (p == SecuritySSL || p == SecuritySASLSSL) {
 			ssl = append(ssl, strings.ToUpper(name))
 		}
 	}

@@ -62,9 +62,10 @@ const nonRoutableHost = "0.0.0.0"
 // non-negative ids and a host, because the consensus core cannot run
 // otherwise (Kafka keeps the last of two entries with one id and reads an
 // empty host as the local host); upper-case listener names, as Kafka's
-// parser leaves them; PLAINTEXT and SSL listeners only, since SASL is not
-// implemented yet, and an SSL listener only with a key store and TLS
-// settings Krabka can apply as written (docs/security.md); IP addresses only in
+// parser leaves them; an SSL or SASL_SSL listener only with a key store
+// and TLS settings Krabka can apply as written, and a SASL listener only
+// with the PLAIN mechanism and a login module Krabka reads
+// (docs/security.md); IP addresses only in
 // max.connections.per.ip.overrides; and durations in whole milliseconds,
 // as the properties hold them. Kafka enforces no relation between the quorum
 // timeouts, and neither does Validate.
@@ -77,6 +78,7 @@ func (c Config) problems() []error {
 	c.validateIdentity(&v)
 	c.validateListeners(&v)
 	c.validateSSL(&v)
+	c.validateSASL(&v)
 	c.validateQuorum(&v)
 	c.validateNumbers(&v)
 	c.validateAuthorizer(&v)
@@ -165,7 +167,6 @@ func (c Config) validateListeners(v *validator) {
 		}
 	}
 
-	c.validateProtocolsInUse(v)
 	for _, name := range sortedKeys(c.ListenerSecurityProtocolMap) {
 		p := c.ListenerSecurityProtocolMap[name]
 		if name == "" || name != strings.ToUpper(name) {
@@ -173,36 +174,6 @@ func (c Config) validateListeners(v *validator) {
 		}
 		if !p.valid() {
 			v.add(keyListenerSecurityProtocolMap, formatProtocolMap(c.ListenerSecurityProtocolMap), "listener %s has unknown security protocol %s", name, p)
-		}
-	}
-}
-
-// validateProtocolsInUse refuses a listener whose security protocol is
-// SASL_PLAINTEXT or SASL_SSL: Krabka does not implement SASL yet, and
-// serving a listener configured for it without authentication would
-// leave it open while it looks protected. Every listener name counts: those of listeners,
-// advertised.listeners and controller.listener.names. A protocol map entry
-// for a name no listener uses (Kafka's default map has SSL:SSL) is fine.
-func (c Config) validateProtocolsInUse(v *validator) {
-	var names []string
-	for _, e := range slices.Concat(c.Listeners, c.AdvertisedListeners) {
-		names = append(names, e.Name)
-	}
-	names = append(names, c.ControllerListenerNames...)
-	value := ""
-	if c.ListenerSecurityProtocolMap != nil {
-		value = formatProtocolMap(c.ListenerSecurityProtocolMap)
-	}
-	var seen []string
-	for _, n := range names {
-		n = strings.ToUpper(n)
-		if n == "" || slices.Contains(seen, n) {
-			continue
-		}
-		seen = append(seen, n)
-		if p, ok := c.ListenerSecurityProtocol(n); ok && (p == SecuritySASLPlaintext || p == SecuritySASLSSL) {
-			v.addRelated(keyListenerSecurityProtocolMap, []string{keyListeners, keyControllerListenerNames}, value,
-				"listener %s is mapped to %s, and SASL is not implemented yet: Krabka will not serve the listener unauthenticated in its place: map it to SSL or PLAINTEXT, or keep this node on Kafka", n, p)
 		}
 	}
 }

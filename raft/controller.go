@@ -218,7 +218,16 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 	srvCfg := rc.server
 	srvCfg.Handler = &handler{c: c, authz: newRequestAuthz(cfg, e.pub.image.Load, rc.logger)}
 	warnUnprotectedListeners(ctx, cfg, rc.logger)
-	srv, err := serveListeners(runCtx, rc.listeners, rc.listenerTLS, ln, srvCfg)
+	// A SASL listener answers ApiVersions before authentication as the
+	// handler does after it.
+	for _, h := range rc.listenerSASL {
+		if h != nil {
+			h.APIVersions = func(req *kmsg.ApiVersionsRequest) *kmsg.ApiVersionsResponse {
+				return wire.AnswerAPIVersions(req, featureState(e.pub.image.Load(), c.rc.kraftVersion()))
+			}
+		}
+	}
+	srv, err := serveListeners(runCtx, rc.listeners, rc.listenerTLS, rc.listenerSASL, ln, srvCfg)
 	ln = nil // serveListeners owns it now
 	if err != nil {
 		return nil, err

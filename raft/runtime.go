@@ -37,6 +37,10 @@ type runtimeConfig struct {
 	// configuration of each that is mapped to SSL (nil for PLAINTEXT).
 	listeners   []Endpoint
 	listenerTLS []*tls.Config
+	// listenerSASL holds the SASL handshake of each SASL_PLAINTEXT and
+	// SASL_SSL listener (nil for the others), in the same order; a
+	// SASL_SSL listener's TLS configuration is in listenerTLS.
+	listenerSASL []*transport.SASL
 	// voters is controller.quorum.voters; listenerName names their
 	// endpoints (the first controller listener).
 	voters       []QuorumVoter
@@ -115,6 +119,7 @@ func newRuntimeConfig(cfg Config) (runtimeConfig, error) {
 		}
 		rc.listeners = append(rc.listeners, listener)
 		rc.listenerTLS = append(rc.listenerTLS, nil)
+		rc.listenerSASL = append(rc.listenerSASL, nil)
 	}
 	rc.listenerName = rc.listeners[0].Name
 	rc.voters = cfg.QuorumVoters
@@ -163,7 +168,18 @@ func newRuntimeConfig(cfg Config) (runtimeConfig, error) {
 	// listener, with that listener's security protocol and settings, as
 	// Kafka's KafkaRaftManager builds its client channel.
 	for i, ep := range rc.listeners {
-		if p, _ := cfg.ListenerSecurityProtocol(ep.Name); p != SecuritySSL {
+		p, _ := cfg.ListenerSecurityProtocol(ep.Name)
+		if isSASL(p) {
+			h, client, err := cfg.listenerSASL(ep.Name)
+			if err != nil {
+				return runtimeConfig{}, err
+			}
+			rc.listenerSASL[i] = &h
+			if i == 0 {
+				peer.SASL = client
+			}
+		}
+		if p != SecuritySSL && p != SecuritySASLSSL {
 			continue
 		}
 		lt, err := newListenerTLS(ep.Name, cfg.listenerSSL(ep.Name), logger)
