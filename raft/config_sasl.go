@@ -148,6 +148,15 @@ func (c Config) validateSASLListener(v *validator, name string, first bool) {
 			v.add(mkey, mechs, "mechanism %s (listener %s) is not implemented; Krabka implements PLAIN only (docs/security.md)", m, name)
 		}
 	}
+	ckey, mech, _ := c.saslSetting(name, keySASLControllerMechanism)
+	if first {
+		switch {
+		case mech != transport.MechanismPlain:
+			v.add(ckey, mech, "this node reaches the other controllers on SASL listener %s with this mechanism, and Krabka implements PLAIN only (GSSAPI and SCRAM are not implemented): set it to PLAIN", name)
+		case !slices.Contains(list, mech):
+			v.addRelated(ckey, []string{mkey}, mech, "mechanism %s is not enabled on listener %s", mech, name)
+		}
+	}
 	jkey, jaas, set := c.saslSetting(name, keySASLJAASConfig)
 	if !set {
 		v.add(perListenerPrefix+strings.ToLower(name)+"."+plainJAASKey, "", "required: listener %s is mapped to SASL and needs a PLAIN login module", name)
@@ -161,16 +170,7 @@ func (c Config) validateSASLListener(v *validator, name string, first bool) {
 	if len(j.users) == 0 {
 		v.add(jkey, hiddenValue, "the login module of listener %s accepts no user: add user_<name>=\"<password>\" options", name)
 	}
-	if !first {
-		return
-	}
-	ckey, mech, _ := c.saslSetting(name, keySASLControllerMechanism)
-	switch {
-	case mech != transport.MechanismPlain:
-		v.add(ckey, mech, "this node reaches the other controllers on SASL listener %s with this mechanism, and Krabka implements PLAIN only (GSSAPI and SCRAM are not implemented): set it to PLAIN", name)
-	case !slices.Contains(list, mech):
-		v.addRelated(ckey, []string{mkey}, mech, "mechanism %s is not enabled on listener %s", mech, name)
-	case !j.hasUsername || j.password == "":
+	if first && (!j.hasUsername || j.password == "") {
 		v.add(jkey, hiddenValue, "this node reaches the other controllers on listener %s: its login module needs the username and password options it authenticates with", name)
 	}
 }

@@ -34,7 +34,7 @@ type runtimeConfig struct {
 	dir    string // the partition directory
 	// listeners are the controller listeners to bind, in
 	// controller.listener.names order; listenerTLS holds the TLS server
-	// configuration of each that is mapped to SSL (nil for PLAINTEXT).
+	// configuration of each that is mapped to SSL or SASL_SSL (nil for the others).
 	listeners   []Endpoint
 	listenerTLS []*tls.Config
 	// listenerSASL holds the SASL handshake of each SASL_PLAINTEXT and
