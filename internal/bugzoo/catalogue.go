@@ -407,6 +407,6 @@ var catalogue = []Entry{
 	},
 	{
 		ID: Z27, Bug: "the SCRAM server nonce is not verified", Source: "CVE-2024-56128",
-		Pending: "the controller listener has no SASL authentication yet",
+		Pending: "SCRAM is not implemented yet: the SASL listeners serve PLAIN only",
 	},
 }

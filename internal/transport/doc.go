@@ -12,7 +12,7 @@
 // goroutines:
 //
 //   - the reader runs the [Handshake] ([Plaintext] by default, [TLS] on
-//     an SSL listener; the seam for SASL too), then loops: take an in-flight slot, read one
+//     an SSL listener, [SASL] on a SASL_PLAINTEXT or SASL_SSL one), then loops: take an in-flight slot, read one
 //     frame (through a 16 KiB buffer, so that pipelined frames arriving
 //     together take one system call) with the idle deadline
 //     (connections.max.idle.ms) and the size
@@ -59,7 +59,9 @@
 // pre-4.0 voter cannot take a pre-vote (Vote v2, KIP-996).
 //
 // With PeerConfig.TLS each connection runs a TLS client handshake right
-// after the dial, within the same deadline, before its first request.
+// after the dial, within the same deadline, before its first request; with
+// PeerConfig.SASL it then authenticates (SaslHandshake, SaslAuthenticate)
+// before that request too.
 //
 // A request that times out closes the connection, as Kafka's NetworkClient
 // does: its answer might still arrive, and closing is the only way to be
