@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -221,4 +222,26 @@ func TestSASLPeerAuthenticates(t *testing.T) {
 	if o := <-got; o.err == nil {
 		t.Fatalf("a Peer with a wrong password got an answer: %+v", o)
 	}
+}
+
+// FuzzSASLFrame: a frame read before authentication never panics the
+// header parser or the PLAIN check, and no token but the exact
+// credentials of a user authenticates.
+func FuzzSASLFrame(f *testing.F) {
+	f.Add([]byte("\x00\x24\x00\x02\x00\x00\x00\x01\x00\x00\x00"), []byte("\x00alice\x00alice-secret"))
+	f.Add([]byte("\x00\x11\x00\x01\x00\x00\x00\x01\xff\xff\x00\x05PLAIN"), []byte("alice\x00alice\x00alice-secret"))
+	h := SASL{PlainUsers: map[string]string{"alice": "alice-secret"}}
+	f.Fuzz(func(t *testing.T, frame, token []byte) {
+		if req, err := parseSASLRequest(frame); err == nil && req.body != nil && len(req.body) > len(frame) {
+			t.Fatalf("body of %d bytes from a frame of %d", len(req.body), len(frame))
+		}
+		name, failure := h.authenticatePlain(token)
+		ok := string(token) == "\x00alice\x00alice-secret" || string(token) == "alice\x00alice\x00alice-secret"
+		if (failure == "") != ok || (ok && name != "alice") {
+			t.Fatalf("token %q: name %q, failure %q", token, name, failure)
+		}
+		if strings.Contains(failure, "alice-secret") {
+			t.Fatalf("failure %q shows the password", failure)
+		}
+	})
 }
