@@ -176,12 +176,12 @@ type Config struct {
 	// keyed by upper-case listener name. Nil means Kafka's default:
 	// every protocol name maps to itself and, when no SSL or SASL
 	// listener is in use, each controller listener name maps to
-	// PLAINTEXT (see [Config.ListenerSecurityProtocol]). Validate
-	// refuses a listener whose protocol is SASL_PLAINTEXT or SASL_SSL:
-	// SASL is not implemented yet, and Krabka does not serve an
-	// unauthenticated listener in its place (docs/security.md).
+	// PLAINTEXT (see [Config.ListenerSecurityProtocol]). A listener
+	// mapped to SASL_PLAINTEXT or SASL_SSL needs the SASL settings of
+	// [Config.SASL], and one mapped to SSL or SASL_SSL those of
+	// [Config.SSL] (docs/security.md).
 	ListenerSecurityProtocolMap map[string]SecurityProtocol
-	// SSL holds the TLS properties of the SSL listeners by their Kafka
+	// SSL holds the TLS properties of the SSL and SASL_SSL listeners by their Kafka
 	// keys: ssl.keystore.*, ssl.truststore.*, ssl.key.password, ssl.client.auth,
 	// ssl.enabled.protocols, ssl.protocol, ssl.cipher.suites and
 	// ssl.endpoint.identification.algorithm, and their per-listener
