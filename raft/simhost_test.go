@@ -441,20 +441,16 @@ func (sc *simCluster) heal() {
 	}
 	for range 20000 {
 		sc.settle()
-		if l := sc.leader(); l != nil && len(sc.inFlight) == 0 || sc.rng.Float64() < 0.1 {
-			if l != nil && sc.caughtUp(l) {
-				return
-			}
+		if l := sc.leader(); l != nil && sc.caughtUp(l) {
+			return
+		}
+		if len(sc.inFlight) == 0 || sc.rng.Float64() < 0.1 {
 			sc.advance()
 			continue
 		}
-		if len(sc.inFlight) > 0 {
-			m := sc.inFlight[0]
-			sc.inFlight = sc.inFlight[1:]
-			sc.deliver(m)
-		} else {
-			sc.advance()
-		}
+		m := sc.inFlight[0]
+		sc.inFlight = sc.inFlight[1:]
+		sc.deliver(m)
 	}
 	sc.t.Fatal("liveness: the healed cluster does not converge on a leader with every node caught up")
 }

@@ -7,6 +7,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/krabka-go/krabka/internal/kraft"
+	"github.com/krabka-go/krabka/internal/kraft/krafttest"
 )
 
 // These tests pin invariants that the scripted scenarios only show in a
@@ -22,20 +23,7 @@ import (
 // log, C1).
 func TestFollowerNeverTruncatesBelowHighWatermark(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		// A log of epochs 1..3, non-decreasing, and a follower of leader 1
-		// in epoch 3.
-		var epochs []kraft.Epoch
-		e := kraft.Epoch(1)
-		for range rapid.IntRange(1, 8).Draw(rt, "log length") {
-			e = min(3, e+kraft.Epoch(rapid.IntRange(0, 1).Draw(rt, "epoch step")))
-			epochs = append(epochs, e)
-		}
-		log := logWith(epochs...)
-		st := kraft.ElectionState{Epoch: 3, LeaderID: 1, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
-		n, err := kraft.NewNode(0, config(2, keys(1, 2, 3), 1), st, log)
-		if err != nil {
-			rt.Fatal(err)
-		}
+		n, epochs, log := followerOfEpoch3(rt, 8)
 		fetchID := func(rd kraft.Ready) uint64 {
 			fs := messagesOf[*kraft.FetchRequest](rd)
 			if len(fs) != 1 {
@@ -226,18 +214,7 @@ func TestRemovedLeaderCheckQuorumCountsOnlyVoters(t *testing.T) {
 // sends others, so only a corrupted or forged response can.
 func TestFollowerAppendsOnlyBatchesWithinItsEpochs(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		var epochs []kraft.Epoch
-		e := kraft.Epoch(1)
-		for range rapid.IntRange(1, 6).Draw(rt, "log length") {
-			e = min(3, e+kraft.Epoch(rapid.IntRange(0, 1).Draw(rt, "epoch step")))
-			epochs = append(epochs, e)
-		}
-		log := logWith(epochs...)
-		st := kraft.ElectionState{Epoch: 3, LeaderID: 1, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
-		n, err := kraft.NewNode(0, config(2, keys(1, 2, 3), 1), st, log)
-		if err != nil {
-			rt.Fatal(err)
-		}
+		n, epochs, _ := followerOfEpoch3(rt, 6)
 		rd := n.Ready()
 		fs := messagesOf[*kraft.FetchRequest](rd)
 		if len(fs) != 1 {
@@ -305,4 +282,23 @@ func TestObserverFindsLeaderThroughBootstrapServers(t *testing.T) {
 		n.Tick(now)
 	}
 	t.Fatalf("L5: observer 4 never found leader 7 through its bootstrap server: %+v", n.Status())
+}
+
+// followerOfEpoch3 draws a log of at most maxLen batches with epochs 1..3,
+// non-decreasing, and returns node 2 as a follower of leader 1 in epoch 3
+// over it, the epochs drawn and the log.
+func followerOfEpoch3(rt *rapid.T, maxLen int) (*kraft.Node, []kraft.Epoch, *krafttest.MemLog) {
+	var epochs []kraft.Epoch
+	e := kraft.Epoch(1)
+	for range rapid.IntRange(1, maxLen).Draw(rt, "log length") {
+		e = min(3, e+kraft.Epoch(rapid.IntRange(0, 1).Draw(rt, "epoch step")))
+		epochs = append(epochs, e)
+	}
+	log := logWith(epochs...)
+	st := kraft.ElectionState{Epoch: 3, LeaderID: 1, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
+	n, err := kraft.NewNode(0, config(2, keys(1, 2, 3), 1), st, log)
+	if err != nil {
+		rt.Fatal(err)
+	}
+	return n, epochs, log
 }
