@@ -172,6 +172,7 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 	if fsys == nil {
 		fsys = newFS()
 	}
+	fsys = zooFS(fsys)
 	clk := opts.clock
 	if clk == nil {
 		clk = systemClock{}

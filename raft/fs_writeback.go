@@ -8,4 +8,4 @@ import "github.com/krabka-go/krabka/internal/vfs"
 // process memory (vfs.WriteBack), so that a SIGKILL of the binary loses
 // them as a power loss would (the fault suite's power failures, see
 // docs/reliability.md). For fault tests only.
-func newFS() vfs.FS { return zooFS(vfs.WriteBack(vfs.OS())) }
+func newFS() vfs.FS { return vfs.WriteBack(vfs.OS()) }
