@@ -1,6 +1,7 @@
 package raft
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -39,6 +40,13 @@ type simCluster struct {
 	// crashes and restarts count the power losses and the starts on what
 	// survived them.
 	crashes, restarts int
+	// committed is the ledger of the committed log: the value of every
+	// metadata record at its offset, as the first node to apply it read
+	// it from its log. Every other node must hold the same there (C5),
+	// and it keeps what retention later deletes from the logs.
+	committed map[int64][]byte
+	// snapshotChunks counts the FetchSnapshot requests delivered.
+	snapshotChunks int
 }
 
 // simNode is one node of a simCluster: its disk, and its engine while it
@@ -61,6 +69,9 @@ type simNode struct {
 	open []*simReply
 	// cut: every message to or from the node is dropped.
 	cut bool
+	// checked is the offset up to which the ledger compared this node's
+	// committed log, across its incarnations.
+	checked int64
 }
 
 func (n *simNode) up() bool { return n.e != nil }
@@ -170,13 +181,17 @@ func reencodeResponse(t *testing.T, req kmsg.Request, resp kmsg.Response) kmsg.R
 }
 
 // newSimCluster starts n voters, each on a disk of its own, driven by the
-// cluster.
-func newSimCluster(t *testing.T, n int, seed uint64) *simCluster {
+// cluster. With snapshots, the nodes take a snapshot every kilobyte of
+// committed records and keep only a few kilobytes of log and snapshots, so
+// retention moves their log starts and a node that falls behind catches
+// up by FetchSnapshot.
+func newSimCluster(t *testing.T, n int, seed uint64, snapshots bool) *simCluster {
 	t.Helper()
 	sc := &simCluster{
 		t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, seed)),
-		clock:   &manualClock{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)},
-		leaders: map[kraft.Epoch]NodeID{},
+		clock:     &manualClock{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)},
+		leaders:   map[kraft.Epoch]NodeID{},
+		committed: map[int64][]byte{},
 	}
 	var voters []QuorumVoter
 	for i := range n {
@@ -188,6 +203,14 @@ func newSimCluster(t *testing.T, n int, seed uint64) *simCluster {
 		id := NodeID(i + 1)
 		cfg := ForTests(id, path.Join("/node", fmt.Sprint(id)))
 		cfg.QuorumVoters = voters
+		if snapshots {
+			cfg.MaxRecordBytesBetweenSnapshots = 1 << 10
+			cfg.MaxSnapshotInterval = 0
+			cfg.InternalSegmentBytes = 2 << 10
+			cfg.MaxRetentionBytes = 6 << 10
+			cfg.MaxRetentionTime = -time.Millisecond
+			cfg.FetchSnapshotMaxBytes = 512
+		}
 		sc.nodes = append(sc.nodes, &simNode{id: id, addr: voters[i].Address(), cfg: cfg, disk: vfs.NewMem()})
 	}
 	t.Cleanup(sc.finish)
@@ -347,6 +370,9 @@ func (sc *simCluster) deliver(m *simMessage) {
 	m.to.open = append(m.to.open, reply)
 	switch body := m.req.(type) {
 	case *kmsg.VoteRequest, *kmsg.BeginQuorumEpochRequest, *kmsg.EndQuorumEpochRequest, *kmsg.FetchRequest, *kmsg.FetchSnapshotRequest:
+		if _, ok := body.(*kmsg.FetchSnapshotRequest); ok {
+			sc.snapshotChunks++
+		}
 		msg, answer, err := wire.KRaftRequest(body, e.clusterID, kraft.NodeID(m.to.id))
 		switch {
 		case err != nil:
@@ -406,6 +432,26 @@ func (sc *simCluster) step() {
 	}
 	sc.settle()
 	sc.checkElectionSafety()
+	sc.checkCommitted()
+}
+
+// checkCommitted compares what every running node has applied since it
+// was last checked with the ledger of the committed log, and adds what no
+// node applied before: an offset committed once holds the same record on
+// every node (C5 in docs/reliability.md).
+func (sc *simCluster) checkCommitted() {
+	for _, n := range sc.nodes {
+		if !n.up() {
+			continue
+		}
+		n.checked = readCommittedLog(sc.t, n, n.checked, func(off int64, v []byte) {
+			if first, ok := sc.committed[off]; !ok {
+				sc.committed[off] = bytes.Clone(v)
+			} else if !bytes.Equal(first, v) {
+				sc.t.Fatalf("C5 committed data is immutable: node %d applied a record at offset %d that differs from the one committed there before (seed %d)", n.id, off, sc.seed)
+			}
+		})
+	}
 }
 
 // advance moves the clock to the earliest deadline of any node and ticks
@@ -476,6 +522,7 @@ func (sc *simCluster) heal() {
 	for range 20000 {
 		sc.settle()
 		sc.checkElectionSafety()
+		sc.checkCommitted()
 		if l := sc.leader(); l != nil && sc.caughtUp(l) {
 			return
 		}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -121,8 +123,10 @@ func (w *simWorkload) read(t *testing.T, n *simNode) {
 // runSimWorkload runs steps of the seed's schedule with clients
 // submitting and reading through any node, then heals the cluster and
 // runs until every node has applied what the leader committed.
+//
+// Odd seeds run with snapshots and retention (newSimCluster).
 func runSimWorkload(t *testing.T, seed uint64, steps int) (*simCluster, *simWorkload) {
-	sc := newSimCluster(t, 3, seed)
+	sc := newSimCluster(t, 3, seed, seed%2 == 1)
 	w := &simWorkload{sc: sc, names: []string{"a", "b", "c", "d"}}
 	for i := range steps {
 		sc.step()
@@ -143,65 +147,114 @@ func runSimWorkload(t *testing.T, seed uint64, steps int) (*simCluster, *simWork
 		}
 	}
 	sc.heal()
+	sc.checkImages()
 	return sc, w
 }
 
-// committedValues returns the value of every committed metadata record in
-// n's log, by offset.
-func committedValues(t *testing.T, n *simNode) map[int64][]byte {
-	out := map[int64][]byte{}
-	hw := int64(n.e.applier.applied)
-	var dec recordbatch.Decoder
-	for off := n.e.log.LogStartOffset(); off < hw; {
-		rr, err := n.e.log.Read(off, 1<<20)
-		if err != nil {
-			t.Fatal(err)
+// checkImages fails unless every node that applied as far as the leader
+// holds the same image: one that loaded or installed a snapshot as one
+// that replayed the log (S3 in docs/reliability.md).
+func (sc *simCluster) checkImages() {
+	l := sc.leader()
+	want := imageSnapshotRecords(sc.t, l)
+	for _, n := range sc.nodes {
+		if n == l || n.e.applier.applied != l.e.applier.applied {
+			continue
 		}
-		it := recordbatch.NewIterator(&dec, rr.Batches)
-		for it.Next() && off < hw {
-			b := it.Batch()
-			if !b.IsControl() {
-				for i := range b.Records {
-					if o := b.RecordOffset(&b.Records[i]); o < hw {
-						out[o] = bytes.Clone(b.Records[i].Value)
-					}
-				}
-			}
-			off = b.NextOffset()
+		if got := imageSnapshotRecords(sc.t, n); !slices.EqualFunc(got, want, bytes.Equal) {
+			sc.t.Fatalf("S3 snapshot equals the committed prefix: node %d's image at offset %d differs from the leader's (node %d): %d records against %d (seed %d)", n.id, n.e.applier.applied, l.id, len(got), len(want), sc.seed)
 		}
-		if err := it.Err(); err != nil {
-			t.Fatal(err)
-		}
+	}
+}
+
+// imageSnapshotRecords returns the records a snapshot of n's image would hold.
+func imageSnapshotRecords(t *testing.T, n *simNode) [][]byte {
+	var out [][]byte
+	err := n.e.pub.image.Load().AppendSnapshotRecords(func(v []byte) error {
+		out = append(out, bytes.Clone(v))
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("node %d: image records: %v", n.id, err)
 	}
 	return out
 }
 
-// checkAcknowledged fails unless every acknowledged submission is in
-// every node's committed log at the offsets it was acknowledged at, and
-// no submission's config value was committed twice (invariants K1 and K2
-// in docs/reliability.md).
+// readCommittedLog calls fn with the value of every metadata record n's log
+// holds from offset from (or its log start, when that is later) to n's
+// applied offset, in offset order, and returns where it stopped.
+func readCommittedLog(t *testing.T, n *simNode, from int64, fn func(off int64, value []byte)) int64 {
+	until := int64(n.e.applier.applied)
+	off := max(from, n.e.log.LogStartOffset())
+	var dec recordbatch.Decoder
+	for off < until {
+		rr, err := n.e.log.Read(off, 1<<20)
+		if err != nil {
+			t.Fatalf("node %d: read its committed log at %d: %v", n.id, off, err)
+		}
+		it := recordbatch.NewIterator(&dec, rr.Batches)
+		next := off
+		for it.Next() && next < until {
+			b := it.Batch()
+			if !b.IsControl() {
+				for i := range b.Records {
+					if o := b.RecordOffset(&b.Records[i]); o >= off && o < until {
+						fn(o, b.Records[i].Value)
+					}
+				}
+			}
+			next = b.NextOffset()
+		}
+		if err := it.Err(); err != nil {
+			t.Fatalf("node %d: decode its committed log at %d: %v", n.id, off, err)
+		}
+		if next <= off {
+			t.Fatalf("node %d: its log holds no batch at %d below its applied offset %d", n.id, off, until)
+		}
+		off = next
+	}
+	return max(min(off, until), from)
+}
+
+// checkAcknowledged fails unless every acknowledged submission is in the
+// committed log at the offsets it was acknowledged at, in every node's log
+// that still holds those offsets, and no submission's config value was
+// committed twice (invariants K1 and K2 in docs/reliability.md). Offsets
+// below a node's log start are in its snapshot; the ledger saw them
+// committed before retention removed them.
 func (w *simWorkload) checkAcknowledged(t *testing.T, seed uint64) {
-	for _, n := range w.sc.nodes {
-		log := committedValues(t, n)
+	sc := w.sc
+	for _, a := range w.acked {
+		for i, v := range a.encoded {
+			if got, ok := sc.committed[a.res.Offset+int64(i)]; !ok || !bytes.Equal(got, v) {
+				t.Fatalf("K1 acknowledged writes survive: the committed log lacks record %d of the submission acknowledged at offset %d epoch %d (seed %d)", i, a.res.Offset, a.res.Epoch, seed)
+			}
+		}
+	}
+	for _, n := range sc.nodes {
+		log := map[int64][]byte{}
+		readCommittedLog(t, n, 0, func(off int64, v []byte) { log[off] = bytes.Clone(v) })
+		start := n.e.log.LogStartOffset()
 		for _, a := range w.acked {
 			for i, v := range a.encoded {
-				if got, ok := log[a.res.Offset+int64(i)]; !ok || !bytes.Equal(got, v) {
+				off := a.res.Offset + int64(i)
+				if got, ok := log[off]; off >= start && (!ok || !bytes.Equal(got, v)) {
 					t.Fatalf("K1 acknowledged writes survive: node %d's committed log lacks record %d of the submission acknowledged at offset %d epoch %d (seed %d)", n.id, i, a.res.Offset, a.res.Epoch, seed)
 				}
 			}
 		}
-		seen := map[string]int64{}
-		for off, v := range log {
-			rec, err := metadata.Decode(v)
-			if err != nil {
-				t.Fatalf("node %d: committed record at %d: %v", n.id, off, err)
+	}
+	seen := map[string]int64{}
+	for _, off := range slices.Sorted(maps.Keys(sc.committed)) {
+		rec, err := metadata.Decode(sc.committed[off])
+		if err != nil {
+			t.Fatalf("committed record at %d: %v", off, err)
+		}
+		if c, ok := rec.(*metadata.ConfigRecord); ok && c.Value != nil {
+			if first, dup := seen[*c.Value]; dup {
+				t.Fatalf("K2 each submission is committed once: config value %s was committed at offsets %d and %d (seed %d)", *c.Value, first, off, seed)
 			}
-			if c, ok := rec.(*metadata.ConfigRecord); ok && c.Value != nil {
-				if first, dup := seen[*c.Value]; dup {
-					t.Fatalf("K2 each submission is committed once: node %d committed config value %s at offsets %d and %d (seed %d)", n.id, *c.Value, first, off, seed)
-				}
-				seen[*c.Value] = off
-			}
+			seen[*c.Value] = off
 		}
 	}
 }
@@ -215,20 +268,23 @@ var simSeeds = flag.Int("sim-seeds", 20, "seeds TestSimulatedEngines runs")
 // power losses that keep only what each disk made durable (and what a
 // crash mode lets survive of the rest), and time running, with clients
 // submitting and reading through any node (a follower forwards both to
-// the leader): no epoch ever has two leaders (E1); a leader validates
+// the leader), and on odd seeds snapshots, retention and FetchSnapshot
+// catch-up: no epoch ever has two leaders (E1); an offset once committed
+// holds the same record on every node that applies it (C5); a leader validates
 // every change against an image that holds its whole log (C9), so no
 // image refuses a committed record, which would stop its node; every
 // linearizable read sees every submission acknowledged before it began
-// (K5); every acknowledged submission is in every node's committed log
-// where it was acknowledged (K1) and none is committed twice (K2); and
-// once healed, the cluster converges. Invariants are named as in
+// (K5); once healed, the cluster converges, every node as far as the
+// leader holds the leader's image (S3), every acknowledged submission is
+// in the committed log where it was acknowledged (K1) and none is
+// committed twice (K2). Invariants are named as in
 // docs/reliability.md.
 func TestSimulatedEngines(t *testing.T) {
 	seeds := *simSeeds
 	if testing.Short() {
 		seeds = min(seeds, 5)
 	}
-	var crashes, reads int
+	var crashes, reads, chunks int
 	for seed := range uint64(seeds) {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			sc, w := runSimWorkload(t, seed, 3000)
@@ -238,14 +294,15 @@ func TestSimulatedEngines(t *testing.T) {
 			w.checkAcknowledged(t, seed)
 			crashes += sc.crashes
 			reads += w.reads
+			chunks += sc.snapshotChunks
 		})
 	}
 	// A campaign that never lost power or never read did not test what
 	// it claims to.
-	if !t.Failed() && (crashes == 0 || reads == 0) {
-		t.Fatalf("%d seeds made %d power losses and answered %d reads: the schedule exercises neither", seeds, crashes, reads)
+	if !t.Failed() && (crashes == 0 || reads == 0 || chunks == 0) {
+		t.Fatalf("%d seeds made %d power losses, answered %d reads and sent %d FetchSnapshot requests: the schedule misses one of them", seeds, crashes, reads, chunks)
 	}
-	t.Logf("%d seeds: %d power losses, %d reads answered", seeds, crashes, reads)
+	t.Logf("%d seeds: %d power losses, %d reads answered, %d FetchSnapshot requests", seeds, crashes, reads, chunks)
 }
 
 // TestSimulatedEnginesAreDeterministic: one seed, one history: two runs
