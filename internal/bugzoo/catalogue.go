@@ -121,8 +121,16 @@ var catalogue = []Entry{
 		}},
 	},
 	{
-		ID: Z6, Bug: "serving reads during a restart before the log has caught up", Source: "etcd #3879",
-		Pending: "its hook belongs in the runtime's read path (raft awaitRead), where TestReadImageSeesEveryCompletedWrite catches it in 10 of 15 runs only, too weak for the gate, and no test yet holds a replica's apply behind a confirmed read; in the core it cannot be placed: a new leader has no high watermark until it commits in its epoch, so a read index taken earlier still waits",
+		ID:          Z6,
+		Bug:         "serving reads during a restart before the log has caught up",
+		Source:      "etcd #3879",
+		Hooks:       []string{"raft/read.go"},
+		Reinjection: "a confirmed read is answered at once from the node's image, without waiting until it has applied the read's offset, so a restarted or lagging node serves what it had before it caught up",
+		Checks: []Check{{
+			Package: pkgRaft, Run: "^TestSimulatedEngines$",
+			Invariant: "K5 linearizable reads see every acknowledged write",
+			Pattern:   "K5 linearizable read: node [0-9]+ answered a read begun after offset",
+		}},
 	},
 	{
 		ID:          Z7,
