@@ -110,6 +110,6 @@ func (e *engine) applyCommitted() error {
 	}
 	e.reportApplied(e.applier.applied)
 	e.sub.completeApplied(e.applier.applied)
-	e.completeReads()
+	e.reads.complete(e.applier.applied, e.pub.image.Load())
 	return nil
 }

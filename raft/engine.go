@@ -140,12 +140,8 @@ type engine struct {
 	resigning  bool
 	resignDone []chan struct{}
 
-	// Linearizable reads (read.go): reads holds those the core has not
-	// resolved, by id; readWaiters those waiting for the image to apply
-	// their offset, by ascending offset.
-	nextReadID  kraft.ReadID
-	reads       map[kraft.ReadID]*readWaiter
-	readWaiters []*readWaiter
+	// reads are the linearizable reads in the engine's care (read.go).
+	reads readQueue
 
 	// metrics reports to rc.metrics (metrics.go).
 	metrics metricsState

@@ -325,7 +325,7 @@ func (e *engine) failAll(err error) {
 	e.reportFailed()
 	e.sub.failAll(err)
 	e.finishChange(ErrShuttingDown)
-	e.failReads(err)
+	e.reads.fail(err)
 	e.failTriggers(err)
 	for _, c := range e.resignDone {
 		close(c)

@@ -120,6 +120,78 @@ func readCtxErr(err error) error {
 	return err
 }
 
+// readQueue holds the linearizable reads in the engine's care: those the
+// core has not resolved, by id, and those waiting for the image to apply
+// their offset, by ascending offset. It is the engine goroutine's alone.
+type readQueue struct {
+	lastID   kraft.ReadID
+	barriers map[kraft.ReadID]*readWaiter
+	waiting  []*readWaiter
+}
+
+// nextID returns the id of the next read barrier.
+func (q *readQueue) nextID() kraft.ReadID {
+	q.lastID++
+	return q.lastID
+}
+
+// started keeps r until the core resolves barrier id.
+func (q *readQueue) started(id kraft.ReadID, r *readWaiter) {
+	if q.barriers == nil {
+		q.barriers = map[kraft.ReadID]*readWaiter{}
+	}
+	q.barriers[id] = r
+}
+
+// resolved returns and forgets the read of barrier id; ok is false for a
+// read already failed.
+func (q *readQueue) resolved(id kraft.ReadID) (r *readWaiter, ok bool) {
+	r, ok = q.barriers[id]
+	delete(q.barriers, id)
+	return r, ok
+}
+
+// await finishes r with img when applied (the image's applied offset,
+// exclusive) reaches need, or keeps it until [readQueue.complete] sees it
+// reached.
+func (q *readQueue) await(r *readWaiter, need, applied kraft.Offset, img *metadata.Image) {
+	if applied >= need || bugzoo.Active(bugzoo.Z6) {
+		// Z6: answer from an image that may not have applied the read's
+		// offset yet.
+		r.finish(img, nil)
+		return
+	}
+	r.need = need
+	q.waiting = slices.DeleteFunc(q.waiting, func(w *readWaiter) bool { return w.finished.Load() })
+	i, _ := slices.BinarySearchFunc(q.waiting, need, func(w *readWaiter, n kraft.Offset) int { return cmp.Compare(w.need, n) })
+	q.waiting = slices.Insert(q.waiting, i, r)
+}
+
+// complete finishes with img every waiting read that applied now covers.
+func (q *readQueue) complete(applied kraft.Offset, img *metadata.Image) {
+	done := 0
+	for _, r := range q.waiting {
+		if r.need > applied {
+			break
+		}
+		r.finish(img, nil)
+		done++
+	}
+	q.waiting = slices.Delete(q.waiting, 0, done)
+}
+
+// fail fails every read in the queue with err.
+func (q *readQueue) fail(err error) {
+	for id, r := range q.barriers {
+		r.finish(nil, err)
+		delete(q.barriers, id)
+	}
+	for _, r := range q.waiting {
+		r.finish(nil, err)
+	}
+	q.waiting = nil
+}
+
 // readImage starts a linearizable read on the engine goroutine.
 func (e *engine) readImage(r *readWaiter) {
 	st := e.lastStatus
@@ -137,26 +209,22 @@ func (e *engine) readImage(r *readWaiter) {
 		r.finish(e.pub.image.Load(), nil)
 		return
 	}
-	e.nextReadID++
-	if err := e.node.ReadIndex(e.now(), e.nextReadID); err != nil {
+	id := e.reads.nextID()
+	if err := e.node.ReadIndex(e.now(), id); err != nil {
 		r.finish(nil, e.notLeader(e.node.Status()))
 		return
 	}
-	if e.reads == nil {
-		e.reads = map[kraft.ReadID]*readWaiter{}
-	}
-	e.reads[e.nextReadID] = r
+	e.reads.started(id, r)
 }
 
 // readResolved takes a read outcome of a Ready: a failed read fails with
 // the leader the core names, a confirmed one waits for the image to apply
 // its offset.
 func (e *engine) readResolved(res kraft.ReadResult) {
-	r, ok := e.reads[res.ID]
+	r, ok := e.reads.resolved(res.ID)
 	if !ok {
 		return
 	}
-	delete(e.reads, res.ID)
 	if res.Err() != nil {
 		if e.resigning {
 			r.finish(nil, ErrShuttingDown)
@@ -180,42 +248,7 @@ func notLeaderHint(l kraft.LeaderAndEpoch) error {
 // awaitRead finishes r with the image once everything below need is
 // applied.
 func (e *engine) awaitRead(r *readWaiter, need kraft.Offset) {
-	if e.applier.applied >= need || bugzoo.Active(bugzoo.Z6) {
-		// Z6: answer from an image that may not have applied the read's
-		// offset yet.
-		r.finish(e.pub.image.Load(), nil)
-		return
-	}
-	r.need = need
-	e.readWaiters = slices.DeleteFunc(e.readWaiters, func(w *readWaiter) bool { return w.finished.Load() })
-	i, _ := slices.BinarySearchFunc(e.readWaiters, need, func(w *readWaiter, n kraft.Offset) int { return cmp.Compare(w.need, n) })
-	e.readWaiters = slices.Insert(e.readWaiters, i, r)
-}
-
-// completeReads finishes the reads the applied image now covers; it runs
-// after every apply.
-func (e *engine) completeReads() {
-	done := 0
-	for _, r := range e.readWaiters {
-		if r.need > e.applier.applied {
-			break
-		}
-		r.finish(e.pub.image.Load(), nil)
-		done++
-	}
-	e.readWaiters = slices.Delete(e.readWaiters, 0, done)
-}
-
-// failReads fails every read still in the engine's care.
-func (e *engine) failReads(err error) {
-	for id, r := range e.reads {
-		r.finish(nil, err)
-		delete(e.reads, id)
-	}
-	for _, r := range e.readWaiters {
-		r.finish(nil, err)
-	}
-	e.readWaiters = nil
+	e.reads.await(r, need, e.applier.applied, e.pub.image.Load())
 }
 
 // forwardRead asks the leader for a read barrier over the private

@@ -336,7 +336,7 @@ func strp(s string) *string { return &s }
 // pendingReads asks c's engine how many reads wait for the core.
 func pendingReads(t *testing.T, c *Controller) int {
 	n := make(chan int, 1)
-	if err := c.enqueue(t.Context(), event{call: func(e *engine) { n <- len(e.reads) }}); err != nil {
+	if err := c.enqueue(t.Context(), event{call: func(e *engine) { n <- len(e.reads.barriers) }}); err != nil {
 		t.Fatal(err)
 	}
 	return <-n
