@@ -178,8 +178,7 @@ func (e *engine) loadVoterHistory() []kraft.VoterSetAt {
 		}
 		from = next
 	}
-	e.voterHist = hist
-	e.voterGen++
+	e.voters.reset(hist)
 	out := make([]kraft.VoterSetAt, 0, len(hist))
 	for _, h := range hist {
 		out = append(out, kraft.VoterSetAt{Offset: h.offset, Voters: keysOf(h.rec)})
@@ -194,49 +193,80 @@ func (e *engine) noteAppendedVoters(base kraft.Offset, raw []byte) {
 		// The core saw a Voters record in this batch, so it decodes.
 		panic(fmt.Sprintf("raft: invariant: appended Voters batch at %d: %v", base, err))
 	}
-	e.voterHist = append(e.voterHist, votersEntry{offset: base, rec: rec})
-	e.voterGen++
+	e.voters.append(votersEntry{offset: base, rec: rec})
 }
 
-// truncateVoters drops the voter sets recorded at or after offset.
-func (e *engine) truncateVoters(offset kraft.Offset) {
-	n := len(e.voterHist)
-	e.voterHist = slices.DeleteFunc(e.voterHist, func(v votersEntry) bool { return v.offset >= offset })
-	if len(e.voterHist) != n {
-		e.voterGen++
+// voterHistory is the voter-set history of a dynamic quorum as the
+// engine's log and newest snapshot hold it, oldest first. Its generation
+// counts its changes, so that the engine publishes the voter set once
+// per change ([engine.publishVoters]).
+type voterHistory struct {
+	entries []votersEntry
+	// gen counts the changes; published is the generation last
+	// published.
+	gen, published uint64
+}
+
+// reset replaces the history with entries.
+func (h *voterHistory) reset(entries []votersEntry) {
+	h.entries = entries
+	h.gen++
+}
+
+// append adds the voter set a batch appended at v.offset holds.
+func (h *voterHistory) append(v votersEntry) {
+	h.entries = append(h.entries, v)
+	h.gen++
+}
+
+// truncate drops the voter sets recorded at or after offset.
+func (h *voterHistory) truncate(offset kraft.Offset) {
+	n := len(h.entries)
+	h.entries = slices.DeleteFunc(h.entries, func(v votersEntry) bool { return v.offset >= offset })
+	if len(h.entries) != n {
+		h.gen++
 	}
 }
 
-// latestVoters is the newest entry of the history, if any.
-func (e *engine) latestVoters() (votersEntry, bool) {
-	if len(e.voterHist) == 0 {
+// latest is the newest entry, if any.
+func (h *voterHistory) latest() (votersEntry, bool) {
+	if len(h.entries) == 0 {
 		return votersEntry{}, false
 	}
-	return e.voterHist[len(e.voterHist)-1], true
+	return h.entries[len(h.entries)-1], true
 }
 
-// votersAt is the VotersRecord in force just before offset end (for a
-// snapshot ending there), nil if none.
-func (e *engine) votersAt(end kraft.Offset) *control.VotersRecord {
+// at is the VotersRecord in force just before offset end (for a snapshot
+// ending there), nil if none.
+func (h *voterHistory) at(end kraft.Offset) *control.VotersRecord {
 	var rec *control.VotersRecord
-	for _, h := range e.voterHist {
-		if h.offset < end {
-			rec = h.rec
+	for _, v := range h.entries {
+		if v.offset < end {
+			rec = v.rec
 		}
 	}
 	return rec
+}
+
+// takeUnpublished reports whether the history changed since it last
+// returned true.
+func (h *voterHistory) takeUnpublished() bool {
+	if h.gen == h.published {
+		return false
+	}
+	h.published = h.gen
+	return true
 }
 
 // publishVoters publishes the voter set after it changed and closes the
 // connections to nodes that are neither voters nor bootstrap servers nor
 // the leader.
 func (e *engine) publishVoters() {
-	if e.voterGen == e.voterGenSynced {
+	if !e.voters.takeUnpublished() {
 		return
 	}
-	e.voterGenSynced = e.voterGen
 	var voters []voterInfo
-	if h, ok := e.latestVoters(); ok {
+	if h, ok := e.voters.latest(); ok {
 		voters = voterInfos(h.rec)
 	}
 	e.pub.voters.Store(&voters)
@@ -413,7 +443,7 @@ func (p *publishedState) voterList() []voterInfo {
 // snapshots carry it.
 func (e *engine) maybeCopyBootstrapVoters() {
 	st := e.lastStatus
-	h, ok := e.latestVoters()
+	h, ok := e.voters.latest()
 	if !ok || !h.bootstrap || st.Role != kraft.Leader || st.ShuttingDown || e.resigning ||
 		e.votersCopiedEpoch == st.Epoch || !e.caughtUp(st.Epoch) || e.node.PendingVoterChange() {
 		return

@@ -401,7 +401,7 @@ func TestDynamicUpdateVoter(t *testing.T) {
 	waitFor(t, "node 2's entry to be rewritten", func() bool {
 		var min int16 = -1
 		onEngine(t, c.node(c.leader()), func(e *engine) {
-			if h, ok := e.latestVoters(); ok && !h.bootstrap {
+			if h, ok := e.voters.latest(); ok && !h.bootstrap {
 				for _, v := range h.rec.Voters {
 					if v.VoterId == 2 {
 						min = v.KRaftVersionFeature.MinSupportedVersion
@@ -539,7 +539,7 @@ func TestDynamicSnapshotsCarryVoters(t *testing.T) {
 	}
 	var voters []int32
 	onEngine(t, c.node(2), func(e *engine) {
-		if h, ok := e.latestVoters(); ok {
+		if h, ok := e.voters.latest(); ok {
 			for _, v := range h.rec.Voters {
 				voters = append(voters, v.VoterId)
 			}

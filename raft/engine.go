@@ -70,14 +70,10 @@ type engine struct {
 	learned  map[kraft.NodeID]string
 	pub      *publishedState
 
-	// voterHist is the voter-set history of a dynamic quorum (see
-	// dynamic.go); voterGen counts its changes and voterGenSynced is the
-	// generation last published. votersCopiedEpoch is the last epoch in
-	// which this leader checked whether to copy the bootstrap voter set
-	// into the log.
-	voterHist         []votersEntry
-	voterGen          uint64
-	voterGenSynced    uint64
+	// voters is the voter-set history of a dynamic quorum (dynamic.go).
+	// votersCopiedEpoch is the last epoch in which this leader checked
+	// whether to copy the bootstrap voter set into the log.
+	voters            voterHistory
 	votersCopiedEpoch kraft.Epoch
 	// change is the voter change this leader carries out (voters.go);
 	// dialProbe opens the connection an add asks the new voter's

@@ -174,7 +174,7 @@ func (e *engine) processReady() error {
 			return fmt.Errorf("raft: truncate log to %d: %w", rd.TruncateTo, err)
 		}
 		wrote = true
-		e.truncateVoters(rd.TruncateTo)
+		e.voters.truncate(rd.TruncateTo)
 		if rd.TruncateTo < e.applier.applied {
 			panic(fmt.Sprintf("raft: invariant: truncation to %d below the applied offset %d", rd.TruncateTo, e.applier.applied))
 		}

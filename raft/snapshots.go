@@ -447,7 +447,7 @@ func (e *engine) maybeSnapshot() {
 		// A dynamic quorum's snapshot carries the voter set in force at
 		// its end offset, so that the log behind it can go.
 		header.KRaftVersion = 1
-		header.Voters = e.votersAt(id.Offset)
+		header.Voters = e.voters.at(id.Offset)
 	}
 	s.timestamps[id] = s.boundaryTime
 	s.unique++

@@ -162,7 +162,7 @@ func (e *engine) changeCheck() error {
 	case !e.rc.dynamic:
 		return ErrStaticQuorum
 	}
-	if h, ok := e.latestVoters(); !ok || h.bootstrap || e.node.PendingVoterChange() {
+	if h, ok := e.voters.latest(); !ok || h.bootstrap || e.node.PendingVoterChange() {
 		return ErrVotersUncommitted
 	}
 	return nil
@@ -225,7 +225,7 @@ func (e *engine) addCheck(r *kmsg.AddRaftVoterRequest) error {
 	if err := e.changeCheck(); err != nil {
 		return err
 	}
-	h, _ := e.latestVoters()
+	h, _ := e.voters.latest()
 	if slices.ContainsFunc(h.rec.Voters, func(v control.VotersRecordVoter) bool { return v.VoterId == r.VoterID }) {
 		return fmt.Errorf("%w: node %d", ErrDuplicateVoter, r.VoterID)
 	}
@@ -274,7 +274,7 @@ func (e *engine) addProbed(ch *voterChange, resp kmsg.Response, err error) {
 		e.finishChange(fmt.Errorf("%w: node %d", ErrVoterNotCaughtUp, ch.key.ID))
 		return
 	}
-	h, _ := e.latestVoters()
+	h, _ := e.voters.latest()
 	rec := control.NewVotersRecord()
 	rec.Voters = append(slices.Clone(h.rec.Voters), ch.voter)
 	e.appendChange(ch, rec)
@@ -302,7 +302,7 @@ func (e *engine) removeCheck(r *kmsg.RemoveRaftVoterRequest) (*control.VotersRec
 	if err := e.changeCheck(); err != nil {
 		return nil, err
 	}
-	h, _ := e.latestVoters()
+	h, _ := e.voters.latest()
 	rec := control.NewVotersRecord()
 	rec.Voters = slices.DeleteFunc(slices.Clone(h.rec.Voters), func(v control.VotersRecordVoter) bool {
 		return v.VoterId == r.VoterID && v.VoterDirectoryId == r.VoterDirectoryID
@@ -387,7 +387,7 @@ func (e *engine) updateVoter(r *kmsg.UpdateRaftVoterRequest) error {
 	if err := e.updateCheck(r); err != nil || !e.rc.dynamic {
 		return err
 	}
-	h, _ := e.latestVoters()
+	h, _ := e.voters.latest()
 	i := slices.IndexFunc(h.rec.Voters, func(v control.VotersRecordVoter) bool {
 		return v.VoterId == r.VoterID && v.VoterDirectoryId == r.VoterDirectoryID
 	})
@@ -436,7 +436,7 @@ func (e *engine) updateCheck(r *kmsg.UpdateRaftVoterRequest) error {
 		}
 		return nil
 	}
-	h, ok := e.latestVoters()
+	h, ok := e.voters.latest()
 	switch {
 	case !ok || h.bootstrap || e.node.PendingVoterChange():
 		return ErrVotersUncommitted

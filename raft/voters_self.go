@@ -75,7 +75,7 @@ func (e *engine) reconcileOwnVoterEntry() {
 	// timeout later, answered or not.
 	e.selfDue = now.Add(e.rc.core.FetchTimeout)
 	e.timers.set(timerSelfCheck, e.selfDue)
-	h, ok := e.latestVoters()
+	h, ok := e.voters.latest()
 	if !ok {
 		return
 	}
