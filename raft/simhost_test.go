@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/krabka-go/krabka/internal/kraft"
+	"github.com/krabka-go/krabka/internal/snapshot"
 	"github.com/krabka-go/krabka/internal/transport"
 	"github.com/krabka-go/krabka/internal/vfs"
 	"github.com/krabka-go/krabka/internal/wire"
@@ -72,6 +73,11 @@ type simNode struct {
 	// checked is the offset up to which the ledger compared this node's
 	// committed log, across its incarnations.
 	checked int64
+	// hw is the high watermark this incarnation last reported (C2);
+	// newestSnapshot the end offset of the newest snapshot on its disk,
+	// across incarnations (S6).
+	hw             kraft.Offset
+	newestSnapshot kraft.Offset
 }
 
 func (n *simNode) up() bool { return n.e != nil }
@@ -211,7 +217,7 @@ func newSimCluster(t *testing.T, n int, seed uint64, snapshots bool) *simCluster
 			cfg.MaxRetentionTime = -time.Millisecond
 			cfg.FetchSnapshotMaxBytes = 512
 		}
-		sc.nodes = append(sc.nodes, &simNode{id: id, addr: voters[i].Address(), cfg: cfg, disk: vfs.NewMem()})
+		sc.nodes = append(sc.nodes, &simNode{id: id, addr: voters[i].Address(), cfg: cfg, disk: vfs.NewMem(), newestSnapshot: -1})
 	}
 	t.Cleanup(sc.finish)
 	for _, node := range sc.nodes {
@@ -237,6 +243,7 @@ func (sc *simCluster) boot(n *simNode) {
 		sc.t.Fatalf("node %d does not start on what its disk held (incarnation %d, seed %d): %v", n.id, life, sc.seed, err)
 	}
 	n.c, n.e = c, c.eng
+	n.hw = -1
 }
 
 func (sc *simCluster) byAddr(addr string) *simNode {
@@ -433,6 +440,48 @@ func (sc *simCluster) step() {
 	sc.settle()
 	sc.checkElectionSafety()
 	sc.checkCommitted()
+	sc.checkNodes()
+}
+
+// checkNodes checks every running node's own state between steps, under
+// the names of docs/reliability.md: its high watermark is within its log
+// (C1) and, once known, never goes back within an incarnation (C2); a log start above
+// 0 has a snapshot ending exactly there (S2); and its newest snapshot
+// never moves to a lower offset, across power losses too (S6).
+func (sc *simCluster) checkNodes() {
+	for _, n := range sc.nodes {
+		if !n.up() {
+			continue
+		}
+		st := n.e.lastStatus
+		if st.HighWatermark > st.LogEndOffset {
+			sc.t.Fatalf("C1 high watermark bounds: node %d's high watermark %d is above its log end %d (seed %d)", n.id, st.HighWatermark, st.LogEndOffset, sc.seed)
+		}
+		// An epoch change makes the high watermark unknown (-1) until
+		// the leader names it; a known one never goes back.
+		if st.HighWatermark >= 0 && st.HighWatermark < n.hw {
+			sc.t.Fatalf("C2 high watermark monotonic: node %d's high watermark went back from %d to %d (seed %d)", n.id, n.hw, st.HighWatermark, sc.seed)
+		}
+		n.hw = max(n.hw, st.HighWatermark)
+		listing, err := snapshot.List(n.disk, n.e.rc.dir)
+		if err != nil {
+			sc.t.Fatalf("node %d: list its snapshots: %v", n.id, err)
+		}
+		newest := kraft.Offset(-1)
+		covered := false
+		start := n.e.log.LogStartOffset()
+		for _, si := range listing.Snapshots {
+			newest = max(newest, si.ID.Offset)
+			covered = covered || int64(si.ID.Offset) == start
+		}
+		if start > 0 && !covered {
+			sc.t.Fatalf("S2 log start at a snapshot: node %d's log starts at %d, where none of its snapshots %v ends (seed %d)", n.id, start, listing.Snapshots, sc.seed)
+		}
+		if newest < n.newestSnapshot {
+			sc.t.Fatalf("S6 newest snapshot never goes back: node %d's newest snapshot ends at %d, below %d it held before (seed %d)", n.id, newest, n.newestSnapshot, sc.seed)
+		}
+		n.newestSnapshot = newest
+	}
 }
 
 // checkCommitted compares what every running node has applied since it
@@ -523,6 +572,7 @@ func (sc *simCluster) heal() {
 		sc.settle()
 		sc.checkElectionSafety()
 		sc.checkCommitted()
+		sc.checkNodes()
 		if l := sc.leader(); l != nil && sc.caughtUp(l) {
 			return
 		}

@@ -269,9 +269,10 @@ var simSeeds = flag.Int("sim-seeds", 20, "seeds TestSimulatedEngines runs")
 // crash mode lets survive of the rest), and time running, with clients
 // submitting and reading through any node (a follower forwards both to
 // the leader), and on odd seeds snapshots, retention and FetchSnapshot
-// catch-up: no epoch ever has two leaders (E1); an offset once committed
-// holds the same record on every node that applies it (C5); a leader validates
-// every change against an image that holds its whole log (C9), so no
+// catch-up: no epoch ever has two leaders (E1); each node's own state
+// holds (C1, C2, S2, S6: simCluster.checkNodes); an offset once committed
+// holds the same record on every node that applies it (C5); a leader
+// validates every change against an image that holds its whole log (C9), so no
 // image refuses a committed record, which would stop its node; every
 // linearizable read sees every submission acknowledged before it began
 // (K5); once healed, the cluster converges, every node as far as the

@@ -166,11 +166,20 @@ var catalogue = []Entry{
 		Source:      "Kafka KAFKA-14240, KAFKA-13968",
 		Hooks:       []string{"internal/snapshot/retention.go"},
 		Reinjection: "snapshot retention deletes the snapshot it moves the log start to instead of the one below it, so the log starts where no snapshot ends",
-		Checks: []Check{{
-			Package: pkgSnapshot, Run: "^TestRetentionKeepsSnapshotAtLogStart$", Args: rapidArgs,
-			Invariant: "S2 log start at a snapshot",
-			Pattern:   "S2: retention (deletes|moves)",
-		}},
+		Checks: []Check{
+			{
+				Package: pkgSnapshot, Run: "^TestRetentionKeepsSnapshotAtLogStart$", Args: rapidArgs,
+				Invariant: "S2 log start at a snapshot",
+				Pattern:   "S2: retention (deletes|moves)",
+			},
+			{
+				// The production engines' retention, on the seeds that
+				// take snapshots.
+				Package: pkgRaft, Run: "^TestSimulatedEngines$",
+				Invariant: "S2 log start at a snapshot",
+				Pattern:   "S2 log start at a snapshot: node [0-9]+'s log starts at",
+			},
+		},
 	},
 	{
 		ID:          Z10,
