@@ -59,7 +59,7 @@ func newDynamicCluster(t testing.TB, n int, initial []NodeID, adjust func(*Confi
 			adjust(&cfg)
 		}
 		c.cfgs = append(c.cfgs, cfg)
-		formatDynamic(t, cfg, slices.Contains(initial, id), voters)
+		formatDynamic(t, vfs.OS(), cfg, slices.Contains(initial, id), voters, time.Now())
 	}
 	c.nodes = make([]*Controller, n)
 	c.cancels = make([]context.CancelFunc, n)
@@ -85,23 +85,25 @@ func votersRecordVoter(id NodeID, port uint16) control.VotersRecordVoter {
 	}
 }
 
-// formatDynamic writes meta.properties and, for an initial voter, the
-// bootstrap snapshot 0-0 with voters.
-func formatDynamic(t testing.TB, cfg Config, initial bool, voters *control.VotersRecord) {
+// formatDynamic writes meta.properties into fsys and, for an initial
+// voter, the bootstrap snapshot 0-0 with voters, as of now.
+func formatDynamic(t testing.TB, fsys vfs.FS, cfg Config, initial bool, voters *control.VotersRecord, now time.Time) {
 	t.Helper()
-	fsys := vfs.OS()
+	if err := logstore.MkdirAllDurable(fsys, cfg.MetadataLogDir); err != nil {
+		t.Fatal(err)
+	}
 	mp := logstore.MetaProperties{Version: 1, ClusterID: dynamicClusterID, NodeID: kraft.NodeID(cfg.NodeID), DirectoryID: kraft.UUID(dirID(cfg.NodeID))}
-	if err := logstore.WriteMetaProperties(fsys, cfg.MetadataLogDir, mp, time.Now()); err != nil {
+	if err := logstore.WriteMetaProperties(fsys, cfg.MetadataLogDir, mp, now); err != nil {
 		t.Fatal(err)
 	}
 	if !initial {
 		return
 	}
 	dir := filepath.Join(cfg.MetadataLogDir, PartitionDirName)
-	if err := fsys.MkdirAll(dir, 0o755); err != nil {
+	if err := logstore.MkdirAllDurable(fsys, dir); err != nil {
 		t.Fatal(err)
 	}
-	if err := snapshot.WriteBootstrapSnapshot(fsys, dir, 1, time.Now().UnixMilli(), voters); err != nil {
+	if err := snapshot.WriteBootstrapSnapshot(fsys, dir, 1, now.UnixMilli(), voters); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -8,11 +8,13 @@ import (
 	"math/rand/v2"
 	"path"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/krabka-go/krabka/internal/control"
 	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/snapshot"
 	"github.com/krabka-go/krabka/internal/transport"
@@ -186,12 +188,30 @@ func reencodeResponse(t *testing.T, req kmsg.Request, resp kmsg.Response) kmsg.R
 	return got
 }
 
-// newSimCluster starts n voters, each on a disk of its own, driven by the
-// cluster. With snapshots, the nodes take a snapshot every kilobyte of
-// committed records and keep only a few kilobytes of log and snapshots, so
-// retention moves their log starts and a node that falls behind catches
-// up by FetchSnapshot.
-func newSimCluster(t *testing.T, n int, seed uint64, snapshots bool) *simCluster {
+// simMode is what a simulated run exercises besides the network, power
+// losses and clients.
+type simMode struct {
+	// snapshots: the nodes take a snapshot every kilobyte of committed
+	// records and keep only a few kilobytes of log and snapshots, so
+	// retention moves their log starts and a node that falls behind
+	// catches up by FetchSnapshot.
+	snapshots bool
+	// dynamic: a KIP-853 quorum (kraft.version 1) bootstrapped with the
+	// first n-1 nodes as voters and the last as an observer, whose voter
+	// set clients change (simWorkload.changeVoters).
+	dynamic bool
+}
+
+// modeOf is the mode of a seed: odd seeds take snapshots, and seeds 2
+// and 3 modulo 4 run a dynamic quorum.
+func modeOf(seed uint64) simMode {
+	return simMode{snapshots: seed%2 == 1, dynamic: seed%4 >= 2}
+}
+
+// newSimCluster starts n nodes, each on a disk of its own, driven by the
+// cluster: all voters of a static quorum, or a dynamic quorum of n-1
+// voters and an observer (mode.dynamic).
+func newSimCluster(t *testing.T, n int, seed uint64, mode simMode) *simCluster {
 	t.Helper()
 	sc := &simCluster{
 		t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, seed)),
@@ -205,11 +225,26 @@ func newSimCluster(t *testing.T, n int, seed uint64, snapshots bool) *simCluster
 		// address, and no byte goes through a socket.
 		voters = append(voters, QuorumVoter{ID: NodeID(i + 1), Host: "127.0.0.1", Port: uint16(i + 1)})
 	}
+	bootstrap := control.NewVotersRecord()
+	for i := range n - 1 {
+		bootstrap.Voters = append(bootstrap.Voters, votersRecordVoter(NodeID(i+1), uint16(i+1)))
+	}
 	for i := range n {
 		id := NodeID(i + 1)
 		cfg := ForTests(id, path.Join("/node", fmt.Sprint(id)))
 		cfg.QuorumVoters = voters
-		if snapshots {
+		disk := vfs.NewMem()
+		if mode.dynamic {
+			cfg.QuorumVoters = nil
+			// The node advertises the address the voter set names; it
+			// listens on a port of its own that nothing dials.
+			cfg.AdvertisedListeners = []Endpoint{{Name: "CONTROLLER", Host: "127.0.0.1", Port: uint16(i + 1)}}
+			for _, v := range voters {
+				cfg.QuorumBootstrapServers = append(cfg.QuorumBootstrapServers, HostPort{Host: v.Host, Port: v.Port})
+			}
+			formatDynamic(t, disk, cfg, i < n-1, bootstrap, sc.clock.now)
+		}
+		if mode.snapshots {
 			cfg.MaxRecordBytesBetweenSnapshots = 1 << 10
 			cfg.MaxSnapshotInterval = 0
 			cfg.InternalSegmentBytes = 2 << 10
@@ -217,7 +252,7 @@ func newSimCluster(t *testing.T, n int, seed uint64, snapshots bool) *simCluster
 			cfg.MaxRetentionTime = -time.Millisecond
 			cfg.FetchSnapshotMaxBytes = 512
 		}
-		sc.nodes = append(sc.nodes, &simNode{id: id, addr: voters[i].Address(), cfg: cfg, disk: vfs.NewMem(), newestSnapshot: -1})
+		sc.nodes = append(sc.nodes, &simNode{id: id, addr: voters[i].Address(), cfg: cfg, disk: disk, newestSnapshot: -1})
 	}
 	t.Cleanup(sc.finish)
 	for _, node := range sc.nodes {
@@ -342,7 +377,8 @@ func (sc *simCluster) settleNode(n *simNode) bool {
 }
 
 // lose loses m: its sender's callback gets errSimLost later, as a peer
-// sender reports a request that timed out.
+// sender reports a request that timed out. The loss is itself in flight
+// until delivered; it is never lost.
 func (sc *simCluster) lose(m *simMessage) {
 	if !m.lost {
 		m.lost = true
@@ -397,6 +433,10 @@ func (sc *simCluster) deliver(m *simMessage) {
 		}
 		s.complete = func(res SubmitResult, err error) { reply.Send(submitAnswer(body, res, err)) }
 		e.handle(event{submit: s})
+	case *kmsg.ApiVersionsRequest:
+		reply.Send(wire.AnswerAPIVersions(body, featureState(e.pub.image.Load(), m.to.c.rc.kraftVersion())))
+	case *kmsg.AddRaftVoterRequest, *kmsg.RemoveRaftVoterRequest, *kmsg.UpdateRaftVoterRequest:
+		e.handle(event{call: func(e *engine) { e.voterRPC(body, func(resp kmsg.Response) { reply.Send(resp) }) }})
 	case *wire.ReadImageRequest:
 		// Only a node's forwarding connection sends a read barrier.
 		r := &readWaiter{forwarded: true}
@@ -418,7 +458,9 @@ func (sc *simCluster) step() {
 		i := sc.rng.IntN(len(sc.inFlight))
 		m := sc.inFlight[i]
 		sc.inFlight = slices.Delete(sc.inFlight, i, i+1)
-		if sc.rng.Float64() < 0.02 {
+		// A loss is reported to its sender in the end, as a peer
+		// sender's request timeout always fires.
+		if !m.lost && sc.rng.Float64() < 0.02 {
 			sc.lose(m)
 		} else {
 			sc.deliver(m)
@@ -584,7 +626,16 @@ func (sc *simCluster) heal() {
 		sc.inFlight = sc.inFlight[1:]
 		sc.deliver(m)
 	}
-	sc.t.Fatalf("liveness: the healed cluster does not converge on a leader with every node caught up (seed %d)", sc.seed)
+	var b strings.Builder
+	for _, n := range sc.nodes {
+		st := n.e.lastStatus
+		var voters []int32
+		if h, ok := n.e.voters.latest(); ok {
+			voters = voterIDs(h.rec)
+		}
+		fmt.Fprintf(&b, "\n  node %d: %s epoch %d leader %d end %d hw %d applied %d voters %v", n.id, st.Role, st.Epoch, st.Leader.LeaderID, st.LogEndOffset, st.HighWatermark, n.e.applier.applied, voters)
+	}
+	sc.t.Fatalf("liveness: the healed cluster does not converge on a leader with every node caught up (seed %d):%s", sc.seed, b.String())
 }
 
 // caughtUp reports whether every node has applied up to the leader's high

@@ -8,7 +8,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/krabka-go/krabka/internal/control"
+	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/recordbatch"
 	"github.com/krabka-go/krabka/metadata"
 )
@@ -41,8 +46,9 @@ type simWorkload struct {
 	// configs counts the config values submitted, each unique, so that
 	// the committed log can show one twice.
 	configs int
-	// reads counts the linearizable reads answered with an image.
-	reads int
+	// reads counts the linearizable reads answered with an image;
+	// voterChanges the voter changes acknowledged.
+	reads, voterChanges int
 }
 
 // call records a client call on n's running incarnation; the returned
@@ -120,17 +126,82 @@ func (w *simWorkload) read(t *testing.T, n *simNode) {
 	n.e.handle(event{call: func(e *engine) { e.readImage(r) }})
 }
 
+// changeVoters adds a node that is not a voter to the voter set through
+// a node the seed picks (which forwards the change to the leader when it
+// does not lead), or removes a voter other than the leader through the
+// leader, as AddVoter and RemoveVoter do. The voter set it changes is the one a running node's
+// log holds last; the leader refuses a change it cannot make.
+func (w *simWorkload) changeVoters() {
+	sc := w.sc
+	n := sc.nodes[sc.rng.IntN(len(sc.nodes))]
+	if !n.up() {
+		return
+	}
+	var voters []NodeID
+	if h, ok := n.e.voters.latest(); ok {
+		for _, v := range h.rec.Voters {
+			voters = append(voters, NodeID(v.VoterId))
+		}
+	}
+	target := sc.nodes[sc.rng.IntN(len(sc.nodes))]
+	var req kmsg.Request
+	if slices.Contains(voters, target.id) {
+		// A removal goes to the leader itself, and never of the leader:
+		// a leader that loses power after appending its own removal and
+		// before its followers hold it leaves a quorum that cannot elect
+		// (docs/reliability.md, "Not yet covered").
+		if n = sc.leader(); n == nil || n == target {
+			return
+		}
+		r := kmsg.NewPtrRemoveRaftVoterRequest()
+		r.ClusterID = clusterIDPtr(n.e.clusterID)
+		r.VoterID, r.VoterDirectoryID = int32(target.id), dirID(target.id)
+		req = r
+	} else {
+		r := kmsg.NewPtrAddRaftVoterRequest()
+		r.Version = 1
+		r.ClusterID = clusterIDPtr(n.e.clusterID)
+		r.TimeoutMillis = int32(n.cfg.RequestTimeout / time.Millisecond)
+		r.VoterID, r.VoterDirectoryID, r.AckWhenCommitted = int32(target.id), dirID(target.id), true
+		r.Listeners = []kmsg.AddRaftVoterRequestListener{{Name: "CONTROLLER", Host: "127.0.0.1", Port: uint16(target.id)}}
+		req = r
+	}
+	answered := w.call(n)
+	done := func(err error) {
+		answered()
+		if err == nil {
+			w.voterChanges++
+		}
+	}
+	n.e.handle(event{call: func(e *engine) {
+		if e.lastStatus.Role == kraft.Leader {
+			e.changeVoters(req, done)
+		} else if !e.sendToLeader(req, true, done) {
+			done(ErrLeaderUnknown)
+		}
+	}})
+}
+
 // runSimWorkload runs steps of the seed's schedule with clients
 // submitting and reading through any node, then heals the cluster and
 // runs until every node has applied what the leader committed.
 //
 // Odd seeds run with snapshots and retention (newSimCluster).
 func runSimWorkload(t *testing.T, seed uint64, steps int) (*simCluster, *simWorkload) {
-	sc := newSimCluster(t, 3, seed, seed%2 == 1)
+	mode := modeOf(seed)
+	nodes := 3
+	if mode.dynamic {
+		nodes = 4
+	}
+	sc := newSimCluster(t, nodes, seed, mode)
 	w := &simWorkload{sc: sc, names: []string{"a", "b", "c", "d"}}
 	for i := range steps {
 		sc.step()
 		if w.outstanding() > 2 || sc.rng.Float64() > 0.2 {
+			continue
+		}
+		if mode.dynamic && sc.rng.Float64() < 0.05 {
+			w.changeVoters()
 			continue
 		}
 		n := sc.leader()
@@ -153,7 +224,8 @@ func runSimWorkload(t *testing.T, seed uint64, steps int) (*simCluster, *simWork
 
 // checkImages fails unless every node that applied as far as the leader
 // holds the same image: one that loaded or installed a snapshot as one
-// that replayed the log (S3 in docs/reliability.md).
+// that replayed the log (S3 in docs/reliability.md), and the same voter
+// set in force (C5).
 func (sc *simCluster) checkImages() {
 	l := sc.leader()
 	want := imageSnapshotRecords(sc.t, l)
@@ -164,7 +236,22 @@ func (sc *simCluster) checkImages() {
 		if got := imageSnapshotRecords(sc.t, n); !slices.EqualFunc(got, want, bytes.Equal) {
 			sc.t.Fatalf("S3 snapshot equals the committed prefix: node %d's image at offset %d differs from the leader's (node %d): %d records against %d (seed %d)", n.id, n.e.applier.applied, l.id, len(got), len(want), sc.seed)
 		}
+		if got, want := voterIDs(n.e.voters.at(n.e.applier.applied)), voterIDs(l.e.voters.at(n.e.applier.applied)); !slices.Equal(got, want) {
+			sc.t.Fatalf("C5 committed data is immutable: node %d's committed voter set at offset %d is %v, the leader's (node %d) %v (seed %d)", n.id, n.e.applier.applied, got, l.id, want, sc.seed)
+		}
 	}
+}
+
+// voterIDs are the ids of rec's voters; nil for a static quorum.
+func voterIDs(rec *control.VotersRecord) []int32 {
+	if rec == nil {
+		return nil
+	}
+	var ids []int32
+	for _, v := range rec.Voters {
+		ids = append(ids, v.VoterId)
+	}
+	return ids
 }
 
 // imageSnapshotRecords returns the records a snapshot of n's image would hold.
@@ -268,8 +355,9 @@ var simSeeds = flag.Int("sim-seeds", 20, "seeds TestSimulatedEngines runs")
 // power losses that keep only what each disk made durable (and what a
 // crash mode lets survive of the rest), and time running, with clients
 // submitting and reading through any node (a follower forwards both to
-// the leader), and on odd seeds snapshots, retention and FetchSnapshot
-// catch-up: no epoch ever has two leaders (E1); each node's own state
+// the leader), on odd seeds snapshots, retention and FetchSnapshot
+// catch-up, and on seeds 2 and 3 modulo 4 a dynamic quorum whose voter
+// set clients change: no epoch ever has two leaders (E1); each node's own state
 // holds (C1, C2, S2, S6: simCluster.checkNodes); an offset once committed
 // holds the same record on every node that applies it (C5); a leader
 // validates every change against an image that holds its whole log (C9), so no
@@ -285,25 +373,26 @@ func TestSimulatedEngines(t *testing.T) {
 	if testing.Short() {
 		seeds = min(seeds, 5)
 	}
-	var crashes, reads, chunks int
+	var acked, crashes, reads, chunks, changes int
 	for seed := range uint64(seeds) {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			sc, w := runSimWorkload(t, seed, 3000)
-			if len(w.acked) == 0 {
-				t.Fatalf("no submission was acknowledged in 3000 steps (seed %d)", seed)
-			}
 			w.checkAcknowledged(t, seed)
+			acked += len(w.acked)
 			crashes += sc.crashes
 			reads += w.reads
 			chunks += sc.snapshotChunks
+			changes += w.voterChanges
 		})
 	}
 	// A campaign that never lost power or never read did not test what
 	// it claims to.
-	if !t.Failed() && (crashes == 0 || reads == 0 || chunks == 0) {
-		t.Fatalf("%d seeds made %d power losses, answered %d reads and sent %d FetchSnapshot requests: the schedule misses one of them", seeds, crashes, reads, chunks)
+	// (A seed of its own may be so hostile, with nodes cut off or down
+	// most of the time, that no call gets through.)
+	if !t.Failed() && (acked == 0 || crashes == 0 || reads == 0 || chunks == 0 || changes == 0) {
+		t.Fatalf("%d seeds acknowledged %d submissions, made %d power losses, answered %d reads, sent %d FetchSnapshot requests and made %d voter changes: the schedule misses one of them", seeds, acked, crashes, reads, chunks, changes)
 	}
-	t.Logf("%d seeds: %d power losses, %d reads answered, %d FetchSnapshot requests", seeds, crashes, reads, chunks)
+	t.Logf("%d seeds: %d submissions acknowledged, %d power losses, %d reads answered, %d FetchSnapshot requests, %d voter changes", seeds, acked, crashes, reads, chunks, changes)
 }
 
 // TestSimulatedEnginesAreDeterministic: one seed, one history: two runs
