@@ -48,8 +48,9 @@ type simCluster struct {
 	// it from its log. Every other node must hold the same there (C5),
 	// and it keeps what retention later deletes from the logs.
 	committed map[int64][]byte
-	// snapshotChunks counts the FetchSnapshot requests delivered.
-	snapshotChunks int
+	// snapshotChunks counts the FetchSnapshot requests delivered; steps
+	// the steps taken, healing included.
+	snapshotChunks, steps int
 }
 
 // simNode is one node of a simCluster: its disk, and its engine while it
@@ -452,6 +453,7 @@ func (sc *simCluster) deliver(m *simMessage) {
 // flight, cut or heal a node, cut a node's power or start it again, or
 // let time run to the next deadline.
 func (sc *simCluster) step() {
+	sc.steps++
 	sc.settle()
 	switch r := sc.rng.Float64(); {
 	case len(sc.inFlight) > 0 && r < 0.85:
@@ -611,6 +613,7 @@ func (sc *simCluster) heal() {
 		}
 	}
 	for range 20000 {
+		sc.steps++
 		sc.settle()
 		sc.checkElectionSafety()
 		sc.checkCommitted()

@@ -373,12 +373,14 @@ func TestSimulatedEngines(t *testing.T) {
 	if testing.Short() {
 		seeds = min(seeds, 5)
 	}
-	var acked, crashes, reads, chunks, changes int
+	var acked, crashes, reads, chunks, changes, steps int
+	began := time.Now()
 	for seed := range uint64(seeds) {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			sc, w := runSimWorkload(t, seed, 3000)
 			w.checkAcknowledged(t, seed)
 			acked += len(w.acked)
+			steps += sc.steps
 			crashes += sc.crashes
 			reads += w.reads
 			chunks += sc.snapshotChunks
@@ -392,7 +394,9 @@ func TestSimulatedEngines(t *testing.T) {
 	if !t.Failed() && (acked == 0 || crashes == 0 || reads == 0 || chunks == 0 || changes == 0) {
 		t.Fatalf("%d seeds acknowledged %d submissions, made %d power losses, answered %d reads, sent %d FetchSnapshot requests and made %d voter changes: the schedule misses one of them", seeds, acked, crashes, reads, chunks, changes)
 	}
-	t.Logf("%d seeds: %d submissions acknowledged, %d power losses, %d reads answered, %d FetchSnapshot requests, %d voter changes", seeds, acked, crashes, reads, chunks, changes)
+	el := time.Since(began)
+	t.Logf("%d seeds: %d steps in %v (%.0f steps/s), %d submissions acknowledged, %d power losses, %d reads answered, %d FetchSnapshot requests, %d voter changes",
+		seeds, steps, el.Round(time.Millisecond), float64(steps)/el.Seconds(), acked, crashes, reads, chunks, changes)
 }
 
 // TestSimulatedEnginesAreDeterministic: one seed, one history: two runs
