@@ -106,6 +106,7 @@ func (e *engine) settle() (done bool, err error) {
 		return true, nil
 	}
 	e.runRetentionIfDue()
+	e.expireReads()
 	return false, nil
 }
 

@@ -37,7 +37,8 @@ import (
 //     node answers once its own image has applied that record.
 //
 // Every wait is asynchronous on the engine goroutine; no goroutine waits
-// for a read (the RPC handler's deadline is a timer).
+// for a read (a ReadImage RPC's deadline is the engine's timerReads,
+// on the engine's clock).
 
 // forwardClientPrefix starts the client id of every node's forwarding
 // connection ("raft-forward-<node.id>"), which carries forwarded
@@ -60,7 +61,13 @@ type readWaiter struct {
 	// it instead of forwarding it again.
 	forwarded bool
 	// need is the applied offset (exclusive) the image must reach.
-	need     kraft.Offset
+	need kraft.Offset
+	// timeout, when set, bounds the read on the engine's clock: it fails
+	// with ErrReadTimeout once timeout has passed since the engine took
+	// it (deadline), at whatever stage it is. Without one the caller's
+	// context bounds it.
+	timeout  time.Duration
+	deadline time.Time
 	finished atomic.Bool
 	fn       func(*metadata.Image, error)
 }
@@ -127,6 +134,40 @@ type readQueue struct {
 	lastID   kraft.ReadID
 	barriers map[kraft.ReadID]*readWaiter
 	waiting  []*readWaiter
+	// timed are the reads with a deadline, by ascending deadline, at any
+	// stage (a barrier, forwarded to the leader, waiting for the image);
+	// finished ones are dropped when next looked at.
+	timed []*readWaiter
+}
+
+// track keeps r, which has a deadline, until it finishes or its
+// deadline passes ([readQueue.expire]).
+func (q *readQueue) track(r *readWaiter) {
+	i, _ := slices.BinarySearchFunc(q.timed, r.deadline, func(w *readWaiter, t time.Time) int { return w.deadline.Compare(t) })
+	q.timed = slices.Insert(q.timed, i, r)
+}
+
+// expire fails with ErrReadTimeout every read whose deadline is at or
+// before now and returns the earliest deadline still pending; ok is false
+// when none is.
+func (q *readQueue) expire(now time.Time) (next time.Time, ok bool) {
+	done := 0
+	for _, r := range q.timed {
+		if r.finished.Load() {
+			done++
+			continue
+		}
+		if r.deadline.After(now) {
+			break
+		}
+		r.finish(nil, fmt.Errorf("%w: no answer within %v", ErrReadTimeout, r.timeout))
+		done++
+	}
+	q.timed = slices.Delete(q.timed, 0, done)
+	if len(q.timed) == 0 {
+		return time.Time{}, false
+	}
+	return q.timed[0].deadline, true
 }
 
 // nextID returns the id of the next read barrier.
@@ -189,11 +230,22 @@ func (q *readQueue) fail(err error) {
 	for _, r := range q.waiting {
 		r.finish(nil, err)
 	}
-	q.waiting = nil
+	for _, r := range q.timed {
+		r.finish(nil, err)
+	}
+	q.waiting, q.timed = nil, nil
 }
 
-// readImage starts a linearizable read on the engine goroutine.
+// readImage starts a linearizable read on the engine goroutine; a read
+// with a timeout gets its deadline on the engine's clock (timerReads).
 func (e *engine) readImage(r *readWaiter) {
+	if r.timeout > 0 {
+		r.deadline = e.clock.Now().Add(r.timeout)
+		e.reads.track(r)
+		if due := e.timers.due[timerReads]; due.IsZero() || r.deadline.Before(due) {
+			e.timers.set(timerReads, r.deadline)
+		}
+	}
 	st := e.lastStatus
 	if e.resigning || st.ShuttingDown {
 		r.finish(nil, ErrShuttingDown)
@@ -243,6 +295,19 @@ func notLeaderHint(l kraft.LeaderAndEpoch) error {
 		return ErrLeaderUnknown
 	}
 	return &NotLeaderError{LeaderID: NodeID(l.LeaderID), Epoch: int32(l.Epoch)}
+}
+
+// expireReads fails the reads whose deadline passed (timerReads) and
+// arms the timer for the next; the engine loop calls it every turn.
+func (e *engine) expireReads() {
+	if !e.timers.expired(timerReads, e.clock.Now()) {
+		return
+	}
+	if next, ok := e.reads.expire(e.clock.Now()); ok {
+		e.timers.set(timerReads, next)
+	} else {
+		e.timers.stop(timerReads)
+	}
 }
 
 // awaitRead finishes r with the image once everything below need is
@@ -333,20 +398,12 @@ func (h *handler) serveReadImage(ctx context.Context, req *wire.ReadImageRequest
 		reply.Send(readImageAnswer(req, c.CurrentImage(), c.QuorumState(), nil))
 		return
 	}
-	// The timer answers REQUEST_TIMED_OUT; an answer that comes first
-	// stops it. It is stored before the read reaches the engine; only the
-	// timer's own expiry can find it unset, and then it needs no stop.
-	var timer atomic.Pointer[time.Timer]
-	r := &readWaiter{forwarded: isForwardingClient(clientID)}
+	// The engine answers REQUEST_TIMED_OUT once the request timeout has
+	// passed on its clock.
+	r := &readWaiter{forwarded: isForwardingClient(clientID), timeout: c.rc.core.RequestTimeout}
 	r.fn = func(img *metadata.Image, err error) {
-		if t := timer.Load(); t != nil {
-			t.Stop()
-		}
 		reply.Send(readImageAnswer(req, img, c.QuorumState(), err))
 	}
-	timer.Store(time.AfterFunc(c.rc.core.RequestTimeout, func() {
-		r.finish(nil, fmt.Errorf("%w: no answer within %v", ErrReadTimeout, c.rc.core.RequestTimeout))
-	}))
 	if err := c.enqueue(ctx, event{call: func(e *engine) { e.readImage(r) }}); err != nil {
 		r.finish(nil, ErrShuttingDown)
 	}

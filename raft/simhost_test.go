@@ -440,7 +440,7 @@ func (sc *simCluster) deliver(m *simMessage) {
 		e.handle(event{call: func(e *engine) { e.voterRPC(body, func(resp kmsg.Response) { reply.Send(resp) }) }})
 	case *wire.ReadImageRequest:
 		// Only a node's forwarding connection sends a read barrier.
-		r := &readWaiter{forwarded: true}
+		r := &readWaiter{forwarded: true, timeout: m.to.cfg.RequestTimeout}
 		c := m.to.c
 		r.fn = func(img *metadata.Image, err error) { reply.Send(readImageAnswer(body, img, c.QuorumState(), err)) }
 		e.handle(event{call: func(e *engine) { e.readImage(r) }})

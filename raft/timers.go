@@ -39,6 +39,9 @@ const (
 	// timerCheckpoint is when the log's recovery point is next
 	// checkpointed.
 	timerCheckpoint
+	// timerReads is the earliest deadline of a linearizable read served
+	// over the ReadImage RPC.
+	timerReads
 	numTimers
 )
 
