@@ -70,11 +70,34 @@ type pendingBatch struct {
 	pos int // in the input
 }
 
+// appendLocked appends batches, with mu held and the log writable: it
+// validates them all (validateAppend) before writing any, so a bad batch
+// writes nothing, then writes them (writeAppend).
 func (l *Log) appendLocked(batches []byte) (AppendResult, error) {
 	if len(batches) == 0 {
 		return AppendResult{}, fmt.Errorf("logstore: append: %w: no batches", ErrInvalidBatch)
 	}
 	first := l.active().next
+	pend, err := l.validateAppend(batches, first)
+	if err != nil {
+		return AppendResult{}, err
+	}
+	if cap(pend) <= maxKeptPending {
+		// Kept for the next append (only this one reads it until then),
+		// unless one huge append grew it.
+		l.pend = pend[:0]
+	}
+	if err := l.writeAppend(batches, pend); err != nil {
+		return AppendResult{}, err
+	}
+	return AppendResult{FirstOffset: first, NextOffset: l.active().next}, nil
+}
+
+// validateAppend checks every batch of batches, which must start at offset
+// first, and returns their headers and positions in l.pend's memory: each
+// is whole, at most Options.MaxBatchBytes and valid, and continues the log
+// (contiguous offsets from first, epochs never decreasing).
+func (l *Log) validateAppend(batches []byte, first int64) ([]pendingBatch, error) {
 	expected := first
 	lastEpoch := int32(0)
 	if e, ok := l.epochs.latest(); ok {
@@ -84,35 +107,37 @@ func (l *Log) appendLocked(batches []byte) (AppendResult, error) {
 	for pos := 0; pos < len(batches); {
 		n, err := recordbatch.TotalSize(batches[pos:])
 		if err != nil {
-			return AppendResult{}, fmt.Errorf("logstore: append: %w: %w", ErrInvalidBatch, err)
+			return nil, fmt.Errorf("logstore: append: %w: %w", ErrInvalidBatch, err)
 		}
 		if n > l.opts.MaxBatchBytes {
-			return AppendResult{}, fmt.Errorf("logstore: append: %w: batch at offset %d is %d bytes, maximum %d", ErrInvalidBatch, expected, n, l.opts.MaxBatchBytes)
+			return nil, fmt.Errorf("logstore: append: %w: batch at offset %d is %d bytes, maximum %d", ErrInvalidBatch, expected, n, l.opts.MaxBatchBytes)
 		}
 		h, err := recordbatch.Validate(batches[pos:])
 		if err != nil {
-			return AppendResult{}, fmt.Errorf("logstore: append: %w: %w", ErrInvalidBatch, err)
+			return nil, fmt.Errorf("logstore: append: %w: %w", ErrInvalidBatch, err)
 		}
 		if h.BaseOffset != expected {
-			return AppendResult{}, &OffsetMismatchError{Expected: expected, Got: h.BaseOffset}
+			return nil, &OffsetMismatchError{Expected: expected, Got: h.BaseOffset}
 		}
 		if h.PartitionLeaderEpoch < lastEpoch {
-			return AppendResult{}, &EpochRegressionError{LastEpoch: lastEpoch, Epoch: h.PartitionLeaderEpoch, Offset: h.BaseOffset}
+			return nil, &EpochRegressionError{LastEpoch: lastEpoch, Epoch: h.PartitionLeaderEpoch, Offset: h.BaseOffset}
 		}
 		if reason := checkBatch(&h, expected, lastEpoch, h.BaseOffset); reason != "" {
-			return AppendResult{}, fmt.Errorf("logstore: append: %w: %s", ErrInvalidBatch, reason)
+			return nil, fmt.Errorf("logstore: append: %w: %s", ErrInvalidBatch, reason)
 		}
 		pend = append(pend, pendingBatch{h: h, pos: pos})
 		lastEpoch = h.PartitionLeaderEpoch
 		expected = h.NextOffset()
 		pos += n
 	}
-	if cap(pend) <= maxKeptPending {
-		// Kept for the next append (only this one reads it until then),
-		// unless one huge append grew it.
-		l.pend = pend[:0]
-	}
+	return pend, nil
+}
 
+// writeAppend writes batches, validated as pend, at the log end: each run
+// that fits the active segment with one write (rolling first when none
+// fits), then its index entries, and the leader-epoch checkpoint when an
+// epoch began. A failed write poisons the log.
+func (l *Log) writeAppend(batches []byte, pend []pendingBatch) error {
 	segBytes := l.opts.segmentBytes()
 	epochChanged := false
 	for i := 0; i < len(pend); {
@@ -133,7 +158,7 @@ func (l *Log) appendLocked(batches []byte) (AppendResult, error) {
 		}
 		if j == i {
 			if err := l.roll(); err != nil {
-				return AppendResult{}, err
+				return err
 			}
 			continue
 		}
@@ -143,10 +168,10 @@ func (l *Log) appendLocked(batches []byte) (AppendResult, error) {
 		}
 		run := batches[pend[i].pos:end]
 		if err := l.preallocate(s, s.size+int64(len(run)), segBytes); err != nil {
-			return AppendResult{}, err
+			return err
 		}
 		if _, err := s.log.WriteAt(run, s.size); err != nil {
-			return AppendResult{}, l.poison(fmt.Errorf("logstore: write segment %s at byte %d: %w", s.path(logSuffix), s.size, err))
+			return l.poison(fmt.Errorf("logstore: write segment %s at byte %d: %w", s.path(logSuffix), s.size, err))
 		}
 		s.alloc = max(s.alloc, s.size+int64(len(run)))
 		for k := i; k < j; k++ {
@@ -156,17 +181,17 @@ func (l *Log) appendLocked(batches []byte) (AppendResult, error) {
 			}
 			newIdx, newTidx := s.observe(h, s.size, l.opts.IndexIntervalBytes, l.opts.tailCap())
 			if err := l.writeIndexEntries(s, newIdx, newTidx); err != nil {
-				return AppendResult{}, err
+				return err
 			}
 		}
 		i = j
 	}
 	if epochChanged {
 		if err := WriteLeaderEpochCheckpoint(l.fsys, l.dir, l.epochs.entries); err != nil {
-			return AppendResult{}, l.poison(err)
+			return l.poison(err)
 		}
 	}
-	return AppendResult{FirstOffset: first, NextOffset: l.active().next}, nil
+	return nil
 }
 
 // preallocate extends the active segment's .log file ahead of a write
