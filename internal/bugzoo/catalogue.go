@@ -319,7 +319,7 @@ var catalogue = []Entry{
 		ID:          Z20,
 		Bug:         "a retry after an fsync error silently loses data",
 		Source:      "PostgreSQL's fsync error handling (fsyncgate)",
-		Hooks:       []string{"internal/logstore/log.go"},
+		Hooks:       []string{"internal/logstore/sync.go"},
 		Reinjection: "Log.Sync retries a failed fsync and reports the log synced when the retry succeeds, although the failed fsync dropped the pending writes",
 		Checks: []Check{{
 			Package: pkgLogstore, Run: "^TestWriteFaultsPoison$",

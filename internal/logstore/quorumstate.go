@@ -166,56 +166,76 @@ func ParseQuorumState(data []byte) (QuorumStateData, error) {
 		return QuorumStateData{}, fmt.Errorf("parse quorum state: negative leaderEpoch %d", qs.LeaderEpoch)
 	}
 	if version == 1 {
-		v, ok := raw["votedDirectoryId"]
-		if !ok {
-			return QuorumStateData{}, errors.New("parse quorum state: missing votedDirectoryId for data_version 1")
-		}
-		var s string
-		if err := json.Unmarshal(v, &s); err != nil {
-			return QuorumStateData{}, fmt.Errorf("parse quorum state: votedDirectoryId: %w", err)
-		}
-		if qs.VotedDirectoryID, err = kraft.ParseUUID(s); err != nil {
-			return QuorumStateData{}, fmt.Errorf("parse quorum state: votedDirectoryId: %w", err)
-		}
-		return qs, nil
+		err = parseQuorumStateV1(raw, &qs)
+	} else {
+		err = parseQuorumStateV0(raw, &qs)
 	}
+	if err != nil {
+		return QuorumStateData{}, err
+	}
+	return qs, nil
+}
+
+// parseQuorumStateV1 parses into qs the field data_version 1 adds to
+// leaderId, leaderEpoch and votedId: votedDirectoryId.
+func parseQuorumStateV1(raw map[string]json.RawMessage, qs *QuorumStateData) error {
+	v, ok := raw["votedDirectoryId"]
+	if !ok {
+		return errors.New("parse quorum state: missing votedDirectoryId for data_version 1")
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		return fmt.Errorf("parse quorum state: votedDirectoryId: %w", err)
+	}
+	var err error
+	if qs.VotedDirectoryID, err = kraft.ParseUUID(s); err != nil {
+		return fmt.Errorf("parse quorum state: votedDirectoryId: %w", err)
+	}
+	return nil
+}
+
+// parseQuorumStateV0 parses into qs the fields data_version 0 adds to
+// leaderId, leaderEpoch and votedId: clusterId, appliedOffset and
+// currentVoters.
+func parseQuorumStateV0(raw map[string]json.RawMessage, qs *QuorumStateData) error {
 	v, ok := raw["clusterId"]
 	if !ok {
-		return QuorumStateData{}, errors.New("parse quorum state: missing clusterId for data_version 0")
+		return errors.New("parse quorum state: missing clusterId for data_version 0")
 	}
 	if err := json.Unmarshal(v, &qs.ClusterID); err != nil {
-		return QuorumStateData{}, fmt.Errorf("parse quorum state: clusterId: %w", err)
+		return fmt.Errorf("parse quorum state: clusterId: %w", err)
 	}
 	v, ok = raw["appliedOffset"]
 	if !ok {
-		return QuorumStateData{}, errors.New("parse quorum state: missing appliedOffset for data_version 0")
+		return errors.New("parse quorum state: missing appliedOffset for data_version 0")
 	}
+	var err error
 	if qs.AppliedOffset, err = jsonInt(v, math.MinInt64, math.MaxInt64); err != nil {
-		return QuorumStateData{}, fmt.Errorf("parse quorum state: appliedOffset: %w", err)
+		return fmt.Errorf("parse quorum state: appliedOffset: %w", err)
 	}
 	v, ok = raw["currentVoters"]
 	if !ok {
-		return QuorumStateData{}, errors.New("parse quorum state: missing currentVoters for data_version 0")
+		return errors.New("parse quorum state: missing currentVoters for data_version 0")
 	}
 	var voters []map[string]json.RawMessage
 	if err := json.Unmarshal(v, &voters); err != nil {
-		return QuorumStateData{}, fmt.Errorf("parse quorum state: currentVoters: %w", err)
+		return fmt.Errorf("parse quorum state: currentVoters: %w", err)
 	}
 	if voters != nil {
 		qs.CurrentVoters = make([]kraft.NodeID, 0, len(voters))
 		for i, e := range voters {
 			id, ok := e["voterId"]
 			if !ok {
-				return QuorumStateData{}, fmt.Errorf("parse quorum state: currentVoters[%d]: missing voterId", i)
+				return fmt.Errorf("parse quorum state: currentVoters[%d]: missing voterId", i)
 			}
 			n, err := jsonInt(id, math.MinInt32, math.MaxInt32)
 			if err != nil {
-				return QuorumStateData{}, fmt.Errorf("parse quorum state: currentVoters[%d].voterId: %w", i, err)
+				return fmt.Errorf("parse quorum state: currentVoters[%d].voterId: %w", i, err)
 			}
 			qs.CurrentVoters = append(qs.CurrentVoters, kraft.NodeID(n))
 		}
 	}
-	return qs, nil
+	return nil
 }
 
 // jsonInt parses a JSON integer within [lo, hi].

@@ -1,7 +1,6 @@
 package logstore
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -74,116 +73,92 @@ const (
 	attrDropped = "bytes_dropped"
 )
 
-// Open opens (creating when needed) the partition directory dir, for
-// example "<metadata.log.dir>/__cluster_metadata-0", and recovers it:
-//
-//  1. takes the exclusive lock dir/.lock ([ErrLocked] when held);
-//  2. deletes leftovers of interrupted writes (*.tmp of our atomic files,
-//     *.deleted and *.cleaned segment files, index files with no .log);
-//  3. validates every batch of every segment, as Kafka does for the
-//     metadata log on every start: length bounds, magic, CRC-32C, offsets
-//     contiguous from each segment's base, epochs never decreasing,
-//     LastOffsetDelta+1 records;
-//  4. classifies the first bad batch: below the recovery point (or, in a
-//     directory without one, in a segment that is not the last) it is
-//     damage to data that was durable, and Open fails with a
-//     *[CorruptionError]; otherwise, when only zeros follow in the last
-//     segment, it is the log's end (preallocated space a crash left),
-//     which is cut and counted in RecoveryReport.ZeroTailBytes; otherwise
-//     it is a torn tail, which is cut at the first bad byte (with every
-//     later segment), reported in the [RecoveryReport] and logged at WARN;
-//  5. fails with a *[CorruptionError] when the log ends below the recovery
-//     point (synced data is missing);
-//  6. rebuilds the offset and time indexes and the leader-epoch cache from
-//     the batches, rewriting files that are missing or differ;
-//  7. fsyncs what recovery kept and records it as the new recovery point,
-//     so that everything the log holds after Open is protected.
-//
-// The log start offset is the first segment's base offset.
-func Open(fsys vfs.FS, dir string, opts Options) (*Log, *RecoveryReport, error) {
-	if err := opts.Validate(); err != nil {
-		return nil, nil, fmt.Errorf("logstore: open %s: invalid options: %w", dir, err)
-	}
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	if err := makeDirDurable(fsys, dir); err != nil {
-		return nil, nil, err
-	}
-	lock, err := LockDir(fsys, dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	l := &Log{fsys: fsys, dir: dir, opts: opts, logger: logger, lock: lock, chunk: make([]byte, chunkSize(opts.IndexIntervalBytes))}
-	l.syncIdle.L = &l.mu
-	rep, err := l.recover()
-	if err != nil {
-		for _, s := range l.segs {
-			_ = s.closeFiles()
-		}
-		if l.rp != nil {
-			_ = l.rp.close()
-		}
-		_ = lock.Close()
-		return nil, rep, err
-	}
-	logger.LogAttrs(context.Background(), slog.LevelInfo, "metadata log opened",
-		slog.String(attrFile, dir),
-		slog.Int64("log_start_offset", rep.LogStartOffset),
-		slog.Int64("log_end_offset", rep.LogEndOffset),
-		slog.Int64("recovery_point", rep.RecoveryPoint),
-		slog.Int("segments", rep.Segments))
-	return l, rep, nil
-}
-
-// MkdirAllDurable creates dir and its missing parents durably, as
-// [Open] creates the partition directory: each created directory's parent
-// is fsynced, so that a power loss does not take the new directories (and
-// everything later written in them) away.
-func MkdirAllDurable(fsys vfs.FS, dir string) error { return makeDirDurable(fsys, dir) }
-
-// makeDirDurable creates dir and its missing parents, and fsyncs the parent
-// of every directory it created, so that the new directories survive a
-// crash: a file's fsync does not make its directory's own entry durable.
-func makeDirDurable(fsys vfs.FS, dir string) error {
-	var created []string
-	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
-		if _, err := fsys.Stat(d); err == nil {
-			break
-		} else if !isNotExist(err) {
-			return fmt.Errorf("logstore: stat %s: %w", d, err)
-		}
-		created = append(created, d)
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	if len(created) == 0 {
-		return nil
-	}
-	if err := fsys.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("logstore: create directory %s: %w", dir, err)
-	}
-	for i := len(created) - 1; i >= 0; i-- {
-		parent := filepath.Dir(created[i])
-		if err := fsys.SyncDir(parent); err != nil {
-			return fmt.Errorf("logstore: sync directory %s: %w", parent, err)
-		}
-	}
-	return nil
-}
-
 // ourTmpFiles are the files Krabka rewrites atomically in the partition
 // directory; a leftover "<name>.tmp" is an interrupted rewrite whose old
 // file is still authoritative.
 var ourTmpFiles = []string{QuorumStateFileName, LeaderEpochCheckpointFileName, PartitionMetadataFileName, RecoveryPointFileName}
 
+// diskRecoveryPoint is the recovery point recovery found on disk.
+type diskRecoveryPoint struct {
+	offset int64
+	seq    uint64
+	// found is false in a directory without the file (one Kafka wrote).
+	found bool
+}
+
+// recover brings the partition directory to a consistent log in the steps
+// [Open] lists (the lock excepted), setting l's segments, epoch cache, log
+// start offset, synced offset and recovery-point file. It returns the
+// report on failure too, holding what was found and done until then; the
+// caller then closes the files of l.segs and l.rp.
 func (l *Log) recover() (*RecoveryReport, error) {
 	rep := &RecoveryReport{RecoveryPoint: -1}
+	bases, err := l.listSegments(rep)
+	if err != nil {
+		return rep, err
+	}
+	var rp diskRecoveryPoint
+	rp.offset, rp.seq, rp.found, err = readRecoveryPoint(l.fsys, l.dir)
+	if err != nil {
+		return rep, err
+	}
+	if rp.found {
+		rep.RecoveryPoint = rp.offset
+	}
+	cut, zeroTail, err := l.scanSegments(bases, rp, rep)
+	if err != nil {
+		return rep, err
+	}
+	if zeroTail {
+		if err := l.cutZeroTail(rep.ZeroTailBytes); err != nil {
+			return rep, err
+		}
+	}
+	if cut != nil {
+		rep.Truncation = cut
+		if err := l.cutTail(cut); err != nil {
+			return rep, err
+		}
+	}
+	if err := l.settleSegments(); err != nil {
+		return rep, err
+	}
+	end := l.active().next
+	if err := l.checkEnd(end, rp); err != nil {
+		return rep, err
+	}
+	if err := l.rebuildIndexes(rep); err != nil {
+		return rep, err
+	}
+	l.startOffset = l.segs[0].base
+	if err := l.checkDerivedFiles(rep); err != nil {
+		return rep, err
+	}
+	if err := l.syncRecovered(end, rp, cut != nil); err != nil {
+		return rep, err
+	}
+	if err := l.openRecoveryPoint(end, rp); err != nil {
+		return rep, err
+	}
+	l.synced = end
+	rep.Segments = len(l.segs)
+	rep.LogStartOffset = l.startOffset
+	rep.LogEndOffset = end
+	if len(rep.RebuiltFiles) > 0 {
+		l.logger.LogAttrs(context.Background(), slog.LevelInfo, "rebuilt derived files of metadata log",
+			slog.String(attrFile, l.dir), slog.String("files", strings.Join(rep.RebuiltFiles, ",")))
+	}
+	return rep, nil
+}
+
+// listSegments lists the partition directory and returns the base offsets
+// of its segments, ascending. On the way it deletes the leftovers
+// isLeftover names and the index files of no segment, adding their names
+// to rep.RemovedFiles.
+func (l *Log) listSegments(rep *RecoveryReport) ([]int64, error) {
 	entries, err := l.fsys.ReadDir(l.dir)
 	if err != nil {
-		return rep, fmt.Errorf("logstore: list %s: %w", l.dir, err)
+		return nil, fmt.Errorf("logstore: list %s: %w", l.dir, err)
 	}
 	var bases []int64
 	indexFiles := map[string]bool{}
@@ -204,12 +179,22 @@ func (l *Log) recover() (*RecoveryReport, error) {
 		}
 		if l.isLeftover(name) {
 			if err := l.fsys.Remove(filepath.Join(l.dir, name)); err != nil && !isNotExist(err) {
-				return rep, fmt.Errorf("logstore: delete leftover %s: %w", name, err)
+				return nil, fmt.Errorf("logstore: delete leftover %s: %w", name, err)
 			}
 			rep.RemovedFiles = append(rep.RemovedFiles, name)
 		}
 	}
 	slices.Sort(bases)
+	if err := l.removeOrphanIndexes(indexFiles, bases, rep); err != nil {
+		return nil, err
+	}
+	return bases, nil
+}
+
+// removeOrphanIndexes deletes the index files among indexFiles whose
+// segment is not among bases (ascending), adding their names to
+// rep.RemovedFiles.
+func (l *Log) removeOrphanIndexes(indexFiles map[string]bool, bases []int64, rep *RecoveryReport) error {
 	for name := range indexFiles {
 		base, ok := parseSegmentName(name, indexSuffix)
 		if !ok {
@@ -217,62 +202,34 @@ func (l *Log) recover() (*RecoveryReport, error) {
 		}
 		if _, found := slices.BinarySearch(bases, base); !found {
 			if err := l.fsys.Remove(filepath.Join(l.dir, name)); err != nil && !isNotExist(err) {
-				return rep, fmt.Errorf("logstore: delete orphan index %s: %w", name, err)
+				return fmt.Errorf("logstore: delete orphan index %s: %w", name, err)
 			}
 			rep.RemovedFiles = append(rep.RemovedFiles, name)
 		}
 	}
+	return nil
+}
 
-	rpOffset, rpSeq, rpFound, err := readRecoveryPoint(l.fsys, l.dir)
-	if err != nil {
-		return rep, err
-	}
-	if rpFound {
-		rep.RecoveryPoint = rpOffset
-	}
-
+// scanSegments opens and validates the segments at bases (ascending) in
+// order (openAndScan), adding each one it keeps to l.segs. The first bad
+// batch is classified (classifyBadBatch): scanSegments fails on damage to
+// durable data, reports zeroTail when the last segment ends in zeros, and
+// otherwise returns the tail to cut, deleting every later segment
+// (dropSegment). It truncates nothing: cutZeroTail and cutTail do.
+func (l *Log) scanSegments(bases []int64, rp diskRecoveryPoint, rep *RecoveryReport) (cut *Truncation, zeroTail bool, err error) {
 	lim := scanLimits{maxBatchBytes: l.opts.MaxBatchBytes, interval: l.opts.IndexIntervalBytes, tailCap: l.opts.tailCap()}
-	var cut *Truncation
-	zeroTail := false
 	lastEpoch := int32(0)
 	for i, base := range bases {
-		s := newSegmentState(l.dir, base)
 		if cut != nil {
 			// Everything after a cut tail goes.
-			n, err := fileSize(l.fsys, s.path(logSuffix))
-			if err != nil {
-				return rep, err
+			if err := l.dropSegment(base, cut, rep); err != nil {
+				return nil, false, err
 			}
-			cut.BytesDropped += n
-			if err := s.removeFiles(l.fsys); err != nil {
-				return rep, err
-			}
-			rep.RemovedFiles = append(rep.RemovedFiles, segmentName(base, logSuffix))
 			continue
 		}
-		f, err := l.fsys.OpenFile(s.path(logSuffix), os.O_RDWR, 0)
+		s, size, bad, err := l.openAndScan(base, lastEpoch, lim, rep)
 		if err != nil {
-			return rep, fmt.Errorf("logstore: open segment %s: %w", s.path(logSuffix), err)
-		}
-		s.log = f
-		l.segs = append(l.segs, s)
-		fi, err := f.Stat()
-		if err != nil {
-			return rep, fmt.Errorf("logstore: stat segment %s: %w", s.path(logSuffix), err)
-		}
-		if i > 0 {
-			prev := l.segs[i-1]
-			if base != prev.next {
-				return rep, &CorruptionError{Segment: s.path(logSuffix), Offset: prev.next, Position: 0,
-					Reason: fmt.Sprintf("segment base offset %d does not continue the previous segment, which ends at offset %d", base, prev.next)}
-			}
-		}
-		bad, err := scanSegment(s, f, fi.Size(), lastEpoch, lim, func(h *recordbatch.Header) {
-			rep.Batches++
-			l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset)
-		})
-		if err != nil {
-			return rep, err
+			return nil, false, err
 		}
 		if e, ok := l.epochs.latest(); ok {
 			lastEpoch = e.Epoch
@@ -280,68 +237,147 @@ func (l *Log) recover() (*RecoveryReport, error) {
 		if bad == nil {
 			continue
 		}
-		last := i == len(bases)-1
-		// Z18 cuts the log at the first bad batch, even in durable data.
-		durable := !bugzoo.Active(bugzoo.Z18) && ((rpFound && bad.offset < rpOffset) || (!rpFound && !last))
-		if durable {
-			why := "in a segment that is not the last one"
-			if rpFound {
-				why = fmt.Sprintf("below the recovery point %d", rpOffset)
-			}
-			return rep, &CorruptionError{Segment: s.path(logSuffix), Offset: bad.offset, Position: bad.pos,
-				Reason: bad.reason + " (" + why + ": this data was durable)"}
+		cut, zeroTail, err = l.classifyBadBatch(s, size, bad, i == len(bases)-1, rp, rep)
+		if err != nil {
+			return nil, false, err
 		}
-		if last {
-			zero, err := allZero(f, bad.pos, fi.Size())
-			if err != nil {
-				return rep, fmt.Errorf("logstore: read segment %s at byte %d: %w", s.path(logSuffix), bad.pos, err)
-			}
-			if zero {
-				// The log's end: preallocated space a crash left.
-				zeroTail = true
-				rep.ZeroTailBytes = fi.Size() - bad.pos
-				continue
-			}
-		}
-		cut = &Truncation{Segment: s.path(logSuffix), Position: bad.pos, Offset: bad.offset, Reason: bad.reason, BytesDropped: fi.Size() - bad.pos}
 	}
-	if zeroTail {
-		// Only the last segment changes. Synced, like a cut, before the
-		// recovery point is set at the new end.
-		s := l.active()
-		if err := s.log.Truncate(s.size); err != nil {
-			return rep, fmt.Errorf("logstore: cut the zero tail of segment %s at %d bytes: %w", s.path(logSuffix), s.size, err)
-		}
-		if err := s.log.Sync(); err != nil {
-			return rep, fmt.Errorf("logstore: sync segment %s: %w", s.path(logSuffix), err)
-		}
-		l.logger.LogAttrs(context.Background(), slog.LevelInfo, "cut zero-filled tail of metadata log (preallocated space)",
-			slog.String(attrFile, s.path(logSuffix)), slog.Int64(attrOffset, s.next), slog.Int64(attrPos, s.size),
-			slog.Int64(attrDropped, rep.ZeroTailBytes))
+	return cut, zeroTail, nil
+}
+
+// dropSegment deletes the files of the segment at base, which comes after
+// the tail cut describes, adding its size to cut.BytesDropped and its name
+// to rep.RemovedFiles.
+func (l *Log) dropSegment(base int64, cut *Truncation, rep *RecoveryReport) error {
+	s := newSegmentState(l.dir, base)
+	n, err := fileSize(l.fsys, s.path(logSuffix))
+	if err != nil {
+		return err
 	}
-	if cut != nil {
-		rep.Truncation = cut
-		// Later segments are deleted (above) and the deletion made durable
-		// before the cut segment shrinks, so that a crash in between
-		// cannot leave segments that no longer continue the cut one.
-		if err := l.fsys.SyncDir(l.dir); err != nil {
-			return rep, fmt.Errorf("logstore: sync directory %s: %w", l.dir, err)
-		}
-		s := l.active()
-		if err := s.log.Truncate(cut.Position); err != nil {
-			return rep, fmt.Errorf("logstore: truncate segment %s to %d bytes: %w", cut.Segment, cut.Position, err)
-		}
-		if err := s.log.Sync(); err != nil {
-			return rep, fmt.Errorf("logstore: sync segment %s: %w", cut.Segment, err)
-		}
-		l.logger.LogAttrs(context.Background(), slog.LevelWarn, "cut torn or corrupt tail of metadata log",
-			slog.String(attrFile, cut.Segment), slog.Int64(attrOffset, cut.Offset), slog.Int64(attrPos, cut.Position),
-			slog.String(attrReason, cut.Reason), slog.Int64(attrDropped, cut.BytesDropped))
+	cut.BytesDropped += n
+	if err := s.removeFiles(l.fsys); err != nil {
+		return err
 	}
+	rep.RemovedFiles = append(rep.RemovedFiles, segmentName(base, logSuffix))
+	return nil
+}
+
+// openAndScan opens the segment at base, appends it to l.segs and
+// validates its batches (scanSegment) from lastEpoch, the epoch of the
+// batches before it, adding each valid one to the epoch cache and
+// rep.Batches. It fails with a *CorruptionError when base does not
+// continue the previous segment. It returns the segment, the size of its
+// file, and its first bad batch (nil when every byte is a valid batch).
+func (l *Log) openAndScan(base int64, lastEpoch int32, lim scanLimits, rep *RecoveryReport) (*segment, int64, *batchError, error) {
+	s := newSegmentState(l.dir, base)
+	f, err := l.fsys.OpenFile(s.path(logSuffix), os.O_RDWR, 0)
+	if err != nil {
+		return nil, 0, nil, fmt.Errorf("logstore: open segment %s: %w", s.path(logSuffix), err)
+	}
+	s.log = f
+	l.segs = append(l.segs, s)
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, 0, nil, fmt.Errorf("logstore: stat segment %s: %w", s.path(logSuffix), err)
+	}
+	if n := len(l.segs); n > 1 {
+		prev := l.segs[n-2]
+		if base != prev.next {
+			return nil, 0, nil, &CorruptionError{Segment: s.path(logSuffix), Offset: prev.next, Position: 0,
+				Reason: fmt.Sprintf("segment base offset %d does not continue the previous segment, which ends at offset %d", base, prev.next)}
+		}
+	}
+	bad, err := scanSegment(s, f, fi.Size(), lastEpoch, lim, func(h *recordbatch.Header) {
+		rep.Batches++
+		l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset)
+	})
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	return s, fi.Size(), bad, nil
+}
+
+// classifyBadBatch says what bad, the first bad batch of s (whose file is
+// size bytes; last when s is the directory's last segment), is, as step 4
+// of [Open] does. Damage to durable data (below the recovery point, or,
+// without one, in a segment that is not the last) fails with a
+// *CorruptionError. Zeros from bad to the end of the last segment are the
+// log's end: it reports zeroTail and sets rep.ZeroTailBytes. Anything else
+// is a torn tail, returned as the cut to make at bad.
+func (l *Log) classifyBadBatch(s *segment, size int64, bad *batchError, last bool, rp diskRecoveryPoint, rep *RecoveryReport) (cut *Truncation, zeroTail bool, err error) {
+	// Z18 cuts the log at the first bad batch, even in durable data.
+	durable := !bugzoo.Active(bugzoo.Z18) && ((rp.found && bad.offset < rp.offset) || (!rp.found && !last))
+	if durable {
+		why := "in a segment that is not the last one"
+		if rp.found {
+			why = fmt.Sprintf("below the recovery point %d", rp.offset)
+		}
+		return nil, false, &CorruptionError{Segment: s.path(logSuffix), Offset: bad.offset, Position: bad.pos,
+			Reason: bad.reason + " (" + why + ": this data was durable)"}
+	}
+	if last {
+		zero, err := allZero(s.log, bad.pos, size)
+		if err != nil {
+			return nil, false, fmt.Errorf("logstore: read segment %s at byte %d: %w", s.path(logSuffix), bad.pos, err)
+		}
+		if zero {
+			// The log's end: preallocated space a crash left.
+			rep.ZeroTailBytes = size - bad.pos
+			return nil, true, nil
+		}
+	}
+	return &Truncation{Segment: s.path(logSuffix), Position: bad.pos, Offset: bad.offset, Reason: bad.reason, BytesDropped: size - bad.pos}, false, nil
+}
+
+// cutZeroTail truncates the active segment, whose last dropped bytes were
+// zeros, at its last batch and fsyncs it.
+func (l *Log) cutZeroTail(dropped int64) error {
+	// Only the last segment changes. Synced, like a cut, before the
+	// recovery point is set at the new end.
+	s := l.active()
+	if err := s.log.Truncate(s.size); err != nil {
+		return fmt.Errorf("logstore: cut the zero tail of segment %s at %d bytes: %w", s.path(logSuffix), s.size, err)
+	}
+	if err := s.log.Sync(); err != nil {
+		return fmt.Errorf("logstore: sync segment %s: %w", s.path(logSuffix), err)
+	}
+	l.logger.LogAttrs(context.Background(), slog.LevelInfo, "cut zero-filled tail of metadata log (preallocated space)",
+		slog.String(attrFile, s.path(logSuffix)), slog.Int64(attrOffset, s.next), slog.Int64(attrPos, s.size),
+		slog.Int64(attrDropped, dropped))
+	return nil
+}
+
+// cutTail truncates the active segment, the one cut names, at
+// cut.Position and fsyncs it, after making the deletion of the later
+// segments (dropSegment) durable, and logs the cut at WARN.
+func (l *Log) cutTail(cut *Truncation) error {
+	// Later segments are deleted (above) and the deletion made durable
+	// before the cut segment shrinks, so that a crash in between
+	// cannot leave segments that no longer continue the cut one.
+	if err := l.fsys.SyncDir(l.dir); err != nil {
+		return fmt.Errorf("logstore: sync directory %s: %w", l.dir, err)
+	}
+	s := l.active()
+	if err := s.log.Truncate(cut.Position); err != nil {
+		return fmt.Errorf("logstore: truncate segment %s to %d bytes: %w", cut.Segment, cut.Position, err)
+	}
+	if err := s.log.Sync(); err != nil {
+		return fmt.Errorf("logstore: sync segment %s: %w", cut.Segment, err)
+	}
+	l.logger.LogAttrs(context.Background(), slog.LevelWarn, "cut torn or corrupt tail of metadata log",
+		slog.String(attrFile, cut.Segment), slog.Int64(attrOffset, cut.Offset), slog.Int64(attrPos, cut.Position),
+		slog.String(attrReason, cut.Reason), slog.Int64(attrDropped, cut.BytesDropped))
+	return nil
+}
+
+// settleSegments leaves the kept segments as appends would have: an empty
+// segment at offset 0 when the directory had none, a tail only in the
+// active segment, and every file's allocated end at its last batch.
+func (l *Log) settleSegments() error {
 	if len(l.segs) == 0 {
 		s, err := createSegment(l.fsys, l.dir, 0)
 		if err != nil {
-			return rep, err
+			return err
 		}
 		l.segs = append(l.segs, s)
 	}
@@ -354,15 +390,25 @@ func (l *Log) recover() (*RecoveryReport, error) {
 	for _, s := range l.segs {
 		s.alloc = s.size
 	}
-	end := l.active().next
-	if rpFound && end < rpOffset && !bugzoo.Active(bugzoo.Z18) {
-		s := l.active()
-		return rep, &CorruptionError{Segment: s.path(logSuffix), Offset: end, Position: s.size,
-			Reason: fmt.Sprintf("log ends at offset %d, below the recovery point %d: synced data is missing", end, rpOffset)}
-	}
+	return nil
+}
 
-	// Indexes: the close-time entry of every sealed segment, then compare
-	// with the files.
+// checkEnd fails with a *CorruptionError when the recovered log ends at
+// end, below the recovery point rp: synced data is missing (step 5 of
+// [Open]).
+func (l *Log) checkEnd(end int64, rp diskRecoveryPoint) error {
+	if rp.found && end < rp.offset && !bugzoo.Active(bugzoo.Z18) {
+		s := l.active()
+		return &CorruptionError{Segment: s.path(logSuffix), Offset: end, Position: s.size,
+			Reason: fmt.Sprintf("log ends at offset %d, below the recovery point %d: synced data is missing", end, rp.offset)}
+	}
+	return nil
+}
+
+// rebuildIndexes gives every sealed segment its close-time entry, then
+// compares each segment's index files with the indexes the scan rebuilt
+// (openIndexes), adding the files it rewrites to rep.RebuiltFiles.
+func (l *Log) rebuildIndexes(rep *RecoveryReport) error {
 	for i, s := range l.segs {
 		if i < len(l.segs)-1 {
 			s.maybeAppendTime()
@@ -370,55 +416,54 @@ func (l *Log) recover() (*RecoveryReport, error) {
 		}
 		rebuilt, err := l.openIndexes(s, i == len(l.segs)-1)
 		if err != nil {
-			return rep, err
+			return err
 		}
 		rep.RebuiltFiles = append(rep.RebuiltFiles, rebuilt...)
 	}
+	return nil
+}
 
-	l.startOffset = l.segs[0].base
-	if err := l.checkDerivedFiles(rep); err != nil {
-		return rep, err
+// syncRecovered fsyncs what recovery kept, up to end, unless the recovery
+// point rp already covers it and nothing was cut (cut). Segments wholly
+// below the old recovery point were synced and are skipped, unless a tail
+// was cut.
+func (l *Log) syncRecovered(end int64, rp diskRecoveryPoint, cut bool) error {
+	if rp.found && end == rp.offset && !cut {
+		return nil
 	}
+	for _, s := range l.segs {
+		if rp.found && s.next <= rp.offset && !cut {
+			continue
+		}
+		if err := s.log.Sync(); err != nil {
+			return fmt.Errorf("logstore: sync segment %s: %w", s.path(logSuffix), err)
+		}
+	}
+	return nil
+}
 
-	// Make what recovery kept durable and protect it with the recovery
-	// point. Segments wholly below the old recovery point were synced.
-	if !rpFound || end != rpOffset || cut != nil {
-		for _, s := range l.segs {
-			if rpFound && s.next <= rpOffset && cut == nil {
-				continue
-			}
-			if err := s.log.Sync(); err != nil {
-				return rep, fmt.Errorf("logstore: sync segment %s: %w", s.path(logSuffix), err)
-			}
-		}
-	}
-	if rpFound {
-		f, err := l.fsys.OpenFile(filepath.Join(l.dir, RecoveryPointFileName), os.O_RDWR, 0)
+// openRecoveryPoint opens the recovery-point file rp was read from, or
+// creates it when there was none, and makes end, which syncRecovered made
+// durable, the recovery point.
+func (l *Log) openRecoveryPoint(end int64, rp diskRecoveryPoint) error {
+	if !rp.found {
+		f, err := createRecoveryPoint(l.fsys, l.dir, 1, end)
 		if err != nil {
-			return rep, fmt.Errorf("logstore: open recovery point: %w", err)
+			return err
 		}
-		l.rp = &recoveryPoint{path: filepath.Join(l.dir, RecoveryPointFileName), f: f, seq: rpSeq, offset: rpOffset}
-		if end != rpOffset {
-			if err := l.rp.set(end); err != nil {
-				return rep, err
-			}
-		}
-	} else {
-		rp, err := createRecoveryPoint(l.fsys, l.dir, 1, end)
-		if err != nil {
-			return rep, err
-		}
-		l.rp = rp
+		l.rp = f
+		return nil
 	}
-	l.synced = end
-	rep.Segments = len(l.segs)
-	rep.LogStartOffset = l.startOffset
-	rep.LogEndOffset = end
-	if len(rep.RebuiltFiles) > 0 {
-		l.logger.LogAttrs(context.Background(), slog.LevelInfo, "rebuilt derived files of metadata log",
-			slog.String(attrFile, l.dir), slog.String("files", strings.Join(rep.RebuiltFiles, ",")))
+	path := filepath.Join(l.dir, RecoveryPointFileName)
+	f, err := l.fsys.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("logstore: open recovery point: %w", err)
 	}
-	return rep, nil
+	l.rp = &recoveryPoint{path: path, f: f, seq: rp.seq, offset: rp.offset}
+	if end != rp.offset {
+		return l.rp.set(end)
+	}
+	return nil
 }
 
 // isLeftover reports whether name is a file recovery deletes: an
@@ -472,107 +517,4 @@ func fileSize(fsys vfs.FS, path string) (int64, error) {
 		return 0, fmt.Errorf("logstore: stat %s: %w", path, err)
 	}
 	return fi.Size(), nil
-}
-
-// openIndexes opens s's index files, compares them with the rebuilt
-// in-memory indexes and rewrites them when they differ. For the active
-// segment a time index holding one extra close-time entry (Kafka appends
-// one when it closes a segment) is accepted and adopted.
-func (l *Log) openIndexes(s *segment, active bool) ([]string, error) {
-	var rebuilt []string
-	want := encodeOffsetIndex(s.index)
-	f, changed, err := l.syncIndexFile(s.path(indexSuffix), want, nil)
-	if err != nil {
-		return nil, err
-	}
-	s.idx = f
-	if changed {
-		rebuilt = append(rebuilt, filepath.Base(s.path(indexSuffix)))
-	}
-	wantT := encodeTimeIndex(s.timeIndex)
-	var alt []byte
-	if active {
-		c := *s
-		c.timeIndex = slices.Clone(s.timeIndex)
-		if c.maybeAppendTime() {
-			alt = encodeTimeIndex(c.timeIndex)
-		}
-	}
-	f, changed, err = l.syncIndexFile(s.path(timeIndexSuffix), wantT, alt)
-	if err != nil {
-		return nil, err
-	}
-	s.tidx = f
-	if changed {
-		rebuilt = append(rebuilt, filepath.Base(s.path(timeIndexSuffix)))
-	} else if alt != nil {
-		if fi, err := f.Stat(); err == nil && fi.Size() == int64(len(alt)) {
-			s.maybeAppendTime()
-			s.closedTimeEntry = true
-		}
-	}
-	return rebuilt, nil
-}
-
-// syncIndexFile opens path and makes its content want (or alt, when it
-// already holds alt), rewriting it in place when it differs. It reports
-// whether the file was rewritten.
-func (l *Log) syncIndexFile(path string, want, alt []byte) (vfs.File, bool, error) {
-	f, err := l.fsys.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, false, fmt.Errorf("logstore: open index %s: %w", path, err)
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		_ = f.Close()
-		return nil, false, fmt.Errorf("logstore: stat index %s: %w", path, err)
-	}
-	size := fi.Size()
-	if size == int64(len(want)) || (alt != nil && size == int64(len(alt))) {
-		got := make([]byte, size)
-		if _, err := f.ReadAt(got, 0); err != nil && !errors.Is(err, io.EOF) {
-			_ = f.Close()
-			return nil, false, fmt.Errorf("logstore: read index %s: %w", path, err)
-		}
-		if bytes.Equal(got, want) || (alt != nil && bytes.Equal(got, alt)) {
-			return f, false, nil
-		}
-	}
-	if err := f.Truncate(0); err != nil {
-		_ = f.Close()
-		return nil, false, fmt.Errorf("logstore: rebuild index %s: %w", path, err)
-	}
-	if _, err := f.WriteAt(want, 0); err != nil {
-		_ = f.Close()
-		return nil, false, fmt.Errorf("logstore: rebuild index %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		_ = f.Close()
-		return nil, false, fmt.Errorf("logstore: sync index %s: %w", path, err)
-	}
-	return f, true, nil
-}
-
-// checkDerivedFiles rewrites leader-epoch-checkpoint and partition.metadata
-// when they are missing or differ from what the log says.
-func (l *Log) checkDerivedFiles(rep *RecoveryReport) error {
-	want := EncodeLeaderEpochCheckpoint(l.epochs.entries)
-	got, err := readSmallFile(l.fsys, filepath.Join(l.dir, LeaderEpochCheckpointFileName), maxEpochCheckpointBytes)
-	if err != nil || !bytes.Equal(got, want) {
-		if err := WriteLeaderEpochCheckpoint(l.fsys, l.dir, l.epochs.entries); err != nil {
-			return err
-		}
-		rep.RebuiltFiles = append(rep.RebuiltFiles, LeaderEpochCheckpointFileName)
-	}
-	id, err := ReadPartitionMetadata(l.fsys, l.dir)
-	if err != nil || id != MetadataTopicID {
-		if err == nil {
-			return fmt.Errorf("logstore: %s names topic id %v, not the metadata topic %v", filepath.Join(l.dir, PartitionMetadataFileName), id, MetadataTopicID)
-		}
-		if err := WritePartitionMetadata(l.fsys, l.dir, MetadataTopicID); err != nil {
-			return err
-		}
-		rep.RebuiltFiles = append(rep.RebuiltFiles, PartitionMetadataFileName)
-	}
-	return nil
 }
