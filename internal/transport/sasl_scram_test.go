@@ -2,15 +2,23 @@ package transport
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/pbkdf2"
+	"crypto/sha256"
 	"crypto/tls"
+	"encoding/base64"
 	"errors"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/krabka-go/krabka/internal/tlstest"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 	xscram "github.com/xdg-go/scram"
@@ -138,5 +146,160 @@ func TestSCRAMKgoSASLSSL(t *testing.T) {
 	defer cancel()
 	if _, err := cl.SeedBrokers()[0].Request(ctx, describeQuorumFor("sasl")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSCRAMPeerAuthenticates: a Peer with SCRAM credentials (how the
+// controllers reach each other) gets answers, one with a wrong password
+// gets none.
+func TestSCRAMPeerAuthenticates(t *testing.T) {
+	store := &scramStore{creds: map[string]ScramCredential{}}
+	store.put(t, MechanismScramSHA512, "admin", "admin-secret")
+	s := scramServer(t, store, nil)
+	peer := func(password string) *Peer {
+		cfg := DefaultPeerConfig()
+		cfg.Addr = s.Addr().String()
+		cfg.RequestTimeout = 2 * time.Second
+		cfg.SASL = &SASLClient{Mechanism: MechanismScramSHA512, Username: "admin", Password: password}
+		p, err := DialPeer(t.Context(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.Close)
+		return p
+	}
+	got := make(chan outcome, 1)
+	peer("admin-secret").Send(describeQuorumFor("peer"), collect(got))
+	if name := answeredName(t, <-got); name != "peer" {
+		t.Fatalf("answer %q", name)
+	}
+	peer("wrong").Send(describeQuorumFor("refused"), collect(got))
+	if o := <-got; o.err == nil {
+		t.Fatalf("a Peer with a wrong password got an answer: %+v", o)
+	}
+}
+
+// scramRawExchange drives a SCRAM-SHA-256 exchange by hand on a fresh
+// connection: SaslHandshake v1, client-first, then the client-final
+// that final builds from the server-first message. It returns the
+// second SaslAuthenticate answer.
+func scramRawExchange(t *testing.T, s *Server, first string, final func(serverFirst string) string) *kmsg.SASLAuthenticateResponse {
+	t.Helper()
+	c := dialTCP(t, s.Addr())
+	corr := int32(0)
+	roundTrip := func(req kmsg.Request) kmsg.Response {
+		corr++
+		c.send(corr, req)
+		_, resp := c.recv(req)
+		return resp
+	}
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.SetVersion(1)
+	hs.Mechanism = MechanismScramSHA256
+	if r := roundTrip(hs).(*kmsg.SASLHandshakeResponse); r.ErrorCode != 0 {
+		t.Fatalf("SaslHandshake: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	auth := kmsg.NewPtrSASLAuthenticateRequest()
+	auth.SetVersion(2)
+	auth.SASLAuthBytes = []byte(first)
+	r := roundTrip(auth).(*kmsg.SASLAuthenticateResponse)
+	if r.ErrorCode != 0 {
+		return r
+	}
+	auth = kmsg.NewPtrSASLAuthenticateRequest()
+	auth.SetVersion(2)
+	auth.SASLAuthBytes = []byte(final(string(r.SASLAuthBytes)))
+	return roundTrip(auth).(*kmsg.SASLAuthenticateResponse)
+}
+
+// scramFinal computes, as a client knowing the password does, a
+// client-final-message for nonce over the given client-first-bare and
+// server-first messages (RFC 5802 §3).
+func scramFinal(t *testing.T, password, firstBare, serverFirst, nonce string) string {
+	t.Helper()
+	salt, err := base64.StdEncoding.DecodeString(scramAttr(serverFirst, "s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	iters, err := strconv.Atoi(scramAttr(serverFirst, "i"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	salted, err := pbkdf2.Key(sha256.New, password, salt, iters, sha256.Size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mac := func(key []byte, msg string) []byte {
+		m := hmac.New(sha256.New, key)
+		m.Write([]byte(msg))
+		return m.Sum(nil)
+	}
+	clientKey := mac(salted, "Client Key")
+	stored := sha256.Sum256(clientKey)
+	withoutProof := "c=biws,r=" + nonce
+	sig := mac(stored[:], firstBare+","+serverFirst+","+withoutProof)
+	proof := make([]byte, len(clientKey))
+	for i := range proof {
+		proof[i] = clientKey[i] ^ sig[i]
+	}
+	return withoutProof + ",p=" + base64.StdEncoding.EncodeToString(proof)
+}
+
+// TestSCRAMNonce (bug zoo Z27, CVE-2024-56128): a client-final whose
+// nonce is not the server-first nonce is refused with Kafka's message
+// for it, even when its proof is right for the messages it was computed
+// over; the server nonce differs between exchanges; and the right nonce
+// authenticates.
+func TestSCRAMNonce(t *testing.T) {
+	store := &scramStore{creds: map[string]ScramCredential{}}
+	store.put(t, MechanismScramSHA256, "alice", "alice-secret")
+	s := scramServer(t, store, nil)
+	const firstBare = "n=alice,r=clientnonce"
+	var seen []string
+	good := scramRawExchange(t, s, "n,,"+firstBare, func(sf string) string {
+		seen = append(seen, scramAttr(sf, "r"))
+		return scramFinal(t, "alice-secret", firstBare, sf, scramAttr(sf, "r"))
+	})
+	if good.ErrorCode != 0 {
+		t.Fatalf("the right nonce: %v", kerr.ErrorForCode(good.ErrorCode))
+	}
+	for _, forged := range []func(serverNonce string) string{
+		func(string) string { return "clientnonce" },
+		func(string) string { return "clientnonce" + "forged-server-nonce" },
+		func(n string) string { return n + "x" },
+		func(n string) string { return "other" + strings.TrimPrefix(n, "clientnonce") },
+	} {
+		bad := scramRawExchange(t, s, "n,,"+firstBare, func(sf string) string {
+			seen = append(seen, scramAttr(sf, "r"))
+			return scramFinal(t, "alice-secret", firstBare, sf, forged(scramAttr(sf, "r")))
+		})
+		if bad.ErrorCode != kerr.SaslAuthenticationFailed.Code || bad.ErrorMessage == nil || *bad.ErrorMessage != scramInvalidNonce {
+			msg := ""
+			if bad.ErrorMessage != nil {
+				msg = *bad.ErrorMessage
+			}
+			t.Fatalf("Z27: a forged final nonce was not refused as one: %v %q", kerr.ErrorForCode(bad.ErrorCode), msg)
+		}
+	}
+	for i := range seen {
+		if !strings.HasPrefix(seen[i], "clientnonce") || len(seen[i]) == len("clientnonce") || slices.Contains(seen[:i], seen[i]) {
+			t.Fatalf("server-first nonces %q: each must extend the client nonce with a fresh part", seen)
+		}
+	}
+}
+
+// TestSCRAMTokenAuthRefused: a client-first with the tokenauth extension
+// (delegation tokens, not implemented) fails, even with a user whose
+// password credential exists.
+func TestSCRAMTokenAuthRefused(t *testing.T) {
+	store := &scramStore{creds: map[string]ScramCredential{}}
+	store.put(t, MechanismScramSHA256, "alice", "alice-secret")
+	s := scramServer(t, store, nil)
+	r := scramRawExchange(t, s, "n,,n=alice,r=clientnonce,tokenauth=true", func(string) string {
+		t.Fatal("a tokenauth client-first was answered")
+		return ""
+	})
+	if r.ErrorCode != kerr.SaslAuthenticationFailed.Code {
+		t.Fatalf("tokenauth=true: %v", kerr.ErrorForCode(r.ErrorCode))
 	}
 }
