@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/krabka-go/krabka/internal/tlstest"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -157,16 +156,7 @@ func TestSCRAMPeerAuthenticates(t *testing.T) {
 	store.put(t, MechanismScramSHA512, "admin", "admin-secret")
 	s := scramServer(t, store, nil)
 	peer := func(password string) *Peer {
-		cfg := DefaultPeerConfig()
-		cfg.Addr = s.Addr().String()
-		cfg.RequestTimeout = 2 * time.Second
-		cfg.SASL = &SASLClient{Mechanism: MechanismScramSHA512, Username: "admin", Password: password}
-		p, err := DialPeer(t.Context(), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(p.Close)
-		return p
+		return saslPeer(t, s, &SASLClient{Mechanism: MechanismScramSHA512, Username: "admin", Password: password})
 	}
 	got := make(chan outcome, 1)
 	peer("admin-secret").Send(describeQuorumFor("peer"), collect(got))
