@@ -119,11 +119,24 @@ func TestValidateSASLRules(t *testing.T) {
 	}{
 		{"Kafka's default mechanism", func(c *Config) { delete(c.SASL, "listener.name.controller.sasl.enabled.mechanisms") },
 			keySASLEnabledMechanisms, "mechanism GSSAPI (listener CONTROLLER) is not implemented"},
-		{"SCRAM", func(c *Config) {
-			c.SASL[keySASLEnabledMechanisms] = "SCRAM-SHA-256"
-			c.SASL["listener.name.controller.sasl.enabled.mechanisms"] = "PLAIN,SCRAM-SHA-256"
+		{"OAUTHBEARER", func(c *Config) {
+			c.SASL["listener.name.controller.sasl.enabled.mechanisms"] = "PLAIN,OAUTHBEARER"
 		},
-			"listener.name.controller.sasl.enabled.mechanisms", "mechanism SCRAM-SHA-256 (listener CONTROLLER) is not implemented"},
+			"listener.name.controller.sasl.enabled.mechanisms", "mechanism OAUTHBEARER (listener CONTROLLER) is not implemented"},
+		{"SCRAM between controllers without a login module", func(c *Config) {
+			c.SASL["listener.name.controller.sasl.enabled.mechanisms"] = "PLAIN,SCRAM-SHA-256"
+			c.SASL[keySASLControllerMechanism] = "SCRAM-SHA-256"
+		},
+			"listener.name.controller.scram-sha-256.sasl.jaas.config", "required"},
+		{"SCRAM login module with users", func(c *Config) {
+			c.SASL["listener.name.controller.sasl.enabled.mechanisms"] = "PLAIN,SCRAM-SHA-512"
+			c.SASL["listener.name.controller.scram-sha-512.sasl.jaas.config"] = `org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="admin-secret" user_admin="admin-secret";`
+		},
+			"listener.name.controller.scram-sha-512.sasl.jaas.config", "not one ScramLoginModule reads"},
+		{"SCRAM login module of a mechanism not enabled", func(c *Config) {
+			c.SASL["listener.name.controller.scram-sha-512.sasl.jaas.config"] = `org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="admin-secret";`
+		},
+			"listener.name.controller.scram-sha-512.sasl.jaas.config", "not enabled on listener CONTROLLER"},
 		{"no login module", func(c *Config) { delete(c.SASL, "listener.name.controller.plain.sasl.jaas.config") },
 			"listener.name.controller.plain.sasl.jaas.config", "required"},
 		{"another login module", func(c *Config) {
@@ -136,7 +149,7 @@ func TestValidateSASLRules(t *testing.T) {
 			c.SASL["listener.name.controller.plain.sasl.jaas.config"] = `org.apache.kafka.common.security.plain.PlainLoginModule required user_admin="admin-secret";`
 		}, "listener.name.controller.plain.sasl.jaas.config", "needs the username and password options"},
 		{"GSSAPI between controllers", func(c *Config) { delete(c.SASL, keySASLControllerMechanism) },
-			keySASLControllerMechanism, "Krabka implements PLAIN only"},
+			keySASLControllerMechanism, "GSSAPI and OAUTHBEARER are not implemented"},
 		{"a listener that is not SASL", func(c *Config) { c.SASL["listener.name.other.sasl.enabled.mechanisms"] = "PLAIN" },
 			"listener.name.other.sasl.enabled.mechanisms", "would be ignored"},
 		{"an upper-case listener", func(c *Config) { c.SASL["listener.name.CONTROLLER.sasl.enabled.mechanisms"] = "PLAIN" },
@@ -152,6 +165,9 @@ func TestValidateSASLRules(t *testing.T) {
 			c.SASL = maps.Clone(base.SASL)
 			tt.mutate(&c)
 			err := c.Validate()
+			if err == nil {
+				t.Fatalf("Validate() = nil, want a %s problem saying %q", tt.key, tt.reason)
+			}
 			got := configErrors(t, err)
 			if !slices.ContainsFunc(got, func(e *ConfigError) bool { return e.Key == tt.key && strings.Contains(e.Reason, tt.reason) }) {
 				t.Errorf("Validate() = %v, want a %s problem saying %q", err, tt.key, tt.reason)
