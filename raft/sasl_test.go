@@ -10,10 +10,13 @@ import (
 	"time"
 
 	"github.com/krabka-go/krabka/internal/tlstest"
+	"github.com/krabka-go/krabka/metadata"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+	xscram "github.com/xdg-go/scram"
 )
 
 // testJAAS is a PLAIN login module: this node authenticates as admin and
@@ -266,4 +269,41 @@ func FuzzParsePlainJAAS(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSCRAMCredentialFromImage: a SASL listener enabling SCRAM for
+// clients (PLAIN between controllers) accepts a credential committed
+// after it started, through SubmitChange of a UserScramCredentialRecord,
+// and refuses it once a RemoveUserScramCredentialRecord is committed.
+func TestSCRAMCredentialFromImage(t *testing.T) {
+	cfg := ForTests(1, t.TempDir())
+	saslNode(&cfg, SecuritySASLPlaintext)
+	cfg.SASL["listener.name.controller.sasl.enabled.mechanisms"] = "PLAIN,SCRAM-SHA-256"
+	node := startNode(t, cfg)
+	addr := node.Addr().String()
+	mech := scram.Auth{User: "carol", Pass: "carol-secret"}.AsSha256Mechanism()
+	waitFor(t, "metadata.version", func() bool { return node.CurrentImage().Features().MetadataVersion() > 0 })
+	if err := kgoDescribeQuorumSASL(t, addr, mech); !errors.Is(err, kerr.SaslAuthenticationFailed) {
+		t.Fatalf("before the credential: %v, want SASL_AUTHENTICATION_FAILED", err)
+	}
+	cl, err := xscram.SHA256.NewClient("carol", "carol-secret", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := cl.GetStoredCredentialsWithError(xscram.KeyFactors{Salt: "carol-salt", Iters: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := metadata.NewUserScramCredentialRecord()
+	rec.Name, rec.Mechanism, rec.Salt, rec.StoredKey, rec.ServerKey, rec.Iterations = "carol", metadata.ScramSHA256, []byte("carol-salt"), sc.StoredKey, sc.ServerKey, 4096
+	submit(t, node, rec)
+	if err := kgoDescribeQuorumSASL(t, addr, mech); err != nil {
+		t.Fatalf("after the credential was committed: %v", err)
+	}
+	rm := metadata.NewRemoveUserScramCredentialRecord()
+	rm.Name, rm.Mechanism = "carol", metadata.ScramSHA256
+	submit(t, node, rm)
+	if err := kgoDescribeQuorumSASL(t, addr, mech); !errors.Is(err, kerr.SaslAuthenticationFailed) {
+		t.Fatalf("after the credential was removed: %v, want SASL_AUTHENTICATION_FAILED", err)
+	}
 }
