@@ -30,7 +30,7 @@ type scramStore struct {
 	creds map[string]ScramCredential
 }
 
-func (s *scramStore) put(t *testing.T, mechanism, user, password string) {
+func (s *scramStore) put(t testing.TB, mechanism, user, password string) {
 	t.Helper()
 	gen := xscram.SHA256
 	if mechanism == MechanismScramSHA512 {
@@ -292,4 +292,24 @@ func TestSCRAMTokenAuthRefused(t *testing.T) {
 	if r.ErrorCode != kerr.SaslAuthenticationFailed.Code {
 		t.Fatalf("tokenauth=true: %v", kerr.ErrorForCode(r.ErrorCode))
 	}
+}
+
+// FuzzSCRAMClientMessages: no client-first or client-final message
+// panics the SCRAM exchange, and none authenticates without the
+// password's proof (the fuzzer cannot compute one).
+func FuzzSCRAMClientMessages(f *testing.F) {
+	f.Add("n,,n=alice,r=clientnonce", "c=biws,r=clientnonce,p=AAAA")
+	f.Add("n,a=alice,n=alice,r=x,tokenauth=true", "")
+	f.Add("y,,n=al=2Cice,r=", "c=biws,p=")
+	store := &scramStore{creds: map[string]ScramCredential{}}
+	store.put(f, MechanismScramSHA256, "alice", "alice-secret")
+	f.Fuzz(func(t *testing.T, first, final string) {
+		c := newScramConv(MechanismScramSHA256, store.lookup)
+		if _, done, _, msg := c.step([]byte(first)); done || msg != "" {
+			return
+		}
+		if _, done, _, msg := c.step([]byte(final)); done || msg == "" {
+			t.Fatalf("client-final %q authenticated", final)
+		}
+	})
 }
