@@ -53,10 +53,10 @@ var acceptedProperties = map[string]enforcement{
 	keySSLEndpointIdentification:   {touchesSecurity, []string{"raft.TestSSLPeerEndpointIdentification", "raft.TestValidateSSLRules", "transport.TestTLSPeerRefusesAnUntrustedServer"}, ""},
 
 	// Every SASL property is read node-wide; sasl.enabled.mechanisms and
-	// sasl.jaas.config (as plain.sasl.jaas.config) also per listener.
-	keySASLEnabledMechanisms:     {touchesSecurity, []string{"raft.TestValidateSASLRules", "raft.TestSASLQuorumElectsAndCommits", "transport.TestSASLUnsupportedMechanism"}, ""},
-	keySASLJAASConfig:            {touchesSecurity, []string{"raft.TestSASLQuorumElectsAndCommits", "raft.TestValidateSASLRules", "raft.TestParsePlainJAAS", "transport.TestSASLPlainRefusesBadCredentials"}, ""},
-	keySASLControllerMechanism:   {touchesSecurity, []string{"raft.TestSASLQuorumElectsAndCommits", "raft.TestValidateSASLRules", "transport.TestSASLPeerAuthenticates"}, ""},
+	// sasl.jaas.config (as <mechanism>.sasl.jaas.config) also per listener.
+	keySASLEnabledMechanisms:     {touchesSecurity, []string{"raft.TestValidateSASLRules", "raft.TestSASLQuorumElectsAndCommits", "transport.TestSASLUnsupportedMechanism", "transport.TestSCRAMKgo"}, ""},
+	keySASLJAASConfig:            {touchesSecurity, []string{"raft.TestSASLQuorumElectsAndCommits", "raft.TestValidateSASLRules", "raft.TestParsePlainJAAS", "transport.TestSASLPlainRefusesBadCredentials", "transport.TestSCRAMPeerAuthenticates"}, ""},
+	keySASLControllerMechanism:   {touchesSecurity, []string{"raft.TestSASLQuorumElectsAndCommits", "raft.TestValidateSASLRules", "transport.TestSASLPeerAuthenticates", "transport.TestSCRAMPeerAuthenticates"}, ""},
 	keySASLServerMaxReceiveSize:  {touchesSecurity, []string{"raft.TestParsePropertiesSASL", "transport.TestSASLOversizedFrame"}, ""},
 	keyFailedAuthenticationDelay: {touchesSecurity, []string{"raft.TestParsePropertiesSASL", "transport.TestSASLPlainRefusesBadCredentials"}, ""},
 

@@ -8,23 +8,44 @@ import (
 	"time"
 
 	"github.com/krabka-go/krabka/internal/transport"
+	"github.com/krabka-go/krabka/metadata"
 )
 
 // The SASL properties Krabka enforces (Kafka's SaslConfigs,
 // BrokerSecurityConfigs and KRaftConfigs). sasl.enabled.mechanisms is
-// also read as listener.name.<listener>.sasl.enabled.mechanisms, and the
-// PLAIN login module as listener.name.<listener>.plain.sasl.jaas.config,
-// both winning over the node-wide key.
+// also read as listener.name.<listener>.sasl.enabled.mechanisms, and a
+// mechanism's login module as
+// listener.name.<listener>.<mechanism>.sasl.jaas.config (the mechanism in
+// lower case: plain, scram-sha-256, scram-sha-512), both winning over
+// the node-wide key.
 const (
 	keySASLEnabledMechanisms     = "sasl.enabled.mechanisms"
 	keySASLJAASConfig            = "sasl.jaas.config"
 	keySASLControllerMechanism   = "sasl.mechanism.controller.protocol"
 	keySASLServerMaxReceiveSize  = "sasl.server.max.receive.size"
 	keyFailedAuthenticationDelay = "connection.failed.authentication.delay.ms"
-	// plainJAASKey is the per-listener JAAS key of PLAIN, after
-	// listener.name.<listener>.
-	plainJAASKey = "plain." + keySASLJAASConfig
 )
+
+// saslMechanisms are the mechanisms Krabka implements, in the order its
+// messages list them.
+var saslMechanisms = []string{transport.MechanismPlain, transport.MechanismScramSHA256, transport.MechanismScramSHA512}
+
+// jaasKey returns the per-listener JAAS key of mechanism, after
+// listener.name.<listener>.
+func jaasKey(mechanism string) string { return strings.ToLower(mechanism) + "." + keySASLJAASConfig }
+
+// parseLoginModule reads the login module of mechanism.
+func parseLoginModule(mechanism, jaas string) (plainJAAS, error) {
+	if isScram(mechanism) {
+		return parseScramJAAS(jaas)
+	}
+	return parsePlainJAAS(jaas)
+}
+
+// isScram reports whether mechanism is one of the SCRAM mechanisms.
+func isScram(mechanism string) bool {
+	return mechanism == transport.MechanismScramSHA256 || mechanism == transport.MechanismScramSHA512
+}
 
 // saslDefaults are Kafka's defaults of the SASL properties.
 var saslDefaults = map[string]string{
@@ -38,33 +59,54 @@ var saslDefaults = map[string]string{
 var saslKeys = []string{keySASLEnabledMechanisms, keySASLJAASConfig, keySASLControllerMechanism, keySASLServerMaxReceiveSize, keyFailedAuthenticationDelay}
 
 // saslBaseKey returns the node-wide key a SASL property key stands for
-// (sasl.jaas.config for a listener's plain.sasl.jaas.config), the
+// (sasl.jaas.config for a listener's <mechanism>.sasl.jaas.config), the
 // listener it names (as written), and whether Krabka reads it.
 func saslBaseKey(key string) (base, listener string, ok bool) {
+	base, listener, _, ok = saslKeyParts(key)
+	return base, listener, ok
+}
+
+// saslKeyParts is saslBaseKey with the mechanism a per-listener JAAS key
+// names.
+func saslKeyParts(key string) (base, listener, mechanism string, ok bool) {
 	rest, found := strings.CutPrefix(key, perListenerPrefix)
 	if !found {
-		return key, "", slices.Contains(saslKeys, key)
+		return key, "", "", slices.Contains(saslKeys, key)
 	}
 	listener, base, found = strings.Cut(rest, ".")
 	switch {
 	case !found || listener == "":
-		return "", "", false
+		return "", "", "", false
 	case base == keySASLEnabledMechanisms:
-		return base, listener, true
-	case base == plainJAASKey:
-		return keySASLJAASConfig, listener, true
+		return base, listener, "", true
 	}
-	return "", "", false
+	for _, m := range saslMechanisms {
+		if base == jaasKey(m) {
+			return keySASLJAASConfig, listener, m, true
+		}
+	}
+	return "", "", "", false
 }
 
 // saslSetting returns the value of base for the listener called name:
 // the per-listener key, else the node-wide key, else Kafka's default,
-// with the key it came from.
+// with the key it came from. The JAAS key is PLAIN's; jaasSetting reads
+// another mechanism's.
 func (c Config) saslSetting(name, base string) (key, value string, set bool) {
-	lk := perListenerPrefix + strings.ToLower(name) + "." + base
 	if base == keySASLJAASConfig {
-		lk = perListenerPrefix + strings.ToLower(name) + "." + plainJAASKey
+		return c.jaasSetting(name, transport.MechanismPlain)
 	}
+	return c.settingOf(base, perListenerPrefix+strings.ToLower(name)+"."+base)
+}
+
+// jaasSetting returns the login module of mechanism on the listener
+// called name, as saslSetting does.
+func (c Config) jaasSetting(name, mechanism string) (key, value string, set bool) {
+	return c.settingOf(keySASLJAASConfig, perListenerPrefix+strings.ToLower(name)+"."+jaasKey(mechanism))
+}
+
+// settingOf returns the per-listener key lk, else the node-wide base.
+func (c Config) settingOf(base, lk string) (key, value string, set bool) {
 	if v, ok := c.SASL[lk]; ok {
 		return lk, v, true
 	}
@@ -90,10 +132,11 @@ func (c Config) saslListeners() []string {
 }
 
 // validateSASL checks the SASL properties: each must configure a SASL
-// controller listener, every such listener must enable PLAIN only and
-// have a PLAIN login module with at least one user, and when the first
-// controller listener is SASL this node's own connections must use PLAIN
-// with the login module's username and password.
+// controller listener, every such listener must enable only mechanisms
+// Krabka implements (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) with the login
+// modules they need, and when the first controller listener is SASL this
+// node's own connections must use one of its mechanisms with that
+// mechanism's login module's username and password.
 func (c Config) validateSASL(v *validator) {
 	listeners := c.saslListeners()
 	related := []string{keyListenerSecurityProtocolMap, keyControllerListenerNames}
@@ -106,7 +149,7 @@ func (c Config) validateSASL(v *validator) {
 		}
 		switch {
 		case !ok:
-			v.add(key, "", "not a SASL property Krabka reads; the ones it reads are %s, and listener.name.<listener>.%s and .%s", strings.Join(saslKeys, ", "), keySASLEnabledMechanisms, plainJAASKey)
+			v.add(key, "", "not a SASL property Krabka reads; the ones it reads are %s, and listener.name.<listener>.%s and .<mechanism>.%s (mechanism plain, scram-sha-256 or scram-sha-512)", strings.Join(saslKeys, ", "), keySASLEnabledMechanisms, keySASLJAASConfig)
 			continue
 		case listener != "" && listener != strings.ToLower(listener):
 			v.add(key, "", "per-listener settings name the listener in lower case, as Kafka reads them")
@@ -117,6 +160,12 @@ func (c Config) validateSASL(v *validator) {
 		case listener == "" && len(listeners) == 0 && !(base == keyFailedAuthenticationDelay && value == saslDefaults[base]):
 			v.addRelated(key, related, "", "no controller listener uses a SASL security protocol, so this setting would be ignored")
 			continue
+		}
+		if _, _, mech, _ := saslKeyParts(key); mech != "" {
+			mkey, mechs, _ := c.saslSetting(listener, keySASLEnabledMechanisms)
+			if !slices.Contains(splitCSV(mechs), mech) {
+				v.addRelated(key, []string{mkey}, "", "mechanism %s is not enabled on listener %s, so this login module would be ignored", mech, strings.ToUpper(listener))
+			}
 		}
 		switch base {
 		case keySASLServerMaxReceiveSize:
@@ -135,43 +184,54 @@ func (c Config) validateSASL(v *validator) {
 }
 
 // validateSASLListener checks one SASL listener's mechanisms and login
-// module; first says it is the listener this node reaches the other
-// controllers on.
+// modules; first says it is the listener this node reaches the other
+// controllers on. PLAIN needs its login module with users; a SCRAM
+// mechanism's users are the metadata image's SCRAM credentials, and its
+// login module is needed only on the first listener when it is the
+// controllers' own mechanism (its username and password).
 func (c Config) validateSASLListener(v *validator, name string, first bool) {
 	mkey, mechs, _ := c.saslSetting(name, keySASLEnabledMechanisms)
 	list := splitCSV(mechs)
 	if len(list) == 0 {
-		v.add(mkey, mechs, "listener %s is mapped to SASL and enables no mechanism: set it to PLAIN", name)
+		v.add(mkey, mechs, "listener %s is mapped to SASL and enables no mechanism: set it to PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", name)
 	}
 	for _, m := range list {
-		if m != transport.MechanismPlain {
-			v.add(mkey, mechs, "mechanism %s (listener %s) is not implemented; Krabka implements PLAIN only (docs/security.md)", m, name)
+		if !slices.Contains(saslMechanisms, m) {
+			v.add(mkey, mechs, "mechanism %s (listener %s) is not implemented; Krabka implements %s (docs/security.md)", m, name, strings.Join(saslMechanisms, ", "))
 		}
 	}
 	ckey, mech, _ := c.saslSetting(name, keySASLControllerMechanism)
 	if first {
 		switch {
-		case mech != transport.MechanismPlain:
-			v.add(ckey, mech, "this node reaches the other controllers on SASL listener %s with this mechanism, and Krabka implements PLAIN only (GSSAPI and SCRAM are not implemented): set it to PLAIN", name)
+		case !slices.Contains(saslMechanisms, mech):
+			v.add(ckey, mech, "this node reaches the other controllers on SASL listener %s with this mechanism, and Krabka implements %s (GSSAPI and OAUTHBEARER are not implemented)", name, strings.Join(saslMechanisms, ", "))
 		case !slices.Contains(list, mech):
 			v.addRelated(ckey, []string{mkey}, mech, "mechanism %s is not enabled on listener %s", mech, name)
 		}
 	}
-	jkey, jaas, set := c.saslSetting(name, keySASLJAASConfig)
-	if !set {
-		v.add(perListenerPrefix+strings.ToLower(name)+"."+plainJAASKey, "", "required: listener %s is mapped to SASL and needs a PLAIN login module", name)
-		return
-	}
-	j, err := parsePlainJAAS(jaas)
-	if err != nil {
-		v.add(jkey, hiddenValue, "%v", err)
-		return
-	}
-	if len(j.users) == 0 {
-		v.add(jkey, hiddenValue, "the login module of listener %s accepts no user: add user_<name>=\"<password>\" options", name)
-	}
-	if first && (!j.hasUsername || j.password == "") {
-		v.add(jkey, hiddenValue, "this node reaches the other controllers on listener %s: its login module needs the username and password options it authenticates with", name)
+	for _, m := range list {
+		if !slices.Contains(saslMechanisms, m) {
+			continue
+		}
+		own := first && m == mech
+		jkey, jaas, set := c.jaasSetting(name, m)
+		if !set {
+			if m == transport.MechanismPlain || own {
+				v.add(perListenerPrefix+strings.ToLower(name)+"."+jaasKey(m), "", "required: listener %s enables %s and needs its login module", name, m)
+			}
+			continue
+		}
+		j, err := parseLoginModule(m, jaas)
+		if err != nil {
+			v.add(jkey, hiddenValue, "%v", err)
+			continue
+		}
+		if m == transport.MechanismPlain && len(j.users) == 0 {
+			v.add(jkey, hiddenValue, "the login module of listener %s accepts no user: add user_<name>=\"<password>\" options", name)
+		}
+		if own && (!j.hasUsername || j.password == "") {
+			v.add(jkey, hiddenValue, "this node reaches the other controllers on listener %s with %s: its login module needs the username and password options it authenticates with", name, m)
+		}
 	}
 }
 
@@ -180,10 +240,24 @@ func (c Config) validateSASLListener(v *validator, name string, first bool) {
 // passed Validate.
 func (c Config) listenerSASL(name string) (transport.SASL, *transport.SASLClient, error) {
 	_, mechs, _ := c.saslSetting(name, keySASLEnabledMechanisms)
-	jkey, jaas, _ := c.saslSetting(name, keySASLJAASConfig)
-	j, err := parsePlainJAAS(jaas)
-	if err != nil {
-		return transport.SASL{}, nil, &ConfigError{Key: jkey, Value: hiddenValue, Reason: err.Error()}
+	_, mech, _ := c.saslSetting(name, keySASLControllerMechanism)
+	h := transport.SASL{Mechanisms: splitCSV(mechs)}
+	client := &transport.SASLClient{Mechanism: mech}
+	for _, m := range h.Mechanisms {
+		jkey, jaas, set := c.jaasSetting(name, m)
+		if !set {
+			continue
+		}
+		j, err := parseLoginModule(m, jaas)
+		if err != nil {
+			return transport.SASL{}, nil, &ConfigError{Key: jkey, Value: hiddenValue, Reason: err.Error()}
+		}
+		if m == transport.MechanismPlain {
+			h.PlainUsers = j.users
+		}
+		if m == mech {
+			client.Username, client.Password = j.username, j.password
+		}
 	}
 	_, size, _ := c.saslSetting(name, keySASLServerMaxReceiveSize)
 	_, delay, _ := c.saslSetting(name, keyFailedAuthenticationDelay)
@@ -192,12 +266,24 @@ func (c Config) listenerSASL(name string) (transport.SASL, *transport.SASLClient
 	if err1 != nil || err2 != nil {
 		return transport.SASL{}, nil, fmt.Errorf("raft: SASL settings of listener %s: %s %q, %s %q", name, keySASLServerMaxReceiveSize, size, keyFailedAuthenticationDelay, delay)
 	}
-	_, mech, _ := c.saslSetting(name, keySASLControllerMechanism)
-	h := transport.SASL{
-		Mechanisms:     splitCSV(mechs),
-		PlainUsers:     j.users,
-		MaxReceiveSize: int32(maxSize),
-		FailedDelay:    time.Duration(delayMs) * time.Millisecond,
+	h.MaxReceiveSize = int32(maxSize)
+	h.FailedDelay = time.Duration(delayMs) * time.Millisecond
+	return h, client, nil
+}
+
+// scramLookup returns the SCRAM credential lookup of a SASL listener:
+// each exchange reads the current image, so a credential committed
+// after the listener started is accepted and a removed one is not.
+func scramLookup(image func() *metadata.Image) transport.ScramLookup {
+	return func(mechanism, user string) (transport.ScramCredential, bool) {
+		id := metadata.ScramSHA256
+		if mechanism == transport.MechanismScramSHA512 {
+			id = metadata.ScramSHA512
+		}
+		cred, ok := image().Scram().Get(id, user)
+		if !ok {
+			return transport.ScramCredential{}, false
+		}
+		return transport.ScramCredential{Salt: cred.Salt, StoredKey: cred.StoredKey, ServerKey: cred.ServerKey, Iterations: int(cred.Iterations)}, true
 	}
-	return h, &transport.SASLClient{Mechanism: mech, Username: j.username, Password: j.password}, nil
 }

@@ -203,8 +203,7 @@ func TestLoadConfigHardenedController(t *testing.T) {
 	want := []string{
 		"ssl.keystore.type", "ssl.keystore.password",
 		"ssl.truststore.type", "ssl.truststore.password", "ssl.principal.mapping.rules",
-		"sasl.mechanism.controller.protocol", "sasl.mechanism.inter.broker.protocol", "listener.name.controller.sasl.enabled.mechanisms",
-		"listener.name.controller.plain.sasl.jaas.config", "listener.name.controller.scram-sha-512.sasl.jaas.config",
+		"sasl.mechanism.inter.broker.protocol",
 		"listener.name.controller.max.connections", "listener.name.controller.max.connection.creation.rate",
 		"connections.max.reauth.ms", "security.inter.broker.protocol",
 		"security.providers",

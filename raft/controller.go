@@ -226,6 +226,7 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 			h.APIVersions = func(req *kmsg.ApiVersionsRequest) *kmsg.ApiVersionsResponse {
 				return wire.AnswerAPIVersions(req, featureState(e.pub.image.Load(), c.rc.kraftVersion()))
 			}
+			h.ScramCredentials = scramLookup(e.pub.image.Load)
 		}
 	}
 	srv, err := serveListeners(runCtx, rc.listeners, rc.listenerTLS, rc.listenerSASL, ln, srvCfg)

@@ -6,29 +6,38 @@ import (
 	"strings"
 )
 
-// plainLoginModule is the class of Kafka's PLAIN login module.
-const plainLoginModule = "org.apache.kafka.common.security.plain.PlainLoginModule"
+// The login module classes of Kafka's PLAIN and SCRAM mechanisms.
+const (
+	plainLoginModule = "org.apache.kafka.common.security.plain.PlainLoginModule"
+	scramLoginModule = "org.apache.kafka.common.security.scram.ScramLoginModule"
+)
 
-// plainJAAS is what a PlainLoginModule entry holds: the credentials this
-// node authenticates with (username, password) and the users it accepts
-// (user_<name>="<password>").
+// plainJAAS is what a PlainLoginModule or ScramLoginModule entry holds:
+// the credentials this node authenticates with (username, password) and,
+// for PLAIN only, the users it accepts (user_<name>="<password>").
 type plainJAAS struct {
 	username, password string
 	hasUsername        bool
 	users              map[string]string
 }
 
-// parsePlainJAAS reads one login module entry in Kafka's JAAS syntax
+// parsePlainJAAS reads one PlainLoginModule entry; see parseJAAS.
+func parsePlainJAAS(s string) (plainJAAS, error) { return parseJAAS(s, plainLoginModule) }
+
+// parseScramJAAS reads one ScramLoginModule entry; see parseJAAS. Its
+// users come from the metadata image, so it has no user_ options.
+func parseScramJAAS(s string) (plainJAAS, error) { return parseJAAS(s, scramLoginModule) }
+
+// parseJAAS reads one login module entry of class in Kafka's JAAS syntax
 // (JaasConfig): `<class> <flag> key="value" ... ;`. It is strict: the
-// class must be PlainLoginModule, the flag one of required, requisite,
+// class must be the given one, the flag one of required, requisite,
 // sufficient or optional, every value double-quoted (with \" and \\ the
 // only escapes), no option twice, and nothing after the semicolon. Its
 // errors name option keys, never values.
-func parsePlainJAAS(s string) (plainJAAS, error) {
+func parseJAAS(s, class string) (plainJAAS, error) {
 	p := jaasScanner{s: s}
-	class := p.word()
-	if class != plainLoginModule {
-		return plainJAAS{}, fmt.Errorf("the login module must be %s, the only SASL mechanism Krabka implements", plainLoginModule)
+	if got := p.word(); got != class {
+		return plainJAAS{}, fmt.Errorf("the login module must be %s", class)
 	}
 	switch flag := strings.ToLower(p.word()); flag {
 	case "required", "requisite", "sufficient", "optional":
@@ -66,13 +75,15 @@ func parsePlainJAAS(s string) (plainJAAS, error) {
 			j.username, j.hasUsername = value, true
 		case key == "password":
 			j.password = value
-		case strings.HasPrefix(key, "user_"):
+		case class == plainLoginModule && strings.HasPrefix(key, "user_"):
 			if key == "user_" {
 				return plainJAAS{}, errors.New("option user_ names no user")
 			}
 			j.users[strings.TrimPrefix(key, "user_")] = value
-		default:
+		case class == plainLoginModule:
 			return plainJAAS{}, fmt.Errorf("option %s is not one PlainLoginModule reads (username, password, user_<name>)", key)
+		default:
+			return plainJAAS{}, fmt.Errorf("option %s is not one ScramLoginModule reads as Krabka implements it (username, password; tokenauth needs delegation tokens, which are not implemented)", key)
 		}
 	}
 	p.space()

@@ -10,10 +10,13 @@ import (
 	"time"
 
 	"github.com/krabka-go/krabka/internal/tlstest"
+	"github.com/krabka-go/krabka/metadata"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+	xscram "github.com/xdg-go/scram"
 )
 
 // testJAAS is a PLAIN login module: this node authenticates as admin and
@@ -119,11 +122,24 @@ func TestValidateSASLRules(t *testing.T) {
 	}{
 		{"Kafka's default mechanism", func(c *Config) { delete(c.SASL, "listener.name.controller.sasl.enabled.mechanisms") },
 			keySASLEnabledMechanisms, "mechanism GSSAPI (listener CONTROLLER) is not implemented"},
-		{"SCRAM", func(c *Config) {
-			c.SASL[keySASLEnabledMechanisms] = "SCRAM-SHA-256"
-			c.SASL["listener.name.controller.sasl.enabled.mechanisms"] = "PLAIN,SCRAM-SHA-256"
+		{"OAUTHBEARER", func(c *Config) {
+			c.SASL["listener.name.controller.sasl.enabled.mechanisms"] = "PLAIN,OAUTHBEARER"
 		},
-			"listener.name.controller.sasl.enabled.mechanisms", "mechanism SCRAM-SHA-256 (listener CONTROLLER) is not implemented"},
+			"listener.name.controller.sasl.enabled.mechanisms", "mechanism OAUTHBEARER (listener CONTROLLER) is not implemented"},
+		{"SCRAM between controllers without a login module", func(c *Config) {
+			c.SASL["listener.name.controller.sasl.enabled.mechanisms"] = "PLAIN,SCRAM-SHA-256"
+			c.SASL[keySASLControllerMechanism] = "SCRAM-SHA-256"
+		},
+			"listener.name.controller.scram-sha-256.sasl.jaas.config", "required"},
+		{"SCRAM login module with users", func(c *Config) {
+			c.SASL["listener.name.controller.sasl.enabled.mechanisms"] = "PLAIN,SCRAM-SHA-512"
+			c.SASL["listener.name.controller.scram-sha-512.sasl.jaas.config"] = `org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="admin-secret" user_admin="admin-secret";`
+		},
+			"listener.name.controller.scram-sha-512.sasl.jaas.config", "not one ScramLoginModule reads"},
+		{"SCRAM login module of a mechanism not enabled", func(c *Config) {
+			c.SASL["listener.name.controller.scram-sha-512.sasl.jaas.config"] = `org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="admin-secret";`
+		},
+			"listener.name.controller.scram-sha-512.sasl.jaas.config", "not enabled on listener CONTROLLER"},
 		{"no login module", func(c *Config) { delete(c.SASL, "listener.name.controller.plain.sasl.jaas.config") },
 			"listener.name.controller.plain.sasl.jaas.config", "required"},
 		{"another login module", func(c *Config) {
@@ -136,7 +152,7 @@ func TestValidateSASLRules(t *testing.T) {
 			c.SASL["listener.name.controller.plain.sasl.jaas.config"] = `org.apache.kafka.common.security.plain.PlainLoginModule required user_admin="admin-secret";`
 		}, "listener.name.controller.plain.sasl.jaas.config", "needs the username and password options"},
 		{"GSSAPI between controllers", func(c *Config) { delete(c.SASL, keySASLControllerMechanism) },
-			keySASLControllerMechanism, "Krabka implements PLAIN only"},
+			keySASLControllerMechanism, "GSSAPI and OAUTHBEARER are not implemented"},
 		{"a listener that is not SASL", func(c *Config) { c.SASL["listener.name.other.sasl.enabled.mechanisms"] = "PLAIN" },
 			"listener.name.other.sasl.enabled.mechanisms", "would be ignored"},
 		{"an upper-case listener", func(c *Config) { c.SASL["listener.name.CONTROLLER.sasl.enabled.mechanisms"] = "PLAIN" },
@@ -152,6 +168,9 @@ func TestValidateSASLRules(t *testing.T) {
 			c.SASL = maps.Clone(base.SASL)
 			tt.mutate(&c)
 			err := c.Validate()
+			if err == nil {
+				t.Fatalf("Validate() = nil, want a %s problem saying %q", tt.key, tt.reason)
+			}
 			got := configErrors(t, err)
 			if !slices.ContainsFunc(got, func(e *ConfigError) bool { return e.Key == tt.key && strings.Contains(e.Reason, tt.reason) }) {
 				t.Errorf("Validate() = %v, want a %s problem saying %q", err, tt.key, tt.reason)
@@ -250,4 +269,41 @@ func FuzzParsePlainJAAS(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSCRAMCredentialFromImage: a SASL listener enabling SCRAM for
+// clients (PLAIN between controllers) accepts a credential committed
+// after it started, through SubmitChange of a UserScramCredentialRecord,
+// and refuses it once a RemoveUserScramCredentialRecord is committed.
+func TestSCRAMCredentialFromImage(t *testing.T) {
+	cfg := ForTests(1, t.TempDir())
+	saslNode(&cfg, SecuritySASLPlaintext)
+	cfg.SASL["listener.name.controller.sasl.enabled.mechanisms"] = "PLAIN,SCRAM-SHA-256"
+	node := startNode(t, cfg)
+	addr := node.Addr().String()
+	mech := scram.Auth{User: "carol", Pass: "carol-secret"}.AsSha256Mechanism()
+	waitFor(t, "metadata.version", func() bool { return node.CurrentImage().Features().MetadataVersion() > 0 })
+	if err := kgoDescribeQuorumSASL(t, addr, mech); !errors.Is(err, kerr.SaslAuthenticationFailed) {
+		t.Fatalf("before the credential: %v, want SASL_AUTHENTICATION_FAILED", err)
+	}
+	cl, err := xscram.SHA256.NewClient("carol", "carol-secret", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := cl.GetStoredCredentialsWithError(xscram.KeyFactors{Salt: "carol-salt", Iters: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := metadata.NewUserScramCredentialRecord()
+	rec.Name, rec.Mechanism, rec.Salt, rec.StoredKey, rec.ServerKey, rec.Iterations = "carol", metadata.ScramSHA256, []byte("carol-salt"), sc.StoredKey, sc.ServerKey, 4096
+	submit(t, node, rec)
+	if err := kgoDescribeQuorumSASL(t, addr, mech); err != nil {
+		t.Fatalf("after the credential was committed: %v", err)
+	}
+	rm := metadata.NewRemoveUserScramCredentialRecord()
+	rm.Name, rm.Mechanism = "carol", metadata.ScramSHA256
+	submit(t, node, rm)
+	if err := kgoDescribeQuorumSASL(t, addr, mech); !errors.Is(err, kerr.SaslAuthenticationFailed) {
+		t.Fatalf("after the credential was removed: %v, want SASL_AUTHENTICATION_FAILED", err)
+	}
 }

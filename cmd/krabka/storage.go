@@ -111,6 +111,7 @@ type formatOptions struct {
 	standalone           bool
 	initialControllers   string
 	noInitialControllers bool
+	addScram             []string
 }
 
 // newFormatCommand builds "krabka storage format".
@@ -138,6 +139,7 @@ func newFormatCommand(a *app) *cobra.Command {
 	f.BoolVarP(&o.standalone, "standalone", "s", false, "start a dynamic quorum with this node as its only voter")
 	f.StringVarP(&o.initialControllers, "initial-controllers", "I", "", "start a dynamic quorum with these voters: ID@HOST:PORT:DIRECTORY_ID,...")
 	f.BoolVarP(&o.noInitialControllers, "no-initial-controllers", "N", false, "format a node that will join an existing dynamic quorum")
+	f.StringArrayVarP(&o.addScram, "add-scram", "S", nil, "a SCRAM credential for the bootstrap records, e.g. 'SCRAM-SHA-256=[name=alice,password=alice-secret]' (repeatable)")
 	_ = cmd.MarkFlagRequired("cluster-id")
 	_ = cmd.MarkFlagRequired("config")
 	return cmd
@@ -420,6 +422,11 @@ func runFormat(a *app, o formatOptions, now time.Time) error {
 	if err != nil {
 		return err
 	}
+	scramValues, err := scramRecords(o.addScram, mv)
+	if err != nil {
+		return err
+	}
+	values = append(values, scramValues...)
 	switch {
 	case kraftVersion == 0 && dynamic:
 		return errors.New("--feature kraft.version=0 cannot be used with a dynamic quorum (controller.quorum.voters is empty); it needs kraft.version 1")

@@ -453,7 +453,15 @@ var catalogue = []Entry{
 		}},
 	},
 	{
-		ID: Z27, Bug: "the SCRAM server nonce is not verified", Source: "CVE-2024-56128",
-		Pending: "SCRAM is not implemented yet: the SASL listeners serve PLAIN only",
+		ID:          Z27,
+		Bug:         "the SCRAM server nonce is not verified",
+		Source:      "CVE-2024-56128",
+		Hooks:       []string{"internal/transport/sasl_scram.go"},
+		Reinjection: "the SCRAM exchange skips its own check that the client-final nonce is the server-first nonce, which ends with this exchange's fresh server nonce",
+		Checks: []Check{{
+			Package: "./internal/transport", Run: "^TestSCRAMNonce$",
+			Invariant: "a SCRAM client-final with a nonce the server did not send is refused as one",
+			Pattern:   "Z27: a forged final nonce was not refused as one",
+		}},
 	},
 }

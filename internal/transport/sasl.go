@@ -64,12 +64,16 @@ var ErrSASLAuthentication = errors.New("transport: SASL authentication failed")
 type SASL struct {
 	// TLS, when not nil, is the TLS configuration of a SASL_SSL listener.
 	TLS *tls.Config
-	// Mechanisms are sasl.enabled.mechanisms, in order; only
-	// MechanismPlain is implemented.
+	// Mechanisms are sasl.enabled.mechanisms, in order: MechanismPlain,
+	// MechanismScramSHA256 and MechanismScramSHA512 are implemented.
 	Mechanisms []string
 	// PlainUsers maps each PLAIN user name to its password (the user_<name>
 	// options of Kafka's PlainLoginModule).
 	PlainUsers map[string]string
+	// ScramCredentials looks up a user's SCRAM credential for a mechanism
+	// when a client authenticates, so that a credential added or removed
+	// since the listener started is seen. Nil refuses SCRAM.
+	ScramCredentials ScramLookup
 	// MaxReceiveSize is sasl.server.max.receive.size.
 	MaxReceiveSize int32
 	// FailedDelay is connection.failed.authentication.delay.ms.
@@ -122,6 +126,7 @@ type saslRequest struct {
 func (h SASL) exchange(ctx context.Context, conn net.Conn) (string, error) {
 	state := saslVersionsOrHandshake
 	var buf []byte
+	var conv saslConv
 	for {
 		frame, err := wire.ReadFrame(conn, buf, h.MaxReceiveSize)
 		if err != nil {
@@ -129,12 +134,15 @@ func (h SASL) exchange(ctx context.Context, conn net.Conn) (string, error) {
 		}
 		buf = frame
 		if state == saslRawToken {
-			name, msg := h.authenticatePlain(frame)
+			challenge, done, name, msg := conv.step(frame)
 			if msg != "" {
 				h.delay(ctx)
 				return "", fmt.Errorf("%w: %s", ErrSASLAuthentication, msg)
 			}
-			return name, writeRaw(conn, nil)
+			if err := writeRaw(conn, challenge); err != nil || done {
+				return name, err
+			}
+			continue
 		}
 		req, err := parseSASLRequest(frame)
 		if err != nil {
@@ -150,16 +158,20 @@ func (h SASL) exchange(ctx context.Context, conn net.Conn) (string, error) {
 				state = saslHandshake
 			}
 		case req.key == keySASLHandshake && state != saslAuthenticate:
-			v1, err := h.handshake(ctx, conn, req)
+			c, v1, err := h.handshake(ctx, conn, req)
 			if err != nil {
 				return "", err
 			}
+			conv = c
 			state = saslRawToken
 			if v1 {
 				state = saslAuthenticate
 			}
 		case req.key == keySASLAuthenticate && state == saslAuthenticate:
-			return h.authenticate(ctx, conn, req)
+			name, done, err := h.authenticate(ctx, conn, req, conv)
+			if err != nil || done {
+				return name, err
+			}
 		case state == saslAuthenticate:
 			// During the exchange a request of another type is answered
 			// with its own error response, where one can be built, and
@@ -243,43 +255,79 @@ func saslAPIKey(key, maxVersion int16) kmsg.ApiVersionsResponseApiKey {
 	return k
 }
 
-// handshake answers a SaslHandshake request and reports whether it was
-// v1 (tokens in SaslAuthenticate requests follow).
-func (h SASL) handshake(ctx context.Context, conn net.Conn, req saslRequest) (bool, error) {
+// saslConv is the server side of one mechanism's exchange. step reads
+// the client's next token and returns the challenge to send back,
+// whether the exchange is over, and then the authenticated name; or the
+// message of a failure, which never holds a secret.
+type saslConv interface {
+	step(token []byte) (challenge []byte, done bool, name, failure string)
+}
+
+// plainConv is PLAIN's one-step exchange.
+type plainConv struct{ h *SASL }
+
+func (c plainConv) step(token []byte) ([]byte, bool, string, string) {
+	name, msg := c.h.authenticatePlain(token)
+	return nil, msg == "", name, msg
+}
+
+// handshake answers a SaslHandshake request and returns the exchange of
+// the mechanism it names, and whether it was v1 (tokens in
+// SaslAuthenticate requests follow).
+func (h SASL) handshake(ctx context.Context, conn net.Conn, req saslRequest) (saslConv, bool, error) {
 	body := kmsg.NewPtrSASLHandshakeRequest()
 	body.SetVersion(req.version)
 	if err := body.ReadFrom(req.body); err != nil {
-		return false, fmt.Errorf("%w: SaslHandshake: %w", ErrSASLAuthentication, err)
+		return nil, false, fmt.Errorf("%w: SaslHandshake: %w", ErrSASLAuthentication, err)
 	}
 	resp := body.ResponseKind().(*kmsg.SASLHandshakeResponse)
 	resp.SupportedMechanisms = slices.Clone(h.Mechanisms)
-	if !slices.Contains(h.Mechanisms, body.Mechanism) || body.Mechanism != MechanismPlain {
+	var conv saslConv
+	if slices.Contains(h.Mechanisms, body.Mechanism) {
+		conv = h.newConv(body.Mechanism)
+	}
+	if conv == nil {
 		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
 		h.delay(ctx)
 		_ = writeResponse(conn, req.corr, resp)
-		return false, fmt.Errorf("%w: UNSUPPORTED_SASL_MECHANISM: %q is not enabled", ErrSASLAuthentication, body.Mechanism)
+		return nil, false, fmt.Errorf("%w: UNSUPPORTED_SASL_MECHANISM: %q is not enabled", ErrSASLAuthentication, body.Mechanism)
 	}
-	return req.version >= 1, writeResponse(conn, req.corr, resp)
+	return conv, req.version >= 1, writeResponse(conn, req.corr, resp)
 }
 
-// authenticate checks the PLAIN token of a SaslAuthenticate request and
-// answers it.
-func (h SASL) authenticate(ctx context.Context, conn net.Conn, req saslRequest) (string, error) {
+// newConv returns the exchange of an implemented mechanism, or nil.
+func (h *SASL) newConv(mechanism string) saslConv {
+	switch mechanism {
+	case MechanismPlain:
+		return plainConv{h}
+	case MechanismScramSHA256, MechanismScramSHA512:
+		if h.ScramCredentials == nil {
+			return nil
+		}
+		return newScramConv(mechanism, h.ScramCredentials)
+	}
+	return nil
+}
+
+// authenticate passes the token of a SaslAuthenticate request to conv
+// and answers it; it reports whether the exchange is over.
+func (h SASL) authenticate(ctx context.Context, conn net.Conn, req saslRequest, conv saslConv) (string, bool, error) {
 	body := kmsg.NewPtrSASLAuthenticateRequest()
 	body.SetVersion(req.version)
 	if err := body.ReadFrom(req.body); err != nil {
-		return "", fmt.Errorf("%w: SaslAuthenticate: %w", ErrSASLAuthentication, err)
+		return "", false, fmt.Errorf("%w: SaslAuthenticate: %w", ErrSASLAuthentication, err)
 	}
 	resp := body.ResponseKind().(*kmsg.SASLAuthenticateResponse)
-	name, msg := h.authenticatePlain(body.SASLAuthBytes)
+	challenge, done, name, msg := conv.step(body.SASLAuthBytes)
 	if msg != "" {
 		resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
 		resp.ErrorMessage = &msg
 		h.delay(ctx)
 		_ = writeResponse(conn, req.corr, resp)
-		return "", fmt.Errorf("%w: %s", ErrSASLAuthentication, msg)
+		return "", false, fmt.Errorf("%w: %s", ErrSASLAuthentication, msg)
 	}
-	return name, writeResponse(conn, req.corr, resp)
+	resp.SASLAuthBytes = challenge
+	return name, done, writeResponse(conn, req.corr, resp)
 }
 
 // authenticatePlain checks a PLAIN message, authzid NUL authcid NUL

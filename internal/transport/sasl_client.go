@@ -11,22 +11,37 @@ import (
 	"github.com/krabka-go/krabka/internal/wire"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/xdg-go/scram"
 )
 
 // SASLClient is how a Peer authenticates to a SASL listener: Kafka's
 // SaslClientAuthenticator with sasl.mechanism.controller.protocol and the
-// user name and password of the listener's login module. Only
-// MechanismPlain is implemented.
+// user name and password of the listener's login module: MechanismPlain,
+// MechanismScramSHA256 or MechanismScramSHA512.
 type SASLClient struct {
 	Mechanism          string
 	Username, Password string
 }
 
-// authenticate runs the exchange over nc: SaslHandshake v1, then one
-// SaslAuthenticate v2 with the PLAIN message. Its error never holds the
-// password.
+// authenticate runs the exchange over nc: SaslHandshake v1, then
+// SaslAuthenticate v2 requests with the mechanism's messages (one for
+// PLAIN, two for SCRAM, whose server signature is checked). Its error
+// never holds the password.
 func (s *SASLClient) authenticate(nc net.Conn, clientID string, maxFrame int32) error {
-	if s.Mechanism != MechanismPlain {
+	var conv *scram.ClientConversation
+	switch s.Mechanism {
+	case MechanismPlain:
+	case MechanismScramSHA256, MechanismScramSHA512:
+		gen := scram.SHA256
+		if s.Mechanism == MechanismScramSHA512 {
+			gen = scram.SHA512
+		}
+		cl, err := gen.NewClient(s.Username, s.Password, "")
+		if err != nil {
+			return fmt.Errorf("%w: SCRAM user name or password cannot be prepared (SASLprep)", ErrSASLAuthentication)
+		}
+		conv = cl.NewConversation()
+	default:
 		return fmt.Errorf("%w: mechanism %q is not implemented", ErrSASLAuthentication, s.Mechanism)
 	}
 	hs := kmsg.NewPtrSASLHandshakeRequest()
@@ -39,21 +54,49 @@ func (s *SASLClient) authenticate(nc net.Conn, clientID string, maxFrame int32) 
 	if hr := resp.(*kmsg.SASLHandshakeResponse); hr.ErrorCode != 0 {
 		return fmt.Errorf("%w: SaslHandshake %s: %w (the server enables %v)", ErrSASLAuthentication, s.Mechanism, kerr.ErrorForCode(hr.ErrorCode), hr.SupportedMechanisms)
 	}
-	auth := kmsg.NewPtrSASLAuthenticateRequest()
-	auth.SetVersion(maxSASLAuthenticateVersion)
-	auth.SASLAuthBytes = slices.Concat([]byte{0}, []byte(s.Username), []byte{0}, []byte(s.Password))
-	resp, err = roundTrip(nc, 2, clientID, auth, maxFrame)
-	if err != nil {
+	if conv == nil {
+		_, err := s.send(nc, 2, clientID, slices.Concat([]byte{0}, []byte(s.Username), []byte{0}, []byte(s.Password)), maxFrame)
 		return err
 	}
-	if ar := resp.(*kmsg.SASLAuthenticateResponse); ar.ErrorCode != 0 {
+	challenge := ""
+	for corr := int32(2); ; corr++ {
+		msg, err := conv.Step(challenge)
+		if err != nil {
+			return fmt.Errorf("%w: SCRAM as %s: the server's message is not valid: %w", ErrSASLAuthentication, s.Username, err)
+		}
+		if conv.Done() {
+			if !conv.Valid() {
+				return fmt.Errorf("%w: SCRAM as %s: the server's signature is not valid", ErrSASLAuthentication, s.Username)
+			}
+			return nil
+		}
+		answer, err := s.send(nc, corr, clientID, []byte(msg), maxFrame)
+		if err != nil {
+			return err
+		}
+		challenge = string(answer)
+	}
+}
+
+// send writes one SaslAuthenticate v2 request with token and returns the
+// server's token.
+func (s *SASLClient) send(nc net.Conn, corr int32, clientID string, token []byte, maxFrame int32) ([]byte, error) {
+	auth := kmsg.NewPtrSASLAuthenticateRequest()
+	auth.SetVersion(maxSASLAuthenticateVersion)
+	auth.SASLAuthBytes = token
+	resp, err := roundTrip(nc, corr, clientID, auth, maxFrame)
+	if err != nil {
+		return nil, err
+	}
+	ar := resp.(*kmsg.SASLAuthenticateResponse)
+	if ar.ErrorCode != 0 {
 		msg := ""
 		if ar.ErrorMessage != nil {
 			msg = ": " + *ar.ErrorMessage
 		}
-		return fmt.Errorf("%w: SaslAuthenticate as %s: %w%s", ErrSASLAuthentication, s.Username, kerr.ErrorForCode(ar.ErrorCode), msg)
+		return nil, fmt.Errorf("%w: SaslAuthenticate as %s: %w%s", ErrSASLAuthentication, s.Username, kerr.ErrorForCode(ar.ErrorCode), msg)
 	}
-	return nil
+	return ar.SASLAuthBytes, nil
 }
 
 // roundTrip writes req and reads its answer.

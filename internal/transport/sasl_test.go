@@ -198,16 +198,7 @@ func TestSASLPeerAuthenticates(t *testing.T) {
 	principals := make(chan Principal, 4)
 	s := saslServer(t, principals)
 	peer := func(password string) *Peer {
-		cfg := DefaultPeerConfig()
-		cfg.Addr = s.Addr().String()
-		cfg.RequestTimeout = 2 * time.Second
-		cfg.SASL = &SASLClient{Mechanism: MechanismPlain, Username: "admin", Password: password}
-		p, err := DialPeer(t.Context(), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(p.Close)
-		return p
+		return saslPeer(t, s, &SASLClient{Mechanism: MechanismPlain, Username: "admin", Password: password})
 	}
 	got := make(chan outcome, 1)
 	peer("admin-secret").Send(describeQuorumFor("peer"), collect(got))
@@ -222,6 +213,21 @@ func TestSASLPeerAuthenticates(t *testing.T) {
 	if o := <-got; o.err == nil {
 		t.Fatalf("a Peer with a wrong password got an answer: %+v", o)
 	}
+}
+
+// saslPeer is a Peer of s that authenticates with client.
+func saslPeer(t *testing.T, s *Server, client *SASLClient) *Peer {
+	t.Helper()
+	cfg := DefaultPeerConfig()
+	cfg.Addr = s.Addr().String()
+	cfg.RequestTimeout = 2 * time.Second
+	cfg.SASL = client
+	p, err := DialPeer(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
 }
 
 // FuzzSASLFrame: a frame read before authentication never panics the
