@@ -1,0 +1,145 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/krabka-go/krabka/raft"
+)
+
+// startStaticQuorum formats and starts n voters of a static quorum on
+// loopback ports and returns them with their controllers and the index of
+// the leader.
+func startStaticQuorum(t *testing.T, n int) (nodes []testNode, ctls []*raft.Controller, ports []int, leader int) {
+	t.Helper()
+	var voters []string
+	for i := range n {
+		ports = append(ports, freePort(t))
+		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i+1, ports[i]))
+	}
+	for i := range n {
+		tn := newTestNode(t, i+1, fmt.Sprintf("listeners=CONTROLLER://127.0.0.1:%d", ports[i]),
+			"controller.quorum.voters="+strings.Join(voters, ","), "controller.quorum.election.timeout.ms=300")
+		mustSucceed(t, "storage", "format", "-t", testClusterID, "-c", tn.props)
+		nodes, ctls = append(nodes, tn), append(ctls, launchNode(t, tn.props))
+	}
+	return nodes, ctls, ports, waitLeader(t, ctls)
+}
+
+// waitLeader waits until one of ctls leads and returns its index.
+func waitLeader(t *testing.T, ctls []*raft.Controller) int {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no leader after 20s")
+		}
+		for i, c := range ctls {
+			if c != nil && c.QuorumState().Role == raft.RoleLeader {
+				return i
+			}
+		}
+	}
+}
+
+// stopBehind has the leader commit topics 0..before-1, stops the follower
+// after the leader, has the leader commit after more topics and stops every
+// other node. It returns the index of the follower stopped early.
+func stopBehind(t *testing.T, ctls []*raft.Controller, leader, before, after int) int {
+	t.Helper()
+	submitTopics(t, ctls[leader], 0, before)
+	early := (leader + 1) % len(ctls)
+	shutdown(t, ctls[early])
+	submitTopics(t, ctls[leader], before, after)
+	for i := range ctls {
+		if i != early {
+			shutdown(t, ctls[i])
+		}
+	}
+	return early
+}
+
+// setVoters rewrites the controller.quorum.voters line of props.
+func setVoters(t *testing.T, props, voters string) {
+	t.Helper()
+	data, err := os.ReadFile(props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`(?m)^controller\.quorum\.voters=.*$`)
+	writeFile(t, props, re.ReplaceAll(data, []byte("controller.quorum.voters="+voters)))
+}
+
+// checkTopics fails unless c's image holds topic-0 .. topic-(n-1).
+func checkTopics(t *testing.T, c *raft.Controller, n int) {
+	t.Helper()
+	img := c.CurrentImage()
+	for i := range n {
+		if _, ok := img.Topics().ByName(fmt.Sprintf("topic-%d", i)); !ok {
+			t.Errorf("node %d lost topic-%d (image has %d topics)", c.QuorumState().NodeID, i, img.Topics().Len())
+		}
+	}
+}
+
+// TestForceStandaloneStaticQuorum: a three-voter static quorum commits
+// writes and loses two voters for good; the survivor log-end ranks first is
+// forced standalone, leads alone and keeps every acknowledged write. An old
+// voter restarted with its old directory and configuration does not lead
+// and does not truncate the survivor's new writes.
+func TestForceStandaloneStaticQuorum(t *testing.T) {
+	nodes, ctls, ports, leader := startStaticQuorum(t, 3)
+	behind := stopBehind(t, ctls, leader, 5, 5)
+	// Choose the survivor by log end: the two that stayed are equal or
+	// one is ahead; the one stopped early is behind.
+	best := -1
+	var bestEnd logEnd
+	for i, n := range nodes {
+		if i == behind {
+			continue
+		}
+		r := logEndJSON(t, n.props)
+		if best < 0 || r.LogEndEpoch > bestEnd.LogEndEpoch || r.LogEndEpoch == bestEnd.LogEndEpoch && r.LogEndOffset > bestEnd.LogEndOffset {
+			best, bestEnd = i, r
+		}
+	}
+	s := nodes[best]
+	mustFail(t, "controller.quorum.voters still lists voters", "storage", "unsafe-force-standalone", "-c", s.props)
+	setVoters(t, s.props, fmt.Sprintf("%d@127.0.0.1:%d", best+1, ports[best]))
+	out := mustSucceed(t, "storage", "unsafe-force-standalone", "-c", s.props).stdout
+	if !strings.Contains(out, fmt.Sprintf("log end offset %d at epoch %d", bestEnd.LogEndOffset, bestEnd.LogEndEpoch)) {
+		t.Errorf("output:\n%s", out)
+	}
+
+	c := startNode(t, s.props)
+	if e := c.QuorumState().Epoch; e < bestEnd.LogEndEpoch+standaloneEpochJump {
+		t.Errorf("survivor leads epoch %d, want at least %d", e, bestEnd.LogEndEpoch+standaloneEpochJump)
+	}
+	submitTopics(t, c, 10, 5)
+	checkTopics(t, c, 15)
+	end := c.QuorumState().LogEndOffset
+
+	// The voter stopped early comes back with its old directory and its
+	// old three-voter configuration.
+	old := launchNode(t, nodes[behind].props)
+	time.Sleep(3 * time.Second)
+	if st := old.QuorumState(); st.Role == raft.RoleLeader {
+		t.Errorf("the old voter leads: %+v", st)
+	}
+	if st := c.QuorumState(); st.Role != raft.RoleLeader || st.NodeID != raft.NodeID(best+1) {
+		t.Errorf("the survivor no longer leads: %+v", st)
+	}
+	submitTopics(t, c, 15, 2)
+	checkTopics(t, c, 17)
+	if got := c.QuorumState().LogEndOffset; got < end {
+		t.Errorf("survivor log end %d, below %d before the old voter came back", got, end)
+	}
+	// The old voter learnt the survivor's epoch and follows it as an
+	// observer the survivor does not count: its log now holds the
+	// survivor's writes.
+	if st := old.QuorumState(); st.Epoch < bestEnd.LogEndEpoch+standaloneEpochJump || st.LeaderID != raft.NodeID(best+1) {
+		t.Errorf("old voter %+v, want a follower of node %d", st, best+1)
+	}
+}
