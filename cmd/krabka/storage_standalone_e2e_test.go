@@ -136,9 +136,10 @@ func TestForceStandaloneStaticQuorum(t *testing.T) {
 	if got := c.QuorumState().LogEndOffset; got < end {
 		t.Errorf("survivor log end %d, below %d before the old voter came back", got, end)
 	}
-	// The old voter learnt the survivor's epoch and follows it as an
-	// observer the survivor does not count: its log now holds the
-	// survivor's writes.
+	// The old voter learnt the survivor's epoch and follows it; the
+	// survivor's LeaderChange, naming voters {survivor}, made it an
+	// observer (internal/kraft noteLeaderChange) the survivor never
+	// counts.
 	if st := old.QuorumState(); st.Epoch < bestEnd.LogEndEpoch+standaloneEpochJump || st.LeaderID != raft.NodeID(best+1) {
 		t.Errorf("old voter %+v, want a follower of node %d", st, best+1)
 	}
