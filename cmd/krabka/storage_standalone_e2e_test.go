@@ -62,6 +62,22 @@ func stopBehind(t *testing.T, ctls []*raft.Controller, leader, before, after int
 	return early
 }
 
+// chooseSurvivor runs log-end on every node of props and returns the index
+// of the one whose log is furthest ahead (epoch, then offset), as the
+// runbook chooses it, with its report.
+func chooseSurvivor(t *testing.T, props []string) (int, logEnd) {
+	t.Helper()
+	best := -1
+	var bestEnd logEnd
+	for i, p := range props {
+		r := logEndJSON(t, p)
+		if best < 0 || r.LogEndEpoch > bestEnd.LogEndEpoch || r.LogEndEpoch == bestEnd.LogEndEpoch && r.LogEndOffset > bestEnd.LogEndOffset {
+			best, bestEnd = i, r
+		}
+	}
+	return best, bestEnd
+}
+
 // setVoters rewrites the controller.quorum.voters line of props.
 func setVoters(t *testing.T, props, voters string) {
 	t.Helper()
@@ -94,16 +110,15 @@ func TestForceStandaloneStaticQuorum(t *testing.T) {
 	behind := stopBehind(t, ctls, leader, 5, 5)
 	// Choose the survivor by log end: the two that stayed are equal or
 	// one is ahead; the one stopped early is behind.
-	best := -1
-	var bestEnd logEnd
+	var props []string
 	for i, n := range nodes {
-		if i == behind {
-			continue
+		if i != behind {
+			props = append(props, n.props)
 		}
-		r := logEndJSON(t, n.props)
-		if best < 0 || r.LogEndEpoch > bestEnd.LogEndEpoch || r.LogEndEpoch == bestEnd.LogEndEpoch && r.LogEndOffset > bestEnd.LogEndOffset {
-			best, bestEnd = i, r
-		}
+	}
+	best, bestEnd := chooseSurvivor(t, props)
+	if best >= behind {
+		best++
 	}
 	s := nodes[best]
 	mustFail(t, "controller.quorum.voters still lists voters", "storage", "unsafe-force-standalone", "-c", s.props)
@@ -143,4 +158,73 @@ func TestForceStandaloneStaticQuorum(t *testing.T) {
 	if st := old.QuorumState(); st.Epoch < bestEnd.LogEndEpoch+standaloneEpochJump || st.LeaderID != raft.NodeID(best+1) {
 		t.Errorf("old voter %+v, want a follower of node %d", st, best+1)
 	}
+}
+
+// TestForceStandaloneDynamicQuorum: a three-voter dynamic quorum commits
+// writes and loses two voters; the survivor is forced standalone and leads
+// alone with every acknowledged write. An old voter restarted with its old
+// directory does not lead nor truncate the survivor; a wiped and
+// re-formatted node is added back with add-controller and catches up.
+func TestForceStandaloneDynamicQuorum(t *testing.T) {
+	nodes := newDynamicNodes(t, 3)
+	mustSucceed(t, "storage", "format", "-t", testClusterID, "-c", nodes[0].props, "--standalone")
+	for _, n := range nodes[1:] {
+		mustSucceed(t, "storage", "format", "-t", testClusterID, "-c", n.props, "--no-initial-controllers")
+	}
+	var ctls []*raft.Controller
+	for _, n := range nodes {
+		ctls = append(ctls, launchNode(t, n.props))
+	}
+	waitLeader(t, ctls[:1])
+	for _, n := range nodes[1:] {
+		mustSucceed(t, "metadata-quorum", "--bootstrap-controller", nodes[0].addr, "add-controller", "--command-config", n.props)
+	}
+	describeStatus(t, nodes[0].addr, "three voters", func(out string) bool { return strings.Count(out, `"endpoints"`) == 3 })
+	submitTopics(t, ctls[waitLeader(t, ctls)], 0, 8)
+	for _, c := range ctls {
+		shutdown(t, c)
+	}
+	var props []string
+	for _, n := range nodes {
+		props = append(props, n.props)
+	}
+	best, bestEnd := chooseSurvivor(t, props)
+	old, wiped := nodes[(best+1)%3], nodes[(best+2)%3]
+	s := nodes[best]
+	mustSucceed(t, "storage", "unsafe-force-standalone", "-c", s.props)
+	c := startNode(t, s.props)
+	if e := c.QuorumState().Epoch; e < bestEnd.LogEndEpoch+standaloneEpochJump {
+		t.Errorf("survivor leads epoch %d, want at least %d", e, bestEnd.LogEndEpoch+standaloneEpochJump)
+	}
+	submitTopics(t, c, 8, 4)
+	checkTopics(t, c, 12)
+
+	o := launchNode(t, old.props)
+	time.Sleep(3 * time.Second)
+	if st := o.QuorumState(); st.Role == raft.RoleLeader {
+		t.Errorf("the old voter leads: %+v", st)
+	}
+	if st := c.QuorumState(); st.Role != raft.RoleLeader {
+		t.Errorf("the survivor no longer leads: %+v", st)
+	}
+	submitTopics(t, c, 12, 2)
+	checkTopics(t, c, 14)
+	shutdown(t, o)
+
+	for _, d := range []string{wiped.meta, wiped.data1, wiped.data2} {
+		if err := os.RemoveAll(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustSucceed(t, "storage", "format", "-t", testClusterID, "-c", wiped.props, "--no-initial-controllers")
+	w := launchNode(t, wiped.props)
+	mustSucceed(t, "metadata-quorum", "--bootstrap-controller", s.addr, "add-controller", "--command-config", wiped.props)
+	describeStatus(t, s.addr, "two voters", func(out string) bool { return strings.Count(out, `"endpoints"`) == 2 })
+	submitTopics(t, c, 14, 2)
+	for deadline := time.Now().Add(20 * time.Second); w.QuorumState().AppliedOffset < c.QuorumState().HighWatermark; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the re-added node did not catch up: %+v, leader %+v", w.QuorumState(), c.QuorumState())
+		}
+	}
+	checkTopics(t, w, 16)
 }
