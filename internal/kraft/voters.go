@@ -48,7 +48,9 @@ func (n *Node) applyVoters(offset Offset, keys []ReplicaKey) {
 // noteLeaderChange checks the LeaderChange record of a batch a follower
 // appends. In a static quorum (no Voters record in force) every leader's
 // LeaderChange names its voter set, controller.quorum.voters as it sees it.
-// One that omits this node, while this node's own configuration counts it,
+// Only the LeaderChange of the epoch the node follows counts: older ones
+// are history a catching-up node replays. One that omits this node, while
+// this node's own configuration counts it,
 // means the quorum went on without it: storage unsafe-force-standalone
 // rebuilt it on a survivor, or the voters were reconfigured and this node's
 // configuration and log are stale (docs/operations.md, "Losing a
@@ -62,7 +64,7 @@ func (n *Node) applyVoters(offset Offset, keys []ReplicaKey) {
 // in force already omits the node (KIP-853).
 func (n *Node) noteLeaderChange(b BatchInfo) {
 	last := n.s.voterSets[len(n.s.voterSets)-1]
-	if last.Offset >= 0 || len(b.LeaderChange.Voters) == 0 || !last.Set.Contains(n.me) {
+	if b.Epoch != n.s.epoch || last.Offset >= 0 || len(b.LeaderChange.Voters) == 0 || !last.Set.Contains(n.me) {
 		return
 	}
 	named := slices.ContainsFunc(b.LeaderChange.Voters, func(k ReplicaKey) bool { return k.ID == n.me.ID })
