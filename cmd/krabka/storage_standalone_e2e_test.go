@@ -228,3 +228,40 @@ func TestForceStandaloneDynamicQuorum(t *testing.T) {
 	}
 	checkTopics(t, w, 16)
 }
+
+// TestForceStandaloneFiveLoseThree: a five-voter static quorum loses three
+// voters, the leader among them; of the two survivors the one log-end
+// ranks first is forced standalone and keeps every acknowledged write.
+func TestForceStandaloneFiveLoseThree(t *testing.T) {
+	nodes, ctls, ports, leader := startStaticQuorum(t, 5)
+	submitTopics(t, ctls[leader], 0, 6)
+	hw := ctls[leader].QuorumState().HighWatermark
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		caughtUp := 0
+		for _, c := range ctls {
+			if c.QuorumState().AppliedOffset >= hw {
+				caughtUp++
+			}
+		}
+		if caughtUp == len(ctls) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the followers did not catch up")
+		}
+	}
+	for _, c := range ctls {
+		shutdown(t, c)
+	}
+	survivors := []int{(leader + 1) % 5, (leader + 3) % 5}
+	best, end := chooseSurvivor(t, []string{nodes[survivors[0]].props, nodes[survivors[1]].props})
+	best = survivors[best]
+	setVoters(t, nodes[best].props, fmt.Sprintf("%d@127.0.0.1:%d", best+1, ports[best]))
+	mustSucceed(t, "storage", "unsafe-force-standalone", "-c", nodes[best].props)
+	c := startNode(t, nodes[best].props)
+	if e := c.QuorumState().Epoch; e < end.LogEndEpoch+standaloneEpochJump {
+		t.Errorf("survivor leads epoch %d, want at least %d", e, end.LogEndEpoch+standaloneEpochJump)
+	}
+	submitTopics(t, c, 6, 3)
+	checkTopics(t, c, 9)
+}
