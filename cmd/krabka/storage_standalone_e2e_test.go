@@ -104,7 +104,8 @@ func checkTopics(t *testing.T, c *raft.Controller, n int) {
 // writes and loses two voters for good; the survivor log-end ranks first is
 // forced standalone, leads alone and keeps every acknowledged write. An old
 // voter restarted with its old directory and configuration does not lead
-// and does not truncate the survivor's new writes.
+// and does not truncate the survivor's new writes. Wiped, formatted again
+// and listed in controller.quorum.voters with the survivor, it catches up.
 func TestForceStandaloneStaticQuorum(t *testing.T) {
 	nodes, ctls, ports, leader := startStaticQuorum(t, 3)
 	behind := stopBehind(t, ctls, leader, 5, 5)
@@ -158,6 +159,31 @@ func TestForceStandaloneStaticQuorum(t *testing.T) {
 	if st := old.QuorumState(); st.Epoch < bestEnd.LogEndEpoch+standaloneEpochJump || st.LeaderID != raft.NodeID(best+1) {
 		t.Errorf("old voter %+v, want a follower of node %d", st, best+1)
 	}
+
+	// Re-adding in a static quorum: the old node is wiped and formatted
+	// again, and both nodes list the two voters.
+	shutdown(t, old)
+	shutdown(t, c)
+	w := nodes[behind]
+	for _, d := range []string{w.meta, w.data1, w.data2} {
+		if err := os.RemoveAll(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustSucceed(t, "storage", "format", "-t", testClusterID, "-c", w.props)
+	two := fmt.Sprintf("%d@127.0.0.1:%d,%d@127.0.0.1:%d", min(best, behind)+1, ports[min(best, behind)], max(best, behind)+1, ports[max(best, behind)])
+	setVoters(t, s.props, two)
+	setVoters(t, w.props, two)
+	pair := []*raft.Controller{launchNode(t, s.props), launchNode(t, w.props)}
+	l := pair[waitLeader(t, pair)]
+	submitTopics(t, l, 17, 2)
+	for deadline := time.Now().Add(20 * time.Second); pair[1].QuorumState().AppliedOffset < l.QuorumState().HighWatermark; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the re-added node did not catch up: %+v, leader %+v", pair[1].QuorumState(), l.QuorumState())
+		}
+	}
+	checkTopics(t, pair[0], 19)
+	checkTopics(t, pair[1], 19)
 }
 
 // TestForceStandaloneDynamicQuorum: a three-voter dynamic quorum commits
