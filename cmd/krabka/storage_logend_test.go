@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -192,9 +194,19 @@ func submitTopics(t *testing.T, c *raft.Controller, first, n int) {
 // when called again).
 func launchNode(t *testing.T, props string) *raft.Controller {
 	t.Helper()
+	return launchNodeLogging(t, props, nil)
+}
+
+// launchNodeLogging is launchNode with the node's log lines written as
+// text to logs (nil: the default logger).
+func launchNodeLogging(t *testing.T, props string, logs io.Writer) *raft.Controller {
+	t.Helper()
 	cfg, _, err := raft.LoadConfig(props)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if logs != nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	}
 	c, err := raft.Start(context.Background(), cfg)
 	if err != nil {

@@ -139,7 +139,8 @@ func TestForceStandaloneStaticQuorum(t *testing.T) {
 
 	// The voter stopped early comes back with its old directory and its
 	// old three-voter configuration.
-	old := launchNode(t, nodes[behind].props)
+	var oldLogs syncBuffer
+	old := launchNodeLogging(t, nodes[behind].props, &oldLogs)
 	time.Sleep(3 * time.Second)
 	if st := old.QuorumState(); st.Role == raft.RoleLeader {
 		t.Errorf("the old voter leads: %+v", st)
@@ -158,6 +159,10 @@ func TestForceStandaloneStaticQuorum(t *testing.T) {
 	// counts.
 	if st := old.QuorumState(); st.Epoch < bestEnd.LogEndEpoch+standaloneEpochJump || st.LeaderID != raft.NodeID(best+1) {
 		t.Errorf("old voter %+v, want a follower of node %d", st, best+1)
+	}
+
+	if !strings.Contains(oldLogs.String(), "level=ERROR msg=\"removed from the quorum: the leader's LeaderChange names a voter set without this node") {
+		t.Errorf("the old voter did not log that it was removed:\n%s", tail(oldLogs.String(), 20))
 	}
 
 	// Re-adding in a static quorum: the old node is wiped and formatted
