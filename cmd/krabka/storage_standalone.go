@@ -78,6 +78,16 @@ func runForceStandalone(a *app, path string, now time.Time) error {
 	}
 	dir := end.MetadataLogDir
 	fsys := vfs.OS()
+	// Hold the directory's lock until everything is written, so that no
+	// node starts on it in between.
+	lock, err := logstore.LockDir(fsys, dir)
+	if errors.Is(err, logstore.ErrLocked) {
+		return fmt.Errorf("metadata log directory %s is locked: a node is running on it; stop it first; nothing was changed", dir)
+	}
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
 	mp, err := logstore.ReadMetaProperties(fsys, dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("metadata log directory %s is not formatted (no %s); unsafe-force-standalone rewrites a formatted survivor and changed nothing", dir, logstore.MetaPropertiesFileName)
@@ -199,7 +209,12 @@ func appendStandaloneBatches(fsys vfs.FS, part string, end logEnd, batches []byt
 	if err != nil {
 		return 0, fmt.Errorf("open the log %s: %w", part, err)
 	}
-	if l.LogEndOffset() != end.LogEndOffset {
+	switch got := l.LogEndOffset(); {
+	case got > end.LogEndOffset:
+		return 0, errors.Join(fmt.Errorf("the log %s ends at offset %d after recovery, not at %d as read; nothing was changed", part, got, end.LogEndOffset), l.Close())
+	case got < end.LogEndOffset:
+		// The log does not reach the newest snapshot: the node restarts
+		// its log there, and so does this.
 		if err := l.TruncateFullyAndStartAt(end.LogEndOffset); err != nil {
 			return 0, errors.Join(fmt.Errorf("restart the log %s at offset %d: %w", part, end.LogEndOffset, err), l.Close())
 		}
