@@ -136,3 +136,34 @@ func TestForceStandaloneDynamic(t *testing.T) {
 		t.Errorf("second record %+v, want a VotersRecord of node 1", msgs[1])
 	}
 }
+
+// TestForceStandaloneKafkaLog: on a copy of a Kafka 3.9 node's directory
+// the LeaderChange goes after the last batch; on a log cut short of the
+// newest snapshot it goes at the snapshot's end offset, where the node
+// restarts its log.
+func TestForceStandaloneKafkaLog(t *testing.T) {
+	for _, cut := range []bool{false, true} {
+		dir := copyDir(t, filepath.Join(samplesDir(t), "kafka39-single-logstart"))
+		if cut {
+			seg := filepath.Join(dir, raft.PartitionDirName, "00000000000000128356.log")
+			data, err := os.ReadFile(seg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, seg, data[:batchStarts(data, 1001)[1000]])
+		}
+		props := logEndProps(t, 1, dir, staticVoters)
+		before := logEndJSON(t, props)
+		if cut && before.LogEndOffset != 149809 {
+			t.Fatalf("cut log: log end %d, want the snapshot's 149809", before.LogEndOffset)
+		}
+		out := mustSucceed(t, "storage", "unsafe-force-standalone", "-c", props).stdout
+		if want := fmt.Sprintf("appended a LeaderChange at offset %d, epoch %d,", before.LogEndOffset, before.LogEndEpoch+standaloneEpochJump); !strings.Contains(out, want) {
+			t.Errorf("cut %v: output lacks %q:\n%s", cut, want, out)
+		}
+		after := logEndJSON(t, props)
+		if after.LogEndOffset != before.LogEndOffset+1 || after.LogEndEpoch != before.LogEndEpoch+standaloneEpochJump || len(after.Notes) != 0 {
+			t.Errorf("cut %v: after: %+v; before: log end %d epoch %d", cut, after, before.LogEndOffset, before.LogEndEpoch)
+		}
+	}
+}
