@@ -36,10 +36,10 @@ func newStorageCommand(a *app) *cobra.Command {
 		Short: "Format and inspect storage directories (kafka-storage)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return errors.New("storage needs a subcommand: random-uuid, format, info, log-end or restore")
+			return errors.New("storage needs a subcommand: random-uuid, format, info, log-end, restore or unsafe-force-standalone")
 		},
 	}
-	cmd.AddCommand(newRandomUUIDCommand(a), newFormatCommand(a), newInfoCommand(a), newLogEndCommand(a), newRestoreCommand(a))
+	cmd.AddCommand(newRandomUUIDCommand(a), newFormatCommand(a), newInfoCommand(a), newLogEndCommand(a), newRestoreCommand(a), newForceStandaloneCommand(a))
 	return cmd
 }
 

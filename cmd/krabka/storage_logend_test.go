@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -192,9 +194,19 @@ func submitTopics(t *testing.T, c *raft.Controller, first, n int) {
 // when called again).
 func launchNode(t *testing.T, props string) *raft.Controller {
 	t.Helper()
+	return launchNodeLogging(t, props, nil)
+}
+
+// launchNodeLogging is launchNode with the node's log lines written as
+// text to logs (nil: the default logger).
+func launchNodeLogging(t *testing.T, props string, logs io.Writer) *raft.Controller {
+	t.Helper()
 	cfg, _, err := raft.LoadConfig(props)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if logs != nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	}
 	c, err := raft.Start(context.Background(), cfg)
 	if err != nil {
@@ -328,40 +340,8 @@ func TestLogEndErrors(t *testing.T) {
 // log-end matches what it reported when it stopped, and comparing the log
 // ends (epoch, then offset) ranks the follower stopped early last.
 func TestLogEndChoosesTheSurvivor(t *testing.T) {
-	var ports []int
-	var voters []string
-	for i := range 3 {
-		ports = append(ports, freePort(t))
-		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i+1, ports[i]))
-	}
-	var nodes []testNode
-	var ctls []*raft.Controller
-	for i := range 3 {
-		n := newTestNode(t, i+1, fmt.Sprintf("listeners=CONTROLLER://127.0.0.1:%d", ports[i]),
-			"controller.quorum.voters="+strings.Join(voters, ","), "controller.quorum.election.timeout.ms=300")
-		mustSucceed(t, "storage", "format", "-t", testClusterID, "-c", n.props)
-		nodes, ctls = append(nodes, n), append(ctls, launchNode(t, n.props))
-	}
-	leader := -1
-	for deadline := time.Now().Add(20 * time.Second); leader < 0; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no leader after 20s")
-		}
-		for i, c := range ctls {
-			if c.QuorumState().Role == raft.RoleLeader {
-				leader = i
-			}
-		}
-	}
-	submitTopics(t, ctls[leader], 0, 3)
-	early := (leader + 1) % 3
-	shutdown(t, ctls[early])
-	submitTopics(t, ctls[leader], 3, 5)
-	for i := range ctls {
-		if i != early {
-			shutdown(t, ctls[i])
-		}
-	}
+	nodes, ctls, _, leader := startStaticQuorum(t, 3)
+	early := stopBehind(t, ctls, leader, 3, 5)
 	var reports []logEnd
 	for i, n := range nodes {
 		r := logEndJSON(t, n.props)

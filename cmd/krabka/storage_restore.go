@@ -90,15 +90,9 @@ func runRestore(a *app, o restoreOptions, now time.Time) error {
 			return err
 		}
 	}
-	cfg, _, err := raft.LoadConfig(o.config)
+	cfg, err := loadControllerConfig(o.config)
 	if err != nil {
-		return fmt.Errorf("config %s: %w", o.config, err)
-	}
-	if !slices.Contains(cfg.ProcessRoles, raft.ControllerRole) {
-		return fmt.Errorf("config %s: process.roles must include controller", o.config)
-	}
-	if cfg.NodeID < 0 {
-		return fmt.Errorf("config %s: node.id is not set", o.config)
+		return err
 	}
 	dirs, err := logDirectories(o.config, cfg)
 	if err != nil {
@@ -167,6 +161,23 @@ func runRestore(a *app, o restoreOptions, now time.Time) error {
 		}
 	}
 	return nil
+}
+
+// loadControllerConfig loads the server.properties at path of a
+// controller with a node.id, as the offline storage commands that write a
+// node's log need it.
+func loadControllerConfig(path string) (raft.Config, error) {
+	cfg, _, err := raft.LoadConfig(path)
+	if err != nil {
+		return cfg, fmt.Errorf("config %s: %w", path, err)
+	}
+	if !slices.Contains(cfg.ProcessRoles, raft.ControllerRole) {
+		return cfg, fmt.Errorf("config %s: process.roles must include controller", path)
+	}
+	if cfg.NodeID < 0 {
+		return cfg, fmt.Errorf("config %s: node.id is not set", path)
+	}
+	return cfg, nil
 }
 
 // checkUnformatted refuses a directory that holds meta.properties, and in

@@ -38,7 +38,9 @@ func (n *Node) handleVoteRequest(m *VoteRequest) {
 		answer(CodeInvalidVoterKey, false)
 		return
 	}
-	granted := n.canGrantVote(m)
+	// A node that learnt the quorum was rebuilt without it grants no vote
+	// (noteLeaderChange): with other stale voters it must not elect anyone.
+	granted := n.canGrantVote(m) && n.s.excludedAt < 0
 	if granted && !m.PreVote && (n.s.role == Unattached || n.s.role == Prospective) && !n.s.votedKey.IsSet() {
 		// KIP-595: one vote per epoch, durable before the response leaves
 		// (markPersist puts it in the same Ready, ahead of the messages).

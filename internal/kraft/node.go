@@ -68,6 +68,10 @@ type state struct {
 	persisted ElectionState
 
 	voterSets []voterSetEntry // voter-set history, offset order; never empty
+	// excludedAt is the offset of a leader's LeaderChange that named a
+	// voter set without this node while the static configuration counts
+	// it (-1: none); see noteLeaderChange.
+	excludedAt Offset
 
 	// The log tail as the core knows it. It runs ahead of the LogView by
 	// whatever is accumulated in out and not yet advanced.
@@ -140,14 +144,15 @@ func NewNode(now Instant, cfg Config, st ElectionState, log LogView) (*Node, err
 		logger: logger.With(slog.Int(keyNodeID, int(cfg.ID))),
 	}
 	n.s = state{
-		rng:       *rand.NewPCG(cfg.Seed, uint64(cfg.ID)),
-		now:       now,
-		leaderID:  NoNode,
-		votedKey:  quorum.NoReplica,
-		voterSets: sets,
-		hw:        -1,
-		emittedHW: -1,
-		out:       emptyBuf(),
+		rng:        *rand.NewPCG(cfg.Seed, uint64(cfg.ID)),
+		now:        now,
+		leaderID:   NoNode,
+		votedKey:   quorum.NoReplica,
+		voterSets:  sets,
+		excludedAt: -1,
+		hw:         -1,
+		emittedHW:  -1,
+		out:        emptyBuf(),
 	}
 	n.syncTail()
 	n.s.durableEnd = n.s.leo // the runtime opens a recovered, durable log
@@ -214,8 +219,10 @@ func (n *Node) voters() VoterSet {
 	return n.s.voterSets[len(n.s.voterSets)-1].Set
 }
 
-// isVoter reports whether this replica is a voter of the latest set.
-func (n *Node) isVoter() bool { return n.voters().Contains(n.me) }
+// isVoter reports whether this replica is a voter of the latest set, and
+// has not learnt from a leader's LeaderChange that the quorum was rebuilt
+// without it (noteLeaderChange).
+func (n *Node) isVoter() bool { return n.voters().Contains(n.me) && n.s.excludedAt < 0 }
 
 // Step feeds the node a request or response from a peer. Peer input never
 // produces an error: invalid or stale messages are answered with a Kafka
@@ -697,6 +704,9 @@ func (n *Node) appendLocal(b BatchInfo, h RecordsHandle) {
 	n.s.lastEpoch = b.Epoch
 	if b.Voters != nil {
 		n.applyVoters(b.BaseOffset, b.Voters)
+	}
+	if b.LeaderChange.LeaderID != NoNode && n.s.role != Leader {
+		n.noteLeaderChange(b)
 	}
 	if n.s.role == Leader {
 		n.onLeaderAppend()

@@ -45,8 +45,50 @@ func (n *Node) applyVoters(offset Offset, keys []ReplicaKey) {
 	n.onVotersChanged()
 }
 
+// noteLeaderChange checks the LeaderChange record of a batch a follower
+// appends. In a static quorum (no Voters record in force) every leader's
+// LeaderChange names its voter set, controller.quorum.voters as it sees it.
+// Only the LeaderChange of the epoch the node follows counts: older ones
+// are history a catching-up node replays. One that omits this node, while
+// this node's own configuration counts it,
+// means the quorum went on without it: storage unsafe-force-standalone
+// rebuilt it on a survivor, or the voters were reconfigured and this node's
+// configuration and log are stale (docs/operations.md, "Losing a
+// majority"). Counting itself a voter then is unsafe: with other stale
+// voters it could elect a leader that truncates what the rebuilt quorum
+// committed. So the node stops counting itself a voter (isVoter) and acts
+// as an observer, which never campaigns, and grants no vote
+// (handleVoteRequest), and says so
+// at ERROR once. A later LeaderChange naming it, or the truncation of the
+// record, clears it. Dynamic quorums need no such rule: the Voters record
+// in force already omits the node (KIP-853).
+func (n *Node) noteLeaderChange(b BatchInfo) {
+	last := n.s.voterSets[len(n.s.voterSets)-1]
+	if b.Epoch != n.s.epoch || last.Offset >= 0 || len(b.LeaderChange.Voters) == 0 || !last.Set.Contains(n.me) {
+		return
+	}
+	named := slices.ContainsFunc(b.LeaderChange.Voters, func(k ReplicaKey) bool { return k.ID == n.me.ID })
+	switch {
+	case named && n.s.excludedAt >= 0:
+		n.s.excludedAt = -1
+		n.logger.LogAttrs(context.Background(), slog.LevelInfo, "the leader's voter set includes this node again",
+			slog.Int(keyEpoch, int(b.Epoch)), slog.Int(keyLeaderID, int(b.LeaderChange.LeaderID)))
+	case !named && n.s.excludedAt < 0:
+		n.s.excludedAt = b.BaseOffset
+		n.logger.LogAttrs(context.Background(), slog.LevelError,
+			"removed from the quorum: the leader's LeaderChange names a voter set without this node, though controller.quorum.voters lists it; "+
+				"this node no longer campaigns or grants votes. The quorum was rebuilt without it (storage unsafe-force-standalone) or reconfigured: "+
+				"stop it, wipe its log directories, format them again with the cluster id and add it back (docs/operations.md, \"Losing a majority\")",
+			slog.Int(keyEpoch, int(b.Epoch)), slog.Int(keyLeaderID, int(b.LeaderChange.LeaderID)),
+			slog.Int64(keyOffset, int64(b.BaseOffset)), slog.String(keyVoters, keyList(b.LeaderChange.Voters)))
+	}
+}
+
 // truncateVoters drops voter sets recorded at or after offset.
 func (n *Node) truncateVoters(offset Offset) {
+	if n.s.excludedAt >= offset {
+		n.s.excludedAt = -1
+	}
 	before := len(n.s.voterSets)
 	n.s.voterSets = slices.DeleteFunc(slices.Clone(n.s.voterSets), func(e voterSetEntry) bool { return e.Offset >= offset })
 	if len(n.s.voterSets) != before {
