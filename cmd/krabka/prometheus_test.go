@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -170,12 +171,14 @@ func waitUntilFor(t *testing.T, what string, d time.Duration, cond func() bool) 
 	}
 }
 
-// TestPrometheusScrapesAQuorum runs a real Prometheus against a
-// three-node quorum started with server-start: every target comes up,
+// TestPrometheusScrapesAQuorum runs a real Prometheus, loaded with the
+// shipped alert rules, against a three-node quorum started with
+// server-start: every target comes up,
 // exactly one node is leader and active controller, every node reports
 // the same epoch, the high watermark rises as the leader commits its
 // NoOpRecords, and once the leader is killed the scrape data shows
-// another node as the one leader and the leader-change expression moves.
+// another node as the one leader, the leader-change expression moves and
+// the node-down and quorum-at-risk alerts become pending or fire.
 func TestPrometheusScrapesAQuorum(t *testing.T) {
 	needTool(t, "prometheus")
 	const n = 3
@@ -237,5 +240,102 @@ func TestPrometheusScrapesAQuorum(t *testing.T) {
 		v, ok := p.scalar(`max(changes(kafka_server_raftmetrics_current_leader[5m]))`)
 		return ok && v > 0
 	})
-	t.Logf("node %s leads after the kill; test ran %v", now, time.Since(start).Round(time.Millisecond))
+	t.Logf("node %s leads after the kill", now)
+	waitUntilFor(t, "KrabkaNodeDown and KrabkaQuorumAtRisk pending or firing", wait, func() bool {
+		a := p.alerts(t)
+		return a["KrabkaNodeDown"] && a["KrabkaQuorumAtRisk"]
+	})
+	t.Logf("test ran %v", time.Since(start).Round(time.Millisecond))
+}
+
+// alerts returns the names of the alerts Prometheus has pending or
+// firing, and fails t when a shipped rule does not evaluate.
+func (p *promServer) alerts(t *testing.T) map[string]bool {
+	t.Helper()
+	resp, err := http.Get("http://" + p.addr + "/api/v1/rules?type=alert")
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Data struct {
+			Groups []struct {
+				Rules []struct {
+					Name      string `json:"name"`
+					Health    string `json:"health"`
+					LastError string `json:"lastError"`
+					State     string `json:"state"`
+				} `json:"rules"`
+			} `json:"groups"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatalf("/api/v1/rules: %v", err)
+	}
+	active := map[string]bool{}
+	for _, g := range body.Data.Groups {
+		for _, r := range g.Rules {
+			if r.Health == "err" {
+				t.Fatalf("rule %s does not evaluate: %s", r.Name, r.LastError)
+			}
+			if r.State == "pending" || r.State == "firing" {
+				active[r.Name] = true
+			}
+		}
+	}
+	return active
+}
+
+// TestAlertRules checks the shipped alert rules with promtool and runs
+// their unit tests (deploy/prometheus/alerts_test.yml), and checks that
+// every Krabka or Kafka metric the rules name is one the exporter emits.
+func TestAlertRules(t *testing.T) {
+	promtool := needTool(t, "promtool")
+	dir := filepath.Dir(alertsFile(t))
+	for _, args := range [][]string{{"check", "rules", "alerts.yml"}, {"test", "rules", "alerts_test.yml"}} {
+		cmd := exec.Command(promtool, args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	rules, err := os.ReadFile(alertsFile(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMetricNames(t, "alerts.yml", string(rules))
+}
+
+// metricName matches a name of the series Krabka exports.
+var metricName = regexp.MustCompile(`\b(?:kafka|krabka)_[a-z0-9_]+`)
+
+// checkMetricNames fails t for each Krabka or Kafka metric name in text
+// that metrics/prom/testdata/names.golden does not list (a histogram's
+// _bucket, _sum and _count series count as its name).
+func checkMetricNames(t *testing.T, what, text string) {
+	t.Helper()
+	golden, err := os.ReadFile(filepath.Join("..", "..", "metrics", "prom", "testdata", "names.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(golden)), "\n") {
+		name, kind, _ := strings.Cut(line, " ")
+		known[name] = true
+		if kind == "histogram" {
+			for _, s := range []string{"_bucket", "_sum", "_count"} {
+				known[name+s] = true
+			}
+		}
+	}
+	seen := 0
+	for _, name := range metricName.FindAllString(text, -1) {
+		seen++
+		if !known[name] {
+			t.Errorf("%s names %s, which the exporter does not emit", what, name)
+		}
+	}
+	if seen == 0 {
+		t.Errorf("%s names no metric", what)
+	}
 }
