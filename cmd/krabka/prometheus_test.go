@@ -176,7 +176,8 @@ func waitUntilFor(t *testing.T, what string, d time.Duration, cond func() bool) 
 // server-start: every target comes up,
 // exactly one node is leader and active controller, every node reports
 // the same epoch, the high watermark rises as the leader commits its
-// NoOpRecords, and once the leader is killed the scrape data shows
+// NoOpRecords, every query of the shipped Grafana dashboard returns
+// series, and once the leader is killed the scrape data shows
 // another node as the one leader, the leader-change expression moves and
 // the node-down and quorum-at-risk alerts become pending or fire.
 func TestPrometheusScrapesAQuorum(t *testing.T) {
@@ -209,6 +210,8 @@ func TestPrometheusScrapesAQuorum(t *testing.T) {
 		hw, ok := p.scalar(`max(kafka_server_raftmetrics_high_watermark)`)
 		return ok && hw > hw0
 	})
+
+	checkDashboardQueries(t, p)
 
 	leaders, err := p.query(`kafka_server_raftmetrics_current_state{current_state="leader"} == 1`)
 	if err != nil || len(leaders) != 1 {
@@ -337,5 +340,116 @@ func checkMetricNames(t *testing.T, what, text string) {
 	}
 	if seen == 0 {
 		t.Errorf("%s names no metric", what)
+	}
+}
+
+// dashboardFile is the path of the shipped Grafana dashboard.
+const dashboardFile = "../../deploy/grafana/krabka.json"
+
+// dashboardExprs parses the shipped Grafana dashboard and returns every
+// PromQL expression in it: each panel target's (rows' nested panels
+// too) and each query variable's.
+func dashboardExprs(t *testing.T) []string {
+	t.Helper()
+	data, err := os.ReadFile(dashboardFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type panel struct {
+		Title   string `json:"title"`
+		Type    string `json:"type"`
+		Targets []struct {
+			RefID string `json:"refId"`
+			Expr  string `json:"expr"`
+		} `json:"targets"`
+		Panels []json.RawMessage `json:"panels"`
+	}
+	var d struct {
+		Title      string            `json:"title"`
+		UID        string            `json:"uid"`
+		Panels     []json.RawMessage `json:"panels"`
+		Templating struct {
+			List []struct {
+				Type  string          `json:"type"`
+				Query json.RawMessage `json:"query"`
+			} `json:"list"`
+		} `json:"templating"`
+	}
+	if err := json.Unmarshal(data, &d); err != nil {
+		t.Fatalf("%s: %v", dashboardFile, err)
+	}
+	if d.Title == "" || d.UID == "" {
+		t.Errorf("%s: no title or uid", dashboardFile)
+	}
+	var exprs []string
+	var walk func([]json.RawMessage)
+	walk = func(raw []json.RawMessage) {
+		for _, r := range raw {
+			var p panel
+			if err := json.Unmarshal(r, &p); err != nil {
+				t.Fatalf("%s: panel: %v", dashboardFile, err)
+			}
+			if p.Type != "row" && len(p.Targets) == 0 {
+				t.Errorf("panel %q has no query", p.Title)
+			}
+			refs := map[string]bool{}
+			for _, tg := range p.Targets {
+				if tg.Expr == "" || refs[tg.RefID] {
+					t.Errorf("panel %q: target %q is empty or its refId repeats", p.Title, tg.RefID)
+				}
+				refs[tg.RefID] = true
+				exprs = append(exprs, tg.Expr)
+			}
+			walk(p.Panels)
+		}
+	}
+	walk(d.Panels)
+	for _, v := range d.Templating.List {
+		if v.Type != "query" {
+			continue
+		}
+		var q struct {
+			Query string `json:"query"`
+		}
+		if err := json.Unmarshal(v.Query, &q); err != nil {
+			t.Fatalf("%s: variable query: %v", dashboardFile, err)
+		}
+		if q.Query != "" {
+			exprs = append(exprs, q.Query)
+		}
+	}
+	return exprs
+}
+
+// TestGrafanaDashboard: the shipped dashboard parses, every panel has
+// queries, and every metric they name is one the exporter emits.
+// TestPrometheusScrapesAQuorum runs each query against a live
+// Prometheus.
+func TestGrafanaDashboard(t *testing.T) {
+	exprs := dashboardExprs(t)
+	checkMetricNames(t, "deploy/grafana/krabka.json", strings.Join(exprs, "\n"))
+}
+
+// dashboardVariables turns a dashboard query into PromQL: the job
+// variable becomes the test's scrape job and Grafana's rate interval a
+// fixed window. A label_values variable query becomes the series it
+// reads.
+var dashboardVariables = strings.NewReplacer("$job", "krabka", "$__rate_interval", "1m")
+
+// checkDashboardQueries runs every dashboard query on p and fails t for
+// each that Prometheus refuses or that returns no series.
+func checkDashboardQueries(t *testing.T, p *promServer) {
+	t.Helper()
+	for _, e := range dashboardExprs(t) {
+		q := dashboardVariables.Replace(e)
+		if name, ok := strings.CutPrefix(q, "label_values("); ok {
+			q, _, _ = strings.Cut(name, ",")
+		}
+		s, err := p.query(q)
+		if err != nil {
+			t.Errorf("dashboard query: %v", err)
+		} else if len(s) == 0 {
+			t.Errorf("dashboard query %q returns no series", q)
+		}
 	}
 }
