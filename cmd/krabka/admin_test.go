@@ -35,21 +35,7 @@ func TestAdminFlagsAreChecked(t *testing.T) {
 // stop, the remaining node's /readyz answers 503 and healthcheck fails.
 func TestAdminEndpointsOfAQuorum(t *testing.T) {
 	const n = 3
-	var voters, admins []string
-	for i := range n {
-		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i+1, freePort(t)))
-		admins = append(admins, fmt.Sprintf("127.0.0.1:%d", freePort(t)))
-	}
-	stops := make([]func(), n)
-	for i := range n {
-		addr := voters[i][strings.Index(voters[i], "@")+1:]
-		node := newTestNode(t, i+1, "listeners=CONTROLLER://"+addr, "advertised.listeners=CONTROLLER://"+addr,
-			"controller.quorum.voters="+strings.Join(voters, ","),
-			"controller.quorum.election.timeout.ms=200", "controller.quorum.fetch.timeout.ms=1000",
-			"metadata.max.idle.interval.ms=100")
-		mustSucceed(t, "storage", "format", "-t", testClusterID, "-c", node.props)
-		stops[i] = serveUntilStopped(t, "server-start", "--admin-address", admins[i], node.props)
-	}
+	admins, stops := startAdminQuorum(t, n)
 
 	var leader int
 	waitUntil(t, "one active controller", func() bool {
@@ -123,6 +109,29 @@ func TestAdminEndpointsOfAQuorum(t *testing.T) {
 	waitUntil(t, "the node left alone to be not ready", func() bool { return get(admins[last], "/readyz") == http.StatusServiceUnavailable })
 	mustFail(t, "/readyz: 503 Service Unavailable: raft: not ready", "healthcheck", "--admin-address", admins[last])
 	mustSucceed(t, "healthcheck", "--admin-address", admins[last], "--check", "live")
+}
+
+// startAdminQuorum formats and runs an n-node static quorum on loopback
+// with server-start, each node with an admin endpoint, and returns the
+// admin addresses and a stop function per node.
+func startAdminQuorum(t *testing.T, n int) (admins []string, stops []func()) {
+	t.Helper()
+	var voters []string
+	for i := range n {
+		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i+1, freePort(t)))
+		admins = append(admins, fmt.Sprintf("127.0.0.1:%d", freePort(t)))
+	}
+	stops = make([]func(), n)
+	for i := range n {
+		addr := voters[i][strings.Index(voters[i], "@")+1:]
+		node := newTestNode(t, i+1, "listeners=CONTROLLER://"+addr, "advertised.listeners=CONTROLLER://"+addr,
+			"controller.quorum.voters="+strings.Join(voters, ","),
+			"controller.quorum.election.timeout.ms=200", "controller.quorum.fetch.timeout.ms=1000",
+			"metadata.max.idle.interval.ms=100")
+		mustSucceed(t, "storage", "format", "-t", testClusterID, "-c", node.props)
+		stops[i] = serveUntilStopped(t, "server-start", "--admin-address", admins[i], node.props)
+	}
+	return admins, stops
 }
 
 // serveUntilStopped runs the command line args in this process until
