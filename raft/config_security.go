@@ -10,7 +10,7 @@ import (
 // that Krabka does not enforce. docs/security.md lists the families.
 const (
 	reasonTLS                 = "this TLS setting is not implemented; Krabka reads PEM key and trust stores and the TLS settings docs/security.md lists, and will not accept one it would ignore: remove the property, or keep this node on Kafka"
-	reasonSASL                = "this SASL setting is not implemented; Krabka implements PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512, with the SASL settings docs/security.md lists, and will not accept one it would ignore: remove the property, or keep this node on Kafka"
+	reasonSASL                = "this SASL setting is not implemented; Krabka implements the SASL mechanisms and settings docs/security.md lists, and will not accept one it would ignore: remove the property, or keep this node on Kafka"
 	reasonPrincipal           = "principals come from TLS or SASL authentication, and only Kafka's default TLS principal (the certificate's subject) is implemented; Krabka will not accept a principal setting it would ignore: remove the property"
 	reasonDelegationToken     = "delegation tokens are not implemented (SCRAM refuses a tokenauth login); remove the property"
 	reasonConnectionRate      = "connection creation rate quotas are not implemented yet; Krabka will not accept a quota it would not enforce: remove the property, or set it to 2147483647 (no limit)"
