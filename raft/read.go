@@ -300,10 +300,11 @@ func notLeaderHint(l kraft.LeaderAndEpoch) error {
 // expireReads fails the reads whose deadline passed (timerReads) and
 // arms the timer for the next; the engine loop calls it every turn.
 func (e *engine) expireReads() {
-	if !e.timers.expired(timerReads, e.clock.Now()) {
+	now := e.clock.Now()
+	if !e.timers.expired(timerReads, now) {
 		return
 	}
-	if next, ok := e.reads.expire(e.clock.Now()); ok {
+	if next, ok := e.reads.expire(now); ok {
 		e.timers.set(timerReads, next)
 	} else {
 		e.timers.stop(timerReads)

@@ -81,6 +81,19 @@ type simNode struct {
 	// across incarnations (S6).
 	hw             kraft.Offset
 	newestSnapshot kraft.Offset
+	// listed is what the engine held when its disk's snapshots were last
+	// listed: they change only with it (checkNodes).
+	listed snapshotsSeen
+}
+
+// snapshotsSeen is what a node's snapshots on disk depend on: its
+// incarnation, its log start and its newest snapshot. A snapshot is
+// taken, installed or deleted by retention only with one of them.
+type snapshotsSeen struct {
+	life   int
+	start  int64
+	latest kraft.OffsetAndEpoch
+	has    bool
 }
 
 func (n *simNode) up() bool { return n.e != nil }
@@ -491,7 +504,9 @@ func (sc *simCluster) step() {
 // the names of docs/reliability.md: its high watermark is within its log
 // (C1) and, once known, never goes back within an incarnation (C2); a log start above
 // 0 has a snapshot ending exactly there (S2); and its newest snapshot
-// never moves to a lower offset, across power losses too (S6).
+// never moves to a lower offset, across power losses too (S6). The
+// snapshots on disk are listed again only when what they depend on
+// changed (snapshotsSeen).
 func (sc *simCluster) checkNodes() {
 	for _, n := range sc.nodes {
 		if !n.up() {
@@ -507,13 +522,18 @@ func (sc *simCluster) checkNodes() {
 			sc.t.Fatalf("C2 high watermark monotonic: node %d's high watermark went back from %d to %d (seed %d)", n.id, n.hw, st.HighWatermark, sc.seed)
 		}
 		n.hw = max(n.hw, st.HighWatermark)
+		start := n.e.log.LogStartOffset()
+		seen := snapshotsSeen{life: n.life, start: start, latest: n.e.snap.latest, has: n.e.snap.hasLatest}
+		if seen == n.listed {
+			continue
+		}
+		n.listed = seen
 		listing, err := snapshot.List(n.disk, n.e.rc.dir)
 		if err != nil {
 			sc.t.Fatalf("node %d: list its snapshots: %v", n.id, err)
 		}
 		newest := kraft.Offset(-1)
 		covered := false
-		start := n.e.log.LogStartOffset()
 		for _, si := range listing.Snapshots {
 			newest = max(newest, si.ID.Offset)
 			covered = covered || int64(si.ID.Offset) == start
