@@ -334,6 +334,9 @@ func (e *engine) flushSubmissions() {
 		// submissions wait for that, which is one commit round.
 		return
 	}
+	if e.change != nil && e.change.held != nil {
+		return // a leader removing itself waits for its log to commit (appendOwnRemoval)
+	}
 	subs := e.sub.take()
 	e.sub.propose(subs, st, e.pub.image.Load(), e.clock.Now().UnixMilli(), e.rc.maxBatchBytes, e)
 	latency.Count("leader: submissions per flush", len(subs))

@@ -50,6 +50,10 @@ type voterChange struct {
 	key   kraft.ReplicaKey
 	voter control.VotersRecordVoter
 	probe peerSender
+	// held is the voter set of a leader removing itself, not yet appended:
+	// it waits until everything the leader holds has committed, while the
+	// leader proposes nothing else (appendOwnRemoval).
+	held *control.VotersRecord
 }
 
 // newChange prepares the bookkeeping of a change of voter (id, dir) in
@@ -290,6 +294,30 @@ func (e *engine) removeVoter(r *kmsg.RemoveRaftVoterRequest, answer func(error))
 	ch := e.newChange("remove", r.VoterID, r.VoterDirectoryID, true, answer)
 	e.beginChange(ch)
 	e.logger.LogAttrs(context.Background(), slog.LevelInfo, "removing a voter", slog.Int(logKeyPeer, int(r.VoterID)))
+	if ch.key == (kraft.ReplicaKey{ID: e.rc.core.ID, DirectoryID: e.rc.core.DirectoryID}) {
+		ch.held = rec
+		e.appendOwnRemoval(ch)
+		return
+	}
+	e.appendChange(ch, rec)
+}
+
+// appendOwnRemoval appends the held voter set of a leader that removes
+// itself once everything it holds has committed. Until then the leader
+// proposes nothing else (flushSubmissions), so the wait is one round of
+// fetches. Appended any earlier, the record could sit above entries only
+// this leader holds: should it lose power before a voter fetches them, it
+// restarts outside its own voter set and never campaigns, while the
+// other voters need its vote and their logs are too short for it. With
+// its whole log below the record committed, a voter of the previous set
+// holds that log, and the restarted node votes for it (kraft's voteBar).
+func (e *engine) appendOwnRemoval(ch *voterChange) {
+	st := e.lastStatus
+	if st.Role != kraft.Leader || st.Epoch != ch.epoch || st.HighWatermark < st.LogEndOffset {
+		return // resolveVoterChange fails it or calls again
+	}
+	rec := ch.held
+	ch.held = nil
 	e.appendChange(ch, rec)
 }
 
@@ -340,6 +368,9 @@ func (e *engine) resolveVoterChange() {
 		return
 	}
 	st := e.lastStatus
+	if ch.held != nil {
+		e.appendOwnRemoval(ch)
+	}
 	switch {
 	case ch.offset >= 0 && max(e.applier.hw, st.HighWatermark) > ch.offset:
 		// The core's own high watermark counts too: a leader that

@@ -59,8 +59,7 @@ func (n *Node) handleVoteRequest(m *VoteRequest) {
 // state class and QuorumState.unattachedOrProspectiveCanGrantVote (KIP-996).
 func (n *Node) canGrantVote(m *VoteRequest) bool {
 	theirs := OffsetAndEpoch{Offset: m.LastOffset, Epoch: m.LastOffsetEpoch}
-	ours := OffsetAndEpoch{Offset: n.s.leo, Epoch: n.s.lastEpoch}
-	upToDate := theirs.Compare(ours) >= 0
+	upToDate := theirs.Compare(n.voteBar()) >= 0
 	switch n.s.role {
 	case Unattached, Prospective:
 		if m.PreVote {
@@ -83,6 +82,63 @@ func (n *Node) canGrantVote(m *VoteRequest) bool {
 		return m.PreVote && upToDate
 	}
 	return false
+}
+
+// voteBar is the log position a candidate's log must reach for this node
+// to grant its vote. It is the node's log end (KIP-595), except for a node
+// that its latest voter sets leave out (KIP-853: a leader that removed
+// itself, a removed voter): it asks only for its log below the first of
+// those sets' Voters records, at offset x. Above x the sets in force leave
+// it out, so no entry there was committed with its acknowledgement
+// counted; below x its vote guards what it acknowledged, as any voter's
+// does. Without this, a leader that removes itself and restarts before any
+// voter holds the record is no voter in its own log, and the voters of
+// the previous set, which need its vote, cannot get it with a shorter
+// log: nobody could ever be elected. docs/decisions.md, "The vote of a
+// removed voter", has the argument. When x or the epoch of the entry
+// before it is not in the durable log, the bar is the log end.
+func (n *Node) voteBar() OffsetAndEpoch {
+	ours := OffsetAndEpoch{Offset: n.s.leo, Epoch: n.s.lastEpoch}
+	x := Offset(-1)
+	for i := len(n.s.voterSets) - 1; i >= 0; i-- {
+		e := n.s.voterSets[i]
+		if e.Set.Contains(n.me) {
+			break
+		}
+		if e.Offset < 0 {
+			return ours // never a voter in this log: nothing changes
+		}
+		x = e.Offset
+	}
+	if x <= n.log.StartOffset() {
+		return ours
+	}
+	epoch, ok := n.epochOf(x - 1)
+	if !ok {
+		return ours
+	}
+	return OffsetAndEpoch{Offset: x, Epoch: epoch}
+}
+
+// epochOf returns the epoch of the durable log entry at offset o, walking
+// the log's epoch cache down from its newest epoch (EndOffsetForEpoch(e-1)
+// is where epoch e starts); false when o is not in the durable log.
+func (n *Node) epochOf(o Offset) (Epoch, bool) {
+	if o < n.log.StartOffset() || o >= n.log.EndOffset() {
+		return 0, false
+	}
+	e, start := n.log.LastFetchedEpoch(), n.log.EndOffset()
+	for e > 0 {
+		r := n.log.EndOffsetForEpoch(e - 1)
+		if r.Offset <= o {
+			return e, true
+		}
+		if r.Offset >= start || r.Epoch >= e {
+			return 0, false // the cache answers nothing lower
+		}
+		e, start = r.Epoch, r.Offset
+	}
+	return e, true
 }
 
 // handleVoteResponse records a grant or rejection in the current round.

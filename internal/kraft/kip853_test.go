@@ -195,3 +195,82 @@ func TestCheckQuorumStartsWhenTheSetGrows(t *testing.T) {
 		t.Fatalf("leader is %s right after the set grew, want Leader", st.Role)
 	}
 }
+
+// proposeOwnRemovalAndCrash has leader 1 of c append a Voters record
+// without itself, makes it durable on node 1 alone (every message of that
+// Ready is lost) and restarts node 1 on what it holds. It returns the
+// record's offset.
+func proposeOwnRemovalAndCrash(t *testing.T, c *cluster, rest ...kraft.NodeID) kraft.Offset {
+	t.Helper()
+	b, err := c.node(1).Propose(c.now[0], kraft.Proposal{Records: 1, Voters: keys(rest...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.ready(1)
+	c.net = nil
+	c.restart(1)
+	if st := c.node(1).Status(); st.IsVoter || st.LogEndOffset != b.LastOffset+1 {
+		t.Fatalf("restarted node 1: voter=%v log end %d, want no voter holding the record at %d", st.IsVoter, st.LogEndOffset, b.BaseOffset)
+	}
+	return b.BaseOffset
+}
+
+// A leader that removes itself and restarts before any voter holds the
+// Voters record is no voter in its own log, while the others still need
+// its vote under the previous set. Its vote asks only for its log below
+// the record (voteBar), so a voter of the previous set is elected and the
+// uncommitted removal is truncated away: the quorum is not stuck.
+func TestSelfRemovedLeaderRestartGrantsTheVote(t *testing.T) {
+	c := newCluster(t, 2, 0, 1)
+	c.elect(1)
+	c.stabilize()
+	x := proposeOwnRemovalAndCrash(t, c, 2)
+	if !c.converge(50) {
+		t.Fatal("no leader after the self-removed leader restarted")
+	}
+	if st := c.node(2).Status(); st.Role != kraft.Leader {
+		t.Fatalf("node 2 is %v, want Leader", st.Role)
+	}
+	st := c.node(1).Status()
+	if !st.IsVoter || !st.Voters.Equal(voterSet(t, 1, 2)) {
+		t.Errorf("node 1: voter=%v voters %v, want the previous set (1,2) back after the record at %d was truncated", st.IsVoter, st.Voters, x)
+	}
+}
+
+// The relaxed bar stops at the removal: the self-removed leader still
+// refuses a candidate that lacks an entry it holds below the Voters
+// record, pre-vote or vote, and grants one that holds everything below it.
+func TestSelfRemovedLeaderGuardsItsLogBelowTheRemoval(t *testing.T) {
+	c := newCluster(t, 3, 0, 1)
+	c.elect(1)
+	c.stabilize()
+	x := proposeOwnRemovalAndCrash(t, c, 2, 3)
+	st := c.node(1).Status()
+	below := kraft.OffsetAndEpoch{Offset: x, Epoch: st.LastEpoch}
+	for _, pre := range []bool{true, false} {
+		short := vote(3, 1, st.Epoch+1, kraft.OffsetAndEpoch{Offset: x - 1, Epoch: st.LastEpoch}, pre)
+		if granted(t, c, short) {
+			t.Errorf("pre=%v: granted a candidate whose log ends at %d, below the record at %d", pre, x-1, x)
+		}
+	}
+	for _, pre := range []bool{true, false} {
+		if !granted(t, c, vote(2, 1, st.Epoch+2, below, pre)) {
+			t.Errorf("pre=%v: refused a candidate holding the log below the record at %d", pre, x)
+		}
+	}
+}
+
+// granted steps m into node 1 of c and reports whether it granted.
+func granted(t *testing.T, c *cluster, m *kraft.VoteRequest) bool {
+	t.Helper()
+	if err := c.node(1).Step(c.now[0], m); err != nil {
+		t.Fatal(err)
+	}
+	rd := c.ready(1)
+	c.net = nil
+	resp := messagesOf[*kraft.VoteResponse](rd)
+	if len(resp) != 1 {
+		t.Fatalf("%d vote responses, want 1", len(resp))
+	}
+	return resp[0].VoteGranted
+}
