@@ -22,6 +22,7 @@ type Bounds struct {
 	Drops     int // message losses
 	Ticks     int // timer firings, all nodes together
 	Resets    int // reports to a follower that its leader's connection reset (genuine or not)
+	Removals  int // Voters records a leader proposes without one voter, itself included
 	MaxEpoch  kraft.Epoch
 	InFlight  int // states with more messages in flight are not expanded
 	MaxDepth  int
@@ -62,11 +63,15 @@ type xstate struct {
 	drops int
 	ticks int
 	reset int
-	path  []string
+	rems  int
+	// selfRemovedAt is the number of leader changes when a leader removed
+	// itself, -1 before.
+	selfRemovedAt int
+	path          []string
 }
 
 func (s *xstate) clone() *xstate {
-	d := &xstate{c: s.c.clone(), net: make([]kraft.Message, len(s.net)), props: s.props, crash: s.crash, drops: s.drops, ticks: s.ticks, reset: s.reset}
+	d := &xstate{c: s.c.clone(), net: make([]kraft.Message, len(s.net)), props: s.props, crash: s.crash, drops: s.drops, ticks: s.ticks, reset: s.reset, rems: s.rems, selfRemovedAt: s.selfRemovedAt}
 	for i, m := range s.net {
 		d.net[i] = copyMessage(m)
 	}
@@ -119,7 +124,7 @@ func (s *xstate) fingerprint() uint64 {
 		keys = append(keys, fmt.Sprintf("%d>%d:%s", l[0], l[1], strings.Join(q, ",")))
 	}
 	slices.Sort(keys)
-	fmt.Fprintf(h, "%s|%d %d %d %d %d", strings.Join(keys, "|"), s.props, s.crash, s.drops, s.ticks, s.reset)
+	fmt.Fprintf(h, "%s|%d %d %d %d %d %d", strings.Join(keys, "|"), s.props, s.crash, s.drops, s.ticks, s.reset, s.rems)
 	return h.Sum64()
 }
 
@@ -182,6 +187,19 @@ func (s *xstate) actions(b Bounds) []xaction {
 				return err
 			}})
 		}
+		if st := n.core.Status(); s.rems < b.Removals && st.Role == kraft.Leader && st.Voters.Len() > 1 && !n.core.PendingVoterChange() {
+			for _, v := range st.Voters.Keys() {
+				rest := slices.DeleteFunc(st.Voters.Keys(), func(k kraft.ReplicaKey) bool { return k == v })
+				out = append(out, xaction{fmt.Sprintf("remove %d on %d", v.ID, id), func(s *xstate) error {
+					s.rems++
+					if v.ID == id {
+						s.selfRemovedAt = s.c.witness.LeaderChanges
+					}
+					_, err := s.c.proposeVoters(s.c.node(id), rest)
+					return err
+				}})
+			}
+		}
 		if st := n.core.Status(); s.reset < b.Resets && st.Role == kraft.Follower {
 			leader := st.Leader.LeaderID
 			out = append(out, xaction{fmt.Sprintf("reset %d->%d", id, leader), func(s *xstate) error {
@@ -205,9 +223,12 @@ func (s *xstate) actions(b Bounds) []xaction {
 // invariants after every action.
 func Explore(b Bounds) ExploreResult {
 	res := ExploreResult{Bounds: b, Sometimes: map[string]bool{
-		"leader elected": false, "proposal committed": false, "log truncated": false,
+		"leader elected": false, "log truncated": false,
 		"second leader": false, "crash and restart": false,
 	}}
+	if b.Proposals > 0 {
+		res.Sometimes["proposal committed"] = false
+	}
 	// No campaign jitter: with it, a follower's campaign comes a timer
 	// firing after its fetch request expires, and the scope, which counts
 	// firings, would no longer reach a second leader's truncation. The
@@ -218,7 +239,11 @@ func Explore(b Bounds) ExploreResult {
 		res.Err = err
 		return res
 	}
-	root := &xstate{c: c}
+	if b.Removals > 0 {
+		res.Sometimes["leader removed itself"] = false
+		res.Sometimes["leader elected after a self-removal"] = false
+	}
+	root := &xstate{c: c, selfRemovedAt: -1}
 	root.c.send = func(_ *simNode, m kraft.Message) { root.net = append(root.net, m) }
 	visited := map[uint64]struct{}{root.fingerprint(): {}}
 	stack := []*xstate{root}
@@ -284,6 +309,12 @@ func (s *xstate) witness(r *ExploreResult) {
 	}
 	if w.Restarts > 0 {
 		r.Sometimes["crash and restart"] = true
+	}
+	if s.selfRemovedAt >= 0 {
+		r.Sometimes["leader removed itself"] = true
+		if w.LeaderChanges > s.selfRemovedAt {
+			r.Sometimes["leader elected after a self-removal"] = true
+		}
 	}
 	for _, e := range s.c.chk.committed {
 		if !e.Batch.Control {

@@ -48,6 +48,25 @@ func TestExhaustiveConnectionResets(t *testing.T) {
 	checkExplored(t, res)
 }
 
+// TestExhaustiveRemovals enumerates every interleaving of two voters in
+// which the leader may propose one voter set without one voter, itself
+// included, and a node may crash at any point. It covers the vote of a
+// restarted leader that its own latest voter set leaves out
+// (docs/decisions.md, "The vote of a removed voter, and a leader that
+// removes itself"): every invariant holds in every state, and a leader is
+// elected after a self-removal.
+func TestExhaustiveRemovals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("about 10 s")
+	}
+	b := Bounds{Voters: 2, Crashes: 1, Removals: 1, Ticks: 3, MaxEpoch: 2, InFlight: 2, MaxDepth: 80, MaxStates: 400_000}
+	start := time.Now()
+	res := Explore(b)
+	t.Logf("bounds %+v: %d unique states, %d transitions, max depth %d, in %v; sometimes: %v",
+		b, res.States, res.Transitions, res.MaxDepthSeen, time.Since(start).Round(time.Millisecond), res.Sometimes)
+	checkExplored(t, res)
+}
+
 // checkExplored fails t when the search found a violation, was cut by its
 // caps, or never reached one of its sometimes properties.
 func checkExplored(t *testing.T, res ExploreResult) {

@@ -253,13 +253,16 @@ func (k *checker) checkVoterChange(n *simNode, e Entry) error {
 	for _, x := range n.log.entries {
 		if x.Batch.Voters != nil {
 			prev = x.Batch.Voters
-			if x.Batch.BaseOffset >= n.hw {
+			// Committed once a majority of the set it puts in force
+			// holds it, which the leader may know before its own fsync
+			// lets it hand out the high watermark.
+			if x.Batch.BaseOffset >= n.hw && x.Batch.BaseOffset != e.Batch.BaseOffset && k.holders(x, x.Batch.Voters) <= len(x.Batch.Voters)/2 {
 				pending++
 			}
 		}
 	}
 	if n.core.Status().Role == kraft.Leader && pending > 0 {
-		return violation(invOneVoterChange, "leader %d appends %s while %d Voters record(s) at or above its high watermark %d are uncommitted", n.id, e, pending, n.hw)
+		return violation(invOneVoterChange, "leader %d appends %s while %d Voters record(s) at or above its high watermark %d are held by no majority", n.id, e, pending, n.hw)
 	}
 	diff := 0
 	for _, v := range e.Batch.Voters {
@@ -483,17 +486,7 @@ func (k *checker) onHighWatermark(n *simNode, hw kraft.Offset) error {
 	if !ok {
 		return violation(invHWBounds, "leader %d sets high watermark %d but holds no batch at %d", n.id, hw, hw-1)
 	}
-	holders := 0
-	for _, v := range voters {
-		m := k.c.node(v.ID)
-		if m == nil {
-			continue
-		}
-		if e, ok := m.log.holds(hw - 1); ok && sameEntry(e, last) {
-			holders++
-		}
-	}
-	if need := len(voters)/2 + 1; holders < need {
+	if holders, need := k.holders(last, voters), len(voters)/2+1; holders < need {
 		return violation(invDurableMajority, "leader %d sets high watermark %d but only %d of voters %v hold %s durably (need %d)", n.id, hw, holders, voters, last, need)
 	}
 	// The proposals of this epoch below hw are acknowledged to their
@@ -509,6 +502,19 @@ func (k *checker) onHighWatermark(n *simNode, hw kraft.Offset) error {
 	}
 	k.proposals[st.Epoch] = ps
 	return nil
+}
+
+// holders counts the voters whose logs hold e.
+func (k *checker) holders(e Entry, voters []kraft.ReplicaKey) int {
+	n := 0
+	for _, v := range voters {
+		if m := k.c.node(v.ID); m != nil {
+			if x, ok := m.log.holds(e.Batch.BaseOffset); ok && sameEntry(x, e) {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // latestVoters is the voter set in force on n by KIP-853: the latest

@@ -157,6 +157,7 @@ type Witness struct {
 	Snapshots, SnapshotInstalls, SnapshotChunks, SnapshotRestarts int
 	LogStartAdvances, Wipes                                       int
 	StoreStartMoves                                               int // disk mode: AdvanceLogStart and TruncateFullyAndStartAt
+	SelfRemovals                                                  int // Voters records a leader proposed without itself
 }
 
 // Add adds o's counters to w.
@@ -196,6 +197,7 @@ func (w *Witness) Add(o Witness) {
 	w.LogStartAdvances += o.LogStartAdvances
 	w.Wipes += o.Wipes
 	w.StoreStartMoves += o.StoreStartMoves
+	w.SelfRemovals += o.SelfRemovals
 }
 
 // String prints the counters one "name=value" each.
@@ -203,11 +205,11 @@ func (w Witness) String() string {
 	return fmt.Sprintf("leader_changes=%d elections=%d prevotes=%d resignations=%d truncations=%d voter_changes=%d "+
 		"crashes=%d restarts=%d torn_tails=%d unsynced_ops_lost=%d lost_after_send=%d background_syncs=%d lost_before_log_synced=%d disk_faults_armed=%d disk_fail_stops=%d dropped=%d duplicated=%d partition_drops=%d down_drops=%d "+
 		"partitions=%d oneway=%d leader_isolations=%d isolated_nodes=%d heals=%d genuine_resets=%d spurious_resets=%d proposals=%d acked=%d "+
-		"snapshots=%d snapshot_installs=%d snapshot_chunks=%d snapshot_restarts=%d log_start_advances=%d wipes=%d store_start_moves=%d",
+		"snapshots=%d snapshot_installs=%d snapshot_chunks=%d snapshot_restarts=%d log_start_advances=%d wipes=%d store_start_moves=%d self_removals=%d",
 		w.LeaderChanges, w.Elections, w.PreVotes, w.Resignations, w.Truncations, w.VoterChanges,
 		w.Crashes, w.Restarts, w.TornTails, w.UnsyncedLost, w.LostAfterSend, w.BackgroundSyncs, w.LostBeforeLogSynced, w.DiskFaultsArmed, w.DiskFaults, w.Dropped, w.Duplicated, w.PartitionDrops, w.DownDrops,
 		w.Partitions, w.OneWayPartitions, w.LeaderIsolations, w.Isolations, w.Heals, w.GenuineResets, w.SpuriousResets, w.Proposals, w.Acked,
-		w.Snapshots, w.SnapshotInstalls, w.SnapshotChunks, w.SnapshotRestarts, w.LogStartAdvances, w.Wipes, w.StoreStartMoves)
+		w.Snapshots, w.SnapshotInstalls, w.SnapshotChunks, w.SnapshotRestarts, w.LogStartAdvances, w.Wipes, w.StoreStartMoves, w.SelfRemovals)
 }
 
 // Result is the outcome of one run.
@@ -891,7 +893,7 @@ func (w *world) diskFault() error {
 
 // voterChange makes the leader change the voter set by one (KIP-853, one
 // change at a time): add or remove the first observer, or remove or re-add
-// one of the initial voters other than itself. As Kafka's AddRaftVoter
+// one of the initial voters, itself too once its whole log has committed. As Kafka's AddRaftVoter
 // handler does, it adds a replica only once the leader has seen it fetch
 // recently and reach the high watermark; it never shrinks the set below
 // three voters.
@@ -909,7 +911,13 @@ func (w *world) voterChange() error {
 	default:
 		cand = kraft.ReplicaKey{ID: kraft.NodeID(1 + w.rng.IntN(w.opts.Voters))}
 	}
-	if cand.ID == l.id || w.wiped[cand.ID] {
+	if cand.ID == l.id && st.HighWatermark < st.LogEndOffset {
+		// A leader removes itself only over a committed log, as the
+		// runtime's appendOwnRemoval does (docs/decisions.md, "The vote
+		// of a removed voter, and a leader that removes itself").
+		return nil
+	}
+	if w.wiped[cand.ID] {
 		// A wiped replica would come back under a new directory id that
 		// the leader must see catch up first (invariant R3 in
 		// docs/reliability.md); the
@@ -935,7 +943,10 @@ func (w *world) voterChange() error {
 		next = append(cur, cand)
 		slices.SortFunc(next, func(a, b kraft.ReplicaKey) int { return int(a.ID) - int(b.ID) })
 	}
-	_, err := w.proposeVoters(l, next)
+	ok, err := w.proposeVoters(l, next)
+	if ok && cand.ID == l.id {
+		w.witness.SelfRemovals++
+	}
 	w.touch(l)
 	return err
 }

@@ -113,7 +113,7 @@ func checkWitness(t *testing.T, w Witness) {
 		{"resets of a down leader's connection", w.GenuineResets}, {"resets of a live leader's connection", w.SpuriousResets},
 		{"snapshots", w.Snapshots}, {"snapshot installs", w.SnapshotInstalls}, {"snapshot chunks", w.SnapshotChunks},
 		{"restarted snapshot downloads", w.SnapshotRestarts}, {"log start advances", w.LogStartAdvances}, {"wiped observers", w.Wipes},
-		{"log store start moves (disk mode)", w.StoreStartMoves},
+		{"log store start moves (disk mode)", w.StoreStartMoves}, {"leaders removing themselves", w.SelfRemovals},
 	} {
 		if c.n == 0 {
 			t.Errorf("the campaign never exercised %s", c.name)
