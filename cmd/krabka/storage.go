@@ -112,6 +112,8 @@ type formatOptions struct {
 	initialControllers   string
 	noInitialControllers bool
 	addScram             []string
+	// fsys holds the log directories; nil is the operating system's.
+	fsys vfs.FS
 }
 
 // newFormatCommand builds "krabka storage format".
@@ -453,10 +455,13 @@ func runFormat(a *app, o formatOptions, now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("config %s: %w", o.config, err)
 	}
-	fsys := vfs.OS()
+	fsys := o.fsys
+	if fsys == nil {
+		fsys = vfs.OS()
+	}
 	var todo []string
 	for _, d := range dirs {
-		_, err := os.Stat(filepath.Join(d, logstore.MetaPropertiesFileName))
+		_, err := fsys.Stat(filepath.Join(d, logstore.MetaPropertiesFileName))
 		switch {
 		case err == nil && o.ignoreFormatted:
 			continue
@@ -494,7 +499,7 @@ func runFormat(a *app, o formatOptions, now time.Time) error {
 		if _, err := fmt.Fprintf(a.stdout, "Formatting %s %s with metadata.version %s.\n", kind, d, metadataVersionName(mv)); err != nil {
 			return err
 		}
-		if err := os.MkdirAll(d, 0o755); err != nil {
+		if err := logstore.MkdirAllDurable(fsys, d); err != nil {
 			return fmt.Errorf("create log directory %s: %w", d, err)
 		}
 		if err := snapshot.WriteBootstrapCheckpoint(fsys, d, now.UnixMilli(), values); err != nil {
@@ -531,14 +536,14 @@ func writeBootstrapSnapshot(fsys vfs.FS, dir string, now time.Time, listener str
 		})
 	}
 	part := filepath.Join(dir, metadataPartitionDir)
-	if err := os.MkdirAll(part, 0o755); err != nil {
+	if err := logstore.MkdirAllDurable(fsys, part); err != nil {
 		return fmt.Errorf("create %s: %w", part, err)
 	}
 	// meta.properties is missing (the directory counts as unformatted), so
 	// a bootstrap snapshot already here was left by a format that stopped
 	// before its end; it is replaced, as Kafka's atomic move replaces it.
 	leftover := filepath.Join(part, snapshot.FileName(snapshot.Bootstrap))
-	if err := os.Remove(leftover); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := fsys.Remove(leftover); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("replace the bootstrap snapshot of an interrupted format: %w", err)
 	}
 	var unique [8]byte

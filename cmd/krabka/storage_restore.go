@@ -133,7 +133,7 @@ func runRestore(a *app, o restoreOptions, now time.Time) error {
 	// files are in place, so that it marks a complete restore.
 	fsys := vfs.OS()
 	for _, d := range dirs {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+		if err := logstore.MkdirAllDurable(fsys, d); err != nil {
 			return fmt.Errorf("create log directory %s: %w", d, err)
 		}
 		if err := snapshot.WriteBootstrapCheckpoint(fsys, d, now.UnixMilli(), values); err != nil {
@@ -271,7 +271,7 @@ func restoredDirectoryID(cfg raft.Config, h snapshot.Header) (kraft.UUID, error)
 // fsynced).
 func installRestoredSnapshot(fsys vfs.FS, dir, file string, id kraft.OffsetAndEpoch) error {
 	part := filepath.Join(dir, metadataPartitionDir)
-	if err := os.MkdirAll(part, 0o755); err != nil {
+	if err := logstore.MkdirAllDurable(fsys, part); err != nil {
 		return fmt.Errorf("create %s: %w", part, err)
 	}
 	var unique [8]byte
