@@ -570,3 +570,33 @@ func TestReadFaultsAtOpen(t *testing.T) {
 		t.Fatalf("after the fault cleared: report %+v, LEO %d", rep, l.LogEndOffset())
 	}
 }
+
+// Index files of no segment are deleted at Open in name order, whatever
+// order the map that collects them iterates in: recovery is
+// deterministic, its report and its file system operations alike.
+func TestOrphanIndexesRemovedInNameOrder(t *testing.T) {
+	mem := vfs.NewMem()
+	l, _ := openLog(t, mem, testOptions())
+	l.Close()
+	var want []string
+	for _, base := range []int64{900, 300, 700, 100, 500} {
+		for _, suffix := range []string{indexSuffix, timeIndexSuffix} {
+			name := segmentName(base, suffix)
+			want = append(want, name)
+			f, err := mem.OpenFile(filepath.Join(testDir, name), os.O_CREATE|os.O_WRONLY, 0o644)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+		}
+	}
+	slices.Sort(want)
+	for range 5 {
+		c := mem.Clone()
+		l, rep := openLog(t, c, testOptions())
+		l.Close()
+		if !slices.Equal(rep.RemovedFiles, want) {
+			t.Fatalf("removed %v, want %v", rep.RemovedFiles, want)
+		}
+	}
+}

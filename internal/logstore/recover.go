@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -193,9 +194,10 @@ func (l *Log) listSegments(rep *RecoveryReport) ([]int64, error) {
 
 // removeOrphanIndexes deletes the index files among indexFiles whose
 // segment is not among bases (ascending), adding their names to
-// rep.RemovedFiles.
+// rep.RemovedFiles. It deletes them in name order, so that a recovery is
+// deterministic, its report and the file system's operations alike.
 func (l *Log) removeOrphanIndexes(indexFiles map[string]bool, bases []int64, rep *RecoveryReport) error {
-	for name := range indexFiles {
+	for _, name := range slices.Sorted(maps.Keys(indexFiles)) {
 		base, ok := parseSegmentName(name, indexSuffix)
 		if !ok {
 			base, _ = parseSegmentName(name, timeIndexSuffix)
