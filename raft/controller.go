@@ -245,6 +245,7 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 		defer close(c.done)
 		c.runErr = e.run(runCtx)
 		e.pub.subs.closeAll(cmp.Or(c.runErr, ErrShuttingDown))
+		e.pub.leaders.closeAll(cmp.Or(c.runErr, ErrShuttingDown))
 	})
 	rc.logger.LogAttrs(ctx, slog.LevelInfo, "controller started",
 		slog.String(logKeyAddr, srv.Addr().String()), slog.Int(logKeyEpoch, int(ps.Epoch)),

@@ -52,6 +52,9 @@
 // [Controller.Subscribe] delivers every image the node publishes, in
 // order; a reader that falls further behind than its buffer is cut off
 // with [ErrSlowSubscriber], so the engine never waits for one.
+// [Controller.SubscribeLeadership] does the same for the leader and epoch
+// the node knows, starting with the current ones, so an embedder learns
+// of every change of leadership without polling [Controller.QuorumState].
 //
 // Every node takes KIP-630 snapshots of its image and compacts its log
 // behind them; a follower that fell behind the leader's log start installs

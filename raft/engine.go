@@ -19,7 +19,11 @@ type publishedState struct {
 	quorum atomic.Pointer[QuorumState]
 	image  atomic.Pointer[metadata.Image]
 	// subs are the image subscriptions; publishImage feeds them.
-	subs subscribers
+	subs feed[*metadata.Image]
+	// leader is the leadership last published, leaders its
+	// subscriptions (publishLeadership).
+	leader  atomic.Pointer[Leadership]
+	leaders feed[Leadership]
 	// latestSnapshot is the newest snapshot on disk; nil before the
 	// first.
 	latestSnapshot atomic.Pointer[kraft.OffsetAndEpoch]

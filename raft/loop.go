@@ -258,6 +258,7 @@ func (e *engine) publishQuorumState() {
 	e.publishVoters()
 	e.reportQuorum(st, prev)
 	e.publishHealth(st)
+	e.pub.publishLeadership(Leadership{Epoch: int32(st.Leader.Epoch), LeaderID: NodeID(st.Leader.LeaderID)})
 	if st.Role != prev.Role || st.Epoch != prev.Epoch || st.Leader != prev.Leader {
 		// The core logs each transition at Info; this line adds what the
 		// runtime publishes.

@@ -8,15 +8,15 @@ import (
 	"github.com/krabka-go/krabka/metadata"
 )
 
-// DefaultSubscriptionBuffer is the number of images a [Subscription]
-// holds for its reader when [Controller.Subscribe] is given no buffer
-// size.
+// DefaultSubscriptionBuffer is the number of values a [Subscription] or
+// [LeadershipSubscription] holds for its reader when it is given no
+// buffer size.
 const DefaultSubscriptionBuffer = 64
 
-// ErrSlowSubscriber ends a [Subscription] whose reader fell behind by more
-// images than its buffer holds. The images it did receive are still every
-// image up to the last one, in order; the ones after it were never queued.
-// Subscribe again and start from the image the new subscription delivers
+// ErrSlowSubscriber ends a subscription whose reader fell behind by more
+// values than its buffer holds. The values it did receive are still every
+// value up to the last one, in order; the ones after it were never queued.
+// Subscribe again and start from the value the new subscription delivers
 // first.
 var ErrSlowSubscriber = errors.New("raft: subscriber too slow")
 
@@ -29,16 +29,12 @@ var ErrSlowSubscriber = errors.New("raft: subscriber too slow")
 //
 // Images are immutable and may be kept.
 type Subscription struct {
-	hub *subscribers
-	c   chan *metadata.Image
-	// err is set, and c closed, by end (under hub.mu).
-	err  error
-	stop func() bool // releases the context watch
+	s *stream[*metadata.Image]
 }
 
 // Images returns the channel that carries the images. It is closed when
 // the subscription ends; [Subscription.Err] then says why.
-func (s *Subscription) Images() <-chan *metadata.Image { return s.c }
+func (s *Subscription) Images() <-chan *metadata.Image { return s.s.c }
 
 // Err returns why the subscription ended: [ErrSlowSubscriber], the error
 // of the context given to Subscribe, [ErrShuttingDown] when the
@@ -46,17 +42,11 @@ func (s *Subscription) Images() <-chan *metadata.Image { return s.c }
 // [context.Canceled] after [Subscription.Close]. It returns nil while the
 // subscription is running. Images queued before it ended are still
 // received from [Subscription.Images] before the channel reports closed.
-func (s *Subscription) Err() error {
-	s.hub.mu.Lock()
-	defer s.hub.mu.Unlock()
-	return s.err
-}
+func (s *Subscription) Err() error { return s.s.Err() }
 
 // Close ends the subscription and releases it. It is safe to call more
 // than once and at any time.
-func (s *Subscription) Close() {
-	s.hub.end(s, context.Canceled)
-}
+func (s *Subscription) Close() { s.s.Close() }
 
 // Subscribe returns a [Subscription] to the metadata images this node
 // applies: the current image first, then each image the engine publishes
@@ -70,20 +60,60 @@ func (s *Subscription) Close() {
 // The subscription ends when ctx ends, when [Subscription.Close] is
 // called or when the controller stops; no goroutine is left behind.
 func (c *Controller) Subscribe(ctx context.Context, buffer int) (*Subscription, error) {
+	s, err := c.eng.pub.subs.open(ctx, buffer, c.eng.pub.image.Load)
+	if err != nil {
+		return nil, err
+	}
+	return &Subscription{s: s}, nil
+}
+
+// feed is the set of open subscriptions to one sequence of values. The
+// engine publishes under mu, and a subscription is added under mu with
+// the value current at that moment, so that no value is missed or
+// delivered twice.
+type feed[T any] struct {
+	mu     sync.Mutex
+	set    map[*stream[T]]struct{}
+	closed error // set once the controller has stopped
+}
+
+// stream is one subscription of a feed.
+type stream[T any] struct {
+	hub *feed[T]
+	c   chan T
+	// err is set, and c closed, by end (under hub.mu).
+	err  error
+	stop func() bool // releases the context watch
+}
+
+// Err returns why s ended, nil while it runs.
+func (s *stream[T]) Err() error {
+	s.hub.mu.Lock()
+	defer s.hub.mu.Unlock()
+	return s.err
+}
+
+// Close ends s with context.Canceled.
+func (s *stream[T]) Close() { s.hub.end(s, context.Canceled) }
+
+// open adds a subscription with room for buffer values (or
+// DefaultSubscriptionBuffer) whose first value is current() read under
+// mu; it ends when ctx does.
+func (h *feed[T]) open(ctx context.Context, buffer int, current func() T) (*stream[T], error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if buffer <= 0 {
 		buffer = DefaultSubscriptionBuffer
 	}
-	s := &Subscription{hub: &c.eng.pub.subs, c: make(chan *metadata.Image, buffer)}
-	if err := s.hub.add(s, c.eng.pub.image.Load); err != nil {
+	s := &stream[T]{hub: h, c: make(chan T, buffer)}
+	if err := h.add(s, current); err != nil {
 		return nil, err
 	}
-	stop := context.AfterFunc(ctx, func() { s.hub.end(s, ctx.Err()) })
-	s.hub.mu.Lock()
-	defer s.hub.mu.Unlock()
-	if _, open := s.hub.set[s]; open {
+	stop := context.AfterFunc(ctx, func() { h.end(s, ctx.Err()) })
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, open := h.set[s]; open {
 		s.stop = stop
 	} else {
 		stop()
@@ -91,41 +121,32 @@ func (c *Controller) Subscribe(ctx context.Context, buffer int) (*Subscription, 
 	return s, nil
 }
 
-// subscribers is the set of open subscriptions. The engine publishes
-// under mu, and a subscription is added under mu with the image current
-// at that moment, so that no image is missed or delivered twice.
-type subscribers struct {
-	mu     sync.Mutex
-	set    map[*Subscription]struct{}
-	closed error // set once the controller has stopped
-}
-
-// add registers s and queues the current image (read with current under
+// add registers s and queues the current value (read with current under
 // mu) as its first.
-func (h *subscribers) add(s *Subscription, current func() *metadata.Image) error {
+func (h *feed[T]) add(s *stream[T], current func() T) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed != nil {
 		return h.closed
 	}
 	if h.set == nil {
-		h.set = map[*Subscription]struct{}{}
+		h.set = map[*stream[T]]struct{}{}
 	}
 	h.set[s] = struct{}{}
 	s.c <- current()
 	return nil
 }
 
-// publish stores img with store and hands it to every subscription,
+// publish stores v with store and hands it to every subscription,
 // without ever blocking: a subscription whose buffer is full ends with
 // ErrSlowSubscriber.
-func (h *subscribers) publish(img *metadata.Image, store func(*metadata.Image)) {
+func (h *feed[T]) publish(v T, store func(T)) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	store(img)
+	store(v)
 	for s := range h.set {
 		select {
-		case s.c <- img:
+		case s.c <- v:
 		default:
 			h.endLocked(s, ErrSlowSubscriber)
 		}
@@ -133,13 +154,13 @@ func (h *subscribers) publish(img *metadata.Image, store func(*metadata.Image)) 
 }
 
 // end ends s with err unless it has ended already.
-func (h *subscribers) end(s *Subscription, err error) {
+func (h *feed[T]) end(s *stream[T], err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.endLocked(s, err)
 }
 
-func (h *subscribers) endLocked(s *Subscription, err error) {
+func (h *feed[T]) endLocked(s *stream[T], err error) {
 	if _, ok := h.set[s]; !ok {
 		return
 	}
@@ -152,7 +173,7 @@ func (h *subscribers) endLocked(s *Subscription, err error) {
 }
 
 // closeAll ends every subscription with err and refuses new ones.
-func (h *subscribers) closeAll(err error) {
+func (h *feed[T]) closeAll(err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.closed = err

@@ -14,16 +14,25 @@ import (
 // within the deadline or the subscription ends.
 func nextImage(t *testing.T, s *Subscription) *metadata.Image {
 	t.Helper()
+	return receive(t, s.Images(), s.Err, "an image")
+}
+
+// receive reads the next value of a subscription's channel ch, failing
+// the test if none comes within the deadline or the subscription ends
+// (err says why).
+func receive[T any](t *testing.T, ch <-chan T, err func() error, what string) T {
+	t.Helper()
 	select {
-	case img, ok := <-s.Images():
+	case v, ok := <-ch:
 		if !ok {
-			t.Fatalf("subscription ended: %v", s.Err())
+			t.Fatalf("subscription ended: %v", err())
 		}
-		return img
+		return v
 	case <-time.After(15 * time.Second):
-		t.Fatal("timed out waiting for an image")
-		return nil
+		t.Fatalf("timed out waiting for %s", what)
 	}
+	var zero T
+	return zero
 }
 
 // TestSubscribeDeliversEveryImageInOrder: a subscription on the leader and
