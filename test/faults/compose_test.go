@@ -33,7 +33,18 @@ func composeCommand() ([]string, error) {
 // only place the advertised host names resolve) and until Docker reports
 // each healthy (the compose healthcheck), and tears it down with its
 // volumes.
-func TestComposeQuorum(t *testing.T) {
+func TestComposeQuorum(t *testing.T) { testCompose(t, "docker-compose.yml") }
+
+// TestComposeDynamicQuorum does the same with
+// deploy/docker-compose.dynamic.yml: three controllers configured by
+// KAFKA_* variables alone through the image's default command, one
+// formatting a standalone quorum and two joining it, until all three are
+// voters and healthy.
+func TestComposeDynamicQuorum(t *testing.T) { testCompose(t, "docker-compose.dynamic.yml") }
+
+// testCompose runs the compose file name of deploy/ until its three
+// controllers are voters under one leader and healthy.
+func testCompose(t *testing.T, name string) {
 	if testing.Short() {
 		t.Skip("runs real processes for seconds")
 	}
@@ -58,7 +69,7 @@ func TestComposeQuorum(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = run("docker", "rmi", "-f", image) })
-	file := filepath.Join(repoRoot(), "deploy", "docker-compose.yml")
+	file := filepath.Join(repoRoot(), "deploy", name)
 	env := append(os.Environ(), "KRABKA_IMAGE="+image)
 	dc := func(args ...string) (string, error) {
 		full := append(append(append([]string(nil), compose[1:]...), "-f", file, "-p", project), args...)
@@ -108,7 +119,14 @@ func TestComposeQuorum(t *testing.T) {
 			return false
 		}
 		m := statusLeader.FindStringSubmatch(out)
-		return m != nil && m[1] != "-1" && strings.Contains(out, `{"id": 3,`)
+		voters := ""
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(line, "CurrentVoters:") {
+				voters = line
+			}
+		}
+		return m != nil && m[1] != "-1" && strings.Contains(voters, `{"id": 1,`) &&
+			strings.Contains(voters, `{"id": 2,`) && strings.Contains(voters, `{"id": 3,`)
 	}, func() string { return out })
 	t.Logf("compose project %s:\n%s", project, out)
 	// The compose file's healthcheck runs krabka healthcheck against each
