@@ -1,0 +1,246 @@
+package raft
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/krabka-go/krabka/internal/wire"
+	"github.com/krabka-go/krabka/metadata"
+)
+
+// BenchmarkObservers measures a 3-node loopback quorum whose leader is
+// long-polled by 0, 10, 100 and 1,000 observers, as a Kafka cluster's
+// brokers poll its active controller (Fetch v17 with their replica id and
+// directory id, 500 ms MaxWait), while 16 writers commit one TopicRecord
+// each at a time. It reports the writers' commit latency (p50, p99), the
+// time from a write's acknowledgement until every observer holds it and
+// knows it committed (p99 over sampled writes and observers; 0 when an
+// observer saw it before the writer's answer), and the process's CPU per
+// write (all three nodes and the observers run in this process). Each
+// sub-benchmark runs b.N writes.
+//
+//	go test ./raft -run '^$' -bench BenchmarkObservers -benchtime 2000x
+func BenchmarkObservers(b *testing.B) {
+	for _, n := range []int{0, 10, 100, 1000} {
+		b.Run(fmt.Sprint("observers=", n), func(b *testing.B) { benchObservers(b, n) })
+	}
+}
+
+func benchObservers(b *testing.B, observers int) {
+	c := newTestCluster(b, 3)
+	leaderID := c.leader()
+	leader := c.node(leaderID)
+	submit(b, leader, metadataVersionRecord())
+	addr := leader.Addr().String()
+	clusterID := leader.eng.clusterID
+	seen := &seenLog{}
+	ctx, cancel := context.WithCancel(b.Context())
+	var wg sync.WaitGroup
+	var ready sync.WaitGroup
+	for i := range observers {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cl.Close()
+		ready.Add(1)
+		wg.Go(func() { observe(ctx, cl, clusterID, int32(1000+i), seen, &ready) })
+	}
+	ready.Wait()
+
+	const writers = 16
+	var next atomic.Int64
+	lat := make([][]time.Duration, writers)
+	var ru0, ru1 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	b.ResetTimer()
+	var wwg sync.WaitGroup
+	for w := range writers {
+		wwg.Go(func() {
+			for {
+				i := next.Add(1)
+				if i > int64(b.N) {
+					return
+				}
+				start := time.Now()
+				res, err := leader.SubmitChange(ctx, []metadata.Record{topicRecord("obs-" + strconv.FormatInt(i, 10))})
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				now := time.Now()
+				lat[w] = append(lat[w], now.Sub(start))
+				if i%16 == 0 || i == int64(b.N) {
+					seen.ack(res.LastOffset, now)
+				}
+			}
+		})
+	}
+	wwg.Wait()
+	b.StopTimer()
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	last := seen.lastSampled()
+	deadline := time.Now().Add(30 * time.Second)
+	for observers > 0 && seen.caughtUp() < observers && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	wg.Wait()
+
+	all := slices.Concat(lat...)
+	slices.Sort(all)
+	b.ReportMetric(ms(quantile(all, 0.50)), "commit-p50-ms")
+	b.ReportMetric(ms(quantile(all, 0.99)), "commit-p99-ms")
+	cpu := time.Duration(ru1.Utime.Nano()+ru1.Stime.Nano()-ru0.Utime.Nano()-ru0.Stime.Nano()) / time.Duration(max(b.N, 1))
+	b.ReportMetric(float64(cpu.Microseconds()), "cpu-µs/write")
+	if observers > 0 {
+		obs := seen.latencies()
+		slices.Sort(obs)
+		b.ReportMetric(ms(quantile(obs, 0.99)), "observe-p99-ms")
+		if got := seen.caughtUp(); got < observers {
+			b.Errorf("%d of %d observers reached offset %d", got, observers, last)
+		}
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sorted[min(len(sorted)-1, int(q*float64(len(sorted))))]
+}
+
+// seenLog holds the acknowledgement times of sampled writes and how long
+// after them each observer held the write and knew it committed.
+type seenLog struct {
+	mu      sync.Mutex
+	offsets []int64 // ascending
+	acked   []time.Time
+	lat     []time.Duration
+	// done counts observers that reached the last sampled offset.
+	done map[int32]bool
+}
+
+func (s *seenLog) ack(offset int64, at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i, _ := slices.BinarySearch(s.offsets, offset)
+	s.offsets = slices.Insert(s.offsets, i, offset)
+	s.acked = slices.Insert(s.acked, i, at)
+}
+
+func (s *seenLog) lastSampled() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.offsets) == 0 {
+		return -1
+	}
+	return s.offsets[len(s.offsets)-1]
+}
+
+// observed records that observer id knows offsets below committed are
+// committed and held, having known it for those below from before.
+func (s *seenLog) observed(id int32, from, committed int64, at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i, _ := slices.BinarySearch(s.offsets, from)
+	for ; i < len(s.offsets) && s.offsets[i] < committed; i++ {
+		s.lat = append(s.lat, max(0, at.Sub(s.acked[i])))
+	}
+	if n := len(s.offsets); n > 0 && s.offsets[n-1] < committed {
+		if s.done == nil {
+			s.done = map[int32]bool{}
+		}
+		s.done[id] = true
+	}
+}
+
+func (s *seenLog) caughtUp() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.done)
+}
+
+func (s *seenLog) latencies() []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.lat)
+}
+
+// observe long-polls the metadata log as observer id until ctx ends,
+// reporting to seen what it holds committed after each answer.
+func observe(ctx context.Context, cl *kgo.Client, clusterID string, id int32, seen *seenLog, ready *sync.WaitGroup) {
+	broker := cl.SeedBrokers()[0]
+	var dir [16]byte
+	binary.BigEndian.PutUint32(dir[12:], uint32(id))
+	fetchOffset, lastEpoch, known := int64(0), int32(0), int64(0)
+	leaderEpoch := int32(0) // learned from the first answer's CurrentLeader
+	first := true
+	for ctx.Err() == nil {
+		req := kmsg.NewPtrFetchRequest()
+		req.Version = 17
+		req.ClusterID = &clusterID
+		req.ReplicaID, req.ReplicaState.ID, req.ReplicaState.Epoch = -1, id, -1
+		req.MaxWaitMillis, req.MaxBytes, req.MinBytes = 500, 1<<20, 1
+		ft := kmsg.NewFetchRequestTopic()
+		ft.TopicID = wire.MetadataTopicID
+		fp := kmsg.NewFetchRequestTopicPartition()
+		fp.FetchOffset, fp.LastFetchedEpoch, fp.CurrentLeaderEpoch, fp.PartitionMaxBytes = fetchOffset, lastEpoch, leaderEpoch, 1<<20
+		fp.ReplicaDirectoryID = dir
+		ft.Partitions = append(ft.Partitions, fp)
+		req.Topics = append(req.Topics, ft)
+		resp, err := req.RequestWith(ctx, broker)
+		if first {
+			first = false
+			ready.Done()
+		}
+		if err != nil || resp.ErrorCode != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+			if ctx.Err() == nil {
+				time.Sleep(10 * time.Millisecond)
+			}
+			continue
+		}
+		p := resp.Topics[0].Partitions[0]
+		if p.CurrentLeader.LeaderEpoch > leaderEpoch {
+			leaderEpoch = p.CurrentLeader.LeaderEpoch
+		}
+		if p.ErrorCode != 0 || p.DivergingEpoch.Epoch >= 0 {
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		fetchOffset, lastEpoch = advanceBatches(p.RecordBatches, fetchOffset, lastEpoch)
+		if committed := min(p.HighWatermark, fetchOffset); committed > known {
+			seen.observed(id, known, committed, time.Now())
+			known = committed
+		}
+	}
+}
+
+// advanceBatches returns the offset after the last whole batch of raw and
+// that batch's epoch (offset and epoch when raw has none).
+func advanceBatches(raw []byte, offset int64, epoch int32) (int64, int32) {
+	for len(raw) >= 61 {
+		size := 12 + int(int32(binary.BigEndian.Uint32(raw[8:12])))
+		if size > len(raw) || size < 61 {
+			break
+		}
+		base := int64(binary.BigEndian.Uint64(raw[0:8]))
+		epoch = int32(binary.BigEndian.Uint32(raw[12:16]))
+		offset = base + int64(int32(binary.BigEndian.Uint32(raw[23:27]))) + 1
+		raw = raw[size:]
+	}
+	return offset, epoch
+}
