@@ -276,4 +276,5 @@ const (
 	logKeyPrincipal     = "principal"
 	logKeyHost          = "host"
 	logKeyOperation     = "operation"
+	logKeyKRaftVersion  = "kraft_version"
 )

@@ -448,9 +448,13 @@ func (sc *simCluster) deliver(m *simMessage) {
 		s.complete = func(res SubmitResult, err error) { reply.Send(submitAnswer(body, res, err)) }
 		e.handle(event{submit: s})
 	case *kmsg.ApiVersionsRequest:
-		reply.Send(wire.AnswerAPIVersions(body, featureState(e.pub.image.Load(), m.to.c.rc.kraftVersion())))
+		reply.Send(wire.AnswerAPIVersions(body, featureState(e.pub.image.Load(), e.pub.finalizedKRaftVersion())))
 	case *kmsg.AddRaftVoterRequest, *kmsg.RemoveRaftVoterRequest, *kmsg.UpdateRaftVoterRequest:
 		e.handle(event{call: func(e *engine) { e.voterRPC(body, func(resp kmsg.Response) { reply.Send(resp) }) }})
+	case *kmsg.UpdateFeaturesRequest:
+		e.handle(event{call: func(e *engine) {
+			e.updateFeatures(body, func(err error) { reply.Send(wire.AnswerUpdateFeatures(body, err)) })
+		}})
 	case *wire.ReadImageRequest:
 		// Only a node's forwarding connection sends a read barrier.
 		r := &readWaiter{forwarded: true, timeout: m.to.cfg.RequestTimeout}

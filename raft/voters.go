@@ -36,7 +36,7 @@ import (
 
 // voterChange is the add or remove the leader is carrying out.
 type voterChange struct {
-	op    string // "add" or "remove", for logs
+	op    string // "add", "remove" or "upgrade" (kraft.version), for logs
 	epoch kraft.Epoch
 	// offset is where the VotersRecord was appended; -1 while an add
 	// waits for the new voter's ApiVersions. The change is due within the
@@ -159,7 +159,7 @@ func (e *engine) changeCheck() error {
 		return ErrChangeInFlight
 	case e.applier.hw < 0 || !e.caughtUp(e.lastStatus.Epoch):
 		return ErrNoCommitInEpoch
-	case !e.rc.dynamic:
+	case e.kraftVersion() < 1:
 		return ErrStaticQuorum
 	}
 	if h, ok := e.voters.latest(); !ok || h.bootstrap || e.node.PendingVoterChange() {
@@ -248,8 +248,8 @@ func (e *engine) addProbed(ch *voterChange, resp kmsg.Response, err error) {
 	i := slices.IndexFunc(av.SupportedFeatures, func(f kmsg.ApiVersionsResponseSupportedFeature) bool {
 		return f.Name == wire.FeatureKRaftVersion
 	})
-	if i < 0 || av.SupportedFeatures[i].MinVersion > e.rc.kraftVersion() || av.SupportedFeatures[i].MaxVersion < e.rc.kraftVersion() {
-		e.finishChange(fmt.Errorf("%w: it does not support kraft.version %d", ErrInvalidVoter, e.rc.kraftVersion()))
+	if i < 0 || av.SupportedFeatures[i].MinVersion > e.kraftVersion() || av.SupportedFeatures[i].MaxVersion < e.kraftVersion() {
+		e.finishChange(fmt.Errorf("%w: it does not support kraft.version %d", ErrInvalidVoter, e.kraftVersion()))
 		return
 	}
 	f := av.SupportedFeatures[i]
@@ -277,7 +277,7 @@ func (e *engine) addProbed(ch *voterChange, resp kmsg.Response, err error) {
 	h, _ := e.voters.latest()
 	rec := control.NewVotersRecord()
 	rec.Voters = append(slices.Clone(h.rec.Voters), ch.voter)
-	e.appendChange(ch, rec)
+	e.appendChange(ch, rec, 0)
 }
 
 // removeVoter runs RemoveRaftVoter (Kafka's RemoveVoterHandler).
@@ -290,7 +290,7 @@ func (e *engine) removeVoter(r *kmsg.RemoveRaftVoterRequest, answer func(error))
 	ch := e.newChange("remove", r.VoterID, r.VoterDirectoryID, true, answer)
 	e.beginChange(ch)
 	e.logger.LogAttrs(context.Background(), slog.LevelInfo, "removing a voter", slog.Int(logKeyPeer, int(r.VoterID)))
-	e.appendChange(ch, rec)
+	e.appendChange(ch, rec, 0)
 }
 
 // removeCheck runs RemoveRaftVoter's checks, in Kafka's order, and
@@ -316,10 +316,12 @@ func (e *engine) removeCheck(r *kmsg.RemoveRaftVoterRequest) (*control.VotersRec
 	return rec, nil
 }
 
-// appendChange appends the VotersRecord of a change; without
-// AckWhenCommitted the change is answered now.
-func (e *engine) appendChange(ch *voterChange, rec *control.VotersRecord) {
-	off, err := e.proposeVoters(rec, 0)
+// appendChange appends the VotersRecord of a change (after a
+// KRaftVersion record of level kraftVersion when it is above 0: the
+// kraft.version upgrade); without AckWhenCommitted the change is answered
+// now.
+func (e *engine) appendChange(ch *voterChange, rec *control.VotersRecord, kraftVersion int16) {
+	off, err := e.proposeVoters(rec, kraftVersion)
 	if err != nil {
 		e.logger.LogAttrs(context.Background(), slog.LevelWarn, "voter set not appended", slog.String(logKeyError, err.Error()))
 		e.finishChange(fmt.Errorf("%w: the voter set was not appended: %w", ErrNotLeader, err))
@@ -384,8 +386,11 @@ func (e *engine) closeProbe(ch *voterChange) {
 // updateVoter runs UpdateRaftVoter (Kafka's UpdateVoterHandler). On a static quorum success
 // changes nothing on disk.
 func (e *engine) updateVoter(r *kmsg.UpdateRaftVoterRequest) error {
-	if err := e.updateCheck(r); err != nil || !e.rc.dynamic {
+	if err := e.updateCheck(r); err != nil {
 		return err
+	}
+	if e.kraftVersion() < 1 {
+		return e.noteUpgradeReport(r)
 	}
 	h, _ := e.voters.latest()
 	i := slices.IndexFunc(h.rec.Voters, func(v control.VotersRecordVoter) bool {
@@ -418,7 +423,7 @@ func (e *engine) updateCheck(r *kmsg.UpdateRaftVoterRequest) error {
 		return err
 	}
 	f := r.KRaftVersionFeature
-	kv := e.rc.kraftVersion()
+	kv := e.kraftVersion()
 	switch {
 	case f.MinSupportedVersion < 0 || f.MaxSupportedVersion < 0 || f.MaxSupportedVersion < f.MinSupportedVersion:
 		return fmt.Errorf("%w: invalid kraft.version range [%d, %d]", ErrInvalidVoter, f.MinSupportedVersion, f.MaxSupportedVersion)
@@ -427,7 +432,7 @@ func (e *engine) updateCheck(r *kmsg.UpdateRaftVoterRequest) error {
 	case e.applier.hw < 0:
 		return ErrNoCommitInEpoch
 	}
-	if !e.rc.dynamic {
+	if kv < 1 {
 		switch {
 		case f.MinSupportedVersion > kv || f.MaxSupportedVersion < kv:
 			return leavesOut(f, kv)
