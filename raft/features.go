@@ -3,6 +3,7 @@ package raft
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -54,7 +55,7 @@ func (e *engine) updateFeatures(r *kmsg.UpdateFeaturesRequest, answer func(error
 		answer(err)
 		return
 	}
-	e.upgradeKRaftVersion(level, r.Version >= 1 && r.ValidateOnly, answer)
+	e.upgradeKRaftVersion(level, r.Version >= 1 && r.ValidateOnly, time.Duration(r.TimeoutMillis)*time.Millisecond, answer)
 }
 
 // checkFeatureUpdates checks the updates of r against this controller

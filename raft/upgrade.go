@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -89,13 +90,15 @@ func (e *engine) noteUpgradeReport(r *kmsg.UpdateRaftVoterRequest) error {
 }
 
 // upgradeKRaftVersion upgrades kraft.version to level on the leader and
-// calls answer once: with nil when the upgrade's control batch commits,
+// calls answer once: with nil when the upgrade's control batch commits
+// (within timeout, the request's TimeoutMs; controller.quorum.request.timeout.ms
+// when it is not positive),
 // at once when the quorum is at level already or validateOnly is set
 // and the upgrade would be made, and with an error otherwise: a
 // [*FeatureUpdateError] for an upgrade refused (Kafka's
 // InvalidUpdateVersionException), the leader conditions of leaderCheck,
 // or a voter change's failure (lost leadership, the request timeout).
-func (e *engine) upgradeKRaftVersion(level int16, validateOnly bool, answer func(error)) {
+func (e *engine) upgradeKRaftVersion(level int16, validateOnly bool, timeout time.Duration, answer func(error)) {
 	rec, err := e.planUpgrade(level)
 	switch {
 	case err != nil:
@@ -107,6 +110,9 @@ func (e *engine) upgradeKRaftVersion(level int16, validateOnly bool, answer func
 	}
 	ch := e.newChange("upgrade", int32(e.rc.id), [16]byte(e.rc.core.DirectoryID), true, answer)
 	e.beginChange(ch)
+	if timeout > 0 {
+		e.timers.set(timerVoterChange, e.clock.Now().Add(timeout))
+	}
 	e.logger.LogAttrs(context.Background(), slog.LevelInfo, "upgrading kraft.version",
 		slog.Int(logKeyEpoch, int(e.lastStatus.Epoch)), slog.Int(logKeyKRaftVersion, int(level)))
 	e.appendChange(ch, rec, level)
