@@ -277,4 +277,5 @@ const (
 	logKeyHost          = "host"
 	logKeyOperation     = "operation"
 	logKeyKRaftVersion  = "kraft_version"
+	logKeyStaticAddr    = "static_addr"
 )

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -108,6 +109,13 @@ func (e *engine) upgradeKRaftVersion(level int16, validateOnly bool, timeout tim
 		answer(nil)
 		return
 	}
+	for _, moved := range movedVoters(e.rc.voters, rec, e.rc.listenerName) {
+		// Not refused: the new address may reach the voter as well (a
+		// host name for an IP address); an operator must know, as the
+		// voters reach each other there from now on.
+		e.logger.LogAttrs(context.Background(), slog.LevelWarn, "the kraft.version upgrade names a voter at another address than controller.quorum.voters; "+
+			"from now on the voters reach it at the address it advertises (advertised.listeners)", moved...)
+	}
 	ch := e.newChange("upgrade", int32(e.rc.id), [16]byte(e.rc.core.DirectoryID), true, answer)
 	e.beginChange(ch)
 	if timeout > 0 {
@@ -153,4 +161,28 @@ func (e *engine) planUpgrade(level int16) (*control.VotersRecord, error) {
 		rec.Voters = append(rec.Voters, v)
 	}
 	return rec, nil
+}
+
+// movedVoters lists, as log attributes, each voter of rec whose endpoint
+// on listener differs from its address in controller.quorum.voters
+// (static), in rec's order.
+func movedVoters(static []QuorumVoter, rec *control.VotersRecord, listener string) [][]slog.Attr {
+	var out [][]slog.Attr
+	for _, v := range rec.Voters {
+		i := slices.IndexFunc(static, func(s QuorumVoter) bool { return int32(s.ID) == v.VoterId })
+		if i < 0 {
+			continue
+		}
+		ep, ok := voterInfos(&control.VotersRecord{Voters: []control.VotersRecordVoter{v}})[0].endpoint(listener)
+		advertised := QuorumVoter{Host: ep.Host, Port: ep.Port}.Address()
+		if ok && advertised == static[i].Address() {
+			continue
+		}
+		if !ok {
+			advertised = "none on " + listener
+		}
+		out = append(out, []slog.Attr{slog.Int(logKeyPeer, int(v.VoterId)),
+			slog.String(logKeyAddr, advertised), slog.String(logKeyStaticAddr, static[i].Address())})
+	}
+	return out
 }

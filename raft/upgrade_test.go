@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/krabka-go/krabka/internal/control"
 	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/logstore"
 	"github.com/krabka-go/krabka/internal/sharedtest"
@@ -184,5 +185,31 @@ func TestStaticQuorumUpgradeRefused(t *testing.T) {
 	}
 	if level, ok := finalizedLevel(t, c.node(leader).Addr().String(), "kraft.version"); ok {
 		t.Errorf("kraft.version %d finalized after a refused upgrade", level)
+	}
+}
+
+// The upgrade's voter set takes each voter's endpoint from what it
+// advertises; a voter named at another address than
+// controller.quorum.voters is reported (the leader warns), one at the
+// same address is not.
+func TestMovedVoters(t *testing.T) {
+	static := []QuorumVoter{{ID: 1, Host: "10.0.0.1", Port: 9093}, {ID: 2, Host: "10.0.0.2", Port: 9093}, {ID: 3, Host: "10.0.0.3", Port: 9093}}
+	rec := control.NewVotersRecord()
+	rec.Voters = []control.VotersRecordVoter{
+		{VoterId: 1, Endpoints: []control.VotersRecordEndpoint{{Name: "CONTROLLER", Host: "10.0.0.1", Port: 9093}}},
+		{VoterId: 2, Endpoints: []control.VotersRecordEndpoint{{Name: "CONTROLLER", Host: "localhost", Port: 9093}}},
+		{VoterId: 3, Endpoints: []control.VotersRecordEndpoint{{Name: "OTHER", Host: "10.0.0.3", Port: 9093}}},
+	}
+	var got []string
+	for _, attrs := range movedVoters(static, rec, "CONTROLLER") {
+		var parts []string
+		for _, a := range attrs {
+			parts = append(parts, a.String())
+		}
+		got = append(got, strings.Join(parts, " "))
+	}
+	want := []string{"peer=2 addr=localhost:9093 static_addr=10.0.0.2:9093", "peer=3 addr=none on CONTROLLER static_addr=10.0.0.3:9093"}
+	if !slices.Equal(got, want) {
+		t.Errorf("movedVoters = %q, want %q", got, want)
 	}
 }
