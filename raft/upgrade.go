@@ -123,7 +123,7 @@ func (e *engine) upgradeKRaftVersion(level int16, validateOnly bool, timeout tim
 	}
 	e.logger.LogAttrs(context.Background(), slog.LevelInfo, "upgrading kraft.version",
 		slog.Int(logKeyEpoch, int(e.lastStatus.Epoch)), slog.Int(logKeyKRaftVersion, int(level)))
-	e.appendChange(ch, rec, level)
+	e.appendChangeAt(ch, rec, level)
 }
 
 // planUpgrade checks the upgrade to level and returns the VotersRecord it

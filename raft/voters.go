@@ -277,7 +277,7 @@ func (e *engine) addProbed(ch *voterChange, resp kmsg.Response, err error) {
 	h, _ := e.voters.latest()
 	rec := control.NewVotersRecord()
 	rec.Voters = append(slices.Clone(h.rec.Voters), ch.voter)
-	e.appendChange(ch, rec, 0)
+	e.appendChange(ch, rec)
 }
 
 // removeVoter runs RemoveRaftVoter (Kafka's RemoveVoterHandler).
@@ -290,7 +290,7 @@ func (e *engine) removeVoter(r *kmsg.RemoveRaftVoterRequest, answer func(error))
 	ch := e.newChange("remove", r.VoterID, r.VoterDirectoryID, true, answer)
 	e.beginChange(ch)
 	e.logger.LogAttrs(context.Background(), slog.LevelInfo, "removing a voter", slog.Int(logKeyPeer, int(r.VoterID)))
-	e.appendChange(ch, rec, 0)
+	e.appendChange(ch, rec)
 }
 
 // removeCheck runs RemoveRaftVoter's checks, in Kafka's order, and
@@ -316,11 +316,16 @@ func (e *engine) removeCheck(r *kmsg.RemoveRaftVoterRequest) (*control.VotersRec
 	return rec, nil
 }
 
-// appendChange appends the VotersRecord of a change (after a
-// KRaftVersion record of level kraftVersion when it is above 0: the
-// kraft.version upgrade); without AckWhenCommitted the change is answered
-// now.
-func (e *engine) appendChange(ch *voterChange, rec *control.VotersRecord, kraftVersion int16) {
+// appendChange appends the VotersRecord of a change; without
+// AckWhenCommitted the change is answered now.
+func (e *engine) appendChange(ch *voterChange, rec *control.VotersRecord) {
+	e.appendChangeAt(ch, rec, 0)
+}
+
+// appendChangeAt is appendChange with a KRaftVersion record of level
+// kraftVersion before the VotersRecord when it is above 0 (the
+// kraft.version upgrade, upgrade.go).
+func (e *engine) appendChangeAt(ch *voterChange, rec *control.VotersRecord, kraftVersion int16) {
 	off, err := e.proposeVoters(rec, kraftVersion)
 	if err != nil {
 		e.logger.LogAttrs(context.Background(), slog.LevelWarn, "voter set not appended", slog.String(logKeyError, err.Error()))
