@@ -43,13 +43,14 @@ type simWorkload struct {
 	// acknowledged so far: a read begun now must see at least that much
 	// (K5).
 	ackedEnd int64
+	// upgrades counts the kraft.version upgrades answered NONE.
+	upgrades int
 	// configs counts the config values submitted, each unique, so that
 	// the committed log can show one twice.
 	configs int
 	// reads counts the linearizable reads answered with an image;
-	// voterChanges the voter changes acknowledged; upgrades the
-	// kraft.version upgrades answered NONE.
-	reads, voterChanges, upgrades int
+	// voterChanges the voter changes acknowledged.
+	reads, voterChanges int
 }
 
 // call records a client call on n's running incarnation; the returned
