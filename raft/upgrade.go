@@ -12,6 +12,7 @@ import (
 
 	"github.com/krabka-go/krabka/internal/control"
 	"github.com/krabka-go/krabka/internal/kraft"
+	"github.com/krabka-go/krabka/internal/wire"
 )
 
 // The kraft.version 0→1 upgrade of a static quorum in the runtime
@@ -185,4 +186,28 @@ func movedVoters(static []QuorumVoter, rec *control.VotersRecord, listener strin
 			slog.String(logKeyAddr, advertised), slog.String(logKeyStaticAddr, static[i].Address())})
 	}
 	return out
+}
+
+// UpgradeKRaftVersion upgrades a static quorum to kraft.version 1, as
+// UpdateFeatures on kraft.version does (KafkaRaftClient.upgradeKRaftVersion):
+// on the leader it runs there, on another node it is sent to the leader.
+// The leader appends a KRaftVersion record and the VotersRecord of the
+// static voters with the directory ids, endpoints and kraft.version
+// ranges they reported (UpdateRaftVoter, once per epoch), and the call
+// returns when that commits; a quorum at kraft.version 1 already returns
+// at once. With validateOnly the leader only checks. Errors match
+// [ErrInvalidFeatureUpdate] (a [*FeatureUpdateError]: a voter has not
+// reported yet, or cannot run kraft.version 1), [ErrLeaderUnknown] when no
+// leader is known or the leader changed meanwhile, [ErrChangeUnavailable]
+// when the upgrade did not commit within the request timeout (it may
+// still commit: call again), [ErrShuttingDown], or ctx's error.
+// Cancelling ctx stops the wait only.
+func (c *Controller) UpgradeKRaftVersion(ctx context.Context, validateOnly bool) error {
+	req := kmsg.NewPtrUpdateFeaturesRequest()
+	req.Version, req.ValidateOnly = 2, validateOnly
+	req.TimeoutMillis = int32(c.rc.core.RequestTimeout / time.Millisecond)
+	u := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
+	u.Feature, u.MaxVersionLevel, u.UpgradeType = wire.FeatureKRaftVersion, 1, upgradeTypeUpgrade
+	req.FeatureUpdates = append(req.FeatureUpdates, u)
+	return c.voterChange(ctx, req, "upgrade kraft.version to 1")
 }

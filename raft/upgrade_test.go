@@ -183,8 +183,46 @@ func TestStaticQuorumUpgradeRefused(t *testing.T) {
 	if resp := updateFeatures(t, c.node(c.follower(leader)).Addr().String(), 2, 1, false); resp.ErrorCode != kerr.NotController.Code {
 		t.Errorf("UpdateFeatures on a follower: code %d, want NOT_CONTROLLER", resp.ErrorCode)
 	}
+	// The Go API, through a follower, gets the leader's reason.
+	err := c.node(c.follower(leader)).UpgradeKRaftVersion(t.Context(), false)
+	if fe, ok := errors.AsType[*FeatureUpdateError](err); !ok || !errors.Is(err, ErrInvalidFeatureUpdate) ||
+		!strings.HasPrefix(fe.Message, "Invalid upgrade of kraft.version to 1 because not all of the voters support it") {
+		t.Errorf("UpgradeKRaftVersion through a follower: %v, want the leader's FeatureUpdateError", err)
+	}
 	if level, ok := finalizedLevel(t, c.node(leader).Addr().String(), "kraft.version"); ok {
 		t.Errorf("kraft.version %d finalized after a refused upgrade", level)
+	}
+}
+
+// TestUpgradeKRaftVersionThroughAFollower: Controller.UpgradeKRaftVersion
+// on a follower is carried out by the leader: a dry run first, then the
+// upgrade, after which every node runs kraft.version 1 and a second call
+// is done at once.
+func TestUpgradeKRaftVersionThroughAFollower(t *testing.T) {
+	c := newFormattedCluster(t, 3, "static-upgrade-id-0002")
+	res := c.submitRetrying(metadataVersionRecord())
+	c.waitApplied(res.LastOffset + 1)
+	for _, validateOnly := range []bool{true, false} {
+		waitFor(t, "the upgrade through a follower", func() bool {
+			err := c.node(c.follower(c.leader())).UpgradeKRaftVersion(t.Context(), validateOnly)
+			switch {
+			case err == nil:
+				return true
+			case errors.Is(err, ErrInvalidFeatureUpdate), errors.Is(err, ErrLeaderUnknown), errors.Is(err, ErrChangeUnavailable):
+				return false
+			}
+			t.Fatalf("UpgradeKRaftVersion(validateOnly %v): %v", validateOnly, err)
+			return false
+		})
+		if validateOnly && c.node(c.leader()).eng.pub.finalizedKRaftVersion() != 0 {
+			t.Fatal("a dry run upgraded kraft.version")
+		}
+	}
+	for id := NodeID(1); id <= 3; id++ {
+		waitFor(t, "kraft.version 1", func() bool { return c.node(id).eng.pub.finalizedKRaftVersion() == 1 })
+	}
+	if err := c.node(c.leader()).UpgradeKRaftVersion(t.Context(), false); err != nil {
+		t.Errorf("UpgradeKRaftVersion at kraft.version 1: %v", err)
 	}
 }
 

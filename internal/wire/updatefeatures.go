@@ -2,6 +2,8 @@ package wire
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -75,4 +77,34 @@ func AnswerUpdateFeatures(req *kmsg.UpdateFeaturesRequest, err error) *kmsg.Upda
 		resp.ErrorMessage = &msg
 	}
 	return resp
+}
+
+// UpdateFeaturesError is the outcome an UpdateFeatures answer reports, as
+// [AnswerUpdateFeatures] builds it: nil for NONE (the top-level code and
+// every result's), a [*FeatureUpdateError] with the feature's reason for
+// INVALID_UPDATE_VERSION, ErrNotLeader for NOT_CONTROLLER,
+// ErrChangeTimedOut for REQUEST_TIMED_OUT (the upgrade did not commit in
+// time), and the code's error ([ErrorForCode]) for any other.
+func UpdateFeaturesError(resp *kmsg.UpdateFeaturesResponse) error {
+	code, msg := resp.ErrorCode, resp.ErrorMessage
+	for _, r := range resp.Results {
+		if code == 0 && r.ErrorCode != 0 {
+			code, msg = r.ErrorCode, r.ErrorMessage
+		}
+	}
+	switch code {
+	case 0:
+		return nil
+	case kerr.InvalidUpdateVersion.Code:
+		reason := kerr.InvalidUpdateVersion.Description
+		if msg != nil && *msg != "" {
+			reason = strings.TrimPrefix(*msg, featureErrorPrefix)
+		}
+		return &FeatureUpdateError{Message: reason}
+	case kerr.NotController.Code:
+		return fmt.Errorf("%w: the node asked is not the active controller", ErrNotLeader)
+	case kerr.RequestTimedOut.Code:
+		return ErrChangeTimedOut
+	}
+	return ErrorForCode(code)
 }

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 
@@ -56,5 +57,35 @@ func TestAnswerUpdateFeatures(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// UpdateFeaturesError reads back what AnswerUpdateFeatures wrote.
+func TestUpdateFeaturesErrorRoundTrip(t *testing.T) {
+	req := kmsg.NewPtrUpdateFeaturesRequest()
+	req.Version = 1
+	u := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
+	u.Feature, u.MaxVersionLevel = "kraft.version", 1
+	req.FeatureUpdates = append(req.FeatureUpdates, u)
+	refused := &FeatureUpdateError{Message: "Invalid upgrade of kraft.version to 1 because not all of the voters support it"}
+	if err := UpdateFeaturesError(AnswerUpdateFeatures(req, nil)); err != nil {
+		t.Errorf("success read back as %v", err)
+	}
+	fe, ok := errors.AsType[*FeatureUpdateError](UpdateFeaturesError(AnswerUpdateFeatures(req, refused)))
+	if !ok || fe.Message != refused.Message {
+		t.Errorf("refusal read back as %v, want %q", fe, refused.Message)
+	}
+	if err := UpdateFeaturesError(AnswerUpdateFeatures(req, ErrShuttingDown)); !errors.Is(err, ErrNotLeader) {
+		t.Errorf("NOT_CONTROLLER read back as %v, want ErrNotLeader", err)
+	}
+	if err := UpdateFeaturesError(AnswerUpdateFeatures(req, ErrChangeTimedOut)); !errors.Is(err, ErrChangeTimedOut) {
+		t.Errorf("REQUEST_TIMED_OUT read back as %v", err)
+	}
+	perFeature := kmsg.NewPtrUpdateFeaturesResponse()
+	r := kmsg.NewUpdateFeaturesResponseResult()
+	r.Feature, r.ErrorCode = "kraft.version", kerr.InvalidUpdateVersion.Code
+	perFeature.Results = append(perFeature.Results, r)
+	if fe, ok := errors.AsType[*FeatureUpdateError](UpdateFeaturesError(perFeature)); !ok || fe.Message != kerr.InvalidUpdateVersion.Description {
+		t.Errorf("a v1 feature result read back as %v", fe)
 	}
 }
