@@ -103,9 +103,9 @@
 // is added, and it needs no staging. A static quorum answers
 // AddRaftVoter and RemoveRaftVoter with UNSUPPORTED_VERSION, as Kafka
 // does at kraft.version 0, until it is upgraded to kraft.version 1:
-// UpdateFeatures (API 57) on the leader, or [Controller.UpgradeKRaftVersion]
-// from Go, appends a KRaftVersion record and
-// a VotersRecord naming the static voters with the directory ids,
+// UpdateFeatures (API 57) on the leader, or
+// [Controller.UpgradeKRaftVersion] from Go, appends a KRaftVersion record
+// and a VotersRecord naming the static voters with the directory ids,
 // endpoints and kraft.version ranges they reported (each voter sends
 // UpdateRaftVoter once an epoch while the quorum is static). From then on
 // the quorum is dynamic on every node, whether it is restarted with
