@@ -457,9 +457,9 @@ func TestSimulatedEnginesAreDeterministic(t *testing.T) {
 // kraft.version upgrade at random moments, among submissions and reads,
 // through faults and power losses: the invariants of TestSimulatedEngines
 // hold throughout (the voter set in force is the same on every node at
-// the same offset, C5), and once healed every node that acknowledged an
-// upgrade's commit, and every node as far as the leader, runs
-// kraft.version 1 with the static voters.
+// the same offset, C5), and once healed, in a seed that acknowledged an
+// upgrade, every node as far as the leader runs kraft.version 1 with the
+// static voters.
 func TestSimulatedStaticUpgrade(t *testing.T) {
 	seeds := *simSeeds
 	if testing.Short() {
