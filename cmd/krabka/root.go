@@ -59,10 +59,11 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 			return nil
 		},
 	}
+	root.AddCommand(newFeaturesCommand(a))
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "text", "format of the diagnostics on stderr: text or json")
-	root.AddCommand(newStorageCommand(a), newDumpLogCommand(a), newDumpSnapshotCommand(a), newServerStartCommand(a), newDevCommand(a), newMetadataQuorumCommand(a), newFeaturesCommand(a), newHealthcheckCommand())
+	root.AddCommand(newStorageCommand(a), newDumpLogCommand(a), newDumpSnapshotCommand(a), newServerStartCommand(a), newDevCommand(a), newMetadataQuorumCommand(a), newHealthcheckCommand())
 	return root
 }
 
