@@ -55,8 +55,8 @@ func newRequestAuthz(cfg Config, image func() *metadata.Image, logger *slog.Logg
 
 // requiredOperation is the operation on the cluster that req needs, as
 // Kafka's ControllerApis asks: CLUSTER_ACTION for the replication and
-// election RPCs, DESCRIBE for DescribeQuorum, ALTER for the voter changes
-// and DescribeCluster. Of the private RPCs, SubmitChange writes the log
+// election RPCs, DESCRIBE for DescribeQuorum, ALTER for the voter changes,
+// UpdateFeatures and DescribeCluster. Of the private RPCs, SubmitChange writes the log
 // (ALTER) and ReadImage reads the image (DESCRIBE); MetadataFetch returns
 // the committed log's batches as Fetch does, so it needs what Fetch needs
 // (CLUSTER_ACTION), or DESCRIBE would read through it the records Fetch
@@ -74,7 +74,7 @@ func requiredOperation(req kmsg.Request) (op ClusterOperation, ok bool) {
 		return OperationClusterAction, true
 	case *kmsg.DescribeQuorumRequest, *wire.ReadImageRequest:
 		return OperationDescribe, true
-	case *kmsg.AddRaftVoterRequest, *kmsg.RemoveRaftVoterRequest, *kmsg.DescribeClusterRequest, *wire.SubmitChangeRequest:
+	case *kmsg.AddRaftVoterRequest, *kmsg.RemoveRaftVoterRequest, *kmsg.DescribeClusterRequest, *kmsg.UpdateFeaturesRequest, *wire.SubmitChangeRequest:
 		return OperationAlter, true
 	}
 	return 0, false
@@ -175,6 +175,8 @@ func refusalAnswer(req kmsg.Request) kmsg.Response {
 	case *kmsg.UpdateRaftVoterResponse:
 		r.ErrorCode = code
 	case *kmsg.DescribeClusterResponse:
+		r.ErrorCode, r.ErrorMessage = code, &msg
+	case *kmsg.UpdateFeaturesResponse:
 		r.ErrorCode, r.ErrorMessage = code, &msg
 	case *wire.SubmitChangeResponse:
 		r.ErrorCode, r.ErrorMessage, r.LeaderID, r.LeaderEpoch = code, &msg, -1, -1

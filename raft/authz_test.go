@@ -203,6 +203,7 @@ func TestAuthzRefusalShapes(t *testing.T) {
 		{kmsg.NewPtrAddRaftVoterRequest(), OperationAlter, func(r kmsg.Response) int16 { return r.(*kmsg.AddRaftVoterResponse).ErrorCode }},
 		{kmsg.NewPtrRemoveRaftVoterRequest(), OperationAlter, func(r kmsg.Response) int16 { return r.(*kmsg.RemoveRaftVoterResponse).ErrorCode }},
 		{kmsg.NewPtrDescribeClusterRequest(), OperationAlter, func(r kmsg.Response) int16 { return r.(*kmsg.DescribeClusterResponse).ErrorCode }},
+		{kmsg.NewPtrUpdateFeaturesRequest(), OperationAlter, func(r kmsg.Response) int16 { return r.(*kmsg.UpdateFeaturesResponse).ErrorCode }},
 		{wire.NewSubmitChangeRequest(), OperationAlter, func(r kmsg.Response) int16 { return r.(*wire.SubmitChangeResponse).ErrorCode }},
 		{wire.NewReadImageRequest(), OperationDescribe, func(r kmsg.Response) int16 { return r.(*wire.ReadImageResponse).ErrorCode }},
 		{wire.NewMetadataFetchRequest(), OperationClusterAction, func(r kmsg.Response) int16 { return r.(*wire.MetadataFetchResponse).ErrorCode }},

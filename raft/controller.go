@@ -224,7 +224,7 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 	for _, h := range rc.listenerSASL {
 		if h != nil {
 			h.APIVersions = func(req *kmsg.ApiVersionsRequest) *kmsg.ApiVersionsResponse {
-				return wire.AnswerAPIVersions(req, featureState(e.pub.image.Load(), c.rc.kraftVersion()))
+				return wire.AnswerAPIVersions(req, featureState(e.pub.image.Load(), e.pub.finalizedKRaftVersion()))
 			}
 			h.ScramCredentials = scramLookup(e.pub.image.Load)
 		}
@@ -348,6 +348,8 @@ func (e *engine) load(static []QuorumVoter) (err error) {
 	if !e.rc.dynamic {
 		voters := staticVoters(&e.rc)
 		e.pub.voters.Store(&voters)
+	} else {
+		e.pub.kraftVersion.Store(1)
 	}
 	return nil
 }

@@ -70,7 +70,7 @@
 // # Static and dynamic quorums
 //
 // With controller.quorum.voters set the quorum is static (kraft.version
-// 0): those voters, for good. With it empty the quorum is dynamic
+// 0): those voters, until the upgrade below. With it empty the quorum is dynamic
 // (KIP-853, kraft.version 1): the voter set in force is the newest
 // VotersRecord of the node's snapshot or log, or of the bootstrap
 // snapshot 0-0 that krabka storage format --standalone or
@@ -105,8 +105,16 @@
 // observer, which a node formatted --no-initial-controllers is until it
 // is added, and it needs no staging. A static quorum answers
 // AddRaftVoter and RemoveRaftVoter with UNSUPPORTED_VERSION, as Kafka
-// does at kraft.version 0; the kraft.version 0→1 upgrade is not
-// implemented.
+// does at kraft.version 0, until it is upgraded to kraft.version 1:
+// UpdateFeatures (API 57) on the leader, or
+// [Controller.UpgradeKRaftVersion] from Go, appends a KRaftVersion record
+// and a VotersRecord naming the static voters with the directory ids,
+// endpoints and kraft.version ranges they reported (each voter sends
+// UpdateRaftVoter once an epoch while the quorum is static). From then on
+// the quorum is dynamic on every node, whether it is restarted with
+// controller.quorum.bootstrap.servers or still with
+// controller.quorum.voters: the voter set comes from the log
+// (docs/operations.md, "Upgrade a static quorum to a dynamic one").
 //
 // Not yet: metrics.
 package raft

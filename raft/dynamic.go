@@ -134,10 +134,13 @@ func votersRecordOf(raw []byte) (*control.VotersRecord, error) {
 // newest snapshot (the bootstrap snapshot 0-0 while there is no other),
 // then every VotersRecord of the log after it. The core calls it (through
 // the LogView) at construction and after a snapshot install.
+//
+// A static quorum (controller.quorum.voters) reads the same history: it
+// is empty until the kraft.version upgrade writes the first Voters record
+// (upgrade.go), and from then on it is the voter set in force, as Kafka's
+// KRaftControlRecordStateMachine ignores the static voters once a
+// VotersRecord exists.
 func (e *engine) loadVoterHistory() []kraft.VoterSetAt {
-	if !e.rc.dynamic {
-		return nil
-	}
 	var hist []votersEntry
 	id, ok := e.snap.latest, e.snap.hasLatest
 	if !ok {
@@ -266,10 +269,17 @@ func (e *engine) publishVoters() {
 		return
 	}
 	var voters []voterInfo
+	kv := int32(0)
 	if h, ok := e.voters.latest(); ok {
-		voters = voterInfos(h.rec)
+		voters, kv = voterInfos(h.rec), 1
+	} else if !e.rc.dynamic {
+		voters = staticVoters(&e.rc)
+	}
+	if e.rc.dynamic {
+		kv = 1
 	}
 	e.pub.voters.Store(&voters)
+	e.pub.kraftVersion.Store(kv)
 	for id, p := range e.peers {
 		if id <= bootstrapID(0) || id == e.lastStatus.Leader.LeaderID {
 			continue
@@ -487,10 +497,10 @@ func (e *engine) proposeVoters(rec *control.VotersRecord, kraftVersion int16) (k
 	return info.BaseOffset, nil
 }
 
-// kraftVersion is the finalized kraft.version: 1 for a dynamic quorum.
-func (rc *runtimeConfig) kraftVersion() int16 {
-	if rc.dynamic {
-		return 1
-	}
-	return 0
-}
+// kraftVersion is the finalized kraft.version: 1 for a dynamic quorum
+// and for a static one whose log holds the upgrade (a Voters record), 0
+// before. It is the engine's view, as published for ApiVersions.
+func (e *engine) kraftVersion() int16 { return e.pub.finalizedKRaftVersion() }
+
+// finalizedKRaftVersion is the kraft.version in force as last published.
+func (p *publishedState) finalizedKRaftVersion() int16 { return int16(p.kraftVersion.Load()) }

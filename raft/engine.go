@@ -29,6 +29,9 @@ type publishedState struct {
 	latestSnapshot atomic.Pointer[kraft.OffsetAndEpoch]
 	// voters is the voter set in force with the voters' endpoints.
 	voters atomic.Pointer[[]voterInfo]
+	// kraftVersion is the kraft.version in force (ApiVersions reports
+	// it): 1 once a Voters record is in the voter history (dynamic.go).
+	kraftVersion atomic.Int32
 	// busySince is when the engine loop woke up for its current turn
 	// (Unix nanoseconds), 0 while it waits for an input.
 	busySince atomic.Int64
@@ -84,7 +87,10 @@ type engine struct {
 	// ApiVersions on. selfDue is when this node next checks its own
 	// entry in the voter set; updatedEpoch is the epoch in which the
 	// leader accepted its UpdateRaftVoter.
-	change       *voterChange
+	change *voterChange
+	// reports are the UpdateRaftVoter requests this leader of a static
+	// quorum accepted, for the kraft.version upgrade (upgrade.go).
+	reports      upgradeReports
 	dialProbe    func(addr string) (peerSender, error)
 	selfDue      time.Time
 	updatedEpoch kraft.Epoch

@@ -67,8 +67,13 @@ var (
 	// (node id and directory id), or it is the last voter.
 	ErrVoterNotFound = wire.ErrVoterNotFound
 	// ErrStaticQuorum: the quorum's voter set is static (kraft.version 0),
-	// and voters cannot be added or removed.
+	// and voters cannot be added or removed until kraft.version is
+	// upgraded to 1 (UpdateFeatures; docs/operations.md).
 	ErrStaticQuorum = wire.ErrStaticQuorum
+	// ErrInvalidFeatureUpdate is matched by every [*FeatureUpdateError]:
+	// an UpdateFeatures request this controller refuses
+	// (INVALID_UPDATE_VERSION).
+	ErrInvalidFeatureUpdate = wire.ErrInvalidFeatureUpdate
 
 	// ErrChangeUnavailable is matched by every condition below: the
 	// change cannot be made now but may succeed when retried after a
@@ -96,6 +101,12 @@ var (
 	// set was appended may still commit.
 	ErrChangeTimedOut = wire.ErrChangeTimedOut
 )
+
+// FeatureUpdateError is the refusal of a feature update, with the reason
+// in Kafka's words (FeatureControlManager, KafkaRaftClient), for example
+// "Invalid upgrade of kraft.version to 1 because not all of the voters
+// support it: …". It matches [ErrInvalidFeatureUpdate].
+type FeatureUpdateError = wire.FeatureUpdateError
 
 // NotLeaderError is returned by [Controller.SubmitChange] when the node it
 // reached is not the leader but knows which node is. The write was not

@@ -39,7 +39,7 @@ func (h *handler) Serve(ctx context.Context, req *transport.Request, reply *tran
 	}
 	switch body := req.Body.(type) {
 	case *kmsg.ApiVersionsRequest:
-		reply.Send(wire.AnswerAPIVersions(body, featureState(e.pub.image.Load(), c.rc.kraftVersion())))
+		reply.Send(wire.AnswerAPIVersions(body, featureState(e.pub.image.Load(), e.pub.finalizedKRaftVersion())))
 	case *kmsg.VoteRequest, *kmsg.BeginQuorumEpochRequest, *kmsg.EndQuorumEpochRequest, *kmsg.FetchRequest, *kmsg.FetchSnapshotRequest:
 		msg, answer, err := wire.KRaftRequest(body, e.clusterID, c.rc.id)
 		switch {
@@ -65,6 +65,8 @@ func (h *handler) Serve(ctx context.Context, req *transport.Request, reply *tran
 		h.describeQuorum(ctx, body, reply)
 	case *kmsg.AddRaftVoterRequest, *kmsg.RemoveRaftVoterRequest, *kmsg.UpdateRaftVoterRequest:
 		h.serveVoterRPC(ctx, body, reply)
+	case *kmsg.UpdateFeaturesRequest:
+		h.serveUpdateFeatures(ctx, body, reply)
 	case *kmsg.DescribeClusterRequest:
 		resp := h.describeCluster(body, req.Conn.LocalAddr)
 		if h.authz != nil && h.authz.grants != nil && body.IncludeClusterAuthorizedOperations {

@@ -3,15 +3,13 @@ package raft
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/krabka-go/krabka/internal/logstore"
 	"github.com/krabka-go/krabka/internal/recordbatch"
 	"github.com/krabka-go/krabka/internal/sharedtest"
 	"github.com/krabka-go/krabka/internal/snapshot"
@@ -267,28 +265,33 @@ func TestStartOnKafkaQuorum(t *testing.T) {
 	}
 }
 
-// TestStartRefusesDynamicKafkaDirectory: the latest snapshot of a Kafka
-// 4.1 directory formatted with --standalone holds kraft.version 1 and its
-// voter set; a runtime that runs static voter sets only refuses to start
-// on it rather than count votes against controller.quorum.voters, and
-// leaves the directory unlocked.
-func TestStartRefusesDynamicKafkaDirectory(t *testing.T) {
+// TestStartOnDynamicKafkaDirectoryWithStaticVoters: the latest snapshot of
+// a Kafka 4.1 directory formatted with --standalone holds kraft.version 1
+// and its voter set. A node configured with controller.quorum.voters
+// starts on it and counts votes against the snapshot's voter set, not the
+// configured one, as Kafka does once a VotersRecord exists (and as a
+// static quorum does after its kraft.version upgrade): it is that set's
+// only voter and leads, and it reports kraft.version 1.
+func TestStartOnDynamicKafkaDirectoryWithStaticVoters(t *testing.T) {
 	logDir := t.TempDir()
 	if err := os.CopyFS(logDir, os.DirFS(filepath.Join(sharedtest.Dir(t, "kafka-samples"), "kafka41-dynamic-bootstrap-nolog"))); err != nil {
 		t.Fatal(err)
 	}
-	for range 2 { // the second attempt finds the directory unlocked
-		node, err := Start(t.Context(), ForTests(1, logDir))
-		if err == nil {
-			_ = node.Shutdown(t.Context())
-			t.Fatal("Start on a kraft.version 1 directory succeeded")
-		}
-		if !strings.Contains(err.Error(), "kraft.version 1") {
-			t.Errorf("Start = %v, want an error naming kraft.version 1", err)
-		}
+	mp, err := logstore.ReadMetaProperties(vfs.OS(), logDir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	// The log was not restarted at the refused snapshot.
-	if _, err := os.Stat(filepath.Join(logDir, PartitionDirName, "00000000000000007206.log")); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("a segment at the refused snapshot's offset exists (%v)", err)
+	node, err := Start(t.Context(), ForTests(1, logDir))
+	if err != nil {
+		t.Fatalf("Start on a kraft.version 1 directory with controller.quorum.voters: %v", err)
+	}
+	defer func() { _ = node.Shutdown(t.Context()) }()
+	waitFor(t, "node 1 to lead", func() bool { return node.QuorumState().Role == RoleLeader })
+	voters := node.eng.pub.voterList()
+	if len(voters) != 1 || voters[0].id != 1 || voters[0].dir != [16]byte(mp.DirectoryID) {
+		t.Errorf("voter set %+v, want the snapshot's: node 1 with directory id %s", voters, mp.DirectoryID)
+	}
+	if v := node.eng.pub.finalizedKRaftVersion(); v != 1 {
+		t.Errorf("kraft.version %d, want 1", v)
 	}
 }

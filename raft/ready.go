@@ -158,7 +158,7 @@ func (e *engine) processReady() error {
 			VotedID:       rd.State.VotedKey.ID,
 			CurrentVoters: e.voterIDs,
 		}
-		if e.rc.dynamic {
+		if e.kraftVersion() > 0 {
 			// kraft.version 1 writes data_version 1: the voted
 			// directory id, no voter list (Kafka's FileQuorumStateStore).
 			qs.DataVersion, qs.CurrentVoters = 1, nil
@@ -327,7 +327,7 @@ func (e *engine) appendBatches(apps []kraft.Append) error {
 			e.appendBuf = append(e.appendBuf, b...)
 			buf = e.appendBuf
 		}
-		if a.Batch.Voters != nil && e.rc.dynamic {
+		if a.Batch.Voters != nil {
 			e.noteAppendedVoters(a.Batch.BaseOffset, b)
 		}
 		next = a.Batch.LastOffset + 1

@@ -276,4 +276,6 @@ const (
 	logKeyPrincipal     = "principal"
 	logKeyHost          = "host"
 	logKeyOperation     = "operation"
+	logKeyKRaftVersion  = "kraft_version"
+	logKeyStaticAddr    = "static_addr"
 )

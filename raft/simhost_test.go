@@ -214,6 +214,10 @@ type simMode struct {
 	// first n-1 nodes as voters and the last as an observer, whose voter
 	// set clients change (simWorkload.changeVoters).
 	dynamic bool
+	// upgrade runs a static quorum whose disks have directory ids, which
+	// clients upgrade to kraft.version 1 (simWorkload.upgrade); no seed
+	// of modeOf sets it.
+	upgrade bool
 }
 
 // modeOf is the mode of a seed: odd seeds take snapshots, and seeds 2
@@ -257,6 +261,13 @@ func newSimCluster(t *testing.T, n int, seed uint64, mode simMode) *simCluster {
 				cfg.QuorumBootstrapServers = append(cfg.QuorumBootstrapServers, HostPort{Host: v.Host, Port: v.Port})
 			}
 			formatDynamic(t, disk, cfg, i < n-1, bootstrap, sc.clock.now)
+		}
+		if mode.upgrade {
+			// meta.properties only: the directory id the upgrade needs;
+			// and the address controller.quorum.voters names, which the
+			// upgrade's voter set takes from what each node advertises.
+			formatDynamic(t, disk, cfg, false, nil, sc.clock.now)
+			cfg.AdvertisedListeners = []Endpoint{{Name: "CONTROLLER", Host: "127.0.0.1", Port: uint16(i + 1)}}
 		}
 		if mode.snapshots {
 			cfg.MaxRecordBytesBetweenSnapshots = 1 << 10
@@ -448,9 +459,13 @@ func (sc *simCluster) deliver(m *simMessage) {
 		s.complete = func(res SubmitResult, err error) { reply.Send(submitAnswer(body, res, err)) }
 		e.handle(event{submit: s})
 	case *kmsg.ApiVersionsRequest:
-		reply.Send(wire.AnswerAPIVersions(body, featureState(e.pub.image.Load(), m.to.c.rc.kraftVersion())))
+		reply.Send(wire.AnswerAPIVersions(body, featureState(e.pub.image.Load(), e.pub.finalizedKRaftVersion())))
 	case *kmsg.AddRaftVoterRequest, *kmsg.RemoveRaftVoterRequest, *kmsg.UpdateRaftVoterRequest:
 		e.handle(event{call: func(e *engine) { e.voterRPC(body, func(resp kmsg.Response) { reply.Send(resp) }) }})
+	case *kmsg.UpdateFeaturesRequest:
+		e.handle(event{call: func(e *engine) {
+			e.updateFeatures(body, func(err error) { reply.Send(wire.AnswerUpdateFeatures(body, err)) })
+		}})
 	case *wire.ReadImageRequest:
 		// Only a node's forwarding connection sends a read barrier.
 		r := &readWaiter{forwarded: true, timeout: m.to.cfg.RequestTimeout}

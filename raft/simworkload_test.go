@@ -43,6 +43,8 @@ type simWorkload struct {
 	// acknowledged so far: a read begun now must see at least that much
 	// (K5).
 	ackedEnd int64
+	// upgrades counts the kraft.version upgrades answered NONE.
+	upgrades int
 	// configs counts the config values submitted, each unique, so that
 	// the committed log can show one twice.
 	configs int
@@ -184,13 +186,42 @@ func (w *simWorkload) changeVoters() {
 	}})
 }
 
+// upgrade asks a node the seed picks for the kraft.version upgrade
+// (UpdateFeatures): the leader refuses it until every voter reported, a
+// follower answers NOT_CONTROLLER, and an upgrade made already is done.
+func (w *simWorkload) upgrade() {
+	sc := w.sc
+	n := sc.nodes[sc.rng.IntN(len(sc.nodes))]
+	if !n.up() {
+		return
+	}
+	req := kmsg.NewPtrUpdateFeaturesRequest()
+	req.Version, req.TimeoutMillis = 2, int32(n.cfg.RequestTimeout/time.Millisecond)
+	u := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
+	u.Feature, u.MaxVersionLevel, u.UpgradeType = "kraft.version", 1, upgradeTypeUpgrade
+	req.FeatureUpdates = append(req.FeatureUpdates, u)
+	answered := w.call(n)
+	n.e.handle(event{call: func(e *engine) {
+		e.updateFeatures(req, func(err error) {
+			answered()
+			if err == nil {
+				w.upgrades++
+			}
+		})
+	}})
+}
+
 // runSimWorkload runs steps of the seed's schedule with clients
 // submitting and reading through any node, then heals the cluster and
 // runs until every node has applied what the leader committed.
 //
 // Odd seeds run with snapshots and retention (newSimCluster).
 func runSimWorkload(t *testing.T, seed uint64, steps int) (*simCluster, *simWorkload) {
-	mode := modeOf(seed)
+	return runSimWorkloadMode(t, seed, steps, modeOf(seed))
+}
+
+// runSimWorkloadMode is runSimWorkload in mode.
+func runSimWorkloadMode(t *testing.T, seed uint64, steps int, mode simMode) (*simCluster, *simWorkload) {
 	nodes := 3
 	if mode.dynamic {
 		nodes = 4
@@ -204,6 +235,10 @@ func runSimWorkload(t *testing.T, seed uint64, steps int) (*simCluster, *simWork
 		}
 		if mode.dynamic && sc.rng.Float64() < 0.05 {
 			w.changeVoters()
+			continue
+		}
+		if mode.upgrade && sc.rng.Float64() < 0.1 {
+			w.upgrade()
 			continue
 		}
 		n := sc.leader()
@@ -438,5 +473,48 @@ func TestSimulatedEnginesAreDeterministic(t *testing.T) {
 	}
 	if a, b := trace(), trace(); a != b {
 		t.Fatalf("two runs of one seed differ:\n%s\nand\n%s", a, b)
+	}
+}
+
+// TestSimulatedStaticUpgrade runs the simulated engines of a static quorum
+// (on odd seeds with snapshots and retention) whose clients ask for the
+// kraft.version upgrade at random moments, among submissions and reads,
+// through faults and power losses: the invariants of TestSimulatedEngines
+// hold throughout (the voter set in force is the same on every node at
+// the same offset, C5), and once healed, in a seed that acknowledged an
+// upgrade, every node as far as the leader runs kraft.version 1 with the
+// static voters.
+func TestSimulatedStaticUpgrade(t *testing.T) {
+	seeds := *simSeeds
+	if testing.Short() {
+		seeds = min(seeds, 5)
+	}
+	upgrades, upgraded := 0, 0
+	for seed := range uint64(seeds) {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
+			sc, w := runSimWorkloadMode(t, seed, 3000, simMode{snapshots: seed%2 == 1, upgrade: true})
+			w.checkAcknowledged(t, seed)
+			upgrades += w.upgrades
+			if w.upgrades == 0 {
+				return
+			}
+			upgraded++
+			l := sc.leader()
+			for _, n := range sc.nodes {
+				if n.e.applier.applied != l.e.applier.applied {
+					continue
+				}
+				if v := n.e.kraftVersion(); v != 1 {
+					t.Errorf("node %d runs kraft.version %d after an acknowledged upgrade (seed %d)", n.id, v, seed)
+				}
+				if got := voterIDs(n.e.voters.at(n.e.applier.applied)); !slices.Equal(got, []int32{1, 2, 3}) {
+					t.Errorf("node %d: voter set %v after the upgrade, want [1 2 3] (seed %d)", n.id, got, seed)
+				}
+			}
+		})
+	}
+	t.Logf("%d seeds: %d kraft.version upgrades acknowledged, %d seeds upgraded", seeds, upgrades, upgraded)
+	if !t.Failed() && upgrades == 0 {
+		t.Fatalf("%d seeds acknowledged no kraft.version upgrade: the schedule misses it", seeds)
 	}
 }

@@ -162,7 +162,7 @@ func BenchmarkSnapshotLoad(b *testing.B) {
 		runtime.GC()
 		runtime.ReadMemStats(&before)
 		b.StartTimer()
-		d, err := readSnapshotImage(vfs.OS(), path, id, false)
+		d, err := readSnapshotImage(vfs.OS(), path, id)
 		if err != nil {
 			b.Fatal(err)
 		}

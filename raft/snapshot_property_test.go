@@ -94,7 +94,7 @@ func TestSnapshotLoadThenReplayEqualsWholeLog(t *testing.T) {
 		if _, err := writeSnapshot(t.Context(), fsys, dir, id, 1, snapshot.Header{LastContainedLogTimestamp: 1}, prefix, time.Now().UnixMilli()); err != nil {
 			rt.Fatal(err)
 		}
-		d, err := readSnapshotImage(fsys, path.Join(dir, snapshot.FileName(id)), id, false)
+		d, err := readSnapshotImage(fsys, path.Join(dir, snapshot.FileName(id)), id)
 		if err != nil {
 			rt.Fatal(err)
 		}

@@ -164,7 +164,7 @@ func (e *engine) loadNewestValid(snaps []snapshot.Info) ([]snapshot.Info, error)
 			break
 		}
 		id := snaps[k].ID
-		delta, err := readSnapshotImage(e.fsys, e.snap.store.Path(id), id, e.rc.dynamic)
+		delta, err := readSnapshotImage(e.fsys, e.snap.store.Path(id), id)
 		if err != nil {
 			if !errors.Is(err, errDamagedSnapshot) {
 				return nil, err
@@ -193,10 +193,12 @@ func (e *engine) loadNewestValid(snaps []snapshot.Info) ([]snapshot.Info, error)
 var errDamagedSnapshot = errors.New("damaged snapshot")
 
 // readSnapshotImage reads snapshot id at path into a delta over the empty
-// image, as start-up and an install load it. A snapshot of a dynamic
-// quorum (kraft.version ≥ 1) is refused on a static one (dynamic false).
-// A damaged file or record matches errDamagedSnapshot.
-func readSnapshotImage(fsys vfs.FS, path string, id kraft.OffsetAndEpoch, dynamic bool) (*metadata.Delta, error) {
+// image, as start-up and an install load it. A snapshot of kraft.version
+// 1 is read on a node configured with controller.quorum.voters too: its
+// voter set (the header's Voters record) is in force there, as after the
+// kraft.version upgrade of a static quorum (loadVoterHistory). A damaged
+// file or record matches errDamagedSnapshot.
+func readSnapshotImage(fsys vfs.FS, path string, id kraft.OffsetAndEpoch) (*metadata.Delta, error) {
 	damaged := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %w", errDamagedSnapshot, fmt.Errorf(format, args...))
 	}
@@ -208,12 +210,6 @@ func readSnapshotImage(fsys vfs.FS, path string, id kraft.OffsetAndEpoch, dynami
 		return nil, fmt.Errorf("raft: open snapshot %s: %w", id, err)
 	}
 	defer func() { _ = r.Close() }()
-	if v := r.Header().KRaftVersion; v > 0 && !dynamic {
-		// The voter set is in the log (KIP-853), and a node that took
-		// controller.quorum.voters instead would count votes and commits
-		// against the wrong set.
-		return nil, fmt.Errorf("raft: snapshot %s is of a dynamic quorum (kraft.version %d), but controller.quorum.voters is set (a static quorum); remove it and set controller.quorum.bootstrap.servers", id, v)
-	}
 	delta := metadata.NewDelta(metadata.EmptyImage())
 	var recs []metadata.Record
 	for r.Next() {
@@ -242,7 +238,7 @@ func readSnapshotImage(fsys vfs.FS, path string, id kraft.OffsetAndEpoch, dynami
 // loadImage replaces the image with the content of snapshot id and makes
 // id's end offset the next offset to apply.
 func (e *engine) loadImage(id kraft.OffsetAndEpoch) error {
-	delta, err := readSnapshotImage(e.fsys, e.snap.store.Path(id), id, e.rc.dynamic)
+	delta, err := readSnapshotImage(e.fsys, e.snap.store.Path(id), id)
 	if err != nil {
 		return err
 	}
@@ -443,11 +439,12 @@ func (e *engine) maybeSnapshot() {
 	id := kraft.OffsetAndEpoch{Offset: e.applier.applied, Epoch: kraft.Epoch(s.boundaryEpoch)}
 	img := e.pub.image.Load()
 	header := snapshot.Header{LastContainedLogTimestamp: s.boundaryTime}
-	if e.rc.dynamic {
-		// A dynamic quorum's snapshot carries the voter set in force at
-		// its end offset, so that the log behind it can go.
+	if voters := e.voters.at(id.Offset); e.rc.dynamic || voters != nil {
+		// A dynamic quorum's snapshot (an upgraded static one's too)
+		// carries the voter set in force at its end offset, so that the
+		// log behind it can go.
 		header.KRaftVersion = 1
-		header.Voters = e.voters.at(id.Offset)
+		header.Voters = voters
 	}
 	s.timestamps[id] = s.boundaryTime
 	s.unique++

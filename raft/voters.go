@@ -36,7 +36,7 @@ import (
 
 // voterChange is the add or remove the leader is carrying out.
 type voterChange struct {
-	op    string // "add" or "remove", for logs
+	op    string // "add", "remove" or "upgrade" (kraft.version), for logs
 	epoch kraft.Epoch
 	// offset is where the VotersRecord was appended; -1 while an add
 	// waits for the new voter's ApiVersions. The change is due within the
@@ -163,7 +163,7 @@ func (e *engine) changeCheck() error {
 		return ErrChangeInFlight
 	case e.applier.hw < 0 || !e.caughtUp(e.lastStatus.Epoch):
 		return ErrNoCommitInEpoch
-	case !e.rc.dynamic:
+	case e.kraftVersion() < 1:
 		return ErrStaticQuorum
 	}
 	if h, ok := e.voters.latest(); !ok || h.bootstrap || e.node.PendingVoterChange() {
@@ -252,8 +252,8 @@ func (e *engine) addProbed(ch *voterChange, resp kmsg.Response, err error) {
 	i := slices.IndexFunc(av.SupportedFeatures, func(f kmsg.ApiVersionsResponseSupportedFeature) bool {
 		return f.Name == wire.FeatureKRaftVersion
 	})
-	if i < 0 || av.SupportedFeatures[i].MinVersion > e.rc.kraftVersion() || av.SupportedFeatures[i].MaxVersion < e.rc.kraftVersion() {
-		e.finishChange(fmt.Errorf("%w: it does not support kraft.version %d", ErrInvalidVoter, e.rc.kraftVersion()))
+	if i < 0 || av.SupportedFeatures[i].MinVersion > e.kraftVersion() || av.SupportedFeatures[i].MaxVersion < e.kraftVersion() {
+		e.finishChange(fmt.Errorf("%w: it does not support kraft.version %d", ErrInvalidVoter, e.kraftVersion()))
 		return
 	}
 	f := av.SupportedFeatures[i]
@@ -347,7 +347,14 @@ func (e *engine) removeCheck(r *kmsg.RemoveRaftVoterRequest) (*control.VotersRec
 // appendChange appends the VotersRecord of a change; without
 // AckWhenCommitted the change is answered now.
 func (e *engine) appendChange(ch *voterChange, rec *control.VotersRecord) {
-	off, err := e.proposeVoters(rec, 0)
+	e.appendChangeAt(ch, rec, 0)
+}
+
+// appendChangeAt is appendChange with a KRaftVersion record of level
+// kraftVersion before the VotersRecord when it is above 0 (the
+// kraft.version upgrade, upgrade.go).
+func (e *engine) appendChangeAt(ch *voterChange, rec *control.VotersRecord, kraftVersion int16) {
+	off, err := e.proposeVoters(rec, kraftVersion)
 	if err != nil {
 		e.logger.LogAttrs(context.Background(), slog.LevelWarn, "voter set not appended", slog.String(logKeyError, err.Error()))
 		e.finishChange(fmt.Errorf("%w: the voter set was not appended: %w", ErrNotLeader, err))
@@ -415,8 +422,11 @@ func (e *engine) closeProbe(ch *voterChange) {
 // updateVoter runs UpdateRaftVoter (Kafka's UpdateVoterHandler). On a static quorum success
 // changes nothing on disk.
 func (e *engine) updateVoter(r *kmsg.UpdateRaftVoterRequest) error {
-	if err := e.updateCheck(r); err != nil || !e.rc.dynamic {
+	if err := e.updateCheck(r); err != nil {
 		return err
+	}
+	if e.kraftVersion() < 1 {
+		return e.noteUpgradeReport(r)
 	}
 	h, _ := e.voters.latest()
 	i := slices.IndexFunc(h.rec.Voters, func(v control.VotersRecordVoter) bool {
@@ -449,7 +459,7 @@ func (e *engine) updateCheck(r *kmsg.UpdateRaftVoterRequest) error {
 		return err
 	}
 	f := r.KRaftVersionFeature
-	kv := e.rc.kraftVersion()
+	kv := e.kraftVersion()
 	switch {
 	case f.MinSupportedVersion < 0 || f.MaxSupportedVersion < 0 || f.MaxSupportedVersion < f.MinSupportedVersion:
 		return fmt.Errorf("%w: invalid kraft.version range [%d, %d]", ErrInvalidVoter, f.MinSupportedVersion, f.MaxSupportedVersion)
@@ -458,7 +468,7 @@ func (e *engine) updateCheck(r *kmsg.UpdateRaftVoterRequest) error {
 	case e.applier.hw < 0:
 		return ErrNoCommitInEpoch
 	}
-	if !e.rc.dynamic {
+	if kv < 1 {
 		switch {
 		case f.MinSupportedVersion > kv || f.MaxSupportedVersion < kv:
 			return leavesOut(f, kv)

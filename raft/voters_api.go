@@ -68,6 +68,11 @@ func voterAnswerError(resp kmsg.Response) error {
 		code = r.ErrorCode
 	case *kmsg.UpdateRaftVoterResponse:
 		code = r.ErrorCode
+	case *kmsg.UpdateFeaturesResponse:
+		if err := wire.UpdateFeaturesError(r); err == nil || !errors.Is(err, ErrNotLeader) {
+			return err
+		}
+		return fmt.Errorf("%w: the node asked is not the leader", ErrLeaderUnknown)
 	default:
 		return fmt.Errorf("raft: unexpected answer %T to a voter request", resp)
 	}
@@ -162,21 +167,23 @@ func (c *Controller) voterChange(ctx context.Context, req kmsg.Request, what str
 	}
 }
 
-// changeVoters runs an AddRaftVoter or RemoveRaftVoter request of this
-// leader's own; done gets its outcome.
+// changeVoters runs an AddRaftVoter, RemoveRaftVoter or UpdateFeatures
+// request of this leader's own; done gets its outcome.
 func (e *engine) changeVoters(req kmsg.Request, done func(error)) {
 	switch r := req.(type) {
 	case *kmsg.AddRaftVoterRequest:
 		e.addVoter(r, done)
 	case *kmsg.RemoveRaftVoterRequest:
 		e.removeVoter(r, done)
+	case *kmsg.UpdateFeaturesRequest:
+		e.updateFeatures(r, done)
 	default:
 		done(fmt.Errorf("raft: %s is not a voter change", kmsg.NameForKey(req.Key())))
 	}
 }
 
-// voterChangeError is the error [Controller.AddVoter] and
-// [Controller.RemoveVoter] return for what's outcome err: one that
+// voterChangeError is the error [Controller.AddVoter],
+// [Controller.RemoveVoter] and [Controller.UpgradeKRaftVersion] return for what's outcome err: one that
 // also matches [ErrLeaderUnknown] when this node lost the leadership
 // or shuts down.
 func voterChangeError(what string, err error) error {

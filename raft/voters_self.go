@@ -58,9 +58,14 @@ func sameEntry(a, b control.VotersRecordVoter) bool {
 // controller.quorum.auto.join.enable an observer adds itself with
 // AddRaftVoter (AckWhenCommitted false), or first removes the entry of
 // its node id with another directory id (a replaced disk).
+//
+// At kraft.version 0 a voter following a leader sends UpdateRaftVoter once
+// in each epoch instead, so that the leader learns the directory id,
+// endpoints and kraft.version range the upgrade to kraft.version 1 needs
+// (KafkaRaftClient.shouldSendUpdateVoteRequest; upgrade.go).
 func (e *engine) reconcileOwnVoterEntry() {
 	st := e.lastStatus
-	if !e.rc.dynamic || e.resigning || st.ShuttingDown || (st.Role != kraft.Follower && st.Role != kraft.Leader) {
+	if e.resigning || st.ShuttingDown || (st.Role != kraft.Follower && st.Role != kraft.Leader) {
 		// Checked again when the role allows; a deadline passed
 		// meanwhile is due at once then.
 		e.timers.stop(timerSelfCheck)
@@ -75,11 +80,15 @@ func (e *engine) reconcileOwnVoterEntry() {
 	// timeout later, answered or not.
 	e.selfDue = now.Add(e.rc.core.FetchTimeout)
 	e.timers.set(timerSelfCheck, e.selfDue)
+	me := e.localVoter()
 	h, ok := e.voters.latest()
 	if !ok {
+		// kraft.version 0: report to the leader once in its epoch.
+		if st.IsVoter && st.Role == kraft.Follower && e.updatedEpoch != st.Epoch && me.VoterDirectoryId != [16]byte{} {
+			e.sendOwnUpdate(st, e.updateRequest(st, me))
+		}
 		return
 	}
-	me := e.localVoter()
 	var req kmsg.Request
 	i := slices.IndexFunc(h.rec.Voters, func(v control.VotersRecordVoter) bool { return v.VoterId == me.VoterId })
 	switch {
@@ -87,15 +96,7 @@ func (e *engine) reconcileOwnVoterEntry() {
 		if i < 0 || sameEntry(h.rec.Voters[i], me) || e.updatedEpoch == st.Epoch {
 			return
 		}
-		r := kmsg.NewPtrUpdateRaftVoterRequest()
-		r.ClusterID, r.CurrentLeaderEpoch = clusterIDPtr(e.clusterID), int32(st.Epoch)
-		r.VoterID, r.VoterDirectoryID = me.VoterId, me.VoterDirectoryId
-		for _, ep := range me.Endpoints {
-			r.Listeners = append(r.Listeners, kmsg.UpdateRaftVoterRequestListener{Name: ep.Name, Host: ep.Host, Port: ep.Port})
-		}
-		r.KRaftVersionFeature.MinSupportedVersion = me.KRaftVersionFeature.MinSupportedVersion
-		r.KRaftVersionFeature.MaxSupportedVersion = me.KRaftVersionFeature.MaxSupportedVersion
-		req = r
+		req = e.updateRequest(st, me)
 	case !e.rc.autoJoin:
 		return
 	case i >= 0:
@@ -115,14 +116,35 @@ func (e *engine) reconcileOwnVoterEntry() {
 		r.AckWhenCommitted = false
 		req = r
 	}
-	epoch := st.Epoch
 	if st.Role == kraft.Leader {
 		// A leader updates its own entry directly.
 		if r, ok := req.(*kmsg.UpdateRaftVoterRequest); ok && e.updateVoter(r) == nil {
-			e.updatedEpoch = epoch
+			e.updatedEpoch = st.Epoch
 		}
 		return
 	}
+	e.sendOwnUpdate(st, req)
+}
+
+// updateRequest is the UpdateRaftVoter that publishes me, this node's
+// entry, to the leader of st's epoch.
+func (e *engine) updateRequest(st kraft.Status, me control.VotersRecordVoter) *kmsg.UpdateRaftVoterRequest {
+	r := kmsg.NewPtrUpdateRaftVoterRequest()
+	r.ClusterID, r.CurrentLeaderEpoch = clusterIDPtr(e.clusterID), int32(st.Epoch)
+	r.VoterID, r.VoterDirectoryID = me.VoterId, me.VoterDirectoryId
+	for _, ep := range me.Endpoints {
+		r.Listeners = append(r.Listeners, kmsg.UpdateRaftVoterRequestListener{Name: ep.Name, Host: ep.Host, Port: ep.Port})
+	}
+	r.KRaftVersionFeature.MinSupportedVersion = me.KRaftVersionFeature.MinSupportedVersion
+	r.KRaftVersionFeature.MaxSupportedVersion = me.KRaftVersionFeature.MaxSupportedVersion
+	return r
+}
+
+// sendOwnUpdate sends req, a request about this node's own entry, to the
+// leader of st's epoch; an accepted UpdateRaftVoter is not sent again in
+// that epoch.
+func (e *engine) sendOwnUpdate(st kraft.Status, req kmsg.Request) {
+	epoch := st.Epoch
 	e.sendToLeader(req, false, func(err error) {
 		if _, ok := req.(*kmsg.UpdateRaftVoterRequest); ok && (err == nil || errors.Is(err, ErrStaticQuorum)) {
 			e.updatedEpoch = epoch

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/krabka-go/krabka/internal/kraft"
@@ -149,7 +150,7 @@ func runAddController(ctx context.Context, stdout io.Writer, o quorumOptions) er
 		return answerError("AddRaftVoter", leader.addr, r.ErrorCode, r.ErrorMessage)
 	})
 	if err != nil {
-		return fmt.Errorf("add %s: %w", what, err)
+		return fmt.Errorf("add %s: %w%s", what, err, staticQuorumHint(err, o.bootstrapControllers))
 	}
 	_, err = fmt.Fprintf(stdout, "Added %s\n", what)
 	return err
@@ -196,8 +197,21 @@ func runRemoveController(ctx context.Context, stdout io.Writer, o quorumOptions,
 		return answerError("RemoveRaftVoter", leader.addr, r.ErrorCode, r.ErrorMessage)
 	})
 	if err != nil {
-		return fmt.Errorf("remove%s: %w", what, err)
+		return fmt.Errorf("remove%s: %w%s", what, err, staticQuorumHint(err, o.bootstrapControllers))
 	}
 	_, err = fmt.Fprintf(stdout, "Removed %s\n", what)
 	return err
+}
+
+// staticQuorumHint is what follows the error of an AddRaftVoter or
+// RemoveRaftVoter answered with UNSUPPORTED_VERSION, which is how a leader
+// at kraft.version 0 (a static quorum) refuses it: the command that makes
+// the quorum dynamic. Any other error gets nothing.
+func staticQuorumHint(err error, bootstrap string) string {
+	if !errors.Is(err, kerr.UnsupportedVersion) {
+		return ""
+	}
+	return "; the quorum is static (kraft.version 0, controller.quorum.voters): make it dynamic first with " +
+		"krabka features --bootstrap-controller " + bootstrap + " upgrade --feature kraft.version=1 " +
+		"(docs/operations.md, \"Upgrade a static quorum to a dynamic one\")"
 }

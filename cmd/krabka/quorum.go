@@ -48,10 +48,8 @@ func newMetadataQuorumCommand(a *app) *cobra.Command {
 		},
 	}
 	pf := cmd.PersistentFlags()
-	pf.StringVar(&o.bootstrapControllers, "bootstrap-controller", "", "comma-separated host:port of controllers to connect to")
-	pf.StringVar(&o.bootstrapServers, "bootstrap-server", "", "comma-separated host:port of brokers (not supported: krabka runs controllers only)")
+	connectionFlags(cmd, &o)
 	pf.StringVarP(&o.commandConfig, "command-config", "c", "", "add-controller: the server.properties of the controller to add")
-	pf.DurationVar(&o.timeout, "timeout", 30*time.Second, "how long to wait for a leader to answer")
 	describe := &cobra.Command{
 		Use:   "describe (--status | --replication [--human-readable])",
 		Short: "Print the quorum's status or its replication table",
@@ -99,6 +97,16 @@ func runDescribeQuorum(ctx context.Context, a *app, o quorumOptions) error {
 		return printQuorumStatus(a.stdout, q)
 	}
 	return printReplication(a.stdout, q, o.humanReadable, time.Now())
+}
+
+// connectionFlags adds to cmd (for it and its subcommands) the flags of
+// a command that talks to the controllers: where they are, and how long
+// to wait for them.
+func connectionFlags(cmd *cobra.Command, o *quorumOptions) {
+	pf := cmd.PersistentFlags()
+	pf.StringVar(&o.bootstrapControllers, "bootstrap-controller", "", "comma-separated host:port of controllers to connect to")
+	pf.StringVar(&o.bootstrapServers, "bootstrap-server", "", "comma-separated host:port of brokers (not supported: krabka runs controllers only)")
+	pf.DurationVar(&o.timeout, "timeout", 30*time.Second, "how long to wait for a leader to answer")
 }
 
 // controllers checks the connection flags and returns the addresses of
@@ -258,21 +266,24 @@ func brokerAddr(r *kmsg.DescribeClusterResponse, id int32) (string, bool) {
 	return "", false
 }
 
-// answerError turns an error code of an answer into an error; retriable
-// codes (a leader that moved) wrap errRetry.
+// answerError turns an error code of an answer into an error that wraps
+// the code's error (kerr); retriable codes (a leader that moved) wrap
+// errRetry too. The answer's message follows unless it only repeats the
+// code's default text, as Kafka's answers without a message of their own
+// do.
 func answerError(api, addr string, code int16, msg *string) error {
 	err := wire.ErrorForCode(code)
 	if err == nil {
 		return nil
 	}
-	text := err.Error()
-	if msg != nil && *msg != "" {
-		text += " (" + *msg + ")"
+	detail := ""
+	if msg != nil && *msg != "" && !strings.HasSuffix(err.Error(), *msg) {
+		detail = " (" + *msg + ")"
 	}
 	if wire.Retriable(code) {
-		return fmt.Errorf("controller %s: %s: %s: %w", addr, api, text, errRetry)
+		return fmt.Errorf("controller %s: %s: %w%s: %w", addr, api, err, detail, errRetry)
 	}
-	return fmt.Errorf("controller %s: %s: %s", addr, api, text)
+	return fmt.Errorf("controller %s: %s: %w%s", addr, api, err, detail)
 }
 
 // printQuorumStatus prints describe --status: eight lines whose values

@@ -59,6 +59,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 			return nil
 		},
 	}
+	root.AddCommand(newFeaturesCommand(a))
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "text", "format of the diagnostics on stderr: text or json")

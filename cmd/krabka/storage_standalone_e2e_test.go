@@ -23,6 +23,7 @@ func startStaticQuorum(t *testing.T, n int) (nodes []testNode, ctls []*raft.Cont
 	}
 	for i := range n {
 		tn := newTestNode(t, i+1, fmt.Sprintf("listeners=CONTROLLER://127.0.0.1:%d", ports[i]),
+			fmt.Sprintf("advertised.listeners=CONTROLLER://127.0.0.1:%d", ports[i]),
 			"controller.quorum.voters="+strings.Join(voters, ","), "controller.quorum.election.timeout.ms=300")
 		mustSucceed(t, "storage", "format", "-t", testClusterID, "-c", tn.props)
 		nodes, ctls = append(nodes, tn), append(ctls, launchNode(t, tn.props))

@@ -130,7 +130,13 @@
 //     Raft's ReadIndex (Raft thesis §6.4) confirmed by fetches instead of
 //     heartbeats.
 //   - KRaftVersion control records are carried in [BatchInfo] but not
-//     interpreted; the kraft.version 0→1 upgrade is not implemented.
+//     interpreted: kraft.version is 1 exactly when a Voters record is in
+//     the voter-set history ([Node.KRaftVersion]). The 0→1 upgrade
+//     (upgrade.go: [Node.NoteVoterUpdate], [Node.PlanKRaftUpgrade], then
+//     [Node.Propose] with KRaftVersion 1) needs every voter's directory id
+//     (from its Fetches or UpdateRaftVoter) and kraft.version range (from
+//     its UpdateRaftVoter); Kafka's LeaderState learns the directory ids
+//     from UpdateRaftVoter only.
 //   - A lost leader is noticed before the fetch timer expires when the
 //     runtime reports the connection refused or reset
 //     ([Node.ConnectionLost], leaderlost.go); Kafka waits for the timer.

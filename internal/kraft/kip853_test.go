@@ -151,18 +151,22 @@ func TestProposeVotersValidation(t *testing.T) {
 
 // Kafka's first leader of a dynamic quorum writes the bootstrap voter set
 // after a KRaftVersion record in one control batch: Proposal.KRaftVersion
-// makes a two-record batch, and needs the Voters record.
+// makes a two-record batch, and needs the Voters record. (The cluster
+// here starts static, so the batch is the kraft.version upgrade, which
+// needs the voters' reports first; upgrade_test.go.)
 func TestProposeKRaftVersionWithVoters(t *testing.T) {
-	c := newCluster(t, 3, 0, 1)
+	c := dirCluster(t, 3)
 	c.elect(1)
 	leader := c.node(1)
+	reportVoters(t, c, 1, 2, 3)
+	voters := []kraft.ReplicaKey{dirKey(1), dirKey(2), dirKey(3)}
 	if _, err := leader.Propose(c.now[0], kraft.Proposal{Records: 1, KRaftVersion: 1}); err == nil {
 		t.Error("a KRaftVersion record without a Voters record was accepted")
 	}
-	if _, err := leader.Propose(c.now[0], kraft.Proposal{Records: 1, Voters: keys(1, 2, 3), KRaftVersion: 1}); err == nil {
+	if _, err := leader.Propose(c.now[0], kraft.Proposal{Records: 1, Voters: voters, KRaftVersion: 1}); err == nil {
 		t.Error("a KRaftVersion+Voters batch of 1 record was accepted")
 	}
-	b, err := leader.Propose(c.now[0], kraft.Proposal{Records: 2, Voters: keys(1, 2, 3), KRaftVersion: 1})
+	b, err := leader.Propose(c.now[0], kraft.Proposal{Records: 2, Voters: voters, KRaftVersion: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,6 +56,13 @@ type replicaState struct {
 	// Fetch of the voter confirmed (read.go).
 	ReadAnswered  uint64
 	ReadConfirmed uint64
+	// ReportedDir, KRaftMin, KRaftMax and KRaftKnown are what a voter of
+	// a static quorum reported for the kraft.version upgrade: its
+	// directory id (Fetch or UpdateRaftVoter) and, once KRaftKnown, the
+	// kraft.version range of its UpdateRaftVoter (upgrade.go).
+	ReportedDir        UUID
+	KRaftMin, KRaftMax int16
+	KRaftKnown         bool
 }
 
 type parkedFetch struct {
@@ -88,8 +95,9 @@ func (n *Node) rebuildLeaderVoters() {
 	var voters []replicaState
 	for _, k := range n.voters().Keys() {
 		r := newReplicaState(k)
-		if i := slices.IndexFunc(old, func(o replicaState) bool { return o.Key == k }); i >= 0 {
+		if i := slices.IndexFunc(old, func(o replicaState) bool { return sameVoter(o.Key, k) }); i >= 0 {
 			r = old[i]
+			r.Key = k
 		} else if i := slices.IndexFunc(l.Observers, func(o replicaState) bool { return k.Matches(o.Key) }); i >= 0 {
 			r = l.Observers[i]
 			r.Key = k
@@ -102,7 +110,7 @@ func (n *Node) rebuildLeaderVoters() {
 		voters = append(voters, r)
 	}
 	for _, o := range old {
-		if !n.voters().Contains(o.Key) && o.Key.ID != n.me.ID {
+		if !slices.ContainsFunc(voters, func(v replicaState) bool { return sameVoter(o.Key, v.Key) }) && o.Key.ID != n.me.ID {
 			o.CheckQuorumFetched = false
 			l.Observers = insertObserver(l.Observers, o)
 		}
@@ -114,6 +122,15 @@ func (n *Node) rebuildLeaderVoters() {
 		l.CheckQuorumDeadline = n.s.now.Add(n.checkQuorumTimeout())
 	}
 	l.Voters = voters
+}
+
+// sameVoter reports whether two voter keys name the same replica across
+// a voter-set change: the same node id, and the same directory id unless
+// one of them has none. The kraft.version upgrade names the static
+// voters with their directory ids (and truncating the upgrade away names
+// them without): their entries keep their progress.
+func sameVoter(a, b ReplicaKey) bool {
+	return a.ID == b.ID && (a.DirectoryID.IsZero() || b.DirectoryID.IsZero() || a.DirectoryID == b.DirectoryID)
 }
 
 func insertObserver(obs []replicaState, r replicaState) []replicaState {
@@ -314,6 +331,7 @@ func (n *Node) updateReplica(k ReplicaKey, offset Offset) {
 	r.LastFetch = now
 	r.EndOffset = min(offset, n.s.leo)
 	if isVoter {
+		n.noteFetchedDirectory(r, k.DirectoryID)
 		n.creditCheckQuorum(r)
 		n.maybeAdvanceHighWatermark()
 	}

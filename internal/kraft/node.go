@@ -346,6 +346,11 @@ func (n *Node) Propose(now Instant, p Proposal) (BatchInfo, error) {
 		if _, err := quorum.NewVoterSet(p.Voters...); err != nil {
 			return BatchInfo{}, fmt.Errorf("kraft: propose voters: %w", err)
 		}
+		if p.KRaftVersion > 0 {
+			if err := n.checkUpgradeProposal(p); err != nil {
+				return BatchInfo{}, err
+			}
+		}
 		b.Control = true
 		b.Voters = slices.Clone(p.Voters)
 	}

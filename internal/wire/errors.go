@@ -129,7 +129,8 @@ var (
 	ErrInvalidVoter          = kindOf(ErrInvalidChange, "raft: invalid voter")
 	ErrDuplicateVoter        = errors.New("raft: duplicate voter")
 	ErrVoterNotFound         = errors.New("raft: voter not found")
-	ErrStaticQuorum          = errors.New("raft: static voter set (kraft.version 0)")
+	ErrStaticQuorum          = errors.New("raft: static voter set (kraft.version 0); upgrade it to kraft.version 1 first (krabka features upgrade --feature kraft.version=1)")
+	ErrInvalidFeatureUpdate  = errors.New("raft: invalid feature update")
 
 	ErrChangeUnavailable = errors.New("raft: voter change not possible now")
 	ErrChangeInFlight    = kindOf(ErrChangeUnavailable, "raft: another voter change is in flight")
@@ -169,6 +170,7 @@ var conditionCodes = []struct {
 	{ErrDuplicateVoter, kerr.DuplicateVoter.Code},
 	{ErrVoterNotFound, kerr.VoterNotFound.Code},
 	{ErrStaticQuorum, kerr.UnsupportedVersion.Code},
+	{ErrInvalidFeatureUpdate, kerr.InvalidUpdateVersion.Code},
 	{ErrChangeUnavailable, kerr.RequestTimedOut.Code},
 }
 
@@ -180,7 +182,8 @@ var conditionCodes = []struct {
 // FENCED_LEADER_EPOCH, ErrUnknownLeaderEpoch UNKNOWN_LEADER_EPOCH,
 // ErrInconsistentClusterID INCONSISTENT_CLUSTER_ID, ErrDuplicateVoter
 // DUPLICATE_VOTER, ErrVoterNotFound VOTER_NOT_FOUND, ErrStaticQuorum
-// UNSUPPORTED_VERSION, ErrChangeUnavailable (and every condition that
+// UNSUPPORTED_VERSION, ErrInvalidFeatureUpdate INVALID_UPDATE_VERSION,
+// ErrChangeUnavailable (and every condition that
 // matches it) REQUEST_TIMED_OUT. It reports false when err matches none.
 func CodeForCondition(err error) (int16, bool) {
 	for _, c := range conditionCodes {

@@ -10,6 +10,7 @@ const (
 	KeyBeginQuorumEpoch int16 = 53
 	KeyEndQuorumEpoch   int16 = 54
 	KeyDescribeQuorum   int16 = 55
+	KeyUpdateFeatures   int16 = 57
 	KeyFetchSnapshot    int16 = 59
 	KeyDescribeCluster  int16 = 60
 	KeyAddRaftVoter     int16 = 80
@@ -67,14 +68,15 @@ func (a APIVersion) Flexible(v int16) bool { return v >= a.FlexibleFrom }
 // A test (versions_test.go) checks every row against Kafka's JSON schemas:
 // each range lies within Kafka's validVersions and each FlexibleFrom equals
 // Kafka's flexibleVersions.
-func versionTable() [14]APIVersion {
-	return [14]APIVersion{
+func versionTable() [15]APIVersion {
+	return [15]APIVersion{
 		{Key: KeyFetch, Name: "Fetch", Min: 13, Max: 18, FlexibleFrom: 12},
 		{Key: KeyAPIVersions, Name: "ApiVersions", Min: 0, Max: 4, FlexibleFrom: 3},
 		{Key: KeyVote, Name: "Vote", Min: 0, Max: 2, FlexibleFrom: 0},
 		{Key: KeyBeginQuorumEpoch, Name: "BeginQuorumEpoch", Min: 0, Max: 1, FlexibleFrom: 1},
 		{Key: KeyEndQuorumEpoch, Name: "EndQuorumEpoch", Min: 0, Max: 1, FlexibleFrom: 1},
 		{Key: KeyDescribeQuorum, Name: "DescribeQuorum", Min: 0, Max: 2, FlexibleFrom: 0},
+		{Key: KeyUpdateFeatures, Name: "UpdateFeatures", Min: 0, Max: 2, FlexibleFrom: 0},
 		{Key: KeyFetchSnapshot, Name: "FetchSnapshot", Min: 0, Max: 1, FlexibleFrom: 0},
 		{Key: KeyDescribeCluster, Name: "DescribeCluster", Min: 0, Max: 2, FlexibleFrom: 0},
 		{Key: KeyAddRaftVoter, Name: "AddRaftVoter", Min: 0, Max: 1, FlexibleFrom: 0},

@@ -1,7 +1,8 @@
 // Package multiprocess holds tests that build the krabka binary and run a
 // quorum of real processes with it, as an operator would: storage format,
 // server-start, metadata-quorum describe, a crash of the leader with
-// SIGKILL and a restart, and a follower whose wiped and re-formatted
-// directory rejoins through FetchSnapshot under load. It has no code
+// SIGKILL and a restart, a follower whose wiped and re-formatted
+// directory rejoins through FetchSnapshot under load, and a static quorum
+// upgraded to kraft.version 1 whose voters then change. It has no code
 // outside its tests.
 package multiprocess

@@ -106,14 +106,22 @@ func TestGrowDynamicQuorum(t *testing.T) {
 		q.hasAll(id, []string{"b", "c"})
 	}
 
+	q.killLeader("d", []string{"b", "c", "d"})
+}
+
+// killLeader kills the leader with SIGKILL, has the next leader commit
+// topic, restarts the killed node and waits until every node holds the
+// topics of want.
+func (q *quorum) killLeader(topic string, want []string) {
+	q.t.Helper()
 	leader, _ := q.leader(0)
 	if err := q.stop(leader, os.Kill); err == nil {
-		t.Fatalf("node %d exited cleanly after SIGKILL", leader)
+		q.t.Fatalf("node %d exited cleanly after SIGKILL", leader)
 	}
 	next, _ := q.leader(leader)
-	q.submit(next, "d", topicRecord(t, "d"))
+	q.submit(next, topic, topicRecord(q.t, topic))
 	q.start(leader)
 	for id := 1; id <= 3; id++ {
-		q.hasAll(id, []string{"b", "c", "d"})
+		q.hasAll(id, want)
 	}
 }

@@ -25,7 +25,9 @@
 //
 // Node ids are bare numbers; arguments in brackets are optional.
 //
-//	add-nodes N voters=(1,2,3) [seed=S]      add N nodes with the next ids (a node outside voters is an observer)
+//	add-nodes N voters=(1,2,3) [seed=S] [dirs]
+//	                                         add N nodes with the next ids (a node outside voters is an observer);
+//	                                         with dirs each gets a directory id ending in its id (DirectoryID)
 //	tick [ids...] ms=N                       advance the nodes' clocks (all by default) and Tick
 //	campaign ID                              fire ID's timers, deadline after deadline, until its role or epoch changes
 //	next-deadline ID                         advance ID's clock to its next deadline and Tick once
@@ -40,6 +42,12 @@
 //	crash ID / restart ID                    stop a node, losing its unprocessed work / start it from its disk
 //	propose ID [n=1] [records=1]             propose n batches on ID
 //	propose-voters ID voters=(...)           propose a Voters control batch (KIP-853)
+//	update-voter ID from=V min=A max=B [dir=D]
+//	                                         leader ID notes voter V's UpdateRaftVoter: its directory id
+//	                                         (DirectoryID(V), or DirectoryID(D)) and kraft.version range [A, B]
+//	upgrade-kraft ID [level=1] [validate=true]
+//	                                         plan the kraft.version upgrade on ID and propose its control batch
+//	                                         (Node.PlanKRaftUpgrade); validate stops after the plan
 //	resign ID                                graceful shutdown of ID (a leader hands off, then resigns)
 //	connection-lost ID peer=P                tell ID that its connection to P was refused or reset (Node.ConnectionLost)
 //	read ID id=N                             register linearizable read N on ID (Node.ReadIndex); its

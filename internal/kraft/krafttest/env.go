@@ -190,6 +190,48 @@ func (env *InteractionEnv) handle(t testing.TB, td *datadriven.TestData) error {
 			}
 			env.printf("%d: proposed %s\n", n.ID, b)
 		}
+	case "update-voter":
+		var from, lo, hi int
+		td.ScanArgs(t, "from", &from)
+		td.ScanArgs(t, "min", &lo)
+		td.ScanArgs(t, "max", &hi)
+		key := kraft.ReplicaKey{ID: kraft.NodeID(from), DirectoryID: DirectoryID(kraft.NodeID(from))}
+		if td.HasArg("dir") {
+			var dir int
+			td.ScanArgs(t, "dir", &dir)
+			key.DirectoryID = DirectoryID(kraft.NodeID(dir))
+		}
+		for _, n := range env.select_(ids) {
+			if err := n.NoteVoterUpdate(n.Now, key, int16(lo), int16(hi)); err != nil {
+				env.printf("%d: update-voter: %v\n", n.ID, err)
+				continue
+			}
+			env.printf("%d: noted voter %s kraft.version [%d, %d]\n", n.ID, key, lo, hi)
+		}
+	case "upgrade-kraft":
+		level := 1
+		td.MaybeScanArgs(t, "level", &level)
+		for _, n := range env.select_(ids) {
+			voters, err := n.PlanKRaftUpgrade(int16(level))
+			switch {
+			case err != nil:
+				env.printf("%d: upgrade: %v\n", n.ID, err)
+				continue
+			case voters == nil:
+				env.printf("%d: kraft.version is %d already\n", n.ID, level)
+				continue
+			case td.HasArg("validate"):
+				env.printf("%d: upgrade valid, voters %s\n", n.ID, keyString(voters))
+				continue
+			}
+			env.nextHandle++
+			b, err := n.Propose(n.Now, kraft.Proposal{Records: 2, Handle: env.nextHandle, Voters: voters, KRaftVersion: int16(level)})
+			if err != nil {
+				env.printf("%d: propose: %v\n", n.ID, err)
+				continue
+			}
+			env.printf("%d: proposed %s\n", n.ID, b)
+		}
 	case "resign":
 		for _, n := range env.select_(ids) {
 			n.Resign(n.Now)
@@ -309,10 +351,14 @@ func (env *InteractionEnv) addNodes(t testing.TB, td *datadriven.TestData) error
 	}
 	var seed uint64
 	td.MaybeScanArgs(t, "seed", &seed)
+	dirs := td.HasArg("dirs")
 	for range count {
 		id := kraft.NodeID(len(env.Nodes) + 1)
 		cfg := kraft.DefaultConfig()
 		cfg.ID = id
+		if dirs {
+			cfg.DirectoryID = DirectoryID(id)
+		}
 		cfg.Voters = voters
 		cfg.Seed = seed
 		cfg.Logger = env.logger
@@ -470,6 +516,22 @@ func (env *InteractionEnv) printStatus(n *Node) {
 		}
 		env.printf("  %s %s leo=%d last_fetch=%d caught_up=%d\n", k, r.Key, r.LogEndOffset, r.LastFetch, r.LastCaughtUp)
 	}
+}
+
+// DirectoryID is the directory id add-nodes gives node id with dirs: a
+// UUID whose last byte is the id, so transcripts stay readable.
+func DirectoryID(id kraft.NodeID) kraft.UUID {
+	var u kraft.UUID
+	u[15] = byte(id)
+	return u
+}
+
+func keyString(ks []kraft.ReplicaKey) string {
+	parts := make([]string, len(ks))
+	for i, k := range ks {
+		parts[i] = k.String()
+	}
+	return "(" + strings.Join(parts, ",") + ")"
 }
 
 func indent(s string) string {
