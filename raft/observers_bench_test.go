@@ -27,7 +27,8 @@ import (
 // time from a write's acknowledgement until every observer holds it and
 // knows it committed (p99 over sampled writes and observers; 0 when an
 // observer saw it before the writer's answer), and the process's CPU per
-// write (all three nodes and the observers run in this process). Each
+// write (all three nodes and the observers run in this process), and
+// how many Fetch answers an observer gets per write. Each
 // sub-benchmark runs b.N writes.
 //
 //	go test ./raft -run '^$' -bench BenchmarkObservers -benchtime 2000x
@@ -58,6 +59,7 @@ func benchObservers(b *testing.B, observers int) {
 		wg.Go(func() { observe(ctx, cl, clusterID, int32(1000+i), seen, &ready) })
 	}
 	ready.Wait()
+	answers0 := seen.answers.Load()
 
 	const writers = 16
 	var next atomic.Int64
@@ -90,6 +92,7 @@ func benchObservers(b *testing.B, observers int) {
 	wwg.Wait()
 	b.StopTimer()
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	answers := seen.answers.Load() - answers0
 	last := seen.lastSampled()
 	deadline := time.Now().Add(30 * time.Second)
 	for observers > 0 && seen.caughtUp() < observers && time.Now().Before(deadline) {
@@ -108,6 +111,7 @@ func benchObservers(b *testing.B, observers int) {
 		obs := seen.latencies()
 		slices.Sort(obs)
 		b.ReportMetric(ms(quantile(obs, 0.99)), "observe-p99-ms")
+		b.ReportMetric(float64(answers)/float64(observers)/float64(b.N), "answers/observer/write")
 		if got := seen.caughtUp(); got < observers {
 			b.Errorf("%d of %d observers reached offset %d", got, observers, last)
 		}
@@ -132,6 +136,9 @@ type seenLog struct {
 	lat     []time.Duration
 	// done counts observers that reached the last sampled offset.
 	done map[int32]bool
+	// answers counts the Fetch answers the observers got after their
+	// first.
+	answers atomic.Int64
 }
 
 func (s *seenLog) ack(offset int64, at time.Time) {
@@ -203,6 +210,9 @@ func observe(ctx context.Context, cl *kgo.Client, clusterID string, id int32, se
 		ft.Partitions = append(ft.Partitions, fp)
 		req.Topics = append(req.Topics, ft)
 		resp, err := req.RequestWith(ctx, broker)
+		if err == nil && !first {
+			seen.answers.Add(1)
+		}
 		if first {
 			first = false
 			ready.Done()
