@@ -193,12 +193,15 @@ type Config struct {
 	// SASL holds the SASL properties of the SASL_PLAINTEXT and SASL_SSL
 	// listeners by their Kafka keys: sasl.enabled.mechanisms,
 	// sasl.jaas.config, sasl.mechanism.controller.protocol,
-	// sasl.server.max.receive.size and
-	// connection.failed.authentication.delay.ms, and the per-listener
-	// listener.name.<listener>.sasl.enabled.mechanisms and
-	// listener.name.<listener>.plain.sasl.jaas.config (listener in lower
-	// case), which win over the node-wide key. Only the PLAIN mechanism
-	// is implemented; docs/security.md lists the keys and their defaults.
+	// sasl.server.max.receive.size,
+	// connection.failed.authentication.delay.ms and
+	// connections.max.reauth.ms, and the per-listener
+	// listener.name.<listener>.sasl.enabled.mechanisms,
+	// listener.name.<listener>.<mechanism>.sasl.jaas.config and
+	// listener.name.<listener>[.<mechanism>].connections.max.reauth.ms
+	// (listener and mechanism in lower case), which win over the
+	// node-wide key. PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 are
+	// implemented; docs/security.md lists the keys and their defaults.
 	SASL map[string]string
 	// MetadataLogDir is the directory that holds meta.properties and the
 	// __cluster_metadata-0 log. In a properties file it is

@@ -18,6 +18,7 @@ const (
 	reasonInterBroker         = "a controller-only node has no inter-broker listener: its connections to the other controllers use the first controller listener's security protocol (map it to SSL for TLS); remove the property or set it to PLAINTEXT"
 	reasonListenerConnections = "per-listener connection limits are not implemented yet; Krabka will not accept a limit it would not enforce: use max.connections, which counts the connections of every listener"
 	reasonPerListener         = "per-listener settings (listener.name.<listener>.*) are not implemented; Krabka applies only node-wide settings and will not accept one it would ignore"
+	reasonReauthMechanism     = "Kafka reads a mechanism's connections.max.reauth.ms only after a listener prefix, and ignores it here: write listener.name.<listener>.<mechanism>.connections.max.reauth.ms (mechanism plain, scram-sha-256 or scram-sha-512), or connections.max.reauth.ms for every mechanism"
 )
 
 // refusedProperty is a family of Kafka properties that Krabka does not
@@ -42,7 +43,6 @@ var refusedProperties = []refusedProperty{
 	{key: "ssl.", prefix: true, reason: reasonTLS},
 	{key: "sasl.", prefix: true, reason: reasonSASL},
 	{key: "security.providers", unset: isEmpty, reason: reasonTLS},
-	{key: "connections.max.reauth.ms", unset: isNotPositive, reason: reasonSASL},
 	{key: "security.inter.broker.protocol", unset: equalsFold("PLAINTEXT"), reason: reasonInterBroker},
 	{key: "principal.builder.class", reason: reasonPrincipal},
 	{key: "delegation.token.", prefix: true, reason: reasonDelegationToken},
@@ -69,6 +69,12 @@ func equalsFold(want string) func(string) bool {
 // it. A per-listener key (listener.name.<listener>.<rest>) gets the reason
 // of what <rest> would configure, when that is known.
 func refusal(key, v string) string {
+	if strings.HasSuffix(key, "."+keyConnectionsMaxReauth) {
+		if !strings.HasPrefix(key, perListenerPrefix) {
+			return reasonReauthMechanism
+		}
+		return reasonSASL // a mechanism Krabka does not implement
+	}
 	p, ok := findRefused(key)
 	if !ok || (p.unset != nil && p.unset(v)) {
 		return ""

@@ -101,7 +101,6 @@ func TestParsePropertiesAcceptsUnsetSecurityValues(t *testing.T) {
 	for _, line := range []string{
 		"security.providers=",
 		"client.quota.callback.class=",
-		"connections.max.reauth.ms=0",
 		"security.inter.broker.protocol=plaintext",
 		"max.connection.creation.rate=2147483647",
 	} {
@@ -115,6 +114,17 @@ func TestParsePropertiesAcceptsUnsetSecurityValues(t *testing.T) {
 				t.Errorf("warnings = %v, want one saying %s is ignored", w, key)
 			}
 		})
+	}
+}
+
+// TestParsePropertiesAcceptsReauthOff: connections.max.reauth.ms at 0
+// or less turns re-authentication off, which a node without a SASL
+// listener has nothing to apply to: accepted, without a warning.
+func TestParsePropertiesAcceptsReauthOff(t *testing.T) {
+	for _, v := range []string{"0", "-1"} {
+		if _, w, err := ParseProperties([]byte(baseProperties + "connections.max.reauth.ms=" + v + "\n")); err != nil || len(w) != 0 {
+			t.Errorf("connections.max.reauth.ms=%s: %v, warnings %v; want it accepted", v, err, w)
+		}
 	}
 }
 
@@ -205,7 +215,7 @@ func TestLoadConfigHardenedController(t *testing.T) {
 		"ssl.truststore.type", "ssl.truststore.password", "ssl.principal.mapping.rules",
 		"sasl.mechanism.inter.broker.protocol",
 		"listener.name.controller.max.connections", "listener.name.controller.max.connection.creation.rate",
-		"connections.max.reauth.ms", "security.inter.broker.protocol",
+		"security.inter.broker.protocol",
 		"security.providers",
 		"principal.builder.class", "delegation.token.secret.key", "delegation.token.max.lifetime.ms",
 		"max.connection.creation.rate", "client.quota.callback.class",

@@ -169,6 +169,12 @@ type ServerStats struct {
 	Invalid InvalidCounts
 	// ClosedIdle counts connections closed by IdleTimeout.
 	ClosedIdle uint64
+	// ClosedExpired counts connections closed for a request after their
+	// SASL session expired (KIP-368).
+	ClosedExpired uint64
+	// Reauthenticated counts successful SASL re-authentications;
+	// ReauthFailed the failed ones, each of which closed its connection.
+	Reauthenticated, ReauthFailed uint64
 }
 
 // InvalidCounts counts connections closed for an invalid frame, by the
@@ -238,6 +244,7 @@ type Server struct {
 	closed atomic.Bool
 
 	accepted, rejected, closedInvalid, closedIdle atomic.Uint64
+	closedExpired, reauthenticated, reauthFailed  atomic.Uint64
 	active                                        atomic.Int64
 	invalid                                       invalidCounters
 	lastWarn                                      atomic.Int64 // unix nanoseconds
@@ -302,6 +309,10 @@ func (s *Server) Stats() ServerStats {
 		ClosedInvalid: s.closedInvalid.Load(),
 		Invalid:       s.invalid.load(),
 		ClosedIdle:    s.closedIdle.Load(),
+
+		ClosedExpired:   s.closedExpired.Load(),
+		Reauthenticated: s.reauthenticated.Load(),
+		ReauthFailed:    s.reauthFailed.Load(),
 	}
 }
 
