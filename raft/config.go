@@ -320,6 +320,18 @@ type Config struct {
 	// no connection from that address. Kafka also takes host names,
 	// resolved once at start; Krabka refuses them: write the address.
 	MaxConnectionsPerIPOverrides map[string]int32
+	// MaxConnectionCreationRate is max.connection.creation.rate
+	// (2147483647, no limit): the most connections a second the node
+	// accepts over all its listeners together (KIP-612). Above it the
+	// listeners delay accepting, by at most a second per connection;
+	// nothing is refused. 0 lets one connection a second through, as in
+	// Kafka, whose delay is capped at its one-second quota window.
+	MaxConnectionCreationRate int32
+	// ListenerMaxConnectionCreationRate is
+	// listener.name.<listener>.max.connection.creation.rate, by
+	// upper-case listener name: a listener's own rate, applied in
+	// addition to MaxConnectionCreationRate.
+	ListenerMaxConnectionCreationRate map[string]int32
 
 	// AuthorizerClassName is authorizer.class.name. Empty (the default)
 	// serves every request to every client that reaches a listener.
@@ -393,6 +405,8 @@ func DefaultConfig() Config {
 		ConnectionsMaxIdle:    10 * time.Minute,
 		MaxConnections:        math.MaxInt32,
 		MaxConnectionsPerIP:   math.MaxInt32,
+
+		MaxConnectionCreationRate: math.MaxInt32,
 	}
 }
 

@@ -68,6 +68,7 @@ var acceptedProperties = map[string]enforcement{
 	keyMaxConnections:               {touchesQuota, []string{"raft.TestStartEnforcesMaxConnections", "raft.TestListenersShareConnectionQuotas", "transport.TestQuotasMaxConnectionsZeroTCP", "transport.TestServerMaxConnectionsTCP"}, ""},
 	keyMaxConnectionsPerIP:          {touchesQuota, []string{"raft.TestStartEnforcesConnectionQuotas", "transport.TestQuotasPerIPZeroAdmitsOnlyOverridesTCP", "transport.TestMaxConnectionsPerIP"}, ""},
 	keyMaxConnectionsPerIPOverrides: {touchesQuota, []string{"raft.TestStartEnforcesConnectionQuotas", "transport.TestQuotasPerIPOverridesTCP", "transport.TestQuotasSharedByListenersTCP"}, ""},
+	keyMaxConnectionCreationRate:    {touchesQuota, []string{"raft.TestStartEnforcesConnectionCreationRate", "raft.TestConnectionCreationRateProperties", "transport.TestCreationRateDelaysAccepts", "transport.TestCreationRateZero", "transport.TestCreationRateNodeAndListener"}, ""},
 	keyConnectionsMaxIdle:           {touchesQuota, []string{"raft.TestStartEnforcesIdleTimeout", "transport.TestIdleConnectionExpires"}, ""},
 	keySocketRequestMaxBytes:        {touchesQuota, []string{"raft.TestStartEnforcesRequestMaxBytes"}, ""},
 

@@ -229,7 +229,7 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 			h.ScramCredentials = scramLookup(e.pub.image.Load)
 		}
 	}
-	srv, err := serveListeners(runCtx, rc.listeners, rc.listenerTLS, rc.listenerSASL, ln, srvCfg)
+	srv, err := serveListeners(runCtx, rc.listeners, rc.listenerTLS, rc.listenerSASL, rc.listenerRates, ln, srvCfg)
 	ln = nil // serveListeners owns it now
 	if err != nil {
 		return nil, err

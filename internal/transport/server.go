@@ -98,6 +98,13 @@ type ServerConfig struct {
 	// node share one value, so that the counts cover all of them. Nil
 	// means no limits.
 	Quotas *ConnectionQuotas
+	// CreationRates are the connection creation rate quotas this
+	// listener records each accepted connection in (KIP-612): the node's
+	// max.connection.creation.rate, shared by every listener, and the
+	// listener's own listener.name.<listener>.max.connection.creation.rate.
+	// Over one of them, the next accept waits ([CreationRate]). Empty
+	// means no limit.
+	CreationRates []*CreationRate
 	// IdleTimeout is connections.max.idle.ms: a connection on which no
 	// request arrives within it is closed. It also bounds how long one
 	// frame may take to arrive, which defeats a sender that trickles
@@ -159,6 +166,8 @@ type ServerStats struct {
 	Accepted uint64
 	// Rejected counts connections closed at accept by Quotas.
 	Rejected uint64
+	// Throttled counts the accepts delayed by CreationRates.
+	Throttled uint64
 	// Active is the number of connections open now.
 	Active int64
 	// ClosedInvalid counts connections closed because of an invalid frame
@@ -245,6 +254,7 @@ type Server struct {
 
 	accepted, rejected, closedInvalid, closedIdle atomic.Uint64
 	closedExpired, reauthenticated, reauthFailed  atomic.Uint64
+	throttled                                     atomic.Uint64
 	active                                        atomic.Int64
 	invalid                                       invalidCounters
 	lastWarn                                      atomic.Int64 // unix nanoseconds
@@ -305,6 +315,7 @@ func (s *Server) Stats() ServerStats {
 	return ServerStats{
 		Accepted:      s.accepted.Load(),
 		Rejected:      s.rejected.Load(),
+		Throttled:     s.throttled.Load(),
 		Active:        s.active.Load(),
 		ClosedInvalid: s.closedInvalid.Load(),
 		Invalid:       s.invalid.load(),
@@ -360,6 +371,18 @@ func (s *Server) acceptLoop(ctx context.Context) {
 			continue
 		}
 		backoff = 0
+		// The connection counts toward the creation rate whatever the
+		// other quotas decide, as in Kafka; a rate over its limit holds
+		// this accept, and so every later one, for the delay.
+		if d := creationDelay(s.cfg.CreationRates, time.Now()); d > 0 {
+			s.throttled.Add(1)
+			s.log.LogAttrs(ctx, slog.LevelDebug, "connection accept throttled",
+				slog.String(keyRemoteAddr, nc.RemoteAddr().String()), slog.String(keyReason, "max.connection.creation.rate"), slog.Duration(keyBackoff, d))
+			if !wait(ctx, d) {
+				_ = nc.Close()
+				return
+			}
+		}
 		ip := addressKey(nc.RemoteAddr())
 		if reason := s.limit.reserve(ip); reason != "" {
 			s.rejected.Add(1)
