@@ -322,16 +322,55 @@ func (c Config) listenerSASL(name string) (transport.SASL, *transport.SASLClient
 // scramLookup returns the SCRAM credential lookup of a SASL listener:
 // each exchange reads the current image, so a credential committed
 // after the listener started is accepted and a removed one is not.
-func scramLookup(image func() *metadata.Image) transport.ScramLookup {
+//
+// bootstrap, when not nil, holds the credentials of the bootstrap records
+// (what krabka storage format --add-scram wrote, KIP-900), used while the
+// image holds no committed metadata (no metadata.version): on a node
+// whose log was empty at start, before the first leader has committed
+// the bootstrap records. Without them, controllers that authenticate to
+// each other with SCRAM could never elect that first leader, since the
+// credentials reach the image only through the leader's commit. This is
+// the uncommitted bootstrap state Kafka's KRaft listeners are given
+// before anything is committed (KAFKA-20164). Once the image has a
+// metadata.version, which it never loses, only the image is read.
+func scramLookup(image func() *metadata.Image, bootstrap map[scramKey]transport.ScramCredential) transport.ScramLookup {
 	return func(mechanism, user string) (transport.ScramCredential, bool) {
 		id := metadata.ScramSHA256
 		if mechanism == transport.MechanismScramSHA512 {
 			id = metadata.ScramSHA512
 		}
-		cred, ok := image().Scram().Get(id, user)
+		img := image()
+		if bootstrap != nil && img.Features().MetadataVersion() == 0 {
+			cred, ok := bootstrap[scramKey{id, user}]
+			return cred, ok
+		}
+		cred, ok := img.Scram().Get(id, user)
 		if !ok {
 			return transport.ScramCredential{}, false
 		}
 		return transport.ScramCredential{Salt: cred.Salt, StoredKey: cred.StoredKey, ServerKey: cred.ServerKey, Iterations: int(cred.Iterations)}, true
 	}
+}
+
+// scramKey names a SCRAM credential: the mechanism code of
+// UserScramCredentialRecord and the user.
+type scramKey struct {
+	mechanism int8
+	user      string
+}
+
+// bootstrapScram returns the SCRAM credentials the bootstrap records
+// hold, in the order they apply (a later record for the same user and
+// mechanism replaces an earlier one, a removal removes it).
+func bootstrapScram(recs []metadata.Record) map[scramKey]transport.ScramCredential {
+	out := map[scramKey]transport.ScramCredential{}
+	for _, r := range recs {
+		switch r := r.(type) {
+		case *metadata.UserScramCredentialRecord:
+			out[scramKey{r.Mechanism, r.Name}] = transport.ScramCredential{Salt: r.Salt, StoredKey: r.StoredKey, ServerKey: r.ServerKey, Iterations: int(r.Iterations)}
+		case *metadata.RemoveUserScramCredentialRecord:
+			delete(out, scramKey{r.Mechanism, r.Name})
+		}
+	}
+	return out
 }
