@@ -1,12 +1,14 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"net"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/krabka-go/krabka/internal/wire"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -368,6 +370,44 @@ func TestReauthKgo(t *testing.T) {
 		}
 		if st := s.Stats(); st.Reauthenticated < 2 || st.ClosedExpired != 0 || st.Accepted != 1 {
 			t.Errorf("server stats %+v, want franz-go to re-authenticate its one connection", st)
+		}
+	})
+}
+
+// FuzzReauthExchange: whatever bytes a client sends as a
+// re-authentication of alice's PLAIN session (its SaslHandshake frame,
+// then the rest of the stream), the exchange never panics, and when it
+// succeeds the session keeps alice's principal and mechanism and gets a
+// lifetime.
+func FuzzReauthExchange(f *testing.F) {
+	hs := func(mechanism string) []byte {
+		b, _ := wire.AppendRequest(nil, 1, nil, &kmsg.SASLHandshakeRequest{Version: 1, Mechanism: mechanism})
+		return b[4:]
+	}
+	auth := func(token string) []byte {
+		b, _ := wire.AppendRequest(nil, 2, nil, authenticateRequest([]byte(token)))
+		return b
+	}
+	f.Add(hs(MechanismPlain), auth("\x00alice\x00alice-secret"))
+	f.Add(hs(MechanismPlain), auth("\x00admin\x00admin-secret"))
+	f.Add(hs(MechanismScramSHA256), auth("n,,n=alice,r=abc"))
+	f.Add(hs(MechanismPlain), []byte("\x00\x00\x00\x05hello"))
+	h := SASL{
+		Mechanisms:       []string{MechanismPlain, MechanismScramSHA256},
+		PlainUsers:       map[string]string{"alice": "alice-secret", "admin": "admin-secret"},
+		ScramCredentials: func(string, string) (ScramCredential, bool) { return ScramCredential{}, false },
+		MaxReceiveSize:   DefaultSASLMaxReceiveSize,
+		MaxReauth:        map[string]time.Duration{MechanismPlain: testLifetime},
+	}
+	prev := saslSession{principal: Principal{Type: "User", Name: "alice"}, mechanism: MechanismPlain, expires: time.Now()}
+	f.Fuzz(func(t *testing.T, first, rest []byte) {
+		var out bytes.Buffer
+		sess, err := h.reauthenticate(t.Context(), bytes.NewReader(rest), &out, first, prev)
+		if err != nil {
+			return
+		}
+		if sess.principal != prev.principal || sess.mechanism != prev.mechanism || sess.expires.IsZero() {
+			t.Fatalf("re-authentication gave %+v, from %+v", sess, prev)
 		}
 	})
 }
