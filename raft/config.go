@@ -325,13 +325,20 @@ type Config struct {
 	// accepts over all its listeners together (KIP-612). Above it the
 	// listeners delay accepting, by at most a second per connection;
 	// nothing is refused. 0 lets one connection a second through, as in
-	// Kafka, whose delay is capped at its one-second quota window.
+	// Kafka, whose delay is capped at one quota window (QuotaWindowSize).
 	MaxConnectionCreationRate int32
 	// ListenerMaxConnectionCreationRate is
 	// listener.name.<listener>.max.connection.creation.rate, by
 	// upper-case listener name: a listener's own rate, applied in
 	// addition to MaxConnectionCreationRate.
 	ListenerMaxConnectionCreationRate map[string]int32
+	// QuotaWindowNum is quota.window.num (11) and QuotaWindowSize
+	// quota.window.size.seconds (1 s): the connection creation rates are
+	// measured over QuotaWindowNum samples of QuotaWindowSize each, and
+	// an accept is delayed by at most QuotaWindowSize, as Kafka measures
+	// its quotas. Krabka has no other quota they apply to.
+	QuotaWindowNum  int32
+	QuotaWindowSize time.Duration
 
 	// AuthorizerClassName is authorizer.class.name. Empty (the default)
 	// serves every request to every client that reaches a listener.
@@ -407,6 +414,8 @@ func DefaultConfig() Config {
 		MaxConnectionsPerIP:   math.MaxInt32,
 
 		MaxConnectionCreationRate: math.MaxInt32,
+		QuotaWindowNum:            11,
+		QuotaWindowSize:           time.Second,
 	}
 }
 

@@ -58,6 +58,8 @@ const (
 	keyAllowEveryoneIfNoACLFound      = "allow.everyone.if.no.acl.found"
 	keyMaxConnectionsPerIP            = "max.connections.per.ip"
 	keyMaxConnectionsPerIPOverrides   = "max.connections.per.ip.overrides"
+	keyQuotaWindowNum                 = "quota.window.num"
+	keyQuotaWindowSize                = "quota.window.size.seconds"
 )
 
 // Warning is something in a properties file that does not stop the node
@@ -459,6 +461,16 @@ var propertyTable = []property{
 	int32Property(keyMaxConnections, func(c *Config) *int32 { return &c.MaxConnections }),
 	int32Property(keyMaxConnectionsPerIP, func(c *Config) *int32 { return &c.MaxConnectionsPerIP }),
 	int32Property(keyMaxConnectionCreationRate, func(c *Config) *int32 { return &c.MaxConnectionCreationRate }),
+	int32Property(keyQuotaWindowNum, func(c *Config) *int32 { return &c.QuotaWindowNum }),
+	{keyQuotaWindowSize, func(c *Config, v string) (string, error) {
+		n, err := parseInt32(v)
+		if err == nil {
+			c.QuotaWindowSize = time.Duration(n) * time.Second
+		}
+		return "", err
+	}, func(c Config) (string, bool) {
+		return strconv.FormatInt(int64(c.QuotaWindowSize/time.Second), 10), true
+	}},
 	{keyMaxConnectionsPerIPOverrides, func(c *Config, v string) (string, error) {
 		m, err := parseOverrides(v)
 		if err == nil {

@@ -84,6 +84,8 @@ func TestDefaultConfigMatchesKafka(t *testing.T) {
 		MaxConnections:                 2147483647,
 		MaxConnectionsPerIP:            2147483647,
 		MaxConnectionCreationRate:      2147483647,
+		QuotaWindowNum:                 11,
+		QuotaWindowSize:                time.Second,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("DefaultConfig() mismatch (-want +got):\n%s", diff)
@@ -126,6 +128,8 @@ func TestDefaultPropertiesMatchKafka(t *testing.T) {
 		"max.connections":                                 "2147483647",
 		"max.connections.per.ip":                          "2147483647",
 		"max.connection.creation.rate":                    "2147483647",
+		"quota.window.num":                                "11",
+		"quota.window.size.seconds":                       "1",
 		"max.connections.per.ip.overrides":                "",
 		"authorizer.class.name":                           "",
 		"super.users":                                     "",

@@ -312,6 +312,10 @@ func (c Config) validateNumbers(v *validator) {
 	atLeast(keyMaxConnections, int64(c.MaxConnections), 0)
 	atLeast(keyMaxConnectionsPerIP, int64(c.MaxConnectionsPerIP), 0)
 	atLeast(keyMaxConnectionCreationRate, int64(c.MaxConnectionCreationRate), 0)
+	atLeast(keyQuotaWindowNum, int64(c.QuotaWindowNum), 1)
+	if c.QuotaWindowSize < time.Second || c.QuotaWindowSize%time.Second != 0 {
+		v.add(keyQuotaWindowSize, c.QuotaWindowSize.String(), "must be a whole number of seconds, at least 1")
+	}
 	for _, name := range sortedKeys(c.ListenerMaxConnectionCreationRate) {
 		key := listenerRateProperty(name)
 		atLeast(key, int64(c.ListenerMaxConnectionCreationRate[name]), 0)

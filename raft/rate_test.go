@@ -4,12 +4,15 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 )
 
-// TestConnectionCreationRateProperties: max.connection.creation.rate and
-// listener.name.<listener>.max.connection.creation.rate are read into
-// Config and written back by Properties; a negative rate, an upper-case
-// listener and a listener that is not a controller listener are refused.
+// TestConnectionCreationRateProperties: max.connection.creation.rate,
+// listener.name.<listener>.max.connection.creation.rate and the quota
+// window they are measured over (quota.window.num,
+// quota.window.size.seconds) are read into Config and written back by
+// Properties; a negative rate, an empty window, an upper-case listener
+// and a listener that is not a controller listener are refused.
 func TestConnectionCreationRateProperties(t *testing.T) {
 	cfg, w, err := ParseProperties([]byte(baseProperties + "max.connection.creation.rate=100\nlistener.name.controller.max.connection.creation.rate=10\n"))
 	if err != nil || len(w) != 0 {
@@ -21,7 +24,13 @@ func TestConnectionCreationRateProperties(t *testing.T) {
 	if p := cfg.Properties(); p["listener.name.controller.max.connection.creation.rate"] != "10" || p[keyMaxConnectionCreationRate] != "100" {
 		t.Errorf("Properties = %v", p)
 	}
+	cfg, _, err = ParseProperties([]byte(baseProperties + "quota.window.num=4\nquota.window.size.seconds=3\n"))
+	if err != nil || cfg.QuotaWindowNum != 4 || cfg.QuotaWindowSize != 3*time.Second {
+		t.Errorf("quota window: %v, %d × %v", err, cfg.QuotaWindowNum, cfg.QuotaWindowSize)
+	}
 	for _, tt := range []struct{ line, key, reason string }{
+		{"quota.window.num=0", keyQuotaWindowNum, "at least 1"},
+		{"quota.window.size.seconds=0", keyQuotaWindowSize, "at least 1"},
 		{"max.connection.creation.rate=-1", keyMaxConnectionCreationRate, "at least 0"},
 		{"listener.name.controller.max.connection.creation.rate=-1", "listener.name.controller.max.connection.creation.rate", "at least 0"},
 		{"listener.name.other.max.connection.creation.rate=5", "listener.name.other.max.connection.creation.rate", "not a controller listener"},
@@ -43,6 +52,7 @@ func TestConnectionCreationRateProperties(t *testing.T) {
 // connection is served in the end.
 func TestStartEnforcesConnectionCreationRate(t *testing.T) {
 	cfg := twoListenerConfig(t)
+	cfg.QuotaWindowNum = 2 // the rate over the last second: no burst beyond it
 	cfg.MaxConnectionCreationRate = 1000
 	cfg.ListenerMaxConnectionCreationRate = map[string]int32{"CONTROLLER2": 1}
 	c := startNode(t, cfg)

@@ -116,7 +116,7 @@ func newRuntimeConfig(cfg Config) (runtimeConfig, error) {
 		logger:           logger,
 		metrics:          cmp.Or[Metrics](cfg.Metrics, NopMetrics{}),
 	}
-	nodeRate, err := creationRate(keyMaxConnectionCreationRate, cfg.MaxConnectionCreationRate)
+	nodeRate, err := creationRate(cfg, keyMaxConnectionCreationRate, cfg.MaxConnectionCreationRate)
 	if err != nil {
 		return runtimeConfig{}, err
 	}
@@ -133,7 +133,7 @@ func newRuntimeConfig(cfg Config) (runtimeConfig, error) {
 			rates = append(rates, nodeRate)
 		}
 		if n, ok := cfg.ListenerMaxConnectionCreationRate[strings.ToUpper(name)]; ok {
-			own, err := creationRate(listenerRateProperty(name), n)
+			own, err := creationRate(cfg, listenerRateProperty(name), n)
 			if err != nil {
 				return runtimeConfig{}, err
 			}
@@ -253,13 +253,13 @@ func newRuntimeConfig(cfg Config) (runtimeConfig, error) {
 }
 
 // creationRate returns the connection creation rate quota of key at n
-// connections a second, or nil for Kafka's default 2147483647, which is
-// no limit.
-func creationRate(key string, n int32) (*transport.CreationRate, error) {
+// connections a second, measured over cfg's quota window, or nil for
+// Kafka's default 2147483647, which is no limit.
+func creationRate(cfg Config, key string, n int32) (*transport.CreationRate, error) {
 	if n == math.MaxInt32 {
 		return nil, nil
 	}
-	r, err := transport.NewCreationRate(int(n))
+	r, err := transport.NewCreationRate(int(n), int(cfg.QuotaWindowNum), cfg.QuotaWindowSize)
 	if err != nil {
 		return nil, fmt.Errorf("raft: %s: %w", key, err)
 	}

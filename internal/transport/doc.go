@@ -8,7 +8,7 @@
 // [Serve] runs an accept loop on a net.Listener. Each accepted connection
 // is first recorded in the listener's [CreationRate] quotas
 // (max.connection.creation.rate, KIP-612), which may hold it, and every
-// later accept, for up to a second; it then reserves a slot against the
+// later accept, for up to one quota window; it then reserves a slot against the
 // [ConnectionQuotas] its servers share
 // (max.connections, max.connections.per.ip and its overrides; a connection
 // over a limit is closed at once, without a byte), then gets two

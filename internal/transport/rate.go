@@ -2,71 +2,136 @@ package transport
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sync"
 	"time"
 )
 
-// maxCreationDelay is the longest an accept is delayed for a connection
-// creation rate quota: Kafka caps the delay at the quota window,
-// quota.window.size.seconds (1 s), so that a limit below one connection
-// a second acts as one a second (KIP-612).
-const maxCreationDelay = time.Second
+// Kafka's defaults of the quota window (QuotaConfig): quota.window.num
+// samples of quota.window.size.seconds each.
+const (
+	DefaultQuotaWindowNum  = 11
+	DefaultQuotaWindowSize = time.Second
+)
 
 // CreationRate is a connection creation rate quota (KIP-612):
 // max.connection.creation.rate node-wide, shared by every listener, or
 // listener.name.<listener>.max.connection.creation.rate for one listener.
 // A listener records each connection it accepts in its quotas and, when
 // one is over its rate, holds that connection, and with it every later
-// accept, for the time that brings it back within the rate, at most a
-// second, as Kafka's ConnectionQuotas throttles its acceptor. Nothing is refused; connections wait in the
-// accept queue meanwhile.
+// accept, for the time that brings the rate back to the limit, at most
+// one quota window, as Kafka's ConnectionQuotas throttles its acceptor.
+// Nothing is refused; connections wait in the accept queue meanwhile.
 //
-// The rate is kept as a bucket of one second's worth of connections
-// (at least one), refilled continuously: a burst of up to the rate is
-// accepted at once, and the next connections are spread at the rate.
-// Kafka measures the rate over 11 one-second samples and so lets a larger
-// burst through before it delays; this quota is never looser. Its methods
-// are safe for concurrent use.
+// The rate is measured as Kafka's Rate sensor measures it: connections
+// are counted in samples of one quota window each (quota.window.size.seconds),
+// the last quota.window.num of them are kept, and the rate is their
+// total over the time they span, counted as at least quota.window.num-1
+// whole windows. So a listener that was quiet lets a burst of up to
+// (quota.window.num-1) × rate connections through at once (50 at a rate
+// of 5 with Kafka's defaults) before it delays, and a rate of 0 delays
+// every connection by a whole window. Its methods are safe for concurrent
+// use.
 type CreationRate struct {
-	rate, burst float64
+	bound    float64
+	windowMs int64
+	samples  int
 
-	mu     sync.Mutex
-	tokens float64
-	last   time.Time
+	mu      sync.Mutex
+	ring    []rateSample
+	current int
 }
 
-// NewCreationRate returns a quota of perSecond connections a second, or
-// an error when it is negative.
-func NewCreationRate(perSecond int) (*CreationRate, error) {
+// rateSample counts the connections of one quota window, from start (in
+// Unix milliseconds).
+type rateSample struct {
+	start int64
+	count float64
+}
+
+// NewCreationRate returns a quota of perSecond connections a second,
+// measured over samples windows of window each, or an error when
+// perSecond is negative, samples is below 1 or window below a second.
+func NewCreationRate(perSecond, samples int, window time.Duration) (*CreationRate, error) {
+	var errs []error
 	if perSecond < 0 {
-		return nil, fmt.Errorf("transport: connection creation rate %d must not be negative", perSecond)
+		errs = append(errs, fmt.Errorf("connection creation rate %d must not be negative", perSecond))
 	}
-	burst := math.Max(float64(perSecond), 1)
-	return &CreationRate{rate: float64(perSecond), burst: burst, tokens: burst}, nil
+	if samples < 1 {
+		errs = append(errs, fmt.Errorf("quota window count %d must be at least 1", samples))
+	}
+	if window < time.Second {
+		errs = append(errs, fmt.Errorf("quota window %v must be at least a second", window))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("transport: %w", err)
+	}
+	return &CreationRate{bound: float64(perSecond), windowMs: window.Milliseconds(), samples: samples}, nil
 }
 
 // record counts a connection accepted at now and returns how long the
-// listener must wait before its next accept; 0 when the rate allows it.
+// listener must hold it; 0 when the rate allows it. As Kafka's Sensor
+// does, it counts the connection first and then checks the rate.
 func (r *CreationRate) record(now time.Time) time.Duration {
+	ms := now.UnixMilli()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.last.IsZero() {
-		r.tokens = math.Min(r.burst, r.tokens+now.Sub(r.last).Seconds()*r.rate)
+	if len(r.ring) == 0 {
+		r.ring = append(r.ring, rateSample{start: ms})
 	}
-	r.last = now
-	r.tokens--
-	if r.tokens >= 0 {
+	if prev := r.ring[r.current].start; ms-prev >= r.windowMs {
+		// The new sample starts on the grid of windows the previous
+		// one began, as Kafka's SampledStat aligns it.
+		r.advance(ms - (ms-(prev+r.windowMs))%r.windowMs)
+	}
+	r.ring[r.current].count++
+
+	r.purge(ms)
+	var total float64
+	oldest := r.ring[0].start
+	for _, s := range r.ring {
+		total += s.count
+		oldest = min(oldest, s.start)
+	}
+	elapsed := ms - oldest
+	if full, least := elapsed/r.windowMs, int64(r.samples-1); full < least {
+		elapsed += (least - full) * r.windowMs
+	}
+	elapsed = max(elapsed, 1)
+	rate := total / (float64(elapsed) / 1000)
+	if rate <= r.bound {
 		return 0
 	}
-	if r.rate == 0 || -r.tokens/r.rate > maxCreationDelay.Seconds() {
-		// Past the longest delay the debt is forgiven, as Kafka bounds
-		// its throttle time: the next connection waits the cap again.
-		r.tokens = -r.rate * maxCreationDelay.Seconds()
-		return maxCreationDelay
+	limit := time.Duration(r.windowMs) * time.Millisecond
+	delay := (rate - r.bound) / r.bound * float64(elapsed) // +Inf at a bound of 0
+	if delay >= float64(r.windowMs) {
+		return limit
 	}
-	return time.Duration(-r.tokens / r.rate * float64(time.Second))
+	return time.Duration(math.Round(delay)) * time.Millisecond
+}
+
+// advance starts a new sample at ms, reusing the oldest slot once the
+// ring holds one sample per window.
+func (r *CreationRate) advance(ms int64) {
+	r.current = (r.current + 1) % r.samples
+	if r.current >= len(r.ring) {
+		r.ring = append(r.ring, rateSample{start: ms})
+		return
+	}
+	r.ring[r.current] = rateSample{start: ms}
+}
+
+// purge empties the samples older than the whole measured span, as if
+// they had started at ms.
+func (r *CreationRate) purge(ms int64) {
+	expire := int64(r.samples) * r.windowMs
+	for i := range r.ring {
+		if ms-r.ring[i].start >= expire {
+			r.ring[i] = rateSample{start: ms}
+		}
+	}
 }
 
 // creationDelay records a connection accepted at now in every quota of

@@ -29,9 +29,11 @@ func dialMany(t *testing.T, n *MemNetwork, addr string, k int) {
 	}
 }
 
-func newRate(t *testing.T, perSecond int) *CreationRate {
+// newRate is a quota of perSecond measured over samples windows of a
+// second each.
+func newRate(t *testing.T, perSecond, samples int) *CreationRate {
 	t.Helper()
-	r, err := NewCreationRate(perSecond)
+	r, err := NewCreationRate(perSecond, samples, DefaultQuotaWindowSize)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,12 +57,12 @@ type acceptStep struct {
 	accepted, throttled uint64
 }
 
-// checkStorm dials k connections at once to a listener whose rate is
-// perSecond and checks its counts at each step, in order.
-func checkStorm(t *testing.T, perSecond, k int, steps []acceptStep) {
+// checkStorm dials k connections at once to a listener with the quota
+// r and checks its counts at each step, in order.
+func checkStorm(t *testing.T, r *CreationRate, k int, steps []acceptStep) {
 	t.Helper()
 	n := NewMemNetwork()
-	s := rateServer(t, n, serverAddr, newRate(t, perSecond))
+	s := rateServer(t, n, serverAddr, r)
 	dialMany(t, n, serverAddr, k)
 	var now time.Duration
 	for _, st := range steps {
@@ -73,22 +75,45 @@ func checkStorm(t *testing.T, perSecond, k int, steps []acceptStep) {
 	}
 }
 
-// TestCreationRateDelaysAccepts: at max.connection.creation.rate=5, a
-// storm of 12 connections gets 5 accepted at once; the sixth waits (the
-// accept loop with it) and the rest follow at 5 a second (KIP-612). None
-// is refused.
+// TestCreationRateDelaysAccepts: at max.connection.creation.rate=5 with
+// Kafka's quota window (11 samples of a second), a storm of 60
+// connections on a quiet listener gets 50 accepted at once, the rate
+// being measured over at least 10 seconds; the 51st waits (the accept
+// loop with it) 200 ms, the time that brings the rate back to 5, and so
+// do the next, until the first second's sample is complete: from then on
+// the storm has used the budget of the coming seconds, and each accept
+// waits the longest delay, one window (KIP-612). None is refused.
 func TestCreationRateDelaysAccepts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		// Accepts at 0.2, 0.4, … s after the first five.
-		checkStorm(t, 5, 12, []acceptStep{{0, 5, 1}, {1100 * time.Millisecond, 10, 6}, {2100 * time.Millisecond, 12, 7}})
+		checkStorm(t, newRate(t, 5, DefaultQuotaWindowNum), 60, []acceptStep{
+			{0, 50, 1},
+			{1100 * time.Millisecond, 55, 6}, // accepts at 0.2, 0.4, … 1.0 s
+			{2100 * time.Millisecond, 56, 7},
+			{3100 * time.Millisecond, 57, 8},
+		})
 	})
 }
 
-// TestCreationRateZero: a rate of 0 lets one connection a second through,
-// since a delay never exceeds the one-second quota window.
+// TestCreationRateWindow: quota.window.num and quota.window.size.seconds
+// set how long a burst may be: over 2 samples of 2 seconds a rate of 1
+// lets 2 connections through at once, and the third waits a second.
+func TestCreationRateWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r, err := NewCreationRate(1, 2, 2*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkStorm(t, r, 3, []acceptStep{{0, 2, 1}, {900 * time.Millisecond, 2, 1}, {1100 * time.Millisecond, 3, 1}})
+	})
+}
+
+// TestCreationRateZero: a rate of 0 delays every connection, the first
+// included, by one window (Kafka's cap on the delay): one a second.
 func TestCreationRateZero(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		checkStorm(t, 0, 3, []acceptStep{{0, 1, 1}, {1100 * time.Millisecond, 2, 2}, {2100 * time.Millisecond, 3, 2}})
+		checkStorm(t, newRate(t, 0, DefaultQuotaWindowNum), 3, []acceptStep{
+			{0, 0, 1}, {1100 * time.Millisecond, 1, 2}, {2100 * time.Millisecond, 2, 3}, {3100 * time.Millisecond, 3, 3},
+		})
 	})
 }
 
@@ -98,14 +123,15 @@ func TestCreationRateZero(t *testing.T) {
 func TestCreationRateNodeAndListener(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		n := NewMemNetwork()
-		node := newRate(t, 4)
-		a := rateServer(t, n, "10.0.0.100:9093", node, newRate(t, 2))
+		// Two samples: a rate measured over one second from the start.
+		node := newRate(t, 4, 2)
+		a := rateServer(t, n, "10.0.0.100:9093", node, newRate(t, 2, 2))
 		b := rateServer(t, n, "10.0.0.100:9094", node)
 		dialMany(t, n, "10.0.0.100:9093", 3)
 		checkAccepts(t, "listener A, own rate 2", a, 2, 1)
 		dialMany(t, n, "10.0.0.100:9094", 3)
-		// The node's rate of 4 has 3 left after A's connections (A's
-		// third is recorded while it waits): B gets 1, then waits.
+		// The node's rate of 4 has counted A's three connections (the
+		// third was recorded before it waited): B gets 1, then waits.
 		checkAccepts(t, "listener B, sharing the node's rate", b, 1, 1)
 	})
 }
@@ -116,7 +142,7 @@ func TestCreationRateNodeAndListener(t *testing.T) {
 func TestCreationRateCloseWhileThrottled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		n := NewMemNetwork()
-		s := rateServer(t, n, serverAddr, newRate(t, 1))
+		s := rateServer(t, n, serverAddr, newRate(t, 1, 2))
 		dialMany(t, n, serverAddr, 2)
 		checkAccepts(t, "at once", s, 1, 1)
 		if err := s.Close(); err != nil {
@@ -128,9 +154,15 @@ func TestCreationRateCloseWhileThrottled(t *testing.T) {
 	})
 }
 
-// TestNewCreationRateRefusesNegative: a negative rate is an error.
-func TestNewCreationRateRefusesNegative(t *testing.T) {
-	if _, err := NewCreationRate(-1); err == nil {
-		t.Error("NewCreationRate(-1) succeeded")
+// TestNewCreationRateRefusesBadSettings: a negative rate, no sample and
+// a window below a second are errors.
+func TestNewCreationRateRefusesBadSettings(t *testing.T) {
+	for _, c := range []struct {
+		rate, samples int
+		window        time.Duration
+	}{{-1, 11, time.Second}, {5, 0, time.Second}, {5, 11, time.Second / 2}} {
+		if _, err := NewCreationRate(c.rate, c.samples, c.window); err == nil {
+			t.Errorf("NewCreationRate(%d, %d, %v) succeeded", c.rate, c.samples, c.window)
+		}
 	}
 }

@@ -102,8 +102,8 @@ type ServerConfig struct {
 	// listener records each accepted connection in (KIP-612): the node's
 	// max.connection.creation.rate, shared by every listener, and the
 	// listener's own listener.name.<listener>.max.connection.creation.rate.
-	// Over one of them, the next accept waits ([CreationRate]). Empty
-	// means no limit.
+	// Over one of them, that connection and the accepts after it wait
+	// ([CreationRate]). Empty means no limit.
 	CreationRates []*CreationRate
 	// IdleTimeout is connections.max.idle.ms: a connection on which no
 	// request arrives within it is closed. It also bounds how long one
