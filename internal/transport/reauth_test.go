@@ -3,11 +3,13 @@ package transport
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"net"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/krabka-go/krabka/internal/tlstest"
 	"github.com/krabka-go/krabka/internal/wire"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -303,6 +305,16 @@ func TestReauthAnswersEarlierRequestsFirst(t *testing.T) {
 	})
 }
 
+// memSASLPeer is a Peer of the listener at serverAddr on n that
+// authenticates as alice (password alice-secret) with mechanism.
+func memSASLPeer(t *testing.T, n *MemNetwork, mechanism string) *Peer {
+	t.Helper()
+	return testPeer(t, func(cfg *PeerConfig) {
+		cfg.Addr, cfg.Dial = serverAddr, n.Dial
+		cfg.SASL = &SASLClient{Mechanism: mechanism, Username: "alice", Password: "alice-secret"}
+	})
+}
+
 // TestReauthPeer: a Peer whose session has a lifetime re-authenticates
 // on its connection before the lifetime ends, at 85–95% of it as Kafka's
 // client does, and keeps being served on that one connection.
@@ -310,15 +322,7 @@ func TestReauthPeer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		n := NewMemNetwork()
 		s := reauthServer(t, n, testLifetime, nil)
-		cfg := DefaultPeerConfig()
-		cfg.Addr = serverAddr
-		cfg.Dial = n.Dial
-		cfg.SASL = &SASLClient{Mechanism: MechanismPlain, Username: "alice", Password: "alice-secret"}
-		p, err := DialPeer(t.Context(), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer p.Close()
+		p := memSASLPeer(t, n, MechanismPlain)
 		got := make(chan outcome, 1)
 		ask := func(name string) {
 			t.Helper()
@@ -370,6 +374,79 @@ func TestReauthKgo(t *testing.T) {
 		}
 		if st := s.Stats(); st.Reauthenticated < 2 || st.ClosedExpired != 0 || st.Accepted != 1 {
 			t.Errorf("server stats %+v, want franz-go to re-authenticate its one connection", st)
+		}
+	})
+}
+
+// TestReauthKgoSCRAMOverTLS: over SASL_SSL, franz-go's SCRAM-SHA-512
+// client renews its session on its one TLS connection (real time: a
+// lifetime of 2 s, which franz-go renews a second early).
+func TestReauthKgoSCRAMOverTLS(t *testing.T) {
+	store := &scramStore{creds: map[string]ScramCredential{}}
+	store.put(t, MechanismScramSHA512, "alice", "alice-secret")
+	ca := tlstest.NewCA(t, "reauth-ca")
+	srv := scramServerWith(t, store, ca, func(h *SASL) {
+		h.MaxReauth = map[string]time.Duration{MechanismScramSHA512: 2 * time.Second}
+	})
+	cl, err := kgo.NewClient(kgo.SeedBrokers(srv.Addr().String()),
+		kgo.DialTLSConfig(&tls.Config{RootCAs: tlstest.Pool(ca), MinVersion: tls.VersionTLS12}),
+		kgo.SASL(scramMech(MechanismScramSHA512, "alice", "alice-secret")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	deadline := time.Now().Add(testDeadline)
+	for srv.Stats().Reauthenticated == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no re-authentication within %v: %+v", testDeadline, srv.Stats())
+		}
+		if _, err := cl.SeedBrokers()[0].Request(t.Context(), describeQuorumFor("tls")); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := cl.SeedBrokers()[0].Request(t.Context(), describeQuorumFor("tls")); err != nil {
+		t.Fatalf("after the re-authentication: %v", err)
+	}
+	if st := srv.Stats(); st.Accepted != 1 || st.ClosedExpired != 0 || st.ReauthFailed != 0 {
+		t.Errorf("stats %+v, want one connection, renewed", st)
+	}
+}
+
+// TestReauthRemovedCredentialClosesSession: a session outlives its
+// credential only until its lifetime: a Peer whose SCRAM credential was
+// removed fails to renew, its connection is closed, and a new one cannot
+// authenticate.
+func TestReauthRemovedCredentialClosesSession(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := NewMemNetwork()
+		store := &scramStore{creds: map[string]ScramCredential{}}
+		store.put(t, MechanismScramSHA256, "alice", "alice-secret")
+		cfg := testServerConfig(HandlerFunc(func(_ context.Context, req *Request, reply *Reply) { reply.Send(nameEcho(req)) }))
+		cfg.Handshake = SASL{
+			Mechanisms:       []string{MechanismScramSHA256},
+			ScramCredentials: store.lookup,
+			MaxReceiveSize:   DefaultSASLMaxReceiveSize,
+			MaxReauth:        map[string]time.Duration{MechanismScramSHA256: testLifetime},
+		}
+		s := memServer(t, n, cfg)
+		p := memSASLPeer(t, n, MechanismScramSHA256)
+		got := make(chan outcome, 1)
+		p.Send(describeQuorumFor("before"), collect(got))
+		answeredName(t, <-got)
+		store.mu.Lock()
+		delete(store.creds, MechanismScramSHA256+"/alice")
+		store.mu.Unlock()
+		p.Send(describeQuorumFor("within the lifetime"), collect(got))
+		answeredName(t, <-got) // the open session still holds
+		time.Sleep(testLifetime * 96 / 100)
+		p.Send(describeQuorumFor("after"), collect(got))
+		if o := <-got; o.err == nil {
+			t.Fatalf("a request after the credential's removal and the renewal point was answered: %+v", o.resp)
+		}
+		synctest.Wait()
+		if st := s.Stats(); st.ReauthFailed != 1 || st.Active != 0 {
+			t.Errorf("server stats %+v, want the renewal failed and the connection closed", st)
 		}
 	})
 }
