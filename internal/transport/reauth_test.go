@@ -233,6 +233,39 @@ func TestReauthRefusesAnotherMechanism(t *testing.T) {
 	})
 }
 
+// TestReauthHostileExchanges: a re-authentication is held to the rules
+// of a first one: another request in the middle of it is answered
+// ILLEGAL_SASL_STATE where it can be and closes the connection, and one
+// that stalls is cut off at the handshake timeout (10 s), so a renewal
+// cannot hold a connection, and its buffers, open.
+func TestReauthHostileExchanges(t *testing.T) {
+	// begin authenticates, waits past the one-second rule and starts a
+	// re-authentication.
+	begin := func(t *testing.T) (*Server, *client) {
+		t.Helper()
+		s, c := authenticated(t, testLifetime, nil)
+		time.Sleep(2 * time.Second)
+		if resp := c.saslHandshake(3, MechanismPlain); resp.ErrorCode != 0 {
+			t.Fatalf("SaslHandshake answered %+v", resp)
+		}
+		return s, c
+	}
+	synctest.Test(t, func(t *testing.T) {
+		s, c := begin(t)
+		c.send(4, describeQuorumFor("in the middle"))
+		c.closedWith(s, func(st ServerStats) bool { return st.ReauthFailed == 1 }, "the interrupted re-authentication failed")
+	})
+	synctest.Test(t, func(t *testing.T) {
+		s, c := begin(t)
+		time.Sleep(9 * time.Second)
+		if !c.isOpen() {
+			t.Fatal("closed before the handshake timeout")
+		}
+		time.Sleep(2 * time.Second)
+		c.closedWith(s, func(st ServerStats) bool { return st.ReauthFailed == 1 && st.Active == 0 }, "the stalled re-authentication cut off")
+	})
+}
+
 // TestReauthNotOffered: without a session lifetime, and within a second
 // of the last re-authentication, a SaslHandshake is answered
 // ILLEGAL_SASL_STATE and the connection stays open; so is a
