@@ -69,7 +69,7 @@ var acceptedProperties = map[string]enforcement{
 	keyMaxConnectionsPerIP:          {touchesQuota, []string{"raft.TestStartEnforcesConnectionQuotas", "transport.TestQuotasPerIPZeroAdmitsOnlyOverridesTCP", "transport.TestMaxConnectionsPerIP"}, ""},
 	keyMaxConnectionsPerIPOverrides: {touchesQuota, []string{"raft.TestStartEnforcesConnectionQuotas", "transport.TestQuotasPerIPOverridesTCP", "transport.TestQuotasSharedByListenersTCP"}, ""},
 	keyMaxConnectionCreationRate:    {touchesQuota, []string{"raft.TestStartEnforcesConnectionCreationRate", "raft.TestConnectionCreationRateProperties", "transport.TestCreationRateDelaysAccepts", "transport.TestCreationRateZero", "transport.TestCreationRateNodeAndListener"}, ""},
-	keyQuotaWindowNum:               {touchesQuota, []string{"raft.TestConnectionCreationRateProperties", "raft.TestStartEnforcesConnectionCreationRate", "transport.TestCreationRateWindow", "transport.TestCreationRateDelaysAccepts"}, ""},
+	keyQuotaWindowNum:               {touchesQuota, []string{"raft.TestConnectionCreationRateProperties", "raft.TestStartEnforcesConnectionCreationRate", "raft.TestStartEnforcesIPConnectionRate", "transport.TestCreationRateWindow", "transport.TestCreationRateDelaysAccepts"}, ""},
 	keyQuotaWindowSize:              {touchesQuota, []string{"raft.TestConnectionCreationRateProperties", "transport.TestCreationRateWindow"}, ""},
 	keyConnectionsMaxIdle:           {touchesQuota, []string{"raft.TestStartEnforcesIdleTimeout", "transport.TestIdleConnectionExpires"}, ""},
 	keySocketRequestMaxBytes:        {touchesQuota, []string{"raft.TestStartEnforcesRequestMaxBytes"}, ""},

@@ -235,6 +235,11 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 			h.ScramCredentials = scramLookup(e.pub.image.Load, bootstrap)
 		}
 	}
+	// Per-address creation rates come from the image's ip quotas
+	// (KIP-612), shared by every listener.
+	if srvCfg.IPCreationRates, err = transport.NewIPCreationRates(ipRateLookup(e.pub.image.Load), int(cfg.QuotaWindowNum), cfg.QuotaWindowSize); err != nil {
+		return nil, fmt.Errorf("raft: %s: %w", keyQuotaWindowNum, err)
+	}
 	srv, err := serveListeners(runCtx, rc.listeners, rc.listenerTLS, rc.listenerSASL, rc.listenerRates, ln, srvCfg)
 	ln = nil // serveListeners owns it now
 	if err != nil {

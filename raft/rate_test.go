@@ -1,10 +1,13 @@
 package raft
 
 import (
+	"math"
 	"net"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/krabka-go/krabka/metadata"
 )
 
 // TestConnectionCreationRateProperties: max.connection.creation.rate,
@@ -74,5 +77,78 @@ func TestStartEnforcesConnectionCreationRate(t *testing.T) {
 	waitFor(t, "the other listener to accept its three connections", func() bool { return first.Stats().Accepted >= 3 })
 	if st := first.Stats(); st.Throttled != 0 {
 		t.Errorf("CONTROLLER (node-wide 1000 a second): %d accepts delayed, want none", st.Throttled)
+	}
+}
+
+// ipQuota is a ClientQuotaRecord setting connection_creation_rate of the
+// ip entity name (nil: the default entity).
+func ipQuota(name *string, v float64) *metadata.ClientQuotaRecord {
+	r := metadata.NewClientQuotaRecord()
+	r.Entity = []metadata.ClientQuotaRecordEntityData{{EntityType: metadata.QuotaEntityIP, EntityName: name}}
+	r.Key, r.Value = quotaKeyConnectionRate, v
+	return r
+}
+
+// TestIPRateTable: the ip quotas of an image give each address its own
+// connection_creation_rate, else the default entity's; an IPv4-mapped
+// name is its IPv4 address; Kafka's default value is no quota; other
+// entities and keys count for nothing.
+func TestIPRateTable(t *testing.T) {
+	str := func(s string) *string { return &s }
+	mv := metadata.NewFeatureLevelRecord()
+	mv.Name, mv.FeatureLevel = metadata.FeatureMetadataVersion, metadata.MaxMetadataVersion
+	user := metadata.NewClientQuotaRecord()
+	user.Entity = []metadata.ClientQuotaRecordEntityData{{EntityType: metadata.QuotaEntityUser, EntityName: str("10.0.0.9")}}
+	user.Key, user.Value = quotaKeyConnectionRate, 1
+	other := ipQuota(str("10.0.0.8"), 1)
+	other.Key = "producer_byte_rate"
+	table := newIPRateTable(imageOf(t, mv, ipQuota(str("10.0.0.1"), 5.9), ipQuota(str("::ffff:10.0.0.2"), 2),
+		ipQuota(str("10.0.0.3"), math.MaxInt32), user, other))
+	for ip, want := range map[string]int{"10.0.0.1": 5, "10.0.0.2": 2} {
+		if got, ok := table.lookup(ip); !ok || got != want {
+			t.Errorf("lookup(%s) = %d, %v; want %d", ip, got, ok, want)
+		}
+	}
+	for _, ip := range []string{"10.0.0.3", "10.0.0.8", "10.0.0.9", "10.0.0.4"} {
+		if got, ok := table.lookup(ip); ok {
+			t.Errorf("lookup(%s) = %d, want no quota", ip, got)
+		}
+	}
+	withDefault := newIPRateTable(imageOf(t, mv, ipQuota(nil, 3), ipQuota(str("10.0.0.1"), 7)))
+	if got, ok := withDefault.lookup("10.0.0.4"); !ok || got != 3 {
+		t.Errorf("default: lookup = %d, %v; want 3", got, ok)
+	}
+	if got, ok := withDefault.lookup("10.0.0.1"); !ok || got != 7 {
+		t.Errorf("own quota over the default: lookup = %d, %v; want 7", got, ok)
+	}
+}
+
+// TestStartEnforcesIPConnectionRate: a connection_creation_rate of 1 for
+// 127.0.0.2, committed as a ClientQuotaRecord, takes effect on the live
+// listener (measured over the last second, quota.window.num=2): the
+// first connection from that address is served, the second is held
+// unserved and closed, while 127.0.0.1 is served.
+func TestStartEnforcesIPConnectionRate(t *testing.T) {
+	cfg := ForTests(1, t.TempDir())
+	cfg.QuotaWindowNum = 2
+	c := startNode(t, cfg)
+	waitFor(t, "node 1 to lead", func() bool { return c.QuorumState().Role == RoleLeader })
+	addr := "127.0.0.2"
+	submit(t, c, ipQuota(&addr, 1))
+	waitFor(t, "the quota to be applied", func() bool {
+		_, ok := c.CurrentImage().ClientQuotas().Get([]metadata.QuotaEntityPart{{Type: metadata.QuotaEntityIP, Name: &addr}})
+		return ok
+	})
+	if _, err := apiVersionsFrom(t, "127.0.0.2", c.Addr()); err != nil {
+		t.Fatalf("the first connection from 127.0.0.2: %v", err)
+	}
+	if _, err := apiVersionsFrom(t, "127.0.0.2", c.Addr()); err == nil {
+		t.Error("a second connection from 127.0.0.2 within the second was served at connection_creation_rate 1")
+	}
+	if _, err := apiVersionsFrom(t, "127.0.0.1", c.Addr()); err != nil {
+		t.Errorf("127.0.0.1, without a quota: %v", err)
+	}
+	if st := c.srv.srvs[0].Stats(); st.IPThrottled != 1 {
+		t.Errorf("IPThrottled %d, want 1", st.IPThrottled)
 	}
 }

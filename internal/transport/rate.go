@@ -156,3 +156,105 @@ func wait(ctx context.Context, d time.Duration) bool {
 		return true
 	}
 }
+
+// unrecord takes back the last connection recorded, as Kafka un-records
+// a connection it throttles for its address's rate.
+func (r *CreationRate) unrecord() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.ring) > 0 {
+		r.ring[r.current].count--
+	}
+}
+
+// IPCreationRates are a node's per-address connection creation rate
+// quotas (KIP-612's connection_creation_rate of an ip client quota),
+// shared by its listeners. Lookup gives the rate of an address (its own,
+// or the default of every address), false for none. A connection over
+// its address's rate is not counted toward that rate or the listener's
+// and node's ([CreationRate]), is never served, and is closed once the
+// delay that would bring the rate back to the limit has passed (at most
+// one quota window), as Kafka's acceptor closes it; the listener goes on
+// accepting meanwhile. Its methods are safe for concurrent use.
+type IPCreationRates struct {
+	lookup  func(ip string) (int, bool)
+	samples int
+	window  time.Duration
+
+	mu        sync.Mutex
+	byIP      map[string]*ipRate
+	lastSweep time.Time
+}
+
+// ipRate is the rate state of one address.
+type ipRate struct {
+	rate *CreationRate
+	last time.Time
+}
+
+// NewIPCreationRates returns per-address quotas whose rates lookup gives
+// (by the address as [CanonicalIP] writes it), measured over samples
+// windows of window each, as [NewCreationRate] takes them.
+func NewIPCreationRates(lookup func(ip string) (int, bool), samples int, window time.Duration) (*IPCreationRates, error) {
+	if _, err := NewCreationRate(0, samples, window); err != nil {
+		return nil, err
+	}
+	return &IPCreationRates{lookup: lookup, samples: samples, window: window, byIP: map[string]*ipRate{}}, nil
+}
+
+// record counts a connection from ip at now and returns how long to hold
+// it before closing it, or 0 when its address's rate allows it. A
+// throttled connection is taken back from the address's rate.
+func (q *IPCreationRates) record(ip string, now time.Time) time.Duration {
+	limit, ok := q.lookup(ip)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.sweep(now)
+	if !ok {
+		delete(q.byIP, ip)
+		return 0
+	}
+	e := q.byIP[ip]
+	if e == nil {
+		r, err := NewCreationRate(max(limit, 0), q.samples, q.window)
+		if err != nil {
+			panic("transport: invariant: the quota window was checked by NewIPCreationRates")
+		}
+		e = &ipRate{rate: r}
+		q.byIP[ip] = e
+	}
+	// A changed quota keeps the samples, as Kafka updates the sensor's
+	// bound in place.
+	e.rate.mu.Lock()
+	e.rate.bound = float64(max(limit, 0))
+	e.rate.mu.Unlock()
+	e.last = now
+	d := e.rate.record(now)
+	if d > 0 {
+		e.rate.unrecord()
+	}
+	return d
+}
+
+// sweep forgets, at most once a window, the addresses whose samples have
+// all expired: their state is that of an address never seen, so the map
+// holds only the addresses of the last samples × window.
+func (q *IPCreationRates) sweep(now time.Time) {
+	if now.Sub(q.lastSweep) < q.window {
+		return
+	}
+	q.lastSweep = now
+	span := time.Duration(q.samples) * q.window
+	for ip, e := range q.byIP {
+		if now.Sub(e.last) >= span {
+			delete(q.byIP, ip)
+		}
+	}
+}
+
+// tracked returns how many addresses q holds state for.
+func (q *IPCreationRates) tracked() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.byIP)
+}

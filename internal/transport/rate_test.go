@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"testing/synctest"
@@ -165,4 +166,67 @@ func TestNewCreationRateRefusesBadSettings(t *testing.T) {
 			t.Errorf("NewCreationRate(%d, %d, %v) succeeded", c.rate, c.samples, c.window)
 		}
 	}
+}
+
+// TestIPCreationRateHoldsThenCloses: an address over its
+// connection_creation_rate has its connection accepted, held unserved
+// and closed after the delay (at most a window), while the listener goes
+// on accepting others; the held connection counts toward no rate, so the
+// node's rate still has room for another address's connections.
+func TestIPCreationRateHoldsThenCloses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := NewMemNetwork()
+		ips, err := NewIPCreationRates(func(ip string) (int, bool) { return 1, ip == "10.1.0.1" }, 2, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := testServerConfig(HandlerFunc(func(_ context.Context, req *Request, reply *Reply) { reply.Send(nameEcho(req)) }))
+		cfg.CreationRates = []*CreationRate{newRate(t, 3, 2)}
+		cfg.IPCreationRates = ips
+		s := memServer(t, n, cfg)
+		dial := func(host string) *client { return memDial(t, n, host) }
+		first, held := dial("10.1.0.1"), dial("10.1.0.1")
+		others := []*client{dial("10.1.0.2"), dial("10.1.0.2")}
+		checkAccepts(t, "at once", s, 3, 0)
+		if st := s.Stats(); st.IPThrottled != 1 {
+			t.Errorf("IPThrottled %d, want 1", st.IPThrottled)
+		}
+		first.describe(1, "served")
+		for _, c := range others {
+			c.describe(1, "served") // the node's rate of 3 counted only the 3 served
+		}
+		if !held.isOpen() {
+			t.Fatal("the throttled connection was closed at once; Kafka holds it for the delay")
+		}
+		time.Sleep(time.Second + time.Millisecond)
+		if held.isOpen() {
+			t.Error("the throttled connection is still open after the longest delay")
+		}
+		if st := s.Stats(); st.Active != 3 {
+			t.Errorf("active %d, want the 3 served connections", st.Active)
+		}
+	})
+}
+
+// TestIPCreationRatesForgetQuietAddresses: the state of an address is
+// dropped once all its samples have expired, so a storm from many
+// addresses leaves nothing behind.
+func TestIPCreationRatesForgetQuietAddresses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ips, err := NewIPCreationRates(func(string) (int, bool) { return 5, true }, DefaultQuotaWindowNum, DefaultQuotaWindowSize)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 100 {
+			ips.record(fmt.Sprintf("10.2.%d.%d", i/250, i%250), time.Now())
+		}
+		if got := ips.tracked(); got != 100 {
+			t.Fatalf("tracked %d addresses, want 100", got)
+		}
+		time.Sleep(time.Duration(DefaultQuotaWindowNum) * DefaultQuotaWindowSize)
+		ips.record("10.3.0.1", time.Now())
+		if got := ips.tracked(); got != 1 {
+			t.Errorf("tracked %d addresses after the window, want only the new one", got)
+		}
+	})
 }

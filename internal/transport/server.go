@@ -105,6 +105,9 @@ type ServerConfig struct {
 	// Over one of them, that connection and the accepts after it wait
 	// ([CreationRate]). Empty means no limit.
 	CreationRates []*CreationRate
+	// IPCreationRates are the per-address creation rates of the node,
+	// shared by its listeners; nil means none.
+	IPCreationRates *IPCreationRates
 	// IdleTimeout is connections.max.idle.ms: a connection on which no
 	// request arrives within it is closed. It also bounds how long one
 	// frame may take to arrive, which defeats a sender that trickles
@@ -168,6 +171,9 @@ type ServerStats struct {
 	Rejected uint64
 	// Throttled counts the accepts delayed by CreationRates.
 	Throttled uint64
+	// IPThrottled counts the connections held and then closed by
+	// IPCreationRates.
+	IPThrottled uint64
 	// Active is the number of connections open now.
 	Active int64
 	// ClosedInvalid counts connections closed because of an invalid frame
@@ -254,10 +260,15 @@ type Server struct {
 
 	accepted, rejected, closedInvalid, closedIdle atomic.Uint64
 	closedExpired, reauthenticated, reauthFailed  atomic.Uint64
-	throttled                                     atomic.Uint64
-	active                                        atomic.Int64
-	invalid                                       invalidCounters
-	lastWarn                                      atomic.Int64 // unix nanoseconds
+	throttled, ipThrottled                        atomic.Uint64
+
+	// held are the connections IPCreationRates throttled, each closed
+	// by its timer, or when the accept loop ends.
+	heldMu   sync.Mutex
+	held     map[net.Conn]*time.Timer
+	active   atomic.Int64
+	invalid  invalidCounters
+	lastWarn atomic.Int64 // unix nanoseconds
 }
 
 // Serve starts serving ln with cfg and returns at once. The server runs
@@ -316,6 +327,7 @@ func (s *Server) Stats() ServerStats {
 		Accepted:      s.accepted.Load(),
 		Rejected:      s.rejected.Load(),
 		Throttled:     s.throttled.Load(),
+		IPThrottled:   s.ipThrottled.Load(),
 		Active:        s.active.Load(),
 		ClosedInvalid: s.closedInvalid.Load(),
 		Invalid:       s.invalid.load(),
@@ -349,7 +361,36 @@ func (s *Server) invalidLevel(now time.Time) slog.Level {
 	return slog.LevelDebug
 }
 
+// hold keeps nc, unserved, for d, then closes it.
+func (s *Server) hold(nc net.Conn, d time.Duration) {
+	s.heldMu.Lock()
+	defer s.heldMu.Unlock()
+	if s.held == nil {
+		s.held = map[net.Conn]*time.Timer{}
+	}
+	s.held[nc] = time.AfterFunc(d, func() {
+		s.heldMu.Lock()
+		defer s.heldMu.Unlock()
+		if _, ok := s.held[nc]; ok {
+			delete(s.held, nc)
+			_ = nc.Close()
+		}
+	})
+}
+
+// releaseHeld closes every held connection at once.
+func (s *Server) releaseHeld() {
+	s.heldMu.Lock()
+	defer s.heldMu.Unlock()
+	for nc, t := range s.held {
+		t.Stop()
+		delete(s.held, nc)
+		_ = nc.Close()
+	}
+}
+
 func (s *Server) acceptLoop(ctx context.Context) {
+	defer s.releaseHeld()
 	var backoff time.Duration
 	for {
 		nc, err := s.ln.Accept()
@@ -384,6 +425,20 @@ func (s *Server) acceptLoop(ctx context.Context) {
 			}
 		}
 		ip := addressKey(nc.RemoteAddr())
+		if q := s.cfg.IPCreationRates; q != nil {
+			if d := q.record(ip, time.Now()); d > 0 {
+				// Not counted toward the listener's and node's rates,
+				// as Kafka takes it back from them.
+				for _, r := range s.cfg.CreationRates {
+					r.unrecord()
+				}
+				s.ipThrottled.Add(1)
+				s.log.LogAttrs(ctx, slog.LevelDebug, "connection throttled: closing it after the delay",
+					slog.String(keyRemoteAddr, nc.RemoteAddr().String()), slog.String(keyReason, "connection_creation_rate"), slog.Duration(keyBackoff, d))
+				s.hold(nc, d)
+				continue
+			}
+		}
 		if reason := s.limit.reserve(ip); reason != "" {
 			s.rejected.Add(1)
 			s.log.LogAttrs(ctx, slog.LevelDebug, "connection rejected",
