@@ -341,6 +341,9 @@ type sender struct {
 	reauthing  bool
 	reauthConv *clientConv
 	rng        *rand.Rand // the jitter of reauthAt
+	// redial holds the requests that waited for a re-authentication that
+	// failed, to be sent on a new connection.
+	redial []*call
 }
 
 // versionRange is a peer's supported range for one API.
@@ -380,6 +383,7 @@ func (p *Peer) run(ctx context.Context) {
 			s.expire(time.Now())
 		}
 		s.maybeReauthenticate()
+		s.resend(ctx)
 	}
 }
 
@@ -721,6 +725,11 @@ func (s *sender) shutdown(err error) {
 	s.p.closed = true
 	s.p.mu.Unlock()
 	s.disconnect(err)
+	redial := s.redial
+	s.redial = nil
+	for _, c := range redial {
+		c.cb(nil, err)
+	}
 	for {
 		select {
 		case c := <-s.p.queue:

@@ -150,7 +150,7 @@ func (s *sender) maybeReauthenticate() {
 	sc := s.p.cfg.SASL
 	conv, err := sc.start()
 	if err != nil {
-		s.disconnect(fmt.Errorf("%w: re-authentication: %w", ErrDisconnected, err))
+		s.reauthFailed(err)
 		return
 	}
 	s.reauthConv = conv
@@ -178,8 +178,7 @@ func (s *sender) reauthStep(gen uint64, server []byte, lifetime time.Duration, d
 		token, done, err = s.reauthConv.step(server)
 	}
 	if err != nil {
-		s.p.log.LogAttrs(context.Background(), slog.LevelWarn, "re-authentication failed", slog.Any(keyError, err))
-		s.disconnect(fmt.Errorf("%w: re-authentication: %w", ErrDisconnected, err))
+		s.reauthFailed(err)
 		return
 	}
 	if done {
@@ -202,4 +201,29 @@ func (s *sender) reauthStep(gen uint64, server []byte, lifetime time.Duration, d
 		}
 		s.reauthStep(gen, ar.SASLAuthBytes, time.Duration(ar.SessionLifetimeMillis)*time.Millisecond, deadline, nil)
 	}})
+}
+
+// reauthFailed closes a connection whose re-authentication failed, as
+// Kafka's client does, and keeps the requests that waited for it: they
+// go out on a new connection, authenticated afresh (resend), as Kafka's
+// client sends its queued requests once a new connection is ready.
+func (s *sender) reauthFailed(err error) {
+	s.p.log.LogAttrs(context.Background(), slog.LevelWarn, "re-authentication failed; reconnecting", slog.Any(keyError, err))
+	held := s.waiting
+	s.waiting = nil
+	s.disconnect(fmt.Errorf("%w: re-authentication: %w", ErrDisconnected, err))
+	s.redial = append(s.redial, held...)
+}
+
+// resend sends the requests a failed re-authentication kept, dialling a
+// new connection for them.
+func (s *sender) resend(ctx context.Context) {
+	if len(s.redial) == 0 {
+		return
+	}
+	calls := s.redial
+	s.redial = nil
+	for _, c := range calls {
+		s.send(ctx, c)
+	}
 }

@@ -380,6 +380,32 @@ func TestReauthPeer(t *testing.T) {
 	})
 }
 
+// TestReauthPeerShortLifetime: with a lifetime of a second, a Peer's
+// second renewal on a connection comes less than a second after its
+// first, which the listener refuses (ILLEGAL_SASL_STATE); the Peer then
+// reconnects and authenticates afresh, and no request is lost.
+func TestReauthPeerShortLifetime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := NewMemNetwork()
+		s := reauthServer(t, n, time.Second, nil)
+		p := memSASLPeer(t, n, MechanismPlain)
+		got := make(chan outcome, 1)
+		for range 60 {
+			p.Send(describeQuorumFor("short"), collect(got))
+			if name := answeredName(t, <-got); name != "short" {
+				t.Fatalf("answer %q", name)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if st := p.Stats(); st.Dials < 2 || st.Reauthenticated == 0 {
+			t.Errorf("peer stats %+v, want renewals and reconnections", st)
+		}
+		if st := s.Stats(); st.ClosedExpired != 0 {
+			t.Errorf("server stats %+v, want no expired session", st)
+		}
+	})
+}
+
 // TestReauthKgo: franz-go's client re-authenticates on the
 // session_lifetime_ms it is given, on the same connection, and is served
 // past the first lifetime.
