@@ -85,6 +85,9 @@ func (c *conn) reauthenticate(ctx context.Context, in io.Reader, frame []byte, s
 	}
 	sess, err := c.sasl.reauthenticate(hctx, in, c.nc, frame, c.session)
 	if err != nil {
+		if ctx.Err() != nil {
+			return closeEOF, false, ctx.Err() // the listener is closing
+		}
 		return closeReauthFailed, false, err
 	}
 	c.session = sess
