@@ -193,12 +193,15 @@ type Config struct {
 	// SASL holds the SASL properties of the SASL_PLAINTEXT and SASL_SSL
 	// listeners by their Kafka keys: sasl.enabled.mechanisms,
 	// sasl.jaas.config, sasl.mechanism.controller.protocol,
-	// sasl.server.max.receive.size and
-	// connection.failed.authentication.delay.ms, and the per-listener
-	// listener.name.<listener>.sasl.enabled.mechanisms and
-	// listener.name.<listener>.plain.sasl.jaas.config (listener in lower
-	// case), which win over the node-wide key. Only the PLAIN mechanism
-	// is implemented; docs/security.md lists the keys and their defaults.
+	// sasl.server.max.receive.size,
+	// connection.failed.authentication.delay.ms and
+	// connections.max.reauth.ms, and the per-listener
+	// listener.name.<listener>.sasl.enabled.mechanisms,
+	// listener.name.<listener>.<mechanism>.sasl.jaas.config and
+	// listener.name.<listener>[.<mechanism>].connections.max.reauth.ms
+	// (listener and mechanism in lower case), which win over the
+	// node-wide key. PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 are
+	// implemented; docs/security.md lists the keys and their defaults.
 	SASL map[string]string
 	// MetadataLogDir is the directory that holds meta.properties and the
 	// __cluster_metadata-0 log. In a properties file it is
@@ -317,6 +320,25 @@ type Config struct {
 	// no connection from that address. Kafka also takes host names,
 	// resolved once at start; Krabka refuses them: write the address.
 	MaxConnectionsPerIPOverrides map[string]int32
+	// MaxConnectionCreationRate is max.connection.creation.rate
+	// (2147483647, no limit): the most connections a second the node
+	// accepts over all its listeners together (KIP-612). Above it the
+	// listeners delay accepting, by at most a second per connection;
+	// nothing is refused. 0 lets one connection a second through, as in
+	// Kafka, whose delay is capped at one quota window (QuotaWindowSize).
+	MaxConnectionCreationRate int32
+	// ListenerMaxConnectionCreationRate is
+	// listener.name.<listener>.max.connection.creation.rate, by
+	// upper-case listener name: a listener's own rate, applied in
+	// addition to MaxConnectionCreationRate.
+	ListenerMaxConnectionCreationRate map[string]int32
+	// QuotaWindowNum is quota.window.num (11) and QuotaWindowSize
+	// quota.window.size.seconds (1 s): the connection creation rates are
+	// measured over QuotaWindowNum samples of QuotaWindowSize each, and
+	// an accept is delayed by at most QuotaWindowSize, as Kafka measures
+	// its quotas. Krabka has no other quota they apply to.
+	QuotaWindowNum  int32
+	QuotaWindowSize time.Duration
 
 	// AuthorizerClassName is authorizer.class.name. Empty (the default)
 	// serves every request to every client that reaches a listener.
@@ -390,6 +412,10 @@ func DefaultConfig() Config {
 		ConnectionsMaxIdle:    10 * time.Minute,
 		MaxConnections:        math.MaxInt32,
 		MaxConnectionsPerIP:   math.MaxInt32,
+
+		MaxConnectionCreationRate: math.MaxInt32,
+		QuotaWindowNum:            11,
+		QuotaWindowSize:           time.Second,
 	}
 }
 

@@ -59,10 +59,18 @@ var acceptedProperties = map[string]enforcement{
 	keySASLControllerMechanism:   {touchesSecurity, []string{"raft.TestSASLQuorumElectsAndCommits", "raft.TestValidateSASLRules", "transport.TestSASLPeerAuthenticates", "transport.TestSCRAMPeerAuthenticates"}, ""},
 	keySASLServerMaxReceiveSize:  {touchesSecurity, []string{"raft.TestParsePropertiesSASL", "transport.TestSASLOversizedFrame"}, ""},
 	keyFailedAuthenticationDelay: {touchesSecurity, []string{"raft.TestParsePropertiesSASL", "transport.TestSASLPlainRefusesBadCredentials"}, ""},
+	// connections.max.reauth.ms is also read per listener and per
+	// listener and mechanism.
+	keyConnectionsMaxReauth: {touchesSecurity, []string{"raft.TestReauthSettingPrecedence", "raft.TestValidateReauthRules", "raft.TestSASLQuorumReauthenticates",
+		"transport.TestReauthSessionLifetime", "transport.TestReauthExpiredSessionIsClosed", "transport.TestReauthRenewsSession",
+		"transport.TestReauthRefusesAnotherPrincipal", "transport.TestReauthRefusesAnotherMechanism", "transport.TestReauthPeer", "transport.TestReauthKgo"}, ""},
 
 	keyMaxConnections:               {touchesQuota, []string{"raft.TestStartEnforcesMaxConnections", "raft.TestListenersShareConnectionQuotas", "transport.TestQuotasMaxConnectionsZeroTCP", "transport.TestServerMaxConnectionsTCP"}, ""},
 	keyMaxConnectionsPerIP:          {touchesQuota, []string{"raft.TestStartEnforcesConnectionQuotas", "transport.TestQuotasPerIPZeroAdmitsOnlyOverridesTCP", "transport.TestMaxConnectionsPerIP"}, ""},
 	keyMaxConnectionsPerIPOverrides: {touchesQuota, []string{"raft.TestStartEnforcesConnectionQuotas", "transport.TestQuotasPerIPOverridesTCP", "transport.TestQuotasSharedByListenersTCP"}, ""},
+	keyMaxConnectionCreationRate:    {touchesQuota, []string{"raft.TestStartEnforcesConnectionCreationRate", "raft.TestConnectionCreationRateProperties", "transport.TestCreationRateDelaysAccepts", "transport.TestCreationRateZero", "transport.TestCreationRateNodeAndListener"}, ""},
+	keyQuotaWindowNum:               {touchesQuota, []string{"raft.TestConnectionCreationRateProperties", "raft.TestStartEnforcesConnectionCreationRate", "raft.TestStartEnforcesIPConnectionRate", "transport.TestCreationRateWindow", "transport.TestCreationRateDelaysAccepts"}, ""},
+	keyQuotaWindowSize:              {touchesQuota, []string{"raft.TestConnectionCreationRateProperties", "transport.TestCreationRateWindow"}, ""},
 	keyConnectionsMaxIdle:           {touchesQuota, []string{"raft.TestStartEnforcesIdleTimeout", "transport.TestIdleConnectionExpires"}, ""},
 	keySocketRequestMaxBytes:        {touchesQuota, []string{"raft.TestStartEnforcesRequestMaxBytes"}, ""},
 

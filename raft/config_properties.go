@@ -58,6 +58,8 @@ const (
 	keyAllowEveryoneIfNoACLFound      = "allow.everyone.if.no.acl.found"
 	keyMaxConnectionsPerIP            = "max.connections.per.ip"
 	keyMaxConnectionsPerIPOverrides   = "max.connections.per.ip.overrides"
+	keyQuotaWindowNum                 = "quota.window.num"
+	keyQuotaWindowSize                = "quota.window.size.seconds"
 )
 
 // Warning is something in a properties file that does not stop the node
@@ -154,6 +156,23 @@ func fromProperties(keys []string, values map[string]string) (Config, Warnings, 
 			c.SASL[k] = v
 			continue
 		}
+		if listener, ok := listenerRateKey(k); ok {
+			n, err := parseInt32(v)
+			if err != nil {
+				errs = append(errs, &ConfigError{Key: k, Value: v, Reason: err.Error()})
+				bad[k] = true
+				continue
+			}
+			if c.ListenerMaxConnectionCreationRate == nil {
+				c.ListenerMaxConnectionCreationRate = map[string]int32{}
+			}
+			if listener != strings.ToLower(listener) {
+				errs = append(errs, &ConfigError{Key: k, Value: v, Reason: "per-listener settings name the listener in lower case, as Kafka reads them"})
+				continue
+			}
+			c.ListenerMaxConnectionCreationRate[strings.ToUpper(listener)] = n
+			continue
+		}
 		if reason := refusal(k, v); reason != "" {
 			// The value is left out: it may be a secret.
 			errs = append(errs, &ConfigError{Key: k, Reason: reason})
@@ -187,6 +206,23 @@ func fromProperties(keys []string, values map[string]string) (Config, Warnings, 
 		errs = append(errs, e)
 	}
 	return c, warnings, errors.Join(errs...)
+}
+
+// listenerRateKey returns the listener of a
+// listener.name.<listener>.max.connection.creation.rate key, as written.
+func listenerRateKey(key string) (string, bool) {
+	rest, ok := strings.CutPrefix(key, perListenerPrefix)
+	if !ok {
+		return "", false
+	}
+	listener, ok := strings.CutSuffix(rest, "."+keyMaxConnectionCreationRate)
+	return listener, ok && listener != "" && !strings.Contains(listener, ".")
+}
+
+// listenerRateProperty is the per-listener creation rate key of the
+// listener called name.
+func listenerRateProperty(name string) string {
+	return perListenerPrefix + strings.ToLower(name) + "." + keyMaxConnectionCreationRate
 }
 
 // applyBrokerID reads broker.id, which Kafka treats as a synonym of
@@ -254,6 +290,9 @@ func (c Config) Properties() map[string]string {
 	out[keyMetadataLogDir] = c.MetadataLogDir
 	for k, v := range c.SSL {
 		out[k] = shown(k, v)
+	}
+	for name, n := range c.ListenerMaxConnectionCreationRate {
+		out[listenerRateProperty(name)] = strconv.FormatInt(int64(n), 10)
 	}
 	for k, v := range c.SASL {
 		if base, _, _ := saslBaseKey(k); base == keySASLJAASConfig {
@@ -421,6 +460,17 @@ var propertyTable = []property{
 	longMillisProperty(keyConnectionsMaxIdle, func(c *Config) *time.Duration { return &c.ConnectionsMaxIdle }),
 	int32Property(keyMaxConnections, func(c *Config) *int32 { return &c.MaxConnections }),
 	int32Property(keyMaxConnectionsPerIP, func(c *Config) *int32 { return &c.MaxConnectionsPerIP }),
+	int32Property(keyMaxConnectionCreationRate, func(c *Config) *int32 { return &c.MaxConnectionCreationRate }),
+	int32Property(keyQuotaWindowNum, func(c *Config) *int32 { return &c.QuotaWindowNum }),
+	{keyQuotaWindowSize, func(c *Config, v string) (string, error) {
+		n, err := parseInt32(v)
+		if err == nil {
+			c.QuotaWindowSize = time.Duration(n) * time.Second
+		}
+		return "", err
+	}, func(c Config) (string, bool) {
+		return strconv.FormatInt(int64(c.QuotaWindowSize/time.Second), 10), true
+	}},
 	{keyMaxConnectionsPerIPOverrides, func(c *Config, v string) (string, error) {
 		m, err := parseOverrides(v)
 		if err == nil {

@@ -2,6 +2,7 @@ package raft
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,13 +18,17 @@ import (
 // mechanism's login module as
 // listener.name.<listener>.<mechanism>.sasl.jaas.config (the mechanism in
 // lower case: plain, scram-sha-256, scram-sha-512), both winning over
-// the node-wide key.
+// the node-wide key. connections.max.reauth.ms is read as
+// listener.name.<listener>.<mechanism>.connections.max.reauth.ms, else
+// listener.name.<listener>.connections.max.reauth.ms, else node-wide, as
+// Kafka's SaslChannelBuilder reads it.
 const (
 	keySASLEnabledMechanisms     = "sasl.enabled.mechanisms"
 	keySASLJAASConfig            = "sasl.jaas.config"
 	keySASLControllerMechanism   = "sasl.mechanism.controller.protocol"
 	keySASLServerMaxReceiveSize  = "sasl.server.max.receive.size"
 	keyFailedAuthenticationDelay = "connection.failed.authentication.delay.ms"
+	keyConnectionsMaxReauth      = "connections.max.reauth.ms"
 )
 
 // saslMechanisms are the mechanisms Krabka implements, in the order its
@@ -53,10 +58,11 @@ var saslDefaults = map[string]string{
 	keySASLControllerMechanism:   "GSSAPI",
 	keySASLServerMaxReceiveSize:  "524288",
 	keyFailedAuthenticationDelay: "100",
+	keyConnectionsMaxReauth:      "0",
 }
 
 // saslKeys are the node-wide SASL properties Krabka reads.
-var saslKeys = []string{keySASLEnabledMechanisms, keySASLJAASConfig, keySASLControllerMechanism, keySASLServerMaxReceiveSize, keyFailedAuthenticationDelay}
+var saslKeys = []string{keySASLEnabledMechanisms, keySASLJAASConfig, keySASLControllerMechanism, keySASLServerMaxReceiveSize, keyFailedAuthenticationDelay, keyConnectionsMaxReauth}
 
 // saslBaseKey returns the node-wide key a SASL property key stands for
 // (sasl.jaas.config for a listener's <mechanism>.sasl.jaas.config), the
@@ -66,8 +72,8 @@ func saslBaseKey(key string) (base, listener string, ok bool) {
 	return base, listener, ok
 }
 
-// saslKeyParts is saslBaseKey with the mechanism a per-listener JAAS key
-// names.
+// saslKeyParts is saslBaseKey with the mechanism a per-listener JAAS or
+// re-authentication key names.
 func saslKeyParts(key string) (base, listener, mechanism string, ok bool) {
 	rest, found := strings.CutPrefix(key, perListenerPrefix)
 	if !found {
@@ -77,15 +83,36 @@ func saslKeyParts(key string) (base, listener, mechanism string, ok bool) {
 	switch {
 	case !found || listener == "":
 		return "", "", "", false
-	case base == keySASLEnabledMechanisms:
+	case base == keySASLEnabledMechanisms || base == keyConnectionsMaxReauth:
 		return base, listener, "", true
 	}
 	for _, m := range saslMechanisms {
-		if base == jaasKey(m) {
+		switch base {
+		case jaasKey(m):
 			return keySASLJAASConfig, listener, m, true
+		case reauthKey(m):
+			return keyConnectionsMaxReauth, listener, m, true
 		}
 	}
 	return "", "", "", false
+}
+
+// reauthKey returns the per-listener re-authentication key of mechanism,
+// after listener.name.<listener>.
+func reauthKey(mechanism string) string {
+	return strings.ToLower(mechanism) + "." + keyConnectionsMaxReauth
+}
+
+// reauthSetting returns connections.max.reauth.ms of mechanism on the
+// listener called name: the mechanism's per-listener key, else the
+// listener's, else the node-wide key, else Kafka's default 0.
+func (c Config) reauthSetting(name, mechanism string) (key, value string) {
+	lp := perListenerPrefix + strings.ToLower(name) + "."
+	if v, ok := c.SASL[lp+reauthKey(mechanism)]; ok {
+		return lp + reauthKey(mechanism), v
+	}
+	key, value, _ = c.settingOf(keyConnectionsMaxReauth, lp+keyConnectionsMaxReauth)
+	return key, value
 }
 
 // saslSetting returns the value of base for the listener called name:
@@ -115,6 +142,10 @@ func (c Config) settingOf(base, lk string) (key, value string, set bool) {
 	}
 	return base, saslDefaults[base], false
 }
+
+// maxReauthMs caps connections.max.reauth.ms where a time.Duration would
+// overflow; a session lifetime of about 292 years never ends.
+const maxReauthMs = int64(math.MaxInt64 / int64(time.Millisecond))
 
 // isSASL reports whether p is SASL_PLAINTEXT or SASL_SSL.
 func isSASL(p SecurityProtocol) bool { return p == SecuritySASLPlaintext || p == SecuritySASLSSL }
@@ -157,14 +188,14 @@ func (c Config) validateSASL(v *validator) {
 		case listener != "" && !slices.Contains(listeners, strings.ToUpper(listener)):
 			v.addRelated(key, related, "", "listener %s is not a controller listener with a SASL security protocol, so this setting would be ignored", strings.ToUpper(listener))
 			continue
-		case listener == "" && len(listeners) == 0 && !(base == keyFailedAuthenticationDelay && value == saslDefaults[base]):
+		case listener == "" && len(listeners) == 0 && !(base == keyFailedAuthenticationDelay && value == saslDefaults[base]) && !(base == keyConnectionsMaxReauth && isNotPositive(value)):
 			v.addRelated(key, related, "", "no controller listener uses a SASL security protocol, so this setting would be ignored")
 			continue
 		}
 		if _, _, mech, _ := saslKeyParts(key); mech != "" {
 			mkey, mechs, _ := c.saslSetting(listener, keySASLEnabledMechanisms)
 			if !slices.Contains(splitCSV(mechs), mech) {
-				v.addRelated(key, []string{mkey}, "", "mechanism %s is not enabled on listener %s, so this login module would be ignored", mech, strings.ToUpper(listener))
+				v.addRelated(key, []string{mkey}, "", "mechanism %s is not enabled on listener %s, so this setting would be ignored", mech, strings.ToUpper(listener))
 			}
 		}
 		switch base {
@@ -175,6 +206,10 @@ func (c Config) validateSASL(v *validator) {
 		case keyFailedAuthenticationDelay:
 			if n, err := strconv.ParseInt(value, 10, 32); err != nil || n < 0 {
 				v.add(key, shownValue, "must be a number of milliseconds, 0 or more")
+			}
+		case keyConnectionsMaxReauth:
+			if _, err := strconv.ParseInt(value, 10, 64); err != nil {
+				v.add(key, shownValue, "must be a number of milliseconds (0 or less: sessions never expire)")
 			}
 		}
 	}
@@ -268,22 +303,74 @@ func (c Config) listenerSASL(name string) (transport.SASL, *transport.SASLClient
 	}
 	h.MaxReceiveSize = int32(maxSize)
 	h.FailedDelay = time.Duration(delayMs) * time.Millisecond
+	for _, m := range h.Mechanisms {
+		key, value := c.reauthSetting(name, m)
+		ms, err := strconv.ParseInt(value, 10, 64)
+		if err != nil {
+			return transport.SASL{}, nil, &ConfigError{Key: key, Value: value, Reason: "must be a number of milliseconds"}
+		}
+		if ms > 0 {
+			if h.MaxReauth == nil {
+				h.MaxReauth = map[string]time.Duration{}
+			}
+			h.MaxReauth[m] = time.Duration(min(ms, maxReauthMs)) * time.Millisecond
+		}
+	}
 	return h, client, nil
 }
 
 // scramLookup returns the SCRAM credential lookup of a SASL listener:
 // each exchange reads the current image, so a credential committed
 // after the listener started is accepted and a removed one is not.
-func scramLookup(image func() *metadata.Image) transport.ScramLookup {
+//
+// bootstrap, when not nil, holds the credentials of the bootstrap records
+// (what krabka storage format --add-scram wrote, KIP-900), used while the
+// image holds no committed metadata (no metadata.version): on a node
+// whose log was empty at start, before the first leader has committed
+// the bootstrap records. Without them, controllers that authenticate to
+// each other with SCRAM could never elect that first leader, since the
+// credentials reach the image only through the leader's commit. This is
+// the uncommitted bootstrap state Kafka's KRaft listeners are given
+// before anything is committed (KAFKA-20164). Once the image has a
+// metadata.version, which it never loses, only the image is read.
+func scramLookup(image func() *metadata.Image, bootstrap map[scramKey]transport.ScramCredential) transport.ScramLookup {
 	return func(mechanism, user string) (transport.ScramCredential, bool) {
 		id := metadata.ScramSHA256
 		if mechanism == transport.MechanismScramSHA512 {
 			id = metadata.ScramSHA512
 		}
-		cred, ok := image().Scram().Get(id, user)
+		img := image()
+		if bootstrap != nil && img.Features().MetadataVersion() == 0 {
+			cred, ok := bootstrap[scramKey{id, user}]
+			return cred, ok
+		}
+		cred, ok := img.Scram().Get(id, user)
 		if !ok {
 			return transport.ScramCredential{}, false
 		}
 		return transport.ScramCredential{Salt: cred.Salt, StoredKey: cred.StoredKey, ServerKey: cred.ServerKey, Iterations: int(cred.Iterations)}, true
 	}
+}
+
+// scramKey names a SCRAM credential: the mechanism code of
+// UserScramCredentialRecord and the user.
+type scramKey struct {
+	mechanism int8
+	user      string
+}
+
+// bootstrapScram returns the SCRAM credentials the bootstrap records
+// hold, in the order they apply (a later record for the same user and
+// mechanism replaces an earlier one, a removal removes it).
+func bootstrapScram(recs []metadata.Record) map[scramKey]transport.ScramCredential {
+	out := map[scramKey]transport.ScramCredential{}
+	for _, r := range recs {
+		switch r := r.(type) {
+		case *metadata.UserScramCredentialRecord:
+			out[scramKey{r.Mechanism, r.Name}] = transport.ScramCredential{Salt: r.Salt, StoredKey: r.StoredKey, ServerKey: r.ServerKey, Iterations: int(r.Iterations)}
+		case *metadata.RemoveUserScramCredentialRecord:
+			delete(out, scramKey{r.Mechanism, r.Name})
+		}
+	}
+	return out
 }

@@ -13,11 +13,11 @@ const (
 	reasonSASL                = "this SASL setting is not implemented; Krabka implements the SASL mechanisms and settings docs/security.md lists, and will not accept one it would ignore: remove the property, or keep this node on Kafka"
 	reasonPrincipal           = "principals come from TLS or SASL authentication, and only Kafka's default TLS principal (the certificate's subject) is implemented; Krabka will not accept a principal setting it would ignore: remove the property"
 	reasonDelegationToken     = "delegation tokens are not implemented (SCRAM refuses a tokenauth login); remove the property"
-	reasonConnectionRate      = "connection creation rate quotas are not implemented yet; Krabka will not accept a quota it would not enforce: remove the property, or set it to 2147483647 (no limit)"
 	reasonClientQuota         = "client quotas are not implemented; Krabka will not accept a quota callback it would not call: remove the property"
 	reasonInterBroker         = "a controller-only node has no inter-broker listener: its connections to the other controllers use the first controller listener's security protocol (map it to SSL for TLS); remove the property or set it to PLAINTEXT"
 	reasonListenerConnections = "per-listener connection limits are not implemented yet; Krabka will not accept a limit it would not enforce: use max.connections, which counts the connections of every listener"
 	reasonPerListener         = "per-listener settings (listener.name.<listener>.*) are not implemented; Krabka applies only node-wide settings and will not accept one it would ignore"
+	reasonReauthMechanism     = "Kafka reads a mechanism's connections.max.reauth.ms only after a listener prefix, and ignores it here: write listener.name.<listener>.<mechanism>.connections.max.reauth.ms (mechanism plain, scram-sha-256 or scram-sha-512), or connections.max.reauth.ms for every mechanism"
 )
 
 // refusedProperty is a family of Kafka properties that Krabka does not
@@ -42,11 +42,9 @@ var refusedProperties = []refusedProperty{
 	{key: "ssl.", prefix: true, reason: reasonTLS},
 	{key: "sasl.", prefix: true, reason: reasonSASL},
 	{key: "security.providers", unset: isEmpty, reason: reasonTLS},
-	{key: "connections.max.reauth.ms", unset: isNotPositive, reason: reasonSASL},
 	{key: "security.inter.broker.protocol", unset: equalsFold("PLAINTEXT"), reason: reasonInterBroker},
 	{key: "principal.builder.class", reason: reasonPrincipal},
 	{key: "delegation.token.", prefix: true, reason: reasonDelegationToken},
-	{key: keyMaxConnectionCreationRate, unset: equalsFold("2147483647"), reason: reasonConnectionRate},
 	{key: "client.quota.callback.class", unset: isEmpty, reason: reasonClientQuota},
 	{key: perListenerPrefix, prefix: true, reason: reasonPerListener},
 }
@@ -69,6 +67,12 @@ func equalsFold(want string) func(string) bool {
 // it. A per-listener key (listener.name.<listener>.<rest>) gets the reason
 // of what <rest> would configure, when that is known.
 func refusal(key, v string) string {
+	if strings.HasSuffix(key, "."+keyConnectionsMaxReauth) {
+		if !strings.HasPrefix(key, perListenerPrefix) {
+			return reasonReauthMechanism
+		}
+		return reasonSASL // a mechanism Krabka does not implement
+	}
 	p, ok := findRefused(key)
 	if !ok || (p.unset != nil && p.unset(v)) {
 		return ""
@@ -91,8 +95,6 @@ func perListenerRefusal(rest string) string {
 	switch rest {
 	case keyMaxConnections:
 		return reasonListenerConnections
-	case keyMaxConnectionCreationRate:
-		return reasonConnectionRate
 	}
 	if p, ok := findRefused(rest); ok && p.key != perListenerPrefix {
 		return p.reason

@@ -55,11 +55,9 @@ var kafkaSecurityProperties = []struct{ key, value, reason string }{
 	{"delegation.token.expiry.time.ms", "86400000", "delegation tokens"},
 	{"delegation.token.expiry.check.interval.ms", "3600000", "delegation tokens"},
 
-	{"max.connection.creation.rate", "100", "connection creation rate quotas are not implemented yet"},
 	{"client.quota.callback.class", "com.example.Quota", "client quotas are not implemented"},
 
 	{"listener.name.controller.max.connections", "100", "per-listener connection limits are not implemented yet"},
-	{"listener.name.controller.max.connection.creation.rate", "10", "connection creation rate quotas"},
 	{"listener.name.controller.ssl.keystore.password", "hunter2", "this TLS setting is not implemented"},
 	{"listener.name.controller.sasl.enabled.mechanisms", "PLAIN", "listener CONTROLLER is not a controller listener with a SASL security protocol"},
 	{"listener.name.controller.plain.sasl.jaas.config", `org.apache.kafka.common.security.plain.PlainLoginModule required user_admin="hunter2";`, "SASL"},
@@ -101,9 +99,7 @@ func TestParsePropertiesAcceptsUnsetSecurityValues(t *testing.T) {
 	for _, line := range []string{
 		"security.providers=",
 		"client.quota.callback.class=",
-		"connections.max.reauth.ms=0",
 		"security.inter.broker.protocol=plaintext",
-		"max.connection.creation.rate=2147483647",
 	} {
 		t.Run(line, func(t *testing.T) {
 			_, w, err := ParseProperties([]byte(baseProperties + line + "\n"))
@@ -115,6 +111,17 @@ func TestParsePropertiesAcceptsUnsetSecurityValues(t *testing.T) {
 				t.Errorf("warnings = %v, want one saying %s is ignored", w, key)
 			}
 		})
+	}
+}
+
+// TestParsePropertiesAcceptsReauthOff: connections.max.reauth.ms at 0
+// or less turns re-authentication off, which a node without a SASL
+// listener has nothing to apply to: accepted, without a warning.
+func TestParsePropertiesAcceptsReauthOff(t *testing.T) {
+	for _, v := range []string{"0", "-1"} {
+		if _, w, err := ParseProperties([]byte(baseProperties + "connections.max.reauth.ms=" + v + "\n")); err != nil || len(w) != 0 {
+			t.Errorf("connections.max.reauth.ms=%s: %v, warnings %v; want it accepted", v, err, w)
+		}
 	}
 }
 
@@ -204,11 +211,11 @@ func TestLoadConfigHardenedController(t *testing.T) {
 		"ssl.keystore.type", "ssl.keystore.password",
 		"ssl.truststore.type", "ssl.truststore.password", "ssl.principal.mapping.rules",
 		"sasl.mechanism.inter.broker.protocol",
-		"listener.name.controller.max.connections", "listener.name.controller.max.connection.creation.rate",
-		"connections.max.reauth.ms", "security.inter.broker.protocol",
+		"listener.name.controller.max.connections",
+		"security.inter.broker.protocol",
 		"security.providers",
 		"principal.builder.class", "delegation.token.secret.key", "delegation.token.max.lifetime.ms",
-		"max.connection.creation.rate", "client.quota.callback.class",
+		"client.quota.callback.class",
 	}
 	slices.Sort(keys)
 	slices.Sort(want)

@@ -83,6 +83,9 @@ func TestDefaultConfigMatchesKafka(t *testing.T) {
 		ConnectionsMaxIdle:             600000 * time.Millisecond,
 		MaxConnections:                 2147483647,
 		MaxConnectionsPerIP:            2147483647,
+		MaxConnectionCreationRate:      2147483647,
+		QuotaWindowNum:                 11,
+		QuotaWindowSize:                time.Second,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("DefaultConfig() mismatch (-want +got):\n%s", diff)
@@ -124,6 +127,9 @@ func TestDefaultPropertiesMatchKafka(t *testing.T) {
 		"connections.max.idle.ms":                         "600000",
 		"max.connections":                                 "2147483647",
 		"max.connections.per.ip":                          "2147483647",
+		"max.connection.creation.rate":                    "2147483647",
+		"quota.window.num":                                "11",
+		"quota.window.size.seconds":                       "1",
 		"max.connections.per.ip.overrides":                "",
 		"authorizer.class.name":                           "",
 		"super.users":                                     "",

@@ -311,6 +311,18 @@ func (c Config) validateNumbers(v *validator) {
 	atLeast(keySocketRequestMaxBytes, int64(c.SocketRequestMaxBytes), 1)
 	atLeast(keyMaxConnections, int64(c.MaxConnections), 0)
 	atLeast(keyMaxConnectionsPerIP, int64(c.MaxConnectionsPerIP), 0)
+	atLeast(keyMaxConnectionCreationRate, int64(c.MaxConnectionCreationRate), 0)
+	atLeast(keyQuotaWindowNum, int64(c.QuotaWindowNum), 1)
+	if c.QuotaWindowSize < time.Second || c.QuotaWindowSize%time.Second != 0 {
+		v.add(keyQuotaWindowSize, c.QuotaWindowSize.String(), "must be a whole number of seconds, at least 1")
+	}
+	for _, name := range sortedKeys(c.ListenerMaxConnectionCreationRate) {
+		key := listenerRateProperty(name)
+		atLeast(key, int64(c.ListenerMaxConnectionCreationRate[name]), 0)
+		if !slices.ContainsFunc(c.ControllerListenerNames, func(n string) bool { return strings.EqualFold(n, name) }) {
+			v.addRelated(key, []string{keyControllerListenerNames}, "", "listener %s is not a controller listener, so this rate would be ignored", name)
+		}
+	}
 
 	if c.MaxConnectionsPerIP == 0 && len(c.MaxConnectionsPerIPOverrides) == 0 {
 		v.addRelated(keyMaxConnectionsPerIP, []string{keyMaxConnectionsPerIPOverrides}, "0", "may be 0 only when max.connections.per.ip.overrides is set")

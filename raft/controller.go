@@ -220,16 +220,27 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 	srvCfg.Handler = &handler{c: c, authz: newRequestAuthz(cfg, e.pub.image.Load, rc.logger)}
 	warnUnprotectedListeners(ctx, cfg, rc.logger)
 	// A SASL listener answers ApiVersions before authentication as the
-	// handler does after it.
+	// handler does after it. On a node whose log is empty it takes SCRAM
+	// credentials from the bootstrap records until the first leader has
+	// committed them.
+	var bootstrap map[scramKey]transport.ScramCredential
+	if log.LogEndOffset() == 0 {
+		bootstrap = bootstrapScram(e.bootstrap)
+	}
 	for _, h := range rc.listenerSASL {
 		if h != nil {
 			h.APIVersions = func(req *kmsg.ApiVersionsRequest) *kmsg.ApiVersionsResponse {
 				return wire.AnswerAPIVersions(req, featureState(e.pub.image.Load(), e.pub.finalizedKRaftVersion()))
 			}
-			h.ScramCredentials = scramLookup(e.pub.image.Load)
+			h.ScramCredentials = scramLookup(e.pub.image.Load, bootstrap)
 		}
 	}
-	srv, err := serveListeners(runCtx, rc.listeners, rc.listenerTLS, rc.listenerSASL, ln, srvCfg)
+	// Per-address creation rates come from the image's ip quotas
+	// (KIP-612), shared by every listener.
+	if srvCfg.IPCreationRates, err = transport.NewIPCreationRates(ipRateLookup(e.pub.image.Load), int(cfg.QuotaWindowNum), cfg.QuotaWindowSize); err != nil {
+		return nil, fmt.Errorf("raft: %s: %w", keyQuotaWindowNum, err)
+	}
+	srv, err := serveListeners(runCtx, rc.listeners, rc.listenerTLS, rc.listenerSASL, rc.listenerRates, ln, srvCfg)
 	ln = nil // serveListeners owns it now
 	if err != nil {
 		return nil, err

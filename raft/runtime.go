@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/netip"
 	"path/filepath"
 	"strings"
@@ -41,6 +42,9 @@ type runtimeConfig struct {
 	// SASL_SSL listener (nil for the others), in the same order; a
 	// SASL_SSL listener's TLS configuration is in listenerTLS.
 	listenerSASL []*transport.SASL
+	// listenerRates holds the connection creation rate quotas of each
+	// listener, in the same order: the node's, shared, and its own.
+	listenerRates [][]*transport.CreationRate
 	// voters is controller.quorum.voters; listenerName names their
 	// endpoints (the first controller listener).
 	voters       []QuorumVoter
@@ -112,6 +116,10 @@ func newRuntimeConfig(cfg Config) (runtimeConfig, error) {
 		logger:           logger,
 		metrics:          cmp.Or[Metrics](cfg.Metrics, NopMetrics{}),
 	}
+	nodeRate, err := creationRate(cfg, keyMaxConnectionCreationRate, cfg.MaxConnectionCreationRate)
+	if err != nil {
+		return runtimeConfig{}, err
+	}
 	for _, name := range cfg.ControllerListenerNames {
 		listener, ok := findEndpoint(cfg.Listeners, strings.ToUpper(name))
 		if !ok {
@@ -120,6 +128,20 @@ func newRuntimeConfig(cfg Config) (runtimeConfig, error) {
 		rc.listeners = append(rc.listeners, listener)
 		rc.listenerTLS = append(rc.listenerTLS, nil)
 		rc.listenerSASL = append(rc.listenerSASL, nil)
+		var rates []*transport.CreationRate
+		if nodeRate != nil {
+			rates = append(rates, nodeRate)
+		}
+		if n, ok := cfg.ListenerMaxConnectionCreationRate[strings.ToUpper(name)]; ok {
+			own, err := creationRate(cfg, listenerRateProperty(name), n)
+			if err != nil {
+				return runtimeConfig{}, err
+			}
+			if own != nil {
+				rates = append(rates, own)
+			}
+		}
+		rc.listenerRates = append(rc.listenerRates, rates)
 	}
 	rc.listenerName = rc.listeners[0].Name
 	rc.voters = cfg.QuorumVoters
@@ -228,6 +250,20 @@ func newRuntimeConfig(cfg Config) (runtimeConfig, error) {
 	opts.Logger = logger
 	rc.logOpts = opts
 	return rc, nil
+}
+
+// creationRate returns the connection creation rate quota of key at n
+// connections a second, measured over cfg's quota window, or nil for
+// Kafka's default 2147483647, which is no limit.
+func creationRate(cfg Config, key string, n int32) (*transport.CreationRate, error) {
+	if n == math.MaxInt32 {
+		return nil, nil
+	}
+	r, err := transport.NewCreationRate(int(n), int(cfg.QuotaWindowNum), cfg.QuotaWindowSize)
+	if err != nil {
+		return nil, fmt.Errorf("raft: %s: %w", key, err)
+	}
+	return r, nil
 }
 
 // connectionQuotas returns the quotas every controller listener shares:

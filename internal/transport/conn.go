@@ -25,6 +25,10 @@ type conn struct {
 	nc   net.Conn
 	ip   string
 	info ConnInfo
+	// sasl is the handshake of a SASL listener, nil on another, and
+	// session the session it authenticated; both are the reader's.
+	sasl    *SASL
+	session saslSession
 
 	closeOnce sync.Once
 }
@@ -40,6 +44,10 @@ type completion struct {
 	read, answered latency.Stamp
 	resp           kmsg.Response
 	close          bool // close the connection instead of answering
+	// barrier, when not nil, is closed by the writer once every earlier
+	// answer is written; nothing is written for it. The reader then owns
+	// the connection for a re-authentication.
+	barrier chan struct{}
 }
 
 // Reply answers one request. Exactly one of Send and Close takes effect;
@@ -143,6 +151,12 @@ func (c *conn) serve(srvCtx context.Context) {
 	case closeIdle:
 		s.closedIdle.Add(1)
 		log.LogAttrs(ctx, slog.LevelDebug, "closing idle connection")
+	case closeExpired:
+		s.closedExpired.Add(1)
+		log.LogAttrs(ctx, slog.LevelDebug, "closing connection: SASL session expired")
+	case closeReauthFailed:
+		s.reauthFailed.Add(1)
+		log.LogAttrs(ctx, slog.LevelDebug, "closing connection: re-authentication failed", slog.Any(keyError, err))
 	default:
 		if err != nil && ctx.Err() == nil {
 			log.LogAttrs(ctx, slog.LevelDebug, "connection ended", slog.Any(keyError, err))
@@ -150,15 +164,33 @@ func (c *conn) serve(srvCtx context.Context) {
 	}
 }
 
-func (c *conn) handshake(ctx context.Context) error {
-	hctx := ctx
-	if d := c.srv.cfg.HandshakeTimeout; d > 0 {
-		var cancel context.CancelFunc
-		hctx, cancel = context.WithTimeout(ctx, d)
-		defer cancel()
-		_ = c.nc.SetDeadline(time.Now().Add(d))
+// handshakeContext bounds a handshake or re-authentication by
+// HandshakeTimeout: the context it returns ends then, and the
+// connection's deadline is set to it.
+func (c *conn) handshakeContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := c.srv.cfg.HandshakeTimeout
+	if d <= 0 {
+		return ctx, func() {}
 	}
-	nc, p, err := c.srv.cfg.Handshake.Upgrade(hctx, c.nc)
+	_ = c.nc.SetDeadline(time.Now().Add(d))
+	return context.WithTimeout(ctx, d)
+}
+
+func (c *conn) handshake(ctx context.Context) error {
+	hctx, cancel := c.handshakeContext(ctx)
+	defer cancel()
+	var nc net.Conn
+	var p Principal
+	var err error
+	if h, ok := c.srv.cfg.Handshake.(SASL); ok {
+		// The listener enforces the session's lifetime and serves its
+		// re-authentication (KIP-368).
+		c.sasl = &h
+		nc, c.session, err = h.upgradeSession(hctx, c.nc)
+		p = c.session.principal
+	} else {
+		nc, p, err = c.srv.cfg.Handshake.Upgrade(hctx, c.nc)
+	}
 	if err != nil {
 		return err
 	}
@@ -190,9 +222,11 @@ const maxCoalesce = 64 << 10
 type closeReason int
 
 const (
-	closeEOF     closeReason = iota // peer closed, connection ended, or server closing
-	closeInvalid                    // a frame or request Kafka would close for
-	closeIdle                       // IdleTimeout passed without a request
+	closeEOF          closeReason = iota // peer closed, connection ended, or server closing
+	closeInvalid                         // a frame or request Kafka would close for
+	closeIdle                            // IdleTimeout passed without a request
+	closeExpired                         // a request after the SASL session expired (KIP-368)
+	closeReauthFailed                    // a re-authentication failed
 )
 
 // read is the reader loop. It takes an in-flight slot before each frame,
@@ -247,6 +281,14 @@ func (c *conn) read(ctx context.Context, done chan<- completion, slots chan stru
 				return closeEOF, nil
 			}
 			return closeEOF, err
+		}
+		if c.sasl != nil {
+			switch reason, handled, err := c.afterAuthentication(ctx, in, frame, &seq, done); {
+			case reason != closeEOF || err != nil:
+				return reason, err
+			case handled:
+				continue
+			}
 		}
 		var req wire.Request
 		if err := dec.Decode(frame, &req); err != nil {
@@ -343,6 +385,15 @@ func (c *conn) write(ctx context.Context, done <-chan completion, slots <-chan s
 				}
 				c.shutdown()
 				return errors.New("handler closed the connection")
+			}
+			if x.barrier != nil {
+				if err := flush(framed); err != nil {
+					return err
+				}
+				framed = 0
+				<-slots
+				close(x.barrier)
+				continue
 			}
 			buf = wire.AppendResponse(buf, x.corr, x.resp)
 			framed++

@@ -6,7 +6,10 @@
 // # The listener
 //
 // [Serve] runs an accept loop on a net.Listener. Each accepted connection
-// first reserves a slot against the [ConnectionQuotas] its servers share
+// is first recorded in the listener's [CreationRate] quotas
+// (max.connection.creation.rate, KIP-612), which may hold it, and every
+// later accept, for up to one quota window; it then reserves a slot against the
+// [ConnectionQuotas] its servers share
 // (max.connections, max.connections.per.ip and its overrides; a connection
 // over a limit is closed at once, without a byte), then gets two
 // goroutines:
@@ -61,7 +64,10 @@
 // With PeerConfig.TLS each connection runs a TLS client handshake right
 // after the dial, within the same deadline, before its first request; with
 // PeerConfig.SASL it then authenticates (SaslHandshake, SaslAuthenticate)
-// before that request too.
+// before that request too. When the server gives the session a lifetime
+// (KIP-368), the Peer renews it on the same connection at 85–95% of it,
+// between requests; a listener serves such renewals and closes a
+// connection that sends anything else after its session expired ([SASL]).
 //
 // A request that times out closes the connection, as Kafka's NetworkClient
 // does: its answer might still arrive, and closing is the only way to be

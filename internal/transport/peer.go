@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math/rand/v2"
 	"net"
 	"os"
 	"slices"
@@ -179,6 +180,9 @@ type PeerStats struct {
 	TimedOut uint64
 	// Dials counts connection attempts; DialFailures the failed ones.
 	Dials, DialFailures uint64
+	// Reauthenticated counts SASL re-authentications of an open
+	// connection (KIP-368).
+	Reauthenticated uint64
 }
 
 // Peer sends requests to one peer over one connection, pipelining them
@@ -202,7 +206,7 @@ type Peer struct {
 	mu     sync.RWMutex
 	closed bool
 
-	sent, dropped, timedOut, dials, dialFailures atomic.Uint64
+	sent, dropped, timedOut, dials, dialFailures, reauthenticated atomic.Uint64
 }
 
 // call is one request in the peer's care.
@@ -276,6 +280,8 @@ func (p *Peer) Stats() PeerStats {
 		TimedOut:     p.timedOut.Load(),
 		Dials:        p.dials.Load(),
 		DialFailures: p.dialFailures.Load(),
+
+		Reauthenticated: p.reauthenticated.Load(),
 	}
 }
 
@@ -322,6 +328,22 @@ type sender struct {
 	negotiating bool
 	waiting     []*call
 	versions    map[int16]versionRange
+
+	// Re-authentication of the current connection (KIP-368): reauthAt is
+	// when its SASL session is to be renewed (zero: never). The first
+	// request after it starts a re-authentication (reauthing): requests
+	// wait in order in waiting, as during version negotiation, until the
+	// requests in flight are answered; then SaslHandshake and
+	// SaslAuthenticate go out as ordinary requests (reauthConv is their
+	// exchange), and their success releases the waiting requests. A
+	// failure closes the connection, as Kafka's client does.
+	reauthAt   time.Time
+	reauthing  bool
+	reauthConv *clientConv
+	rng        *rand.Rand // the jitter of reauthAt
+	// redial holds the requests that waited for a re-authentication that
+	// failed, to be sent on a new connection.
+	redial []*call
 }
 
 // versionRange is a peer's supported range for one API.
@@ -334,6 +356,7 @@ func (p *Peer) run(ctx context.Context) {
 		frames:   make(chan frameIn),
 		errs:     make(chan connErr),
 		stopped:  ctx.Done(),
+		rng:      newJitterRand(),
 	}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -359,6 +382,8 @@ func (p *Peer) run(ctx context.Context) {
 		case <-timer.C:
 			s.expire(time.Now())
 		}
+		s.maybeReauthenticate()
+		s.resend(ctx)
 	}
 }
 
@@ -400,7 +425,10 @@ func (s *sender) send(ctx context.Context, c *call) {
 			return
 		}
 	}
-	if s.negotiating {
+	if !s.reauthing && s.nc != nil && !s.reauthAt.IsZero() && !now.Before(s.reauthAt) {
+		s.reauthing = true
+	}
+	if s.negotiating || s.reauthing {
 		s.waiting = append(s.waiting, c)
 		return
 	}
@@ -465,8 +493,9 @@ func (s *sender) dial(ctx context.Context) error {
 	if err == nil && p.cfg.TLS != nil {
 		nc, err = dialTLS(dctx, nc, p.cfg.TLS, p.cfg.Addr)
 	}
+	var lifetime time.Duration
 	if err == nil && p.cfg.SASL != nil {
-		nc, err = dialSASL(dctx, nc, p.cfg)
+		nc, lifetime, err = dialSASL(dctx, nc, p.cfg)
 	}
 	cancel()
 	if err != nil {
@@ -480,6 +509,7 @@ func (s *sender) dial(ctx context.Context) error {
 	s.backoff = 0
 	s.gen++
 	s.nc = nc
+	s.setReauthAt(lifetime)
 	p.cfg.Meter.Connected()
 	gen := s.gen
 	cctx, ccancel := context.WithCancel(ctx)
@@ -532,6 +562,12 @@ func (s *sender) versionsAnswered(asked int16, resp *kmsg.ApiVersionsResponse, d
 		s.versions[k.ApiKey] = versionRange{k.MinVersion, k.MaxVersion}
 	}
 	s.negotiating = false
+	s.releaseWaiting()
+}
+
+// releaseWaiting sends, in order, the requests that waited for version
+// negotiation or a re-authentication.
+func (s *sender) releaseWaiting() {
 	waiting := s.waiting
 	s.waiting = nil
 	now := time.Now()
@@ -669,6 +705,7 @@ func (s *sender) disconnect(err error) {
 	s.nc, s.stopConn = nil, nil
 	s.p.cfg.Meter.Disconnected()
 	s.negotiating, s.versions = false, nil
+	s.reauthAt, s.reauthing, s.reauthConv = time.Time{}, false, nil
 	for _, corr := range slices.Sorted(maps.Keys(s.inflight)) {
 		c := s.inflight[corr]
 		delete(s.inflight, corr)
@@ -688,6 +725,11 @@ func (s *sender) shutdown(err error) {
 	s.p.closed = true
 	s.p.mu.Unlock()
 	s.disconnect(err)
+	redial := s.redial
+	s.redial = nil
+	for _, c := range redial {
+		c.cb(nil, err)
+	}
 	for {
 		select {
 		case c := <-s.p.queue:

@@ -62,7 +62,7 @@ func NewConnectionQuotas(cfg QuotaConfig) (*ConnectionQuotas, error) {
 		case n < 0:
 			errs = append(errs, fmt.Errorf("MaxConnectionsPerIPOverrides (max.connections.per.ip.overrides) limit %d for %s must not be negative", n, a))
 		default:
-			q.overrides[canonicalIP(a)] = n
+			q.overrides[CanonicalIP(a)] = n
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -71,21 +71,22 @@ func NewConnectionQuotas(cfg QuotaConfig) (*ConnectionQuotas, error) {
 	return q, nil
 }
 
-// canonicalIP is the key of an IP address: IPv4-mapped IPv6 as IPv4, no
-// zone, as Java's InetAddress compares addresses.
-func canonicalIP(a netip.Addr) string { return a.Unmap().WithZone("").String() }
+// CanonicalIP is the key of an IP address: IPv4-mapped IPv6 as IPv4, no
+// zone, as Java's InetAddress compares addresses. Connection quotas count
+// and look up addresses by it.
+func CanonicalIP(a netip.Addr) string { return a.Unmap().WithZone("").String() }
 
 // addressKey returns the key a remote address is counted under: its IP
-// address (see canonicalIP) when it has one, else the whole host part.
+// address (see CanonicalIP) when it has one, else the whole host part.
 func addressKey(a net.Addr) string {
 	if ta, ok := a.(*net.TCPAddr); ok {
 		if ip, ok := netip.AddrFromSlice(ta.IP); ok {
-			return canonicalIP(ip)
+			return CanonicalIP(ip)
 		}
 	}
 	host := hostOf(a)
 	if ip, err := netip.ParseAddr(host); err == nil {
-		return canonicalIP(ip)
+		return CanonicalIP(ip)
 	}
 	return host
 }

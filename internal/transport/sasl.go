@@ -61,6 +61,22 @@ var ErrSASLAuthentication = errors.New("transport: SASL authentication failed")
 // and an authentication failure's answer is sent FailedDelay after it
 // (connection.failed.authentication.delay.ms, KIP-306), which slows down
 // password guessing.
+//
+// # Re-authentication (KIP-368)
+//
+// A session of a mechanism with a MaxReauth lifetime expires that long
+// after its authentication ended. The client re-authenticates on the same
+// connection by sending SaslHandshake (the same mechanism) and then
+// SaslAuthenticate again, once its earlier requests are answered; the
+// listener writes every earlier answer first. A re-authentication must
+// name the same mechanism and end with the same principal, or it fails
+// and the connection is closed; one that succeeds starts a new lifetime.
+// A request other than SaslHandshake that arrives after the session
+// expired closes the connection without an answer, dropping answers not
+// yet written (Kafka's SocketServer). A SaslHandshake on a session
+// without a lifetime, or less than a second after the last
+// re-authentication began, is not a re-authentication: it is answered
+// with ILLEGAL_SASL_STATE, as is a SaslAuthenticate outside an exchange.
 type SASL struct {
 	// TLS, when not nil, is the TLS configuration of a SASL_SSL listener.
 	TLS *tls.Config
@@ -78,6 +94,16 @@ type SASL struct {
 	MaxReceiveSize int32
 	// FailedDelay is connection.failed.authentication.delay.ms.
 	FailedDelay time.Duration
+	// MaxReauth is connections.max.reauth.ms of each mechanism (KIP-368):
+	// the lifetime of a session that mechanism authenticated. It is sent
+	// to the client in SaslAuthenticate v1+ (session_lifetime_ms), and
+	// once it has passed, the connection is closed at the next request
+	// that is not a re-authentication ([SASL] describes it). A mechanism
+	// absent, or at 0 or less, gives sessions that never expire and
+	// refuses re-authentication, as Kafka does. No credential Krabka
+	// accepts has an expiry of its own (delegation tokens are not
+	// implemented), so the lifetime is this setting alone.
+	MaxReauth map[string]time.Duration
 	// APIVersions answers an ApiVersions request before authentication;
 	// the SASL rows are added to its API list. Nil answers with the
 	// version table and no features.
@@ -92,25 +118,65 @@ const (
 	saslHandshake                            // ApiVersions answered
 	saslAuthenticate                         // SaslHandshake v1 answered
 	saslRawToken                             // SaslHandshake v0 answered: bare tokens follow
+	saslBadMechanism                         // a re-authentication named another mechanism
 )
+
+// saslSession is an authenticated SASL session: who, by which mechanism,
+// and until when (zero: never).
+type saslSession struct {
+	principal Principal
+	mechanism string
+	expires   time.Time
+	// reauthStarted is when the last re-authentication began; zero before
+	// the first.
+	reauthStarted time.Time
+}
+
+// expired reports whether the session has a lifetime that ended before
+// now.
+func (s *saslSession) expired(now time.Time) bool {
+	return !s.expires.IsZero() && now.After(s.expires)
+}
+
+// lifetime returns the session lifetime of mechanism, 0 for none.
+func (h SASL) lifetime(mechanism string) time.Duration {
+	return max(h.MaxReauth[mechanism], 0)
+}
 
 // Upgrade runs the TLS handshake when TLS is set, then the SASL exchange,
 // within ctx.
 func (h SASL) Upgrade(ctx context.Context, conn net.Conn) (net.Conn, Principal, error) {
+	conn, sess, err := h.upgradeSession(ctx, conn)
+	return conn, sess.principal, err
+}
+
+// upgradeSession is Upgrade returning the whole session, which a
+// listener needs to enforce its lifetime.
+func (h SASL) upgradeSession(ctx context.Context, conn net.Conn) (net.Conn, saslSession, error) {
 	if h.TLS != nil {
 		tc, _, err := TLS{Config: h.TLS}.Upgrade(ctx, conn)
 		if err != nil {
-			return nil, Principal{}, err
+			return nil, saslSession{}, err
 		}
 		conn = tc
 	}
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })
 	defer stop()
-	name, err := h.exchange(ctx, conn)
+	sess, err := h.exchange(ctx, conn, conn, nil, nil)
 	if err != nil {
-		return nil, Principal{}, err
+		return nil, saslSession{}, err
 	}
-	return conn, Principal{Type: "User", Name: name}, nil
+	return conn, sess, nil
+}
+
+// reauthenticate serves a re-authentication of prev whose SaslHandshake
+// request is frame, reading the rest from r (the connection's buffered
+// reader) and writing to w, and returns the new session.
+func (h SASL) reauthenticate(ctx context.Context, r io.Reader, w io.Writer, frame []byte, prev saslSession) (saslSession, error) {
+	started := time.Now()
+	sess, err := h.exchange(ctx, r, w, &prev, frame)
+	sess.reauthStarted = started
+	return sess, err
 }
 
 // saslRequest is a request frame read during the exchange: its header
@@ -121,56 +187,84 @@ type saslRequest struct {
 	body         []byte
 }
 
-// exchange serves the SASL requests on conn until one authenticates the
-// client, and returns its name.
-func (h SASL) exchange(ctx context.Context, conn net.Conn) (string, error) {
+// exchange serves the SASL requests read from r, answering on w, until
+// one authenticates the client, and returns the session. prev is the
+// session being re-authenticated, whose SaslHandshake frame is first;
+// both are nil for a first authentication.
+func (h SASL) exchange(ctx context.Context, r io.Reader, w io.Writer, prev *saslSession, first []byte) (saslSession, error) {
 	state := saslVersionsOrHandshake
+	if prev != nil {
+		state = saslHandshake
+	}
 	var buf []byte
 	var conv saslConv
+	var mechanism string
 	for {
-		frame, err := wire.ReadFrame(conn, buf, h.MaxReceiveSize)
-		if err != nil {
-			return "", fmt.Errorf("%w: read: %w", ErrSASLAuthentication, err)
+		frame := first
+		first = nil
+		if frame == nil {
+			var err error
+			if frame, err = wire.ReadFrame(r, buf, h.MaxReceiveSize); err != nil {
+				return saslSession{}, fmt.Errorf("%w: read: %w", ErrSASLAuthentication, err)
+			}
+			buf = frame
 		}
-		buf = frame
-		if state == saslRawToken {
+		switch state {
+		case saslBadMechanism:
+			// Kafka's REAUTH_BAD_MECHANISM: the token after the handshake
+			// fails, unanswered.
+			h.delay(ctx)
+			return saslSession{}, fmt.Errorf("%w: SASL mechanism '%s' requested by client is not supported for re-authentication of mechanism '%s'", ErrSASLAuthentication, mechanism, prev.mechanism)
+		case saslRawToken:
 			challenge, done, name, msg := conv.step(frame)
+			if msg == "" && done {
+				msg = prev.principalChange(name)
+			}
 			if msg != "" {
 				h.delay(ctx)
-				return "", fmt.Errorf("%w: %s", ErrSASLAuthentication, msg)
+				return saslSession{}, fmt.Errorf("%w: %s", ErrSASLAuthentication, msg)
 			}
-			if err := writeRaw(conn, challenge); err != nil || done {
-				return name, err
+			if err := writeRaw(w, challenge); err != nil {
+				return saslSession{}, err
+			}
+			if done {
+				return h.session(name, mechanism), nil
 			}
 			continue
 		}
 		req, err := parseSASLRequest(frame)
 		if err != nil {
-			return "", err
+			return saslSession{}, err
 		}
 		switch {
 		case req.key == wire.KeyAPIVersions && state == saslVersionsOrHandshake:
 			resp, next := h.answerAPIVersions(frame)
-			if err := writeResponse(conn, req.corr, resp); err != nil {
-				return "", err
+			if err := writeResponse(w, req.corr, resp); err != nil {
+				return saslSession{}, err
 			}
 			if next {
 				state = saslHandshake
 			}
 		case req.key == keySASLHandshake && state != saslAuthenticate:
-			c, v1, err := h.handshake(ctx, conn, req)
+			c, m, v1, err := h.handshake(ctx, w, req)
 			if err != nil {
-				return "", err
+				return saslSession{}, err
 			}
-			conv = c
+			conv, mechanism = c, m
 			state = saslRawToken
 			if v1 {
 				state = saslAuthenticate
 			}
+			if prev != nil && m != prev.mechanism {
+				state = saslBadMechanism
+			}
 		case req.key == keySASLAuthenticate && state == saslAuthenticate:
-			name, done, err := h.authenticate(ctx, conn, req, conv)
-			if err != nil || done {
-				return name, err
+			name, done, err := h.authenticate(ctx, w, req, conv, mechanism, prev)
+			if err != nil {
+				return saslSession{}, err
+			}
+			if done {
+				return h.session(name, mechanism), nil
 			}
 		case state == saslAuthenticate:
 			// During the exchange a request of another type is answered
@@ -178,13 +272,36 @@ func (h SASL) exchange(ctx context.Context, conn net.Conn) (string, error) {
 			// ends the connection.
 			h.delay(ctx)
 			if resp := illegalStateResponse(req); resp != nil {
-				_ = writeResponse(conn, req.corr, resp)
+				_ = writeResponse(w, req.corr, resp)
 			}
-			return "", fmt.Errorf("%w: ILLEGAL_SASL_STATE: API key %d during SASL authentication", ErrSASLAuthentication, req.key)
+			return saslSession{}, fmt.Errorf("%w: ILLEGAL_SASL_STATE: API key %d during SASL authentication", ErrSASLAuthentication, req.key)
 		default:
-			return "", fmt.Errorf("%w: ILLEGAL_SASL_STATE: API key %d v%d during the SASL handshake", ErrSASLAuthentication, req.key, req.version)
+			return saslSession{}, fmt.Errorf("%w: ILLEGAL_SASL_STATE: API key %d v%d during the SASL handshake", ErrSASLAuthentication, req.key, req.version)
 		}
 	}
+}
+
+// session returns the session of a user the exchange of mechanism has
+// just authenticated: its lifetime starts now, as Kafka's
+// SaslServerAuthenticator counts it from the end of the exchange.
+func (h SASL) session(name, mechanism string) saslSession {
+	s := saslSession{principal: Principal{Type: "User", Name: name}, mechanism: mechanism}
+	if d := h.lifetime(mechanism); d > 0 {
+		s.expires = time.Now().Add(d)
+	}
+	return s
+}
+
+// principalChange returns the failure message of a re-authentication of
+// s that authenticated name, a principal other than s's, or "" when the
+// principal is unchanged or s is nil (a first authentication). Kafka
+// refuses a change of principal on a connection.
+func (s *saslSession) principalChange(name string) string {
+	p := Principal{Type: "User", Name: name}
+	if s == nil || p == s.principal {
+		return ""
+	}
+	return fmt.Sprintf("Cannot change principals during re-authentication from %s.%s: %s.%s", s.principal.Type, s.principal.Name, p.Type, p.Name)
 }
 
 // parseSASLRequest reads the header of a frame read before
@@ -272,13 +389,13 @@ func (c plainConv) step(token []byte) ([]byte, bool, string, string) {
 }
 
 // handshake answers a SaslHandshake request and returns the exchange of
-// the mechanism it names, and whether it was v1 (tokens in
-// SaslAuthenticate requests follow).
-func (h SASL) handshake(ctx context.Context, conn net.Conn, req saslRequest) (saslConv, bool, error) {
+// the mechanism it names, that mechanism, and whether it was v1 (tokens
+// in SaslAuthenticate requests follow).
+func (h SASL) handshake(ctx context.Context, conn io.Writer, req saslRequest) (saslConv, string, bool, error) {
 	body := kmsg.NewPtrSASLHandshakeRequest()
 	body.SetVersion(req.version)
 	if err := body.ReadFrom(req.body); err != nil {
-		return nil, false, fmt.Errorf("%w: SaslHandshake: %w", ErrSASLAuthentication, err)
+		return nil, "", false, fmt.Errorf("%w: SaslHandshake: %w", ErrSASLAuthentication, err)
 	}
 	resp := body.ResponseKind().(*kmsg.SASLHandshakeResponse)
 	resp.SupportedMechanisms = slices.Clone(h.Mechanisms)
@@ -290,9 +407,9 @@ func (h SASL) handshake(ctx context.Context, conn net.Conn, req saslRequest) (sa
 		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
 		h.delay(ctx)
 		_ = writeResponse(conn, req.corr, resp)
-		return nil, false, fmt.Errorf("%w: UNSUPPORTED_SASL_MECHANISM: %q is not enabled", ErrSASLAuthentication, body.Mechanism)
+		return nil, "", false, fmt.Errorf("%w: UNSUPPORTED_SASL_MECHANISM: %q is not enabled", ErrSASLAuthentication, body.Mechanism)
 	}
-	return conv, req.version >= 1, writeResponse(conn, req.corr, resp)
+	return conv, body.Mechanism, req.version >= 1, writeResponse(conn, req.corr, resp)
 }
 
 // newConv returns the exchange of an implemented mechanism, or nil.
@@ -310,8 +427,10 @@ func (h *SASL) newConv(mechanism string) saslConv {
 }
 
 // authenticate passes the token of a SaslAuthenticate request to conv
-// and answers it; it reports whether the exchange is over.
-func (h SASL) authenticate(ctx context.Context, conn net.Conn, req saslRequest, conv saslConv) (string, bool, error) {
+// and answers it; it reports whether the exchange is over. The answer
+// that ends it carries the session lifetime of mechanism (v1+), and, in
+// a re-authentication of prev, fails if the principal changed.
+func (h SASL) authenticate(ctx context.Context, conn io.Writer, req saslRequest, conv saslConv, mechanism string, prev *saslSession) (string, bool, error) {
 	body := kmsg.NewPtrSASLAuthenticateRequest()
 	body.SetVersion(req.version)
 	if err := body.ReadFrom(req.body); err != nil {
@@ -319,6 +438,9 @@ func (h SASL) authenticate(ctx context.Context, conn net.Conn, req saslRequest, 
 	}
 	resp := body.ResponseKind().(*kmsg.SASLAuthenticateResponse)
 	challenge, done, name, msg := conv.step(body.SASLAuthBytes)
+	if msg == "" && done {
+		msg = prev.principalChange(name)
+	}
 	if msg != "" {
 		resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
 		resp.ErrorMessage = &msg
@@ -327,6 +449,9 @@ func (h SASL) authenticate(ctx context.Context, conn net.Conn, req saslRequest, 
 		return "", false, fmt.Errorf("%w: %s", ErrSASLAuthentication, msg)
 	}
 	resp.SASLAuthBytes = challenge
+	if done {
+		resp.SessionLifetimeMillis = h.lifetime(mechanism).Milliseconds()
+	}
 	return name, done, writeResponse(conn, req.corr, resp)
 }
 
@@ -392,7 +517,7 @@ func illegalStateResponse(req saslRequest) kmsg.Response {
 }
 
 // writeResponse writes one response frame.
-func writeResponse(conn net.Conn, corr int32, resp kmsg.Response) error {
+func writeResponse(conn io.Writer, corr int32, resp kmsg.Response) error {
 	if resp == nil {
 		return fmt.Errorf("%w: malformed ApiVersions request", ErrSASLAuthentication)
 	}

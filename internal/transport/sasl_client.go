@@ -23,12 +23,19 @@ type SASLClient struct {
 	Username, Password string
 }
 
-// authenticate runs the exchange over nc: SaslHandshake v1, then
-// SaslAuthenticate v2 requests with the mechanism's messages (one for
-// PLAIN, two for SCRAM, whose server signature is checked). Its error
-// never holds the password.
-func (s *SASLClient) authenticate(nc net.Conn, clientID string, maxFrame int32) error {
-	var conv *scram.ClientConversation
+// clientConv is the client side of one mechanism's exchange: step takes
+// the server's last token (nil before the first) and returns the next
+// token to send, or done once the server's last token ended the
+// exchange.
+type clientConv struct {
+	s     *SASLClient
+	scram *scram.ClientConversation
+	sent  bool // PLAIN's one message is sent
+}
+
+// start begins an exchange. Its error never holds the password.
+func (s *SASLClient) start() (*clientConv, error) {
+	c := &clientConv{s: s}
 	switch s.Mechanism {
 	case MechanismPlain:
 	case MechanismScramSHA256, MechanismScramSHA512:
@@ -38,65 +45,108 @@ func (s *SASLClient) authenticate(nc net.Conn, clientID string, maxFrame int32) 
 		}
 		cl, err := gen.NewClient(s.Username, s.Password, "")
 		if err != nil {
-			return fmt.Errorf("%w: SCRAM user name or password cannot be prepared (SASLprep)", ErrSASLAuthentication)
+			return nil, fmt.Errorf("%w: SCRAM user name or password cannot be prepared (SASLprep)", ErrSASLAuthentication)
 		}
-		conv = cl.NewConversation()
+		c.scram = cl.NewConversation()
 	default:
-		return fmt.Errorf("%w: mechanism %q is not implemented", ErrSASLAuthentication, s.Mechanism)
+		return nil, fmt.Errorf("%w: mechanism %q is not implemented", ErrSASLAuthentication, s.Mechanism)
 	}
+	return c, nil
+}
+
+func (c *clientConv) step(server []byte) (token []byte, done bool, err error) {
+	if c.scram == nil {
+		if c.sent {
+			return nil, true, nil
+		}
+		c.sent = true
+		return slices.Concat([]byte{0}, []byte(c.s.Username), []byte{0}, []byte(c.s.Password)), false, nil
+	}
+	msg, err := c.scram.Step(string(server))
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: SCRAM as %s: the server's message is not valid: %w", ErrSASLAuthentication, c.s.Username, err)
+	}
+	if c.scram.Done() {
+		if !c.scram.Valid() {
+			return nil, false, fmt.Errorf("%w: SCRAM as %s: the server's signature is not valid", ErrSASLAuthentication, c.s.Username)
+		}
+		return nil, true, nil
+	}
+	return []byte(msg), false, nil
+}
+
+// handshakeRequest is the SaslHandshake v1 request naming s's mechanism.
+func (s *SASLClient) handshakeRequest() *kmsg.SASLHandshakeRequest {
 	hs := kmsg.NewPtrSASLHandshakeRequest()
 	hs.SetVersion(1)
 	hs.Mechanism = s.Mechanism
-	resp, err := roundTrip(nc, 1, clientID, hs, maxFrame)
-	if err != nil {
-		return err
-	}
-	if hr := resp.(*kmsg.SASLHandshakeResponse); hr.ErrorCode != 0 {
-		return fmt.Errorf("%w: SaslHandshake %s: %w (the server enables %v)", ErrSASLAuthentication, s.Mechanism, kerr.ErrorForCode(hr.ErrorCode), hr.SupportedMechanisms)
-	}
-	if conv == nil {
-		_, err := s.send(nc, 2, clientID, slices.Concat([]byte{0}, []byte(s.Username), []byte{0}, []byte(s.Password)), maxFrame)
-		return err
-	}
-	challenge := ""
-	for corr := int32(2); ; corr++ {
-		msg, err := conv.Step(challenge)
-		if err != nil {
-			return fmt.Errorf("%w: SCRAM as %s: the server's message is not valid: %w", ErrSASLAuthentication, s.Username, err)
-		}
-		if conv.Done() {
-			if !conv.Valid() {
-				return fmt.Errorf("%w: SCRAM as %s: the server's signature is not valid", ErrSASLAuthentication, s.Username)
-			}
-			return nil
-		}
-		answer, err := s.send(nc, corr, clientID, []byte(msg), maxFrame)
-		if err != nil {
-			return err
-		}
-		challenge = string(answer)
-	}
+	return hs
 }
 
-// send writes one SaslAuthenticate v2 request with token and returns the
-// server's token.
-func (s *SASLClient) send(nc net.Conn, corr int32, clientID string, token []byte, maxFrame int32) ([]byte, error) {
+// checkHandshake returns the error of a SaslHandshake answer, or nil.
+func (s *SASLClient) checkHandshake(resp *kmsg.SASLHandshakeResponse) error {
+	if resp.ErrorCode != 0 {
+		return fmt.Errorf("%w: SaslHandshake %s: %w (the server enables %v)", ErrSASLAuthentication, s.Mechanism, kerr.ErrorForCode(resp.ErrorCode), resp.SupportedMechanisms)
+	}
+	return nil
+}
+
+// authenticateRequest is a SaslAuthenticate v2 request carrying token.
+func authenticateRequest(token []byte) *kmsg.SASLAuthenticateRequest {
 	auth := kmsg.NewPtrSASLAuthenticateRequest()
 	auth.SetVersion(maxSASLAuthenticateVersion)
 	auth.SASLAuthBytes = token
-	resp, err := roundTrip(nc, corr, clientID, auth, maxFrame)
+	return auth
+}
+
+// checkAuthenticate returns the error of a SaslAuthenticate answer, or
+// nil.
+func (s *SASLClient) checkAuthenticate(ar *kmsg.SASLAuthenticateResponse) error {
+	if ar.ErrorCode == 0 {
+		return nil
+	}
+	msg := ""
+	if ar.ErrorMessage != nil {
+		msg = ": " + *ar.ErrorMessage
+	}
+	return fmt.Errorf("%w: SaslAuthenticate as %s: %w%s", ErrSASLAuthentication, s.Username, kerr.ErrorForCode(ar.ErrorCode), msg)
+}
+
+// authenticate runs the exchange over nc: SaslHandshake v1, then
+// SaslAuthenticate v2 requests with the mechanism's messages (one for
+// PLAIN, two for SCRAM, whose server signature is checked). It returns
+// the session lifetime the server's last answer gave (KIP-368; 0 for
+// none). Its error never holds the password.
+func (s *SASLClient) authenticate(nc net.Conn, clientID string, maxFrame int32) (time.Duration, error) {
+	conv, err := s.start()
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	ar := resp.(*kmsg.SASLAuthenticateResponse)
-	if ar.ErrorCode != 0 {
-		msg := ""
-		if ar.ErrorMessage != nil {
-			msg = ": " + *ar.ErrorMessage
+	resp, err := roundTrip(nc, 1, clientID, s.handshakeRequest(), maxFrame)
+	if err != nil {
+		return 0, err
+	}
+	if err := s.checkHandshake(resp.(*kmsg.SASLHandshakeResponse)); err != nil {
+		return 0, err
+	}
+	var server []byte
+	var lifetime time.Duration
+	for corr := int32(2); ; corr++ {
+		token, done, err := conv.step(server)
+		if err != nil || done {
+			return lifetime, err
 		}
-		return nil, fmt.Errorf("%w: SaslAuthenticate as %s: %w%s", ErrSASLAuthentication, s.Username, kerr.ErrorForCode(ar.ErrorCode), msg)
+		resp, err := roundTrip(nc, corr, clientID, authenticateRequest(token), maxFrame)
+		if err != nil {
+			return 0, err
+		}
+		ar := resp.(*kmsg.SASLAuthenticateResponse)
+		if err := s.checkAuthenticate(ar); err != nil {
+			return 0, err
+		}
+		server = ar.SASLAuthBytes
+		lifetime = time.Duration(ar.SessionLifetimeMillis) * time.Millisecond
 	}
-	return ar.SASLAuthBytes, nil
 }
 
 // roundTrip writes req and reads its answer.
@@ -118,14 +168,14 @@ func roundTrip(nc net.Conn, corr int32, clientID string, req kmsg.Request, maxFr
 	return wire.DecodeResponse(frame, req)
 }
 
-// dialSASL authenticates nc with cfg.SASL within ctx; on an error nc is
-// closed.
-func dialSASL(ctx context.Context, nc net.Conn, cfg PeerConfig) (net.Conn, error) {
+// dialSASL authenticates nc with cfg.SASL within ctx and returns the
+// session lifetime; on an error nc is closed.
+func dialSASL(ctx context.Context, nc net.Conn, cfg PeerConfig) (net.Conn, time.Duration, error) {
 	stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Now()) })
-	err := cfg.SASL.authenticate(nc, cfg.ClientID, cfg.MaxFrameSize)
+	lifetime, err := cfg.SASL.authenticate(nc, cfg.ClientID, cfg.MaxFrameSize)
 	if !stop() || err != nil {
 		_ = nc.Close()
-		return nil, fmt.Errorf("transport: SASL with %s: %w", cfg.Addr, cmp.Or(err, ctx.Err()))
+		return nil, 0, fmt.Errorf("transport: SASL with %s: %w", cfg.Addr, cmp.Or(err, ctx.Err()))
 	}
-	return nc, nil
+	return nc, lifetime, nil
 }

@@ -61,6 +61,12 @@ func (s *scramStore) lookup(mechanism, user string) (ScramCredential, bool) {
 // PLAIN, with credentials from store; tlsOn makes it SASL_SSL.
 func scramServer(t *testing.T, store *scramStore, ca *tlstest.CA) *Server {
 	t.Helper()
+	return scramServerWith(t, store, ca, func(*SASL) {})
+}
+
+// scramServerWith is scramServer with the handshake adjusted by adjust.
+func scramServerWith(t *testing.T, store *scramStore, ca *tlstest.CA, adjust func(*SASL)) *Server {
+	t.Helper()
 	h := withAPIVersions(HandlerFunc(func(_ context.Context, req *Request, reply *Reply) {
 		reply.Send(nameEcho(req))
 	}))
@@ -75,6 +81,7 @@ func scramServer(t *testing.T, store *scramStore, ca *tlstest.CA) *Server {
 		leaf := ca.Issue(t, "localhost", tlstest.Options{Names: []string{"127.0.0.1"}})
 		hs.TLS = &tls.Config{Certificates: []tls.Certificate{leaf.TLSCertificate(t)}, MinVersion: tls.VersionTLS12}
 	}
+	adjust(&hs)
 	cfg.Handshake = hs
 	return startTCP(t, cfg)
 }

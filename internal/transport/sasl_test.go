@@ -218,10 +218,19 @@ func TestSASLPeerAuthenticates(t *testing.T) {
 // saslPeer is a Peer of s that authenticates with client.
 func saslPeer(t *testing.T, s *Server, client *SASLClient) *Peer {
 	t.Helper()
+	return testPeer(t, func(cfg *PeerConfig) {
+		cfg.Addr = s.Addr().String()
+		cfg.RequestTimeout = 2 * time.Second
+		cfg.SASL = client
+	})
+}
+
+// testPeer starts a Peer with the default configuration changed by
+// adjust, closed when the test ends.
+func testPeer(t *testing.T, adjust func(*PeerConfig)) *Peer {
+	t.Helper()
 	cfg := DefaultPeerConfig()
-	cfg.Addr = s.Addr().String()
-	cfg.RequestTimeout = 2 * time.Second
-	cfg.SASL = client
+	adjust(&cfg)
 	p, err := DialPeer(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)

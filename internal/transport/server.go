@@ -98,6 +98,16 @@ type ServerConfig struct {
 	// node share one value, so that the counts cover all of them. Nil
 	// means no limits.
 	Quotas *ConnectionQuotas
+	// CreationRates are the connection creation rate quotas this
+	// listener records each accepted connection in (KIP-612): the node's
+	// max.connection.creation.rate, shared by every listener, and the
+	// listener's own listener.name.<listener>.max.connection.creation.rate.
+	// Over one of them, that connection and the accepts after it wait
+	// ([CreationRate]). Empty means no limit.
+	CreationRates []*CreationRate
+	// IPCreationRates are the per-address creation rates of the node,
+	// shared by its listeners; nil means none.
+	IPCreationRates *IPCreationRates
 	// IdleTimeout is connections.max.idle.ms: a connection on which no
 	// request arrives within it is closed. It also bounds how long one
 	// frame may take to arrive, which defeats a sender that trickles
@@ -159,6 +169,11 @@ type ServerStats struct {
 	Accepted uint64
 	// Rejected counts connections closed at accept by Quotas.
 	Rejected uint64
+	// Throttled counts the accepts delayed by CreationRates.
+	Throttled uint64
+	// IPThrottled counts the connections held and then closed by
+	// IPCreationRates.
+	IPThrottled uint64
 	// Active is the number of connections open now.
 	Active int64
 	// ClosedInvalid counts connections closed because of an invalid frame
@@ -169,6 +184,12 @@ type ServerStats struct {
 	Invalid InvalidCounts
 	// ClosedIdle counts connections closed by IdleTimeout.
 	ClosedIdle uint64
+	// ClosedExpired counts connections closed for a request after their
+	// SASL session expired (KIP-368).
+	ClosedExpired uint64
+	// Reauthenticated counts successful SASL re-authentications;
+	// ReauthFailed the failed ones, each of which closed its connection.
+	Reauthenticated, ReauthFailed uint64
 }
 
 // InvalidCounts counts connections closed for an invalid frame, by the
@@ -238,9 +259,16 @@ type Server struct {
 	closed atomic.Bool
 
 	accepted, rejected, closedInvalid, closedIdle atomic.Uint64
-	active                                        atomic.Int64
-	invalid                                       invalidCounters
-	lastWarn                                      atomic.Int64 // unix nanoseconds
+	closedExpired, reauthenticated, reauthFailed  atomic.Uint64
+	throttled, ipThrottled                        atomic.Uint64
+
+	// held are the connections IPCreationRates throttled, each closed
+	// by its timer, or when the accept loop ends.
+	heldMu   sync.Mutex
+	held     map[net.Conn]*time.Timer
+	active   atomic.Int64
+	invalid  invalidCounters
+	lastWarn atomic.Int64 // unix nanoseconds
 }
 
 // Serve starts serving ln with cfg and returns at once. The server runs
@@ -298,10 +326,16 @@ func (s *Server) Stats() ServerStats {
 	return ServerStats{
 		Accepted:      s.accepted.Load(),
 		Rejected:      s.rejected.Load(),
+		Throttled:     s.throttled.Load(),
+		IPThrottled:   s.ipThrottled.Load(),
 		Active:        s.active.Load(),
 		ClosedInvalid: s.closedInvalid.Load(),
 		Invalid:       s.invalid.load(),
 		ClosedIdle:    s.closedIdle.Load(),
+
+		ClosedExpired:   s.closedExpired.Load(),
+		Reauthenticated: s.reauthenticated.Load(),
+		ReauthFailed:    s.reauthFailed.Load(),
 	}
 }
 
@@ -327,7 +361,36 @@ func (s *Server) invalidLevel(now time.Time) slog.Level {
 	return slog.LevelDebug
 }
 
+// hold keeps nc, unserved, for d, then closes it.
+func (s *Server) hold(nc net.Conn, d time.Duration) {
+	s.heldMu.Lock()
+	defer s.heldMu.Unlock()
+	if s.held == nil {
+		s.held = map[net.Conn]*time.Timer{}
+	}
+	s.held[nc] = time.AfterFunc(d, func() {
+		s.heldMu.Lock()
+		defer s.heldMu.Unlock()
+		if _, ok := s.held[nc]; ok {
+			delete(s.held, nc)
+			_ = nc.Close()
+		}
+	})
+}
+
+// releaseHeld closes every held connection at once.
+func (s *Server) releaseHeld() {
+	s.heldMu.Lock()
+	defer s.heldMu.Unlock()
+	for nc, t := range s.held {
+		t.Stop()
+		delete(s.held, nc)
+		_ = nc.Close()
+	}
+}
+
 func (s *Server) acceptLoop(ctx context.Context) {
+	defer s.releaseHeld()
 	var backoff time.Duration
 	for {
 		nc, err := s.ln.Accept()
@@ -349,7 +412,33 @@ func (s *Server) acceptLoop(ctx context.Context) {
 			continue
 		}
 		backoff = 0
+		// The connection counts toward the creation rate whatever the
+		// other quotas decide, as in Kafka; a rate over its limit holds
+		// this accept, and so every later one, for the delay.
+		if d := creationDelay(s.cfg.CreationRates, time.Now()); d > 0 {
+			s.throttled.Add(1)
+			s.log.LogAttrs(ctx, slog.LevelDebug, "connection accept throttled",
+				slog.String(keyRemoteAddr, nc.RemoteAddr().String()), slog.String(keyReason, "max.connection.creation.rate"), slog.Duration(keyBackoff, d))
+			if !wait(ctx, d) {
+				_ = nc.Close()
+				return
+			}
+		}
 		ip := addressKey(nc.RemoteAddr())
+		if q := s.cfg.IPCreationRates; q != nil {
+			if d := q.record(ip, time.Now()); d > 0 {
+				// Not counted toward the listener's and node's rates,
+				// as Kafka takes it back from them.
+				for _, r := range s.cfg.CreationRates {
+					r.unrecord()
+				}
+				s.ipThrottled.Add(1)
+				s.log.LogAttrs(ctx, slog.LevelDebug, "connection throttled: closing it after the delay",
+					slog.String(keyRemoteAddr, nc.RemoteAddr().String()), slog.String(keyReason, "connection_creation_rate"), slog.Duration(keyBackoff, d))
+				s.hold(nc, d)
+				continue
+			}
+		}
 		if reason := s.limit.reserve(ip); reason != "" {
 			s.rejected.Add(1)
 			s.log.LogAttrs(ctx, slog.LevelDebug, "connection rejected",

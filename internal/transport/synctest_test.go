@@ -41,8 +41,14 @@ func withAPIVersions(h Handler) Handler {
 // withAPIVersions.
 func memServer(t *testing.T, n *MemNetwork, cfg ServerConfig) *Server {
 	t.Helper()
+	return memServerAt(t, n, serverAddr, cfg)
+}
+
+// memServerAt is memServer at addr.
+func memServerAt(t *testing.T, n *MemNetwork, addr string, cfg ServerConfig) *Server {
+	t.Helper()
 	cfg.Handler = withAPIVersions(cfg.Handler)
-	ln, err := n.Listen(serverAddr)
+	ln, err := n.Listen(addr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,16 +37,11 @@ func tlsPeer(t *testing.T, addr string, tc *tls.Config) *Peer {
 // tlsPeerFunc is tlsPeer with a configuration per host.
 func tlsPeerFunc(t *testing.T, addr string, tc func(host string) *tls.Config) *Peer {
 	t.Helper()
-	cfg := DefaultPeerConfig()
-	cfg.Addr = addr
-	cfg.RequestTimeout = testDeadline
-	cfg.TLS = tc
-	p, err := DialPeer(t.Context(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
-	return p
+	return testPeer(t, func(cfg *PeerConfig) {
+		cfg.Addr = addr
+		cfg.RequestTimeout = testDeadline
+		cfg.TLS = tc
+	})
 }
 
 // TestTLSPeerAndListener: a Peer with TLS gets answers from a TLS
