@@ -390,12 +390,16 @@ func TestReauthPeerShortLifetime(t *testing.T) {
 		s := reauthServer(t, n, time.Second, nil)
 		p := memSASLPeer(t, n, MechanismPlain)
 		got := make(chan outcome, 1)
-		for range 60 {
+		// A request every 10 ms: a renewal starts within 10 ms of its
+		// point, 85–95% of the lifetime after the last, so always less
+		// than a second after it (with requests 100 ms apart, a point
+		// past 90% would round up to a full second and be allowed).
+		for range 600 {
 			p.Send(describeQuorumFor("short"), collect(got))
 			if name := answeredName(t, <-got); name != "short" {
 				t.Fatalf("answer %q", name)
 			}
-			time.Sleep(100 * time.Millisecond)
+			time.Sleep(10 * time.Millisecond)
 		}
 		if st := p.Stats(); st.Dials < 2 || st.Reauthenticated == 0 {
 			t.Errorf("peer stats %+v, want renewals and reconnections", st)
