@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -183,8 +184,31 @@ func submitTopics(t *testing.T, c *raft.Controller, first, n int) {
 		topic := metadata.NewTopicRecord()
 		topic.Name = fmt.Sprintf("topic-%d", i)
 		topic.TopicId[0], topic.TopicId[1] = 1, byte(i+1)
-		if _, err := c.SubmitChange(ctx, []metadata.Record{topic}); err != nil {
+		submitOnce(ctx, t, c, topic)
+	}
+}
+
+// submitOnce commits topic through c, retrying while leadership moves (an
+// election under load). A submission that failed that way may still have
+// committed, so before each retry a linearizable read tells whether it
+// did.
+func submitOnce(ctx context.Context, t *testing.T, c *raft.Controller, topic *metadata.TopicRecord) {
+	t.Helper()
+	for {
+		_, err := c.SubmitChange(ctx, []metadata.Record{topic})
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, raft.ErrLeaderUnknown) && !errors.Is(err, raft.ErrNotLeader) {
 			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+		if img, rerr := c.ReadImage(ctx); rerr == nil {
+			if _, ok := img.Topics().ByName(topic.Name); ok {
+				return
+			}
+		} else if ctx.Err() != nil {
+			t.Fatalf("%v (then %v)", err, rerr)
 		}
 	}
 }
