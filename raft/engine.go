@@ -62,6 +62,9 @@ type engine struct {
 	logger    *slog.Logger
 
 	inbox chan event
+	// sharedRead lets the Fetch answers of one Ready share a read
+	// (sendAll).
+	sharedRead sharedRead
 	// syncDone carries the outcome of the background fsync of a leader's
 	// SyncLater appends; at most one runs (syncing). unsynced says that
 	// SyncLater appends were written since the running one started (or

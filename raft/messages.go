@@ -66,11 +66,25 @@ type peerResponse struct {
 	connLost bool
 }
 
-// sendAll hands a Ready's messages to the network, in order.
+// sendAll hands a Ready's messages to the network, in order. Fetch
+// answers of one Ready that read the same records (the fetches parked at
+// one offset, which an append or a commit answers together) share one
+// read of the log: the bytes are never written to, and the log does not
+// change while a Ready's messages go out.
 func (e *engine) sendAll(msgs []kraft.Message) {
+	e.sharedRead = sharedRead{}
 	for _, m := range msgs {
 		e.send(m)
 	}
+	e.sharedRead = sharedRead{}
+}
+
+// sharedRead is the last read of records for a Fetch answer of the Ready
+// being sent (sendAll).
+type sharedRead struct {
+	read    kraft.RecordsRead
+	records []byte
+	ok      bool
 }
 
 // send hands one message to the network: a request to its peer's sender,
@@ -112,7 +126,7 @@ func (e *engine) send(m kraft.Message) {
 	var records []byte
 	if fr, ok := m.(*kraft.FetchResponse); ok && !fr.Read.Empty() {
 		var err error
-		if records, err = e.readRecords(fr.Read); err != nil {
+		if records, err = e.readShared(fr.Read); err != nil {
 			e.logger.LogAttrs(context.Background(), slog.LevelWarn, "read records for a fetch",
 				slog.Int(logKeyPeer, int(h.To)), slog.Int64(logKeyOffset, int64(fr.Read.From)), slog.String(logKeyError, err.Error()))
 			records = nil
@@ -176,6 +190,19 @@ func (e *engine) onPeerAnswer(req kraft.Message, resp kmsg.Response, err error) 
 	case e.inbox <- event{response: &pr}:
 	default:
 	}
+}
+
+// readShared is readRecords, answered from the Ready's last read when it
+// asks for the same records.
+func (e *engine) readShared(r kraft.RecordsRead) ([]byte, error) {
+	if sr := &e.sharedRead; sr.ok && sr.read == r {
+		return sr.records, nil
+	}
+	b, err := e.readRecords(r)
+	if err == nil {
+		e.sharedRead = sharedRead{read: r, records: b, ok: true}
+	}
+	return b, err
 }
 
 // readRecords reads the whole batches a leader's Fetch answer carries:
