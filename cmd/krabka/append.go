@@ -148,3 +148,12 @@ func submitOn(ctx context.Context, leader *controllerConn, encoded [][]byte) (in
 	}
 	return r.BaseOffset, r.Epoch, nil
 }
+
+// devTryLine is the command line krabka dev prints for a first write and
+// read: create topic "hello" with append and list the topics with the
+// shell, both against the controller at addr.
+func devTryLine(addr string) string {
+	const topic = `{"type":"TOPIC_RECORD","version":0,"data":{"name":"hello","topicId":"aGVsbG8ta3JhYmthLXRvcA"}}`
+	return "krabka metadata-quorum --bootstrap-controller " + addr + " append --json '" + topic + "'" +
+		" && krabka metadata-shell --bootstrap-controller " + addr + " ls /image/topics/byName"
+}

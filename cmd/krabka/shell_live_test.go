@@ -217,3 +217,28 @@ func TestMetadataShellLiveFromSnapshotAndLog(t *testing.T) {
 		t.Errorf("log through MetadataFetch:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// TestDevTryLine runs the line krabka dev prints: it creates topic
+// "hello" and the shell lists it.
+func TestDevTryLine(t *testing.T) {
+	d := startDev(t, 3)
+	m := regexp.MustCompile(`(?m)^TryIt: +(.+)$`).FindStringSubmatch(d.out.String())
+	if m == nil {
+		t.Fatalf("no TryIt line:\n%s", d.out.String())
+	}
+	cmds := strings.Split(m[1], " && ")
+	if len(cmds) != 2 {
+		t.Fatalf("TryIt line %q: want two commands", m[1])
+	}
+	var outs []string
+	for _, c := range cmds {
+		words, err := splitShellLine(c)
+		if err != nil || len(words) < 2 || words[0] != "krabka" {
+			t.Fatalf("TryIt command %q: %v", c, err)
+		}
+		outs = append(outs, mustSucceed(t, words[1:]...).stdout)
+	}
+	if !strings.HasPrefix(outs[0], "Committed 1 record at offset ") || outs[1] != "hello\n" {
+		t.Errorf("TryIt printed %q", outs)
+	}
+}
