@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -140,11 +141,15 @@ func submitOn(ctx context.Context, leader *controllerConn, encoded [][]byte) (in
 		return 0, 0, fmt.Errorf("controller %s is no longer the leader: %w", leader.addr, errRetry)
 	}
 	if r.ErrorCode != 0 {
+		name := strconv.Itoa(int(r.ErrorCode))
+		if e := kerr.TypedErrorForCode(r.ErrorCode); e != nil {
+			name = e.Message
+		}
 		msg := ""
 		if r.ErrorMessage != nil {
 			msg = ": " + *r.ErrorMessage
 		}
-		return 0, 0, fmt.Errorf("controller %s refused the records: %s%s", leader.addr, wire.ErrorForCode(r.ErrorCode), msg)
+		return 0, 0, fmt.Errorf("controller %s refused the records (%s)%s", leader.addr, name, msg)
 	}
 	return r.BaseOffset, r.Epoch, nil
 }
