@@ -262,10 +262,12 @@ func (s *shellState) printHistory(w *strings.Builder, args []string) {
 	}
 }
 
-// interact runs the interactive shell: Kafka's banner and ">> " prompt,
-// one command per line of in, until exit or the end of in.
+// interact runs the interactive shell: Kafka's lines before the shell
+// starts, its banner and ">> " prompt, one command per line of in, until
+// exit or the end of in. The image is loaded before interact is called, so
+// "Loading..." and "Starting..." follow each other at once.
 func (s *shellState) interact(in io.Reader, out io.Writer) error {
-	if _, err := io.WriteString(out, "[ Kafka Metadata Shell ]\n"); err != nil {
+	if _, err := io.WriteString(out, "Loading...\nStarting...\n[ Kafka Metadata Shell ]\n"); err != nil {
 		return err
 	}
 	sc := bufio.NewScanner(in)
