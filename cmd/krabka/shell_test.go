@@ -325,3 +325,36 @@ func FuzzShellCommandLine(f *testing.F) {
 		}
 	})
 }
+
+// TestShellQuotasAndACLs checks the directories no Kafka sample holds:
+// client quotas by entity and ACLs by id, as Kafka prints them.
+func TestShellQuotasAndACLs(t *testing.T) {
+	d := metadata.NewDelta(metadata.EmptyImage())
+	acl := metadata.NewAccessControlEntryRecord()
+	acl.Id = [16]byte{15: 7}
+	acl.ResourceType, acl.ResourceName, acl.PatternType, acl.Principal, acl.Host, acl.Operation, acl.PermissionType = 2, "orders", 3, "User:alice", "*", 3, 3
+	quota := metadata.NewClientQuotaRecord()
+	quota.Entity = []metadata.ClientQuotaRecordEntityData{{EntityType: "user", EntityName: ptr("alice")}, {EntityType: "client-id", EntityName: ptr("app(1)")}}
+	quota.Key, quota.Value = "producer_byte_rate", 1024
+	for i, r := range []metadata.Record{
+		&metadata.FeatureLevelRecord{Name: metadata.FeatureMetadataVersion, FeatureLevel: latestMetadataVersion},
+		acl, quota,
+	} {
+		if err := d.Replay(r, int64(i), 1); err != nil {
+			t.Fatalf("replay %T: %v", r, err)
+		}
+	}
+	st := newShellState(shellRoot(shellImage{img: d.Apply()}), false)
+	var w strings.Builder
+	st.run(&w, parseShellCommand([]string{"find", "/image/clientQuotas", "/image/acls"}, false))
+	st.run(&w, parseShellCommand([]string{"cat", "/image/clientQuotas/*/producer_byte_rate", "/image/acls/*"}, false))
+	want := "/image/clientQuotas\n" +
+		`/image/clientQuotas/clientId(app\(1\))_user(alice)` + "\n" +
+		`/image/clientQuotas/clientId(app\(1\))_user(alice)/producer_byte_rate` + "\n" +
+		"/image/acls\n/image/acls/AAAAAAAAAAAAAAAAAAAABw\n" +
+		"1024.0\n" +
+		"StandardAcl(resourceType=TOPIC, resourceName=orders, patternType=LITERAL, principal=User:alice, host=*, operation=READ, permissionType=ALLOW)\n"
+	if w.String() != want || st.failed {
+		t.Errorf("got:\n%s\nwant:\n%s", w.String(), want)
+	}
+}

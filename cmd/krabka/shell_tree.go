@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"iter"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -93,11 +94,7 @@ func secretLeaf(s string) *shellNode {
 func fixedDir(children map[string]func() *shellNode) *shellNode {
 	return &shellNode{
 		names: func() []string {
-			out := make([]string, 0, len(children))
-			for k := range children {
-				out = append(out, k)
-			}
-			return out
+			return slices.Collect(maps.Keys(children))
 		},
 		child: func(name string) *shellNode {
 			if f, ok := children[name]; ok {
@@ -495,11 +492,7 @@ func configNode(c metadata.ConfigsImage, r metadata.ConfigResource) *shellNode {
 	}
 	return &shellNode{
 		names: func() []string {
-			out := make([]string, 0, len(values))
-			for k := range values {
-				out = append(out, k)
-			}
-			return out
+			return slices.Collect(maps.Keys(values))
 		},
 		child: func(name string) *shellNode {
 			v, ok := values[name]
@@ -571,11 +564,7 @@ func quotasNode(q metadata.ClientQuotasImage) *shellNode {
 	}
 	return &shellNode{
 		names: func() []string {
-			out := make([]string, 0, len(byName))
-			for k := range byName {
-				out = append(out, k)
-			}
-			return out
+			return slices.Collect(maps.Keys(byName))
 		},
 		child: func(name string) *shellNode {
 			cq, ok := byName[name]
@@ -584,11 +573,7 @@ func quotasNode(q metadata.ClientQuotasImage) *shellNode {
 			}
 			return &shellNode{
 				names: func() []string {
-					var out []string
-					for k := range cq.Values() {
-						out = append(out, k)
-					}
-					return out
+					return slices.Collect(iterKeys(cq.Values()))
 				},
 				child: func(key string) *shellNode {
 					if v, ok := cq.Value(key); ok {
@@ -758,4 +743,15 @@ func tokenString(t *metadata.DelegationToken, redacted bool) string {
 		", issueTimestamp=" + field(strconv.FormatInt(t.IssueTimestamp, 10)) +
 		", maxTimestamp=" + field(strconv.FormatInt(t.MaxTimestamp, 10)) + ")" +
 		", expiryTimestamp=" + field(strconv.FormatInt(t.ExpirationTimestamp, 10))
+}
+
+// iterKeys returns the keys of seq.
+func iterKeys[K, V any](seq iter.Seq2[K, V]) iter.Seq[K] {
+	return func(yield func(K) bool) {
+		for k := range seq {
+			if !yield(k) {
+				return
+			}
+		}
+	}
 }
