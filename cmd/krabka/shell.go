@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -97,6 +98,9 @@ func runMetadataShell(ctx context.Context, a *app, stdin io.Reader, o shellOptio
 	st := newShellState(shellRoot(si), len(args) == 0)
 	st.redacted = !o.noRedact
 	if len(args) == 0 {
+		// ls lays out columns in the terminal's width, as Kafka's shell
+		// does; a plain line reader knows it only from $COLUMNS.
+		st.width, _ = strconv.Atoi(os.Getenv("COLUMNS"))
 		return st.interact(stdin, a.stdout)
 	}
 	var w strings.Builder

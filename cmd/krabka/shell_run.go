@@ -18,6 +18,9 @@ type shellState struct {
 	history     []string
 	// redacted replaces secrets by "[redacted]" when printing.
 	redacted bool
+	// width is the screen width ls lays its columns out in; 0 is
+	// unknown, which gives one entry per line.
+	width int
 	// failed is set when a command printed an error.
 	failed bool
 	// exit is set by the exit command.
@@ -96,8 +99,7 @@ func (s *shellState) glob(w *strings.Builder, cmd, target, missing string) []glo
 	return ms
 }
 
-// ls is Kafka's LsCommandHandler with one entry per line (the layout of
-// a run without a terminal): the files named first, then each
+// ls is Kafka's LsCommandHandler: the files named first, then each
 // directory's children, headed by its name when more than one thing is
 // listed.
 func (s *shellState) ls(w *strings.Builder, targets []string) {
@@ -117,26 +119,75 @@ func (s *shellState) ls(w *strings.Builder, targets []string) {
 			}
 		}
 	}
-	for _, f := range files {
-		w.WriteString(f + "\n")
-	}
+	s.printEntries(w, "", files)
 	needIntro := len(files) > 0 || len(dirs) > 1
 	first := len(files) == 0
 	for _, d := range dirs {
-		if len(d.children) == 0 {
-			continue
-		}
+		intro := ""
 		if needIntro {
+			// As in Kafka, an empty directory counts as the first
+			// heading even though it prints nothing.
 			if !first {
-				w.WriteString("\n")
+				intro = "\n"
 			}
-			w.WriteString(d.name + ":\n")
+			intro += d.name + ":"
 			first = false
 		}
-		for _, c := range d.children {
-			w.WriteString(c + "\n")
+		s.printEntries(w, intro, d.children)
+	}
+}
+
+// printEntries is Kafka's LsCommandHandler.printEntries: nothing for no
+// entries, else the intro line (if any) and the entries in columns that
+// fit the screen width, filled column by column.
+func (s *shellState) printEntries(w *strings.Builder, intro string, entries []string) {
+	if len(entries) == 0 {
+		return
+	}
+	if intro != "" {
+		w.WriteString(intro + "\n")
+	}
+	widths, perColumn := lsColumns(s.width, entries)
+	for line := range perColumn {
+		for col := range widths {
+			i := line + col*perColumn
+			if i >= len(entries) {
+				continue
+			}
+			w.WriteString(entries[i])
+			if col < len(widths)-1 {
+				w.WriteString(strings.Repeat(" ", max(widths[col]-len(entries[i]), 0)))
+			}
+		}
+		w.WriteString("\n")
+	}
+}
+
+// lsColumns is Kafka's LsCommandHandler.calculateColumnSchema: the widest
+// layout (each column as wide as its longest entry plus two) whose last
+// column is used and whose total fits width; one column when width is
+// unknown (0) or under 8. It returns the column widths and the number of
+// entries per column.
+func lsColumns(width int, entries []string) ([]int, int) {
+	maxColumns := width / 4
+	if maxColumns <= 1 {
+		return []int{0}, len(entries)
+	}
+	for n := maxColumns; n > 1; n-- {
+		perColumn := (len(entries) + n - 1) / n
+		widths := make([]int, n)
+		total := 0
+		for i, e := range entries {
+			widths[i/perColumn] = max(widths[i/perColumn], len(e)+2)
+		}
+		for _, cw := range widths {
+			total += cw
+		}
+		if widths[n-1] != 0 && total <= width {
+			return widths, perColumn
 		}
 	}
+	return []int{0}, len(entries)
 }
 
 // cat is Kafka's CatCommandHandler.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -356,5 +357,58 @@ func TestShellQuotasAndACLs(t *testing.T) {
 		"StandardAcl(resourceType=TOPIC, resourceName=orders, patternType=LITERAL, principal=User:alice, host=*, operation=READ, permissionType=ALLOW)\n"
 	if w.String() != want || st.failed {
 		t.Errorf("got:\n%s\nwant:\n%s", w.String(), want)
+	}
+}
+
+// TestLsColumns checks ls's layout against the cases of Kafka's
+// LsCommandHandlerTest.
+func TestLsColumns(t *testing.T) {
+	for _, tc := range []struct {
+		width     int
+		entries   []string
+		widths    []int
+		perColumn int
+	}{
+		{0, []string{"abc", "def", "ghi"}, []int{0}, 3},
+		{80, []string{"a", "abcdef", "beta"}, []int{3, 8, 6}, 1},
+		{18, []string{"alphabet", "beta", "gamma", "theta", "zeta"}, []int{10, 7}, 3},
+	} {
+		widths, per := lsColumns(tc.width, tc.entries)
+		if !slices.Equal(widths, tc.widths) || per != tc.perColumn {
+			t.Errorf("lsColumns(%d, %q) = %v, %d; want %v, %d", tc.width, tc.entries, widths, per, tc.widths, tc.perColumn)
+		}
+	}
+	st := &shellState{width: 18}
+	var w strings.Builder
+	st.printEntries(&w, "", []string{"alphabet", "beta", "gamma", "theta", "zeta"})
+	// Kafka pads every column but the last, the short last line too (its
+	// test trims the output's end).
+	if want := "alphabet  theta\nbeta      zeta\ngamma     \n"; w.String() != want {
+		t.Errorf("printEntries:\n%q\nwant\n%q", w.String(), want)
+	}
+
+	// Files first, then each directory under its name; an empty directory
+	// listed first still takes the first heading, as in Kafka.
+	files := map[string]func() *shellNode{}
+	for _, n := range []string{"foo", "foobarbaz", "quux"} {
+		files[n] = func() *shellNode { return leaf(n) }
+	}
+	sub := fixedDir(map[string]func() *shellNode{"capability": nil, "delegation": nil, "elephant": nil, "fungible": nil, "green": nil})
+	root := fixedDir(map[string]func() *shellNode{
+		"f":     func() *shellNode { return fixedDir(files) },
+		"empty": func() *shellNode { return fixedDir(nil) },
+		"other": func() *shellNode { return sub },
+	})
+	st = &shellState{root: root, cwd: "/", width: 18}
+	w.Reset()
+	st.ls(&w, []string{"/f/foo", "/f/foobarbaz", "/f/quux", "/empty", "/other"})
+	want := "foo        quux\nfoobarbaz  \n\nother:\ncapability\ndelegation\nelephant\nfungible\ngreen\n"
+	if w.String() != want {
+		t.Errorf("ls:\n%q\nwant\n%q", w.String(), want)
+	}
+	w.Reset()
+	st.ls(&w, []string{"/empty", "/other"})
+	if want := "\nother:\ncapability\ndelegation\nelephant\nfungible\ngreen\n"; w.String() != want {
+		t.Errorf("ls of an empty directory first:\n%q\nwant\n%q", w.String(), want)
 	}
 }
