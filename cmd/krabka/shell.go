@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -291,12 +292,21 @@ func loadShellFile(a *app, path string) (shellImage, error) {
 			return shellImage{}, err
 		}
 	default:
-		id, kind, err := snapshot.ParseFileName(base)
-		if err != nil || kind != snapshot.KindSnapshot {
-			return shellImage{}, fmt.Errorf("--snapshot %s: want a snapshot (<offset>-<epoch>.checkpoint, bootstrap.checkpoint) or a log segment (<offset>.log)", path)
+		if id, kind, err := snapshot.ParseFileName(base); err == nil && kind == snapshot.KindSnapshot {
+			if err := l.replaySnapshot(path, id, true); err != nil {
+				return shellImage{}, err
+			}
+			break
 		}
-		if err := l.replaySnapshot(path, id, true); err != nil {
-			return shellImage{}, err
+		// Another name, such as a copy from metadata-quorum snapshot
+		// save: read its batches as Kafka's shell reads any file, with
+		// the offsets they carry (0 up in a snapshot file).
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return shellImage{}, fmt.Errorf("--snapshot: %w", err)
+		}
+		if _, _, err := l.replayBatches(data, 0); err != nil || len(data) == 0 {
+			return shellImage{}, fmt.Errorf("--snapshot %s: want a snapshot (<offset>-<epoch>.checkpoint, a copy of one, bootstrap.checkpoint) or a log segment (<offset>.log), and its record batches do not read: %v", path, cmp.Or(err, errors.New("empty file")))
 		}
 	}
 	l.warnRejected(a)

@@ -125,6 +125,24 @@ func TestMetadataShellOneShot(t *testing.T) {
 	}
 }
 
+// TestMetadataShellReadsACopy reads a snapshot under another name, as
+// snapshot save writes one: the same tree, at the file's own offsets.
+func TestMetadataShellReadsACopy(t *testing.T) {
+	snap := filepath.Join(sharedtest.Dir(t, "kafka-samples"), "kafka42-single-static/__cluster_metadata-0/00000000000000012666-0000000003.checkpoint")
+	data, err := os.ReadFile(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := filepath.Join(t.TempDir(), "backup.checkpoint")
+	if err := os.WriteFile(cp, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := mustSucceed(t, "metadata-shell", "--snapshot", snap, "tree", "/image/topics", "/image/configs", "/image/cluster", "/image/features").stdout
+	if got := mustSucceed(t, "metadata-shell", "--snapshot", cp, "tree", "/image/topics", "/image/configs", "/image/cluster", "/image/features").stdout; got != want {
+		t.Errorf("the copy reads differently:\n%s\nwant:\n%s", got, want)
+	}
+}
+
 func TestMetadataShellBadInput(t *testing.T) {
 	dir := t.TempDir()
 	other := filepath.Join(dir, "x.bin")
@@ -133,7 +151,12 @@ func TestMetadataShellBadInput(t *testing.T) {
 	}
 	mustFail(t, "exactly one of --snapshot, --directory and --bootstrap-controller", "metadata-shell", "ls")
 	mustFail(t, "exactly one of", "metadata-shell", "--snapshot", other, "--directory", dir, "ls")
-	mustFail(t, "want a snapshot (<offset>-<epoch>.checkpoint, bootstrap.checkpoint) or a log segment", "metadata-shell", "--snapshot", other, "ls")
+	mustFail(t, "want a snapshot (<offset>-<epoch>.checkpoint, a copy of one, bootstrap.checkpoint) or a log segment (<offset>.log), and its record batches do not read: batch at byte 0", "metadata-shell", "--snapshot", other, "ls")
+	empty := filepath.Join(dir, "empty.checkpoint")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustFail(t, "do not read: empty file", "metadata-shell", "--snapshot", empty, "ls")
 	mustFail(t, "no such file or directory", "metadata-shell", "--snapshot", filepath.Join(dir, "missing.checkpoint"), "ls")
 	mustFail(t, "not a metadata log directory", "metadata-shell", "--directory", dir, "ls")
 	mustFail(t, "--bootstrap-controller \"nohost\"", "metadata-shell", "--bootstrap-controller", "nohost", "ls")
