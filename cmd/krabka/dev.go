@@ -201,6 +201,7 @@ func runDev(ctx context.Context, a *app, o devOptions) error {
 	fmt.Fprintf(a.stdout, "QuorumVoters:           %s\n", strings.Join(voters, ","))
 	fmt.Fprintf(a.stdout, "BootstrapControllers:   %s\n", strings.Join(servers, ","))
 	fmt.Fprintf(a.stdout, "Configs:                %s\n", strings.Join(props, ","))
+	fmt.Fprintf(a.stdout, "TryIt:                  %s\n", devTryLine(servers[0]))
 	failed := make(chan error, len(nodes))
 	for i, c := range nodes {
 		go func() {

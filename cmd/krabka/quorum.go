@@ -66,7 +66,7 @@ func newMetadataQuorumCommand(a *app) *cobra.Command {
 	f.BoolVar(&o.status, "status", false, "print the quorum's status")
 	f.BoolVar(&o.replication, "replication", false, "print the replication table")
 	f.BoolVar(&o.humanReadable, "human-readable", false, "print the timestamps of --replication as times ago")
-	cmd.AddCommand(describe, newAddControllerCommand(a, &o), newRemoveControllerCommand(a, &o), newSnapshotCommand(a, &o))
+	cmd.AddCommand(describe, newAddControllerCommand(a, &o), newRemoveControllerCommand(a, &o), newSnapshotCommand(a, &o), newAppendCommand(a, &o))
 	return cmd
 }
 

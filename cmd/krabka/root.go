@@ -64,7 +64,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.SetErr(stderr)
 	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "text", "format of the diagnostics on stderr: text or json")
 	root.AddCommand(newStorageCommand(a), newDumpLogCommand(a), newDumpSnapshotCommand(a), newServerStartCommand(a), newDevCommand(a), newMetadataQuorumCommand(a), newHealthcheckCommand(),
-		newDockerStartCommand(a))
+		newDockerStartCommand(a), newMetadataShellCommand(a))
 	return root
 }
 
