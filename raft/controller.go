@@ -110,6 +110,8 @@ type Controller struct {
 	// its result, readable after done.
 	done   chan struct{}
 	runErr error
+	// probes is the linearizable read of the health checks.
+	probes readProbes
 
 	closers      []io.Closer
 	shutdownOnce sync.Once

@@ -28,7 +28,7 @@ type publishedState struct {
 	// busySince is when the engine loop woke up for its current turn
 	// (Unix nanoseconds), 0 while it waits for an input.
 	busySince atomic.Int64
-	// health is what Controller.Live and Controller.Ready read.
+	// health is what Controller.LiveChecks and Controller.ReadyChecks read.
 	health healthState
 }
 

@@ -19,7 +19,8 @@ import (
 // topic before any metadata.version) written by another program at epoch
 // 1; once the node commits it, the node stops instead of serving an
 // image that no longer follows its log: Err names the record, Done is
-// closed, and a submission waiting for the leader fails with the cause.
+// closed, the fatal-fault and engine-loop checks fail with it, and a
+// submission waiting for the leader fails with the cause.
 func TestCommittedRecordTheImageRefusesStopsTheNode(t *testing.T) {
 	cfg := ForTests(1, t.TempDir())
 	dir := filepath.Join(cfg.MetadataLogDir, PartitionDirName)
@@ -75,6 +76,19 @@ func TestCommittedRecordTheImageRefusesStopsTheNode(t *testing.T) {
 	var re *CommittedReplayError
 	if err := c.Err(); !errors.As(err, &re) || re.Offset != 0 || re.Epoch != 1 || !errors.Is(err, metadata.ErrUnsupportedFeature) {
 		t.Fatalf("Err = %v, want a CommittedReplayError for offset 0 at epoch 1 wrapping ErrUnsupportedFeature", err)
+	}
+	rs, err := c.LiveChecks(DefaultHealthOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err, _ := checkErr(rs, CheckFatalFault); !errors.As(err, &re) {
+		t.Errorf("%s = %v, want the CommittedReplayError", CheckFatalFault, err)
+	}
+	if err, _ := checkErr(rs, CheckEngineLoop); !errors.As(err, &re) {
+		t.Errorf("%s = %v, want the engine stopped by the CommittedReplayError", CheckEngineLoop, err)
+	}
+	if err := c.Live(time.Second); !errors.Is(err, ErrNotLive) {
+		t.Errorf("Live = %v, want ErrNotLive", err)
 	}
 	if err := <-submitted; !errors.Is(err, ErrShuttingDown) || !errors.As(err, &re) {
 		t.Fatalf("the waiting submission failed with %v, want ErrShuttingDown wrapping the CommittedReplayError", err)

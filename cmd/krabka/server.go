@@ -101,7 +101,7 @@ func runServer(ctx context.Context, a *app, path string, overrides []string, adm
 		return fmt.Errorf("start node %d: %w", cfg.NodeID, err)
 	}
 	if admin.address != "" {
-		stopAdmin, bound, err := startAdmin(admin.address, adminHandler(reg, c, admin.readyMaxLag))
+		stopAdmin, bound, err := startAdmin(admin.address, adminHandler(reg, c, admin.healthOptions()))
 		if err != nil {
 			cancel()
 			_ = c.Shutdown(context.Background())
