@@ -23,36 +23,7 @@ import (
 // submission waiting for the leader fails with the cause.
 func TestCommittedRecordTheImageRefusesStopsTheNode(t *testing.T) {
 	cfg := ForTests(1, t.TempDir())
-	dir := filepath.Join(cfg.MetadataLogDir, PartitionDirName)
-	if err := logstore.MkdirAllDurable(vfs.OS(), dir); err != nil {
-		t.Fatal(err)
-	}
-	log, _, err := logstore.Open(vfs.OS(), dir, logstore.DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	value, err := metadata.Encode(topicRecord("early"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := recordbatch.DefaultParams()
-	p.PartitionLeaderEpoch = 1
-	var b recordbatch.Builder
-	b.Reset(nil, p)
-	b.Append(time.Now().UnixMilli(), nil, value, nil)
-	raw, err := b.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := log.AppendAsLeader(raw, 1); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := log.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	if err := log.Close(); err != nil {
-		t.Fatal(err)
-	}
+	dir := writeForeignLog(t, cfg, 1, topicRecord("early"))
 	qs := logstore.QuorumStateData{LeaderID: 1, LeaderEpoch: 1, VotedID: -1, CurrentVoters: []kraft.NodeID{1}}
 	if err := logstore.WriteQuorumState(vfs.OS(), dir, qs); err != nil {
 		t.Fatal(err)
@@ -96,4 +67,44 @@ func TestCommittedRecordTheImageRefusesStopsTheNode(t *testing.T) {
 	if err := c.Shutdown(context.Background()); !errors.As(err, &re) {
 		t.Fatalf("Shutdown = %v, want the CommittedReplayError", err)
 	}
+}
+
+// writeForeignLog writes, as another program would, one batch of recs at
+// epoch into the metadata log of cfg (no quorum-state file), and returns
+// the log's directory.
+func writeForeignLog(t *testing.T, cfg Config, epoch int32, recs ...metadata.Record) string {
+	t.Helper()
+	dir := filepath.Join(cfg.MetadataLogDir, PartitionDirName)
+	if err := logstore.MkdirAllDurable(vfs.OS(), dir); err != nil {
+		t.Fatal(err)
+	}
+	log, _, err := logstore.Open(vfs.OS(), dir, logstore.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := recordbatch.DefaultParams()
+	p.PartitionLeaderEpoch = epoch
+	var b recordbatch.Builder
+	b.Reset(nil, p)
+	for _, r := range recs {
+		value, err := metadata.Encode(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Append(time.Now().UnixMilli(), nil, value, nil)
+	}
+	raw, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := log.AppendAsLeader(raw, epoch); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := log.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

@@ -2,6 +2,7 @@ package raft
 
 import (
 	"cmp"
+	"context"
 	"crypto/tls"
 	"fmt"
 	"log/slog"
@@ -95,6 +96,11 @@ func newRuntimeConfig(cfg Config) (runtimeConfig, error) {
 	base := cfg.Logger
 	if base == nil {
 		base = slog.New(slog.DiscardHandler)
+	}
+	if cfg.LogLevel != "" {
+		// Validate has checked it.
+		lv, _ := ParseLogLevel(cfg.LogLevel)
+		base = slog.New(levelHandler{min: lv, Handler: base.Handler()})
 	}
 	logger := base.With(slog.Int(logKeyNodeID, int(cfg.NodeID)))
 
@@ -277,3 +283,22 @@ const (
 	logKeyHost          = "host"
 	logKeyOperation     = "operation"
 )
+
+// levelHandler hands its Handler only the lines at min and above
+// (krabka.log.level).
+type levelHandler struct {
+	min slog.Level
+	slog.Handler
+}
+
+func (h levelHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h levelHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return levelHandler{h.min, h.Handler.WithAttrs(as)}
+}
+
+func (h levelHandler) WithGroup(name string) slog.Handler {
+	return levelHandler{h.min, h.Handler.WithGroup(name)}
+}

@@ -130,7 +130,10 @@ func runDev(ctx context.Context, a *app, o devOptions) error {
 		clusterID = u.String()
 	}
 	level := slog.LevelWarn
-	if o.verbose {
+	switch {
+	case a.logLevelSet:
+		level = a.level
+	case o.verbose:
 		level = slog.LevelInfo
 	}
 	nodeLog, err := newLeveledLogger(a.logFormat, a.stderr, level)
