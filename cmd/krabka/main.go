@@ -16,7 +16,8 @@
 //	krabka metadata-quorum --bootstrap-controller HOST:PORT snapshot save FILE [--force]
 //	                                         a verified copy of the leader's newest snapshot
 //	krabka dump-snapshot FILE                a checkpoint's header, voters and records
-//	krabka dev [--nodes N] [--dir DIR] [-v]  a live local quorum in one process
+//	krabka dev [--nodes N] [--dir DIR | --keep] [-v]
+//	                                         a live local quorum in one process
 //
 // Output meant for scripts goes to stdout in Kafka's layout; diagnostics go
 // to stderr through log/slog (--log-format text or json). A failing command

@@ -26,14 +26,14 @@ type devQuorum struct {
 }
 
 // startDev runs krabka dev with n nodes until it reports a leader that
-// has committed; the run stops when the test ends.
+// has committed and every node ready; the run stops when the test ends.
 func startDev(t *testing.T, n int) *devQuorum {
 	t.Helper()
 	d := &devQuorum{dir: t.TempDir(), out: &syncBuffer{}, errOut: &syncBuffer{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	go func() {
-		done <- runContext(ctx, []string{"dev", "--nodes", strconv.Itoa(n), "--dir", d.dir}, d.out, d.errOut)
+		done <- runContext(ctx, []string{"dev", "--nodes", strconv.Itoa(n), "--dir", d.dir, "--summary-interval", "300ms"}, d.out, d.errOut)
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -44,7 +44,7 @@ func startDev(t *testing.T, n int) *devQuorum {
 		}
 	})
 	deadline := time.Now().Add(20 * time.Second)
-	for !committedLeader(d.out.String()) {
+	for !allReady(d.out.String()) {
 		select {
 		case code := <-done:
 			t.Fatalf("dev exited with %d: %s", code, d.errOut.String())
