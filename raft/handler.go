@@ -27,6 +27,8 @@ type handler struct {
 	// refused one is answered with CLUSTER_AUTHORIZATION_FAILED and
 	// reaches neither the engine nor the node's state.
 	authz *requestAuthz
+	// foreign rate-limits the ERROR about requests of another cluster.
+	foreign foreignRequests
 }
 
 // Serve implements [transport.Handler].
@@ -46,6 +48,9 @@ func (h *handler) Serve(ctx context.Context, req *transport.Request, reply *tran
 		case err != nil:
 			reply.Close()
 		case answer != nil:
+			if theirs, from, ok := wire.ForeignCluster(body, e.clusterID); ok {
+				h.reportForeignRequest(ctx, body, theirs, from, req.Conn.RemoteAddr)
+			}
 			reply.Send(answer)
 		default:
 			ev := event{request: &inboundRequest{msg: msg, reply: reply, version: body.GetVersion()}}
