@@ -36,7 +36,7 @@ func TestAdminFlagsAreChecked(t *testing.T) {
 // stop, the remaining node's /readyz answers 503 and healthcheck fails.
 func TestAdminEndpointsOfAQuorum(t *testing.T) {
 	const n = 3
-	admins, stops := startAdminQuorum(t, n)
+	admins, _, stops := startAdminQuorum(t, n)
 
 	var leader int
 	waitUntil(t, "one active controller", func() bool {
@@ -120,8 +120,8 @@ func TestAdminEndpointsOfAQuorum(t *testing.T) {
 
 // startAdminQuorum formats and runs an n-node static quorum on loopback
 // with server-start, each node with an admin endpoint, and returns the
-// admin addresses and a stop function per node.
-func startAdminQuorum(t *testing.T, n int) (admins []string, stops []func()) {
+// admin addresses, the voters' addresses and a stop function per node.
+func startAdminQuorum(t *testing.T, n int) (admins, voterAddrs []string, stops []func()) {
 	t.Helper()
 	var voters []string
 	for i := range n {
@@ -137,8 +137,9 @@ func startAdminQuorum(t *testing.T, n int) (admins []string, stops []func()) {
 			"metadata.max.idle.interval.ms=100")
 		mustSucceed(t, "storage", "format", "-t", testClusterID, "-c", node.props)
 		stops[i] = serveUntilStopped(t, "server-start", "--admin-address", admins[i], node.props)
+		voterAddrs = append(voterAddrs, addr)
 	}
-	return admins, stops
+	return admins, voterAddrs, stops
 }
 
 // serveUntilStopped runs the command line args in this process until
