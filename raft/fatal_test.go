@@ -22,28 +22,13 @@ import (
 // closed, the fatal-fault and engine-loop checks fail with it, and a
 // submission waiting for the leader fails with the cause.
 func TestCommittedRecordTheImageRefusesStopsTheNode(t *testing.T) {
-	cfg := ForTests(1, t.TempDir())
-	dir := writeForeignLog(t, cfg, 1, topicRecord("early"))
-	qs := logstore.QuorumStateData{LeaderID: 1, LeaderEpoch: 1, VotedID: -1, CurrentVoters: []kraft.NodeID{1}}
-	if err := logstore.WriteQuorumState(vfs.OS(), dir, qs); err != nil {
-		t.Fatal(err)
-	}
-
-	c, err := Start(t.Context(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = c.Shutdown(context.Background()) }()
+	c := startOnForeignLog(t, topicRecord("early"))
 	submitted := make(chan error, 1)
 	go func() {
 		_, err := c.SubmitChange(t.Context(), []metadata.Record{metadataVersionRecord()})
 		submitted <- err
 	}()
-	select {
-	case <-c.Done():
-	case <-time.After(10 * time.Second):
-		t.Fatal("the node still runs with a committed record its image refuses")
-	}
+	waitStopped(t, c, "a committed record its image refuses")
 	var re *CommittedReplayError
 	if err := c.Err(); !errors.As(err, &re) || re.Offset != 0 || re.Epoch != 1 || !errors.Is(err, metadata.ErrUnsupportedFeature) {
 		t.Fatalf("Err = %v, want a CommittedReplayError for offset 0 at epoch 1 wrapping ErrUnsupportedFeature", err)
@@ -107,4 +92,35 @@ func writeForeignLog(t *testing.T, cfg Config, epoch int32, recs ...metadata.Rec
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// startOnForeignLog starts a single-voter node on a log that another
+// program wrote at epoch 1, holding recs, with node 1 the leader of
+// epoch 1 in its quorum-state file; the node is shut down when the test
+// ends.
+func startOnForeignLog(t *testing.T, recs ...metadata.Record) *Controller {
+	t.Helper()
+	cfg := ForTests(1, t.TempDir())
+	dir := writeForeignLog(t, cfg, 1, recs...)
+	qs := logstore.QuorumStateData{LeaderID: 1, LeaderEpoch: 1, VotedID: -1, CurrentVoters: []kraft.NodeID{1}}
+	if err := logstore.WriteQuorumState(vfs.OS(), dir, qs); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Start(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Shutdown(context.Background()) })
+	return c
+}
+
+// waitStopped waits for c's engine to stop on its own, and fails the
+// test if it still runs after a while with what.
+func waitStopped(t *testing.T, c *Controller, what string) {
+	t.Helper()
+	select {
+	case <-c.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the node still runs with %s", what)
+	}
 }

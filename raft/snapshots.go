@@ -227,6 +227,13 @@ func readSnapshotImage(fsys vfs.FS, path string, id kraft.OffsetAndEpoch, dynami
 			recs = append(recs, rec)
 		}
 		if err := delta.ReplaySnapshot(recs, int64(id.Offset)-1, int32(id.Epoch)); err != nil {
+			if errors.Is(err, metadata.ErrUnsupportedMetadataVersion) {
+				// Not damage: the quorum finalized a metadata.version
+				// this release cannot serve. The snapshot stays; the node
+				// stops (a fatal fault) until a release that supports it
+				// runs.
+				return nil, &UnsupportedMetadataVersionError{Snapshot: id.String(), Err: err}
+			}
 			return nil, damaged("raft: snapshot %s: %w", id, err)
 		}
 	}
@@ -237,17 +244,6 @@ func readSnapshotImage(fsys vfs.FS, path string, id kraft.OffsetAndEpoch, dynami
 		return nil, fmt.Errorf("raft: read snapshot %s: %w", id, err)
 	}
 	return delta, nil
-}
-
-// loadImage replaces the image with the content of snapshot id and makes
-// id's end offset the next offset to apply.
-func (e *engine) loadImage(id kraft.OffsetAndEpoch) error {
-	delta, err := readSnapshotImage(e.fsys, e.snap.store.Path(id), id, e.rc.dynamic)
-	if err != nil {
-		return err
-	}
-	e.installImage(id, delta)
-	return nil
 }
 
 // installImage makes delta (snapshot id's content) the image.
@@ -316,6 +312,12 @@ func (e *engine) installSnapshot(o kraft.OffsetAndEpoch) error {
 		return fmt.Errorf("raft: install snapshot %s: %w", id, err)
 	}
 	e.snap.download = nil
+	// The image first: a snapshot this node cannot load (one of a
+	// metadata.version it does not support) leaves the log as it was.
+	delta, err := readSnapshotImage(e.fsys, e.snap.store.Path(id), id, e.rc.dynamic)
+	if err != nil {
+		return err
+	}
 	if err := e.log.TruncateFullyAndStartAt(int64(id.Offset)); err != nil {
 		return fmt.Errorf("raft: restart log at snapshot %s: %w", id, err)
 	}
@@ -324,7 +326,8 @@ func (e *engine) installSnapshot(o kraft.OffsetAndEpoch) error {
 	e.deleteSnapshotsBefore(id)
 	e.setLatest(id)
 	e.snap.lastTaken = e.clock.Now()
-	return e.loadImage(id)
+	e.installImage(id, delta)
+	return nil
 }
 
 // abortDownload gives up an unfinished snapshot download (closing and
