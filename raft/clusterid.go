@@ -103,16 +103,30 @@ func (e *engine) noteForeignPeer(peer kraft.NodeID) {
 	}
 }
 
+// maxForeignSenders bounds how many senders of another cluster are
+// remembered apart: the requests come from anyone who can connect, and
+// the ones past the bound share one rate limit.
+const maxForeignSenders = 64
+
 // foreignRequests remembers, for the listener's goroutines, when each
 // peer of another cluster was last reported (a key of its node id and
-// cluster id, a value of Unix nanoseconds).
-type foreignRequests struct{ at sync.Map }
+// cluster id, a value of Unix nanoseconds); n counts the keys.
+type foreignRequests struct {
+	at sync.Map
+	n  atomic.Int64
+}
 
 // due reports whether the request of from in cluster theirs is to be
 // logged at now, and if so notes it.
 func (f *foreignRequests) due(from kraft.NodeID, theirs string, now time.Time) bool {
 	key := fmt.Sprintf("%d/%s", from, theirs)
+	if _, ok := f.at.Load(key); !ok && f.n.Load() >= maxForeignSenders {
+		key = "others"
+	}
 	v, loaded := f.at.LoadOrStore(key, new(atomic.Int64))
+	if !loaded {
+		f.n.Add(1)
+	}
 	last := v.(*atomic.Int64)
 	prev := last.Load()
 	if loaded && prev != 0 && now.Sub(time.Unix(0, prev)) < foreignReportEvery {

@@ -89,3 +89,32 @@ func TestNodeOfAnotherClusterIsReportedAtError(t *testing.T) {
 		}
 	}
 }
+
+// TestForeignRequestsAreRateLimited: a sender of another cluster is
+// reported once per foreignReportEvery, and senders past
+// maxForeignSenders share one report, so that a flood of made-up ids
+// neither floods the log nor grows the memory without bound.
+func TestForeignRequestsAreRateLimited(t *testing.T) {
+	var f foreignRequests
+	now := time.Unix(1000, 0)
+	if !f.due(3, "x", now) || f.due(3, "x", now.Add(time.Second)) {
+		t.Error("the first request of a sender is not reported alone")
+	}
+	if !f.due(3, "x", now.Add(foreignReportEvery)) {
+		t.Error("a sender is not reported again after foreignReportEvery")
+	}
+	reported := 0
+	for i := range 1000 {
+		if f.due(kraft.NodeID(100+i), "flood", now) {
+			reported++
+		}
+	}
+	// Sender 3 holds one of the places: 63 senders are reported apart,
+	// the rest once together.
+	if want := maxForeignSenders; reported != want {
+		t.Errorf("%d reports for 1000 senders, want %d", reported, want)
+	}
+	if n := f.n.Load(); n != maxForeignSenders+1 {
+		t.Errorf("%d keys remembered, want %d senders and the shared one", n, maxForeignSenders)
+	}
+}
