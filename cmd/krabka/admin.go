@@ -34,6 +34,10 @@ const (
 	// defaultHealthcheckAddress is where healthcheck looks by default:
 	// the port deploy/docker-compose.yml gives --admin-address.
 	defaultHealthcheckAddress = "127.0.0.1:9404"
+	// defaultReadyMaxLag is --ready-max-lag's default: how many offsets a
+	// follower's high watermark may trail the leader's for caught-up
+	// (raft.DefaultHealthOptions's MaxLag).
+	defaultReadyMaxLag = 1000
 )
 
 // adminOptions are server-start's admin flags.
@@ -47,7 +51,7 @@ func (o *adminOptions) register(cmd *cobra.Command) {
 	d := raft.DefaultHealthOptions()
 	cmd.Flags().StringVar(&o.address, adminAddressFlag, "",
 		"serve /metrics, /livez and /readyz over HTTP on this host:port (off when empty)")
-	cmd.Flags().Int64Var(&o.readyMaxLag, "ready-max-lag", d.MaxLag,
+	cmd.Flags().Int64Var(&o.readyMaxLag, "ready-max-lag", defaultReadyMaxLag,
 		"offsets a follower's high watermark may trail the leader's for /readyz's caught-up check")
 	cmd.Flags().DurationVar(&o.readTimeout, "ready-read-timeout", d.ReadTimeout,
 		"how long /readyz's linearizable-read check waits for its read")

@@ -102,6 +102,14 @@ func TestHealthEndpointsInEtcdsForm(t *testing.T) {
 	}
 }
 
+// TestAdminDefaultsAreTheLibrarys: the flags' defaults are the bounds of
+// raft.DefaultHealthOptions.
+func TestAdminDefaultsAreTheLibrarys(t *testing.T) {
+	if d := raft.DefaultHealthOptions(); d.MaxLag != defaultReadyMaxLag {
+		t.Errorf("defaultReadyMaxLag %d, raft.DefaultHealthOptions().MaxLag %d", defaultReadyMaxLag, d.MaxLag)
+	}
+}
+
 // TestHealthEndpointsRefuseBadRequests: a query that does not parse, an
 // unknown parameter or value, an empty or unknown check name answer 400
 // saying why; another method answers 405.
