@@ -54,7 +54,7 @@ func (o *adminOptions) register(cmd *cobra.Command) {
 	cmd.Flags().Int64Var(&o.readyMaxLag, "ready-max-lag", defaultReadyMaxLag,
 		"offsets a follower's high watermark may trail the leader's for /readyz's caught-up check")
 	cmd.Flags().DurationVar(&o.readTimeout, "ready-read-timeout", d.ReadTimeout,
-		"how long /readyz's linearizable-read check waits for its read")
+		"how long /readyz's linearizable-read check waits for its read (0: the default)")
 }
 
 // validate refuses a malformed address or bound before anything starts.
@@ -67,17 +67,20 @@ func (o *adminOptions) validate() error {
 	if o.readyMaxLag < 0 {
 		return fmt.Errorf("--ready-max-lag %d: must not be negative", o.readyMaxLag)
 	}
-	if o.readTimeout <= 0 {
-		return fmt.Errorf("--ready-read-timeout %v: must be positive", o.readTimeout)
+	if o.readTimeout < 0 {
+		return fmt.Errorf("--ready-read-timeout %v: must not be negative", o.readTimeout)
 	}
 	return nil
 }
 
-// healthOptions are the bounds of the checks the flags give.
+// healthOptions are the bounds of the checks the flags give; a read
+// timeout of 0 (adminOptions made without the flags) is the default.
 func (o *adminOptions) healthOptions() raft.HealthOptions {
 	h := raft.DefaultHealthOptions()
 	h.MaxLag = o.readyMaxLag
-	h.ReadTimeout = o.readTimeout
+	if o.readTimeout > 0 {
+		h.ReadTimeout = o.readTimeout
+	}
 	return h
 }
 

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/krabka-go/krabka/raft"
 )
@@ -103,10 +104,18 @@ func TestHealthEndpointsInEtcdsForm(t *testing.T) {
 }
 
 // TestAdminDefaultsAreTheLibrarys: the flags' defaults are the bounds of
-// raft.DefaultHealthOptions.
+// raft.DefaultHealthOptions, and a zero read timeout is the default.
 func TestAdminDefaultsAreTheLibrarys(t *testing.T) {
-	if d := raft.DefaultHealthOptions(); d.MaxLag != defaultReadyMaxLag {
+	d := raft.DefaultHealthOptions()
+	if d.MaxLag != defaultReadyMaxLag {
 		t.Errorf("defaultReadyMaxLag %d, raft.DefaultHealthOptions().MaxLag %d", defaultReadyMaxLag, d.MaxLag)
+	}
+	// adminOptions made without the flags read with the default.
+	if got := (&adminOptions{readyMaxLag: 5}).healthOptions(); got.ReadTimeout != d.ReadTimeout || got.MaxLag != 5 {
+		t.Errorf("healthOptions of a zero read timeout = %+v, want the default read timeout %v", got, d.ReadTimeout)
+	}
+	if got := (&adminOptions{readTimeout: time.Second}).healthOptions(); got.ReadTimeout != time.Second {
+		t.Errorf("healthOptions with --ready-read-timeout 1s = %+v", got)
 	}
 }
 

@@ -22,7 +22,7 @@ func TestAdminFlagsAreChecked(t *testing.T) {
 		mustFail(t, `--admin-address "`+addr+`"`, "healthcheck", "--admin-address", addr)
 	}
 	mustFail(t, "--ready-max-lag -1: must not be negative", "server-start", "--admin-address", "127.0.0.1:0", "--ready-max-lag", "-1", n.props)
-	mustFail(t, "--ready-read-timeout 0s: must be positive", "server-start", "--admin-address", "127.0.0.1:0", "--ready-read-timeout", "0s", n.props)
+	mustFail(t, "--ready-read-timeout -1s: must not be negative", "server-start", "--admin-address", "127.0.0.1:0", "--ready-read-timeout", "-1s", n.props)
 	mustFail(t, `--check "up": want ready or live`, "healthcheck", "--check", "up")
 	mustFail(t, "/readyz: ", "healthcheck", "--admin-address", fmt.Sprintf("127.0.0.1:%d", freePort(t)), "--timeout", "2s")
 }
