@@ -246,6 +246,17 @@ func readSnapshotImage(fsys vfs.FS, path string, id kraft.OffsetAndEpoch, dynami
 	return delta, nil
 }
 
+// loadImage replaces the image with the content of snapshot id and makes
+// id's end offset the next offset to apply.
+func (e *engine) loadImage(id kraft.OffsetAndEpoch) error {
+	delta, err := readSnapshotImage(e.fsys, e.snap.store.Path(id), id, e.rc.dynamic)
+	if err != nil {
+		return err
+	}
+	e.installImage(id, delta)
+	return nil
+}
+
 // installImage makes delta (snapshot id's content) the image.
 func (e *engine) installImage(id kraft.OffsetAndEpoch, delta *metadata.Delta) {
 	e.applier.delta = delta
@@ -313,9 +324,9 @@ func (e *engine) installSnapshot(o kraft.OffsetAndEpoch) error {
 	}
 	e.snap.download = nil
 	// The image first: a snapshot this node cannot load (one of a
-	// metadata.version it does not support) leaves the log as it was.
-	delta, err := readSnapshotImage(e.fsys, e.snap.store.Path(id), id, e.rc.dynamic)
-	if err != nil {
+	// metadata.version it does not support) leaves the log as it was,
+	// and the engine stops with the error.
+	if err := e.loadImage(id); err != nil {
 		return err
 	}
 	if err := e.log.TruncateFullyAndStartAt(int64(id.Offset)); err != nil {
@@ -326,7 +337,6 @@ func (e *engine) installSnapshot(o kraft.OffsetAndEpoch) error {
 	e.deleteSnapshotsBefore(id)
 	e.setLatest(id)
 	e.snap.lastTaken = e.clock.Now()
-	e.installImage(id, delta)
 	return nil
 }
 

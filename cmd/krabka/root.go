@@ -71,10 +71,10 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 			return nil
 		},
 	}
-	root.PersistentFlags().StringVar(&a.logLevel, logLevelFlag, "info",
-		"least severe diagnostics written on stderr: debug, info, warn or error (server-start: overrides krabka.log.level)")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	root.PersistentFlags().StringVar(&a.logLevel, logLevelFlag, "info",
+		"least severe diagnostics written on stderr: debug, info, warn or error (server-start: overrides krabka.log.level)")
 	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "text", "format of the diagnostics on stderr: text or json")
 	root.AddCommand(newStorageCommand(a), newDumpLogCommand(a), newDumpSnapshotCommand(a), newServerStartCommand(a), newDevCommand(a), newMetadataQuorumCommand(a), newHealthcheckCommand())
 	return root
