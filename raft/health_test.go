@@ -192,12 +192,7 @@ func TestLinearizableReadCheckSharesOneRead(t *testing.T) {
 	}
 	started := n.probes.started.Load()
 
-	release := make(chan struct{})
-	entered := make(chan struct{})
-	if err := n.enqueue(t.Context(), event{call: func(*engine) { close(entered); <-release }}); err != nil {
-		t.Fatal(err)
-	}
-	<-entered
+	release := holdEngine(t, n)
 	const probes = 8
 	results := make([][]CheckResult, probes)
 	var wg sync.WaitGroup
@@ -208,7 +203,7 @@ func TestLinearizableReadCheckSharesOneRead(t *testing.T) {
 	waitFor(t, "every probe but one to wait for the read in flight", func() bool {
 		return n.probes.shared.Load()-shared == probes-1
 	})
-	close(release)
+	release()
 	wg.Wait()
 	if got := n.probes.started.Load() - started; got != 1 {
 		t.Errorf("%d concurrent probes started %d reads, want 1", probes, got)
@@ -248,19 +243,14 @@ func TestLiveEngine(t *testing.T) {
 	if err := n.Live(time.Second); err != nil {
 		t.Fatalf("idle engine: %v", err)
 	}
-	release := make(chan struct{})
-	entered := make(chan struct{})
-	if err := n.enqueue(t.Context(), event{call: func(*engine) { close(entered); <-release }}); err != nil {
-		t.Fatal(err)
-	}
-	<-entered
+	release := holdEngine(t, n)
 	waitFor(t, "the stuck engine to be not live", func() bool { return errors.Is(n.Live(20*time.Millisecond), ErrNotLive) })
 	stuck := healthOpts(CheckLinearizableRead)
 	stuck.MaxTurn = 20 * time.Millisecond
 	if err := n.Ready(t.Context(), stuck); !errors.Is(err, ErrNotReady) || !strings.Contains(err.Error(), CheckEngineLoop+": the engine has been in one turn") {
 		t.Errorf("Ready of a stuck engine: %v, want ErrNotReady naming %s", err, CheckEngineLoop)
 	}
-	close(release)
+	release()
 	waitFor(t, "the engine to be live again", func() bool { return n.Live(20*time.Millisecond) == nil })
 	c.stop(c.leader())
 	rs, err := n.LiveChecks(healthOpts())
@@ -281,4 +271,20 @@ func TestLiveEngine(t *testing.T) {
 	if err, _ := checkErr(readyChecks(t, n, healthOpts()), CheckLinearizableRead); !errors.Is(err, ErrShuttingDown) || ctx.Err() != nil {
 		t.Errorf("linearizable-read of a stopped node: %v, want ErrShuttingDown at once", err)
 	}
+}
+
+// holdEngine keeps n's engine in one turn until the returned release is
+// called, or the test ends (so that a failing test still shuts down).
+func holdEngine(t *testing.T, n *Controller) (release func()) {
+	t.Helper()
+	held := make(chan struct{})
+	entered := make(chan struct{})
+	if err := n.enqueue(t.Context(), event{call: func(*engine) { close(entered); <-held }}); err != nil {
+		t.Fatal(err)
+	}
+	<-entered
+	var once sync.Once
+	release = func() { once.Do(func() { close(held) }) }
+	t.Cleanup(release)
+	return release
 }
