@@ -242,10 +242,10 @@ func runDev(ctx context.Context, a *app, o devOptions) error {
 	fmt.Fprintf(a.stdout, "QuorumVoters:           %s\n", strings.Join(voters, ","))
 	fmt.Fprintf(a.stdout, "BootstrapControllers:   %s\n", strings.Join(servers, ","))
 	fmt.Fprintf(a.stdout, "Configs:                %s\n", strings.Join(props, ","))
+	failed := make(chan error, len(nodes))
 	for i, u := range admins {
 		fmt.Fprintf(a.stdout, "%-24s%s\n", fmt.Sprintf("Admin node %d:", i+1), u)
 	}
-	failed := make(chan error, len(nodes))
 	for i, c := range nodes {
 		go func() {
 			select {
