@@ -187,6 +187,9 @@ func TestLinearizableReadCheckSharesOneRead(t *testing.T) {
 	n := c.node(c.leader())
 	submit(t, n, metadataVersionRecord())
 	only := healthOpts(CheckEngineLoop, CheckFatalFault, CheckLeader, CheckCaughtUp, CheckCommitting)
+	// Far above the time the probes take to join: the read in flight
+	// must not end before they all wait for it.
+	only.ReadTimeout = time.Minute
 	if rs := readyChecks(t, n, only); len(rs) != 1 || rs[0].Name != CheckLinearizableRead || rs[0].Err != nil {
 		t.Fatalf("linearizable-read alone: %v", rs)
 	}
