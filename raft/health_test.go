@@ -193,7 +193,7 @@ func TestLinearizableReadCheckSharesOneRead(t *testing.T) {
 	if rs := readyChecks(t, n, only); len(rs) != 1 || rs[0].Name != CheckLinearizableRead || rs[0].Err != nil {
 		t.Fatalf("linearizable-read alone: %v", rs)
 	}
-	started := n.probes.started.Load()
+	started, shared := n.probes.started.Load(), n.probes.shared.Load()
 
 	release := holdEngine(t, n)
 	const probes = 8
@@ -202,7 +202,6 @@ func TestLinearizableReadCheckSharesOneRead(t *testing.T) {
 	for i := range probes {
 		wg.Go(func() { results[i] = readyChecks(t, n, only) })
 	}
-	shared := n.probes.shared.Load()
 	waitFor(t, "every probe but one to wait for the read in flight", func() bool {
 		return n.probes.shared.Load()-shared == probes-1
 	})
