@@ -198,9 +198,10 @@ func TestLinearizableReadCheckSharesOneRead(t *testing.T) {
 	release := holdEngine(t, n)
 	const probes = 8
 	results := make([][]CheckResult, probes)
+	errs := make([]error, probes)
 	var wg sync.WaitGroup
 	for i := range probes {
-		wg.Go(func() { results[i] = readyChecks(t, n, only) })
+		wg.Go(func() { results[i], errs[i] = n.ReadyChecks(t.Context(), only) })
 	}
 	waitFor(t, "every probe but one to wait for the read in flight", func() bool {
 		return n.probes.shared.Load()-shared == probes-1
@@ -211,8 +212,8 @@ func TestLinearizableReadCheckSharesOneRead(t *testing.T) {
 		t.Errorf("%d concurrent probes started %d reads, want 1", probes, got)
 	}
 	for i, rs := range results {
-		if len(rs) != 1 || rs[0].Err != nil {
-			t.Errorf("probe %d: %v", i, rs)
+		if errs[i] != nil || len(rs) != 1 || rs[0].Err != nil {
+			t.Errorf("probe %d: %v, %v", i, rs, errs[i])
 		}
 	}
 }
