@@ -24,6 +24,10 @@ var (
 	// feature level the image does not have, or sets a level outside
 	// the supported range.
 	ErrUnsupportedFeature = errors.New("metadata: unsupported feature level")
+	// ErrUnsupportedMetadataVersion: a FeatureLevelRecord finalizes a
+	// metadata.version outside [MinMetadataVersion, MaxMetadataVersion],
+	// the range this release supports. It matches ErrUnsupportedFeature.
+	ErrUnsupportedMetadataVersion = fmt.Errorf("%w: metadata.version outside the supported range", ErrUnsupportedFeature)
 	// ErrTransactionState: a Begin, End or AbortTransactionRecord out of
 	// place.
 	ErrTransactionState = errors.New("metadata: invalid transaction state")
@@ -41,8 +45,9 @@ type ReplayError struct {
 	// Offset is the offset passed to Replay.
 	Offset int64
 	// Kind is ErrNotFound, ErrAlreadyExists, ErrInvalidRecord,
-	// ErrStaleBrokerEpoch, ErrUnsupportedFeature, ErrTransactionState or
-	// ErrOffsetOrder.
+	// ErrStaleBrokerEpoch, ErrUnsupportedFeature (or
+	// ErrUnsupportedMetadataVersion, which matches it),
+	// ErrTransactionState or ErrOffsetOrder.
 	Kind error
 	// Reason says what is wrong, naming the entity.
 	Reason string

@@ -24,7 +24,7 @@ func (img *Image) replayFeatureLevel(r *FeatureLevelRecord) error {
 	case r.Name == FeatureKRaftVersion:
 		return reject(ErrInvalidRecord, "kraft.version is finalized by KRaftVersionRecord control records, not by FeatureLevelRecord")
 	case r.Name == FeatureMetadataVersion && (r.FeatureLevel < MinMetadataVersion || r.FeatureLevel > MaxMetadataVersion):
-		return reject(ErrUnsupportedFeature, "metadata.version %d is outside the supported range %d-%d", r.FeatureLevel, MinMetadataVersion, MaxMetadataVersion)
+		return reject(ErrUnsupportedMetadataVersion, "metadata.version %d is outside the supported range %d-%d", r.FeatureLevel, MinMetadataVersion, MaxMetadataVersion)
 	case r.FeatureLevel < 0:
 		return reject(ErrInvalidRecord, "feature %s level %d is negative", r.Name, r.FeatureLevel)
 	}

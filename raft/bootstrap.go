@@ -56,6 +56,12 @@ func readBootstrap(fsys vfs.FS, logDir string) ([]metadata.Record, error) {
 	if !hasMV {
 		return nil, fmt.Errorf("raft: %s sets no metadata.version", path)
 	}
+	// The first leader would write it into the log, where every node
+	// would stop on it: refuse it before the node joins.
+	if mv := bootstrapMetadataVersion(recs); mv < metadata.MinMetadataVersion || mv > metadata.MaxMetadataVersion {
+		return nil, fmt.Errorf("raft: %s finalizes metadata.version %d, outside the range %d-%d this release supports (%w): format the directory again with a supported --release-version, or run a release that supports it",
+			path, mv, metadata.MinMetadataVersion, metadata.MaxMetadataVersion, metadata.ErrUnsupportedMetadataVersion)
+	}
 	return recs, nil
 }
 

@@ -364,6 +364,11 @@ type Config struct {
 	// Logger receives the node's log lines. It has no Kafka property;
 	// nil discards them.
 	Logger *slog.Logger
+	// LogLevel is krabka.log.level, Krabka's own property (Kafka sets its
+	// levels in log4j files): debug, info, warn or error, the least
+	// severe level of the lines the node hands Logger. Empty: every line
+	// Logger's handler is enabled for.
+	LogLevel string
 	// Metrics receives the node's measurements (see [Metrics]). It has no
 	// Kafka property; nil records nothing.
 	Metrics Metrics

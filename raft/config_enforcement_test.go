@@ -88,6 +88,7 @@ var acceptedProperties = map[string]enforcement{
 
 	keyNodeID:                 {touchesOther, nil, "identity, checked against meta.properties at start"},
 	keyBrokerID:               {touchesOther, nil, "Kafka's older name for node.id"},
+	keyLogLevel:               {touchesOther, nil, "the level of the node's log lines (raft.TestLogLevelProperty)"},
 	keyProcessRoles:           {touchesOther, nil, "must be controller; nothing else runs"},
 	keyAdvertisedListeners:    {touchesOther, nil, "where the other voters connect; opens nothing on this node"},
 	keyQuorumVoters:           {touchesOther, nil, "the static voter set"},

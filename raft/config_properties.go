@@ -3,6 +3,7 @@ package raft
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"math"
 	"net/netip"
@@ -47,6 +48,7 @@ const (
 	keyMaxRetentionBytes              = "metadata.max.retention.bytes"
 	keyMaxRetentionTime               = "metadata.max.retention.ms"
 	keyMaxIdleInterval                = "metadata.max.idle.interval.ms"
+	keyLogLevel                       = "krabka.log.level"
 	keyInternalSegmentBytes           = "internal.metadata.log.segment.bytes"
 	keyInternalMaxBatchBytes          = "internal.metadata.max.batch.size.in.bytes"
 	keyInternalDeleteDelay            = "internal.metadata.delete.delay.millis"
@@ -276,8 +278,8 @@ func resolveMetadataLogDir(values map[string]string) string {
 // server.properties file would hold. Durations are in milliseconds;
 // listener.security.protocol.map shows the effective map (see
 // [Config.ListenerSecurityProtocol]); the metadata directory is
-// metadata.log.dir; internal.metadata.log.segment.bytes appears only
-// when set; a TLS private key given inline (ssl.keystore.key) and
+// metadata.log.dir; internal.metadata.log.segment.bytes and
+// krabka.log.level appear only when set; a TLS private key given inline (ssl.keystore.key) and
 // ssl.key.password show as [hidden], as Kafka logs its secrets. Reading
 // the result back gives an equivalent Config, but for those keys.
 func (c Config) Properties() map[string]string {
@@ -491,6 +493,14 @@ var propertyTable = []property{
 		}
 		return "", nil
 	}, func(c Config) (string, bool) { return strings.Join(c.SuperUsers, ";"), true }},
+	{keyLogLevel, func(c *Config, v string) (string, error) {
+		lv := strings.ToLower(v)
+		if _, err := ParseLogLevel(lv); err != nil {
+			return "", err
+		}
+		c.LogLevel = lv
+		return "", nil
+	}, func(c Config) (string, bool) { return c.LogLevel, c.LogLevel != "" }},
 	{keyAllowEveryoneIfNoACLFound, func(c *Config, v string) (string, error) {
 		b, err := parseBool(v)
 		if err == nil {
@@ -498,6 +508,23 @@ var propertyTable = []property{
 		}
 		return "", err
 	}, func(c Config) (string, bool) { return strconv.FormatBool(c.AllowEveryoneIfNoACLFound), true }},
+}
+
+// ParseLogLevel reads a log level as krabka.log.level and krabka's
+// --log-level take it: debug, info, warn or error, in any case (log4j
+// writes them in capitals).
+func ParseLogLevel(v string) (slog.Level, error) {
+	switch strings.ToLower(v) {
+	case "debug":
+		return slog.LevelDebug, nil
+	case "info":
+		return slog.LevelInfo, nil
+	case "warn":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return 0, errors.New("must be debug, info, warn or error")
 }
 
 // parseBool reads Kafka's boolean: true or false in any case.

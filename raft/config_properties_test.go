@@ -489,6 +489,7 @@ func TestStringIsSortedKeyValueLines(t *testing.T) {
 func TestPropertiesRenderEveryKey(t *testing.T) {
 	props := DefaultConfig().Properties()
 	props["internal.metadata.log.segment.bytes"] = ""
+	props["krabka.log.level"] = ""
 	if got, want := len(props), len(propertyTable)+1; got != want {
 		t.Errorf("Properties() has %d keys, want %d", got, want)
 	}

@@ -82,6 +82,11 @@ func (c Config) problems() []error {
 	c.validateQuorum(&v)
 	c.validateNumbers(&v)
 	c.validateAuthorizer(&v)
+	if c.LogLevel != "" {
+		if _, err := ParseLogLevel(c.LogLevel); err != nil {
+			v.add(keyLogLevel, c.LogLevel, "%v", err)
+		}
+	}
 	return v.errs
 }
 

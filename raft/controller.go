@@ -110,6 +110,8 @@ type Controller struct {
 	// its result, readable after done.
 	done   chan struct{}
 	runErr error
+	// probes is the linearizable read of the health checks.
+	probes readProbes
 
 	closers      []io.Closer
 	shutdownOnce sync.Once
@@ -252,6 +254,10 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 	if opts.host != nil {
 		return c, nil
 	}
+	// The state the core started in (its "started" line), read before
+	// the engine runs: the epoch may be the log's, later than the
+	// quorum-state file's.
+	q := c.QuorumState()
 	c.wg.Go(func() {
 		defer close(c.done)
 		c.runErr = e.run(runCtx)
@@ -259,8 +265,9 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 		e.pub.leaders.closeAll(cmp.Or(c.runErr, ErrShuttingDown))
 	})
 	rc.logger.LogAttrs(ctx, slog.LevelInfo, "controller started",
-		slog.String(logKeyAddr, srv.Addr().String()), slog.Int(logKeyEpoch, int(ps.Epoch)),
-		slog.Int64(logKeyOffset, log.LogEndOffset()))
+		slog.String(logKeyAddr, srv.Addr().String()), slog.String(logKeyRole, string(q.Role)),
+		slog.Int(logKeyEpoch, int(q.Epoch)), slog.Int(logKeyLeaderID, int(q.LeaderID)),
+		slog.Int64(logKeyOffset, q.LogEndOffset))
 	return c, nil
 }
 

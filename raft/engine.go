@@ -35,7 +35,7 @@ type publishedState struct {
 	// busySince is when the engine loop woke up for its current turn
 	// (Unix nanoseconds), 0 while it waits for an input.
 	busySince atomic.Int64
-	// health is what Controller.Live and Controller.Ready read.
+	// health is what Controller.LiveChecks and Controller.ReadyChecks read.
 	health healthState
 }
 
@@ -75,10 +75,13 @@ type engine struct {
 	// peers are the connections to other nodes, opened on first use by
 	// dialPeer; learned are endpoints answers named for nodes outside
 	// the voter set.
-	peers    map[kraft.NodeID]*peerLink
-	dialPeer func(addr string) (*peerLink, error)
-	learned  map[kraft.NodeID]string
-	pub      *publishedState
+	peers map[kraft.NodeID]*peerLink
+	// foreignReported is when each peer that refused this node's cluster
+	// id was last reported (noteForeignPeer).
+	foreignReported map[kraft.NodeID]time.Time
+	dialPeer        func(addr string) (*peerLink, error)
+	learned         map[kraft.NodeID]string
+	pub             *publishedState
 
 	// voters is the voter-set history of a dynamic quorum (dynamic.go).
 	// votersCopiedEpoch is the last epoch in which this leader checked

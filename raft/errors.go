@@ -151,3 +151,25 @@ func (e *CommittedReplayError) Error() string {
 }
 
 func (e *CommittedReplayError) Unwrap() error { return e.Err }
+
+// UnsupportedMetadataVersionError is a fatal fault: snapshot Snapshot
+// finalizes a metadata.version outside the range this release supports
+// (metadata.MinMetadataVersion to metadata.MaxMetadataVersion), as a
+// quorum upgraded by a newer release does. Start fails with it for a
+// snapshot on disk, and the engine stops with it ([Controller.Err]) for
+// one fetched from the leader; the snapshot is kept, not taken for
+// damage. A committed FeatureLevelRecord of such a level stops the node
+// with a [*CommittedReplayError] instead. Both match
+// metadata.ErrUnsupportedMetadataVersion.
+type UnsupportedMetadataVersionError struct {
+	// Snapshot names the snapshot (its offset and epoch).
+	Snapshot string
+	// Err is the image's rejection.
+	Err error
+}
+
+func (e *UnsupportedMetadataVersionError) Error() string {
+	return fmt.Sprintf("raft: snapshot %s finalizes a metadata.version this release does not support, so the node stops: %v; run a release that supports it", e.Snapshot, e.Err)
+}
+
+func (e *UnsupportedMetadataVersionError) Unwrap() error { return e.Err }

@@ -19,9 +19,46 @@ import (
 // topic before any metadata.version) written by another program at epoch
 // 1; once the node commits it, the node stops instead of serving an
 // image that no longer follows its log: Err names the record, Done is
-// closed, and a submission waiting for the leader fails with the cause.
+// closed, the fatal-fault and engine-loop checks fail with it, and a
+// submission waiting for the leader fails with the cause.
 func TestCommittedRecordTheImageRefusesStopsTheNode(t *testing.T) {
-	cfg := ForTests(1, t.TempDir())
+	c := startOnForeignLog(t, topicRecord("early"))
+	submitted := make(chan error, 1)
+	go func() {
+		_, err := c.SubmitChange(t.Context(), []metadata.Record{metadataVersionRecord()})
+		submitted <- err
+	}()
+	waitStopped(t, c, "a committed record its image refuses")
+	var re *CommittedReplayError
+	if err := c.Err(); !errors.As(err, &re) || re.Offset != 0 || re.Epoch != 1 || !errors.Is(err, metadata.ErrUnsupportedFeature) {
+		t.Fatalf("Err = %v, want a CommittedReplayError for offset 0 at epoch 1 wrapping ErrUnsupportedFeature", err)
+	}
+	rs, err := c.LiveChecks(DefaultHealthOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err, _ := checkErr(rs, CheckFatalFault); !errors.As(err, &re) {
+		t.Errorf("%s = %v, want the CommittedReplayError", CheckFatalFault, err)
+	}
+	if err, _ := checkErr(rs, CheckEngineLoop); !errors.As(err, &re) {
+		t.Errorf("%s = %v, want the engine stopped by the CommittedReplayError", CheckEngineLoop, err)
+	}
+	if err := c.Live(time.Second); !errors.Is(err, ErrNotLive) {
+		t.Errorf("Live = %v, want ErrNotLive", err)
+	}
+	if err := <-submitted; !errors.Is(err, ErrShuttingDown) || !errors.As(err, &re) {
+		t.Fatalf("the waiting submission failed with %v, want ErrShuttingDown wrapping the CommittedReplayError", err)
+	}
+	if err := c.Shutdown(context.Background()); !errors.As(err, &re) {
+		t.Fatalf("Shutdown = %v, want the CommittedReplayError", err)
+	}
+}
+
+// writeForeignLog writes, as another program would, one batch of recs at
+// epoch into the metadata log of cfg (no quorum-state file), and returns
+// the log's directory.
+func writeForeignLog(t *testing.T, cfg Config, epoch int32, recs ...metadata.Record) string {
+	t.Helper()
 	dir := filepath.Join(cfg.MetadataLogDir, PartitionDirName)
 	if err := logstore.MkdirAllDurable(vfs.OS(), dir); err != nil {
 		t.Fatal(err)
@@ -30,20 +67,22 @@ func TestCommittedRecordTheImageRefusesStopsTheNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	value, err := metadata.Encode(topicRecord("early"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := recordbatch.DefaultParams()
-	p.PartitionLeaderEpoch = 1
+	p.PartitionLeaderEpoch = epoch
 	var b recordbatch.Builder
 	b.Reset(nil, p)
-	b.Append(time.Now().UnixMilli(), nil, value, nil)
+	for _, r := range recs {
+		value, err := metadata.Encode(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Append(time.Now().UnixMilli(), nil, value, nil)
+	}
 	raw, err := b.Finish()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := log.AppendAsLeader(raw, 1); err != nil {
+	if _, err := log.AppendAsLeader(raw, epoch); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := log.Sync(); err != nil {
@@ -52,34 +91,36 @@ func TestCommittedRecordTheImageRefusesStopsTheNode(t *testing.T) {
 	if err := log.Close(); err != nil {
 		t.Fatal(err)
 	}
+	return dir
+}
+
+// startOnForeignLog starts a single-voter node on a log that another
+// program wrote at epoch 1, holding recs, with node 1 the leader of
+// epoch 1 in its quorum-state file; the node is shut down when the test
+// ends.
+func startOnForeignLog(t *testing.T, recs ...metadata.Record) *Controller {
+	t.Helper()
+	cfg := ForTests(1, t.TempDir())
+	dir := writeForeignLog(t, cfg, 1, recs...)
 	qs := logstore.QuorumStateData{LeaderID: 1, LeaderEpoch: 1, VotedID: -1, CurrentVoters: []kraft.NodeID{1}}
 	if err := logstore.WriteQuorumState(vfs.OS(), dir, qs); err != nil {
 		t.Fatal(err)
 	}
-
 	c, err := Start(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = c.Shutdown(context.Background()) }()
-	submitted := make(chan error, 1)
-	go func() {
-		_, err := c.SubmitChange(t.Context(), []metadata.Record{metadataVersionRecord()})
-		submitted <- err
-	}()
+	t.Cleanup(func() { _ = c.Shutdown(context.Background()) })
+	return c
+}
+
+// waitStopped waits for c's engine to stop on its own, and fails the
+// test if it still runs after a while with what.
+func waitStopped(t *testing.T, c *Controller, what string) {
+	t.Helper()
 	select {
 	case <-c.Done():
 	case <-time.After(10 * time.Second):
-		t.Fatal("the node still runs with a committed record its image refuses")
-	}
-	var re *CommittedReplayError
-	if err := c.Err(); !errors.As(err, &re) || re.Offset != 0 || re.Epoch != 1 || !errors.Is(err, metadata.ErrUnsupportedFeature) {
-		t.Fatalf("Err = %v, want a CommittedReplayError for offset 0 at epoch 1 wrapping ErrUnsupportedFeature", err)
-	}
-	if err := <-submitted; !errors.Is(err, ErrShuttingDown) || !errors.As(err, &re) {
-		t.Fatalf("the waiting submission failed with %v, want ErrShuttingDown wrapping the CommittedReplayError", err)
-	}
-	if err := c.Shutdown(context.Background()); !errors.As(err, &re) {
-		t.Fatalf("Shutdown = %v, want the CommittedReplayError", err)
+		t.Fatalf("the node still runs with %s", what)
 	}
 }

@@ -27,6 +27,8 @@ type handler struct {
 	// refused one is answered with CLUSTER_AUTHORIZATION_FAILED and
 	// reaches neither the engine nor the node's state.
 	authz *requestAuthz
+	// foreign rate-limits the ERROR about requests of another cluster.
+	foreign foreignRequests
 }
 
 // Serve implements [transport.Handler].
@@ -46,6 +48,9 @@ func (h *handler) Serve(ctx context.Context, req *transport.Request, reply *tran
 		case err != nil:
 			reply.Close()
 		case answer != nil:
+			if theirs, from, ok := wire.ForeignCluster(body, e.clusterID); ok {
+				h.reportForeignRequest(ctx, body, theirs, from, req.Conn.RemoteAddr)
+			}
 			reply.Send(answer)
 		default:
 			ev := event{request: &inboundRequest{msg: msg, reply: reply, version: body.GetVersion()}}
@@ -190,6 +195,14 @@ func (h *handler) describeQuorum(ctx context.Context, req *kmsg.DescribeQuorumRe
 		p.ErrorMessage = defaultMessage(p.ErrorCode)
 		st := h.c.QuorumState()
 		p.LeaderID, p.LeaderEpoch, p.HighWatermark = int32(st.LeaderID), st.Epoch, -1
+		// This node's own view, for an operator whose tool finds no
+		// leader (krabka metadata-quorum describe); Kafka's clients skip
+		// the tag.
+		view := wire.NodeView{NodeID: int32(st.NodeID), Role: string(st.Role), Epoch: st.Epoch,
+			LeaderID: int32(st.LeaderID), LogEndOffset: st.LogEndOffset, HighWatermark: st.HighWatermark}
+		if err := wire.SetNodeView(&p, view); err != nil {
+			h.c.eng.logger.LogAttrs(ctx, slog.LevelWarn, "cannot describe this node's view", slog.String(logKeyError, err.Error()))
+		}
 		t.Partitions = append(t.Partitions, p)
 		resp.Topics = append(resp.Topics, t)
 		reply.Send(resp)

@@ -186,6 +186,9 @@ func (e *engine) handle(ev event) {
 				r.Chunk = e.handles.hold(&heldRecords{raw: ev.response.records, size: r.Size})
 			}
 		}
+		if foreignCodeOf(m) {
+			e.noteForeignPeer(kraft.HeaderOf(m).From)
+		}
 		e.step(m)
 		if ev.response.connLost {
 			// A refused or reset connection: if the peer is the leader, the

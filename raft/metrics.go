@@ -176,7 +176,7 @@ type metricsState struct {
 	observers   int
 	observersAt time.Time
 	// busyFrom is when the loop last woke up (publishedState.busySince
-	// publishes it for Controller.Live).
+	// publishes it for Controller.LiveChecks).
 	busyFrom time.Time
 }
 

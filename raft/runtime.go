@@ -2,6 +2,7 @@ package raft
 
 import (
 	"cmp"
+	"context"
 	"crypto/tls"
 	"fmt"
 	"log/slog"
@@ -99,6 +100,11 @@ func newRuntimeConfig(cfg Config) (runtimeConfig, error) {
 	base := cfg.Logger
 	if base == nil {
 		base = slog.New(slog.DiscardHandler)
+	}
+	if cfg.LogLevel != "" {
+		// Validate has checked it.
+		lv, _ := ParseLogLevel(cfg.LogLevel)
+		base = slog.New(levelHandler{min: lv, Handler: base.Handler()})
 	}
 	logger := base.With(slog.Int(logKeyNodeID, int(cfg.NodeID)))
 
@@ -315,3 +321,22 @@ const (
 	logKeyKRaftVersion  = "kraft_version"
 	logKeyStaticAddr    = "static_addr"
 )
+
+// levelHandler hands its Handler only the lines at min and above
+// (krabka.log.level).
+type levelHandler struct {
+	min slog.Level
+	slog.Handler
+}
+
+func (h levelHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h levelHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return levelHandler{h.min, h.Handler.WithAttrs(as)}
+}
+
+func (h levelHandler) WithGroup(name string) slog.Handler {
+	return levelHandler{h.min, h.Handler.WithGroup(name)}
+}

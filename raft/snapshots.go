@@ -223,6 +223,13 @@ func readSnapshotImage(fsys vfs.FS, path string, id kraft.OffsetAndEpoch) (*meta
 			recs = append(recs, rec)
 		}
 		if err := delta.ReplaySnapshot(recs, int64(id.Offset)-1, int32(id.Epoch)); err != nil {
+			if errors.Is(err, metadata.ErrUnsupportedMetadataVersion) {
+				// Not damage: the quorum finalized a metadata.version
+				// this release cannot serve. The snapshot stays; the node
+				// stops (a fatal fault) until a release that supports it
+				// runs.
+				return nil, &UnsupportedMetadataVersionError{Snapshot: id.String(), Err: err}
+			}
 			return nil, damaged("raft: snapshot %s: %w", id, err)
 		}
 	}
@@ -312,6 +319,12 @@ func (e *engine) installSnapshot(o kraft.OffsetAndEpoch) error {
 		return fmt.Errorf("raft: install snapshot %s: %w", id, err)
 	}
 	e.snap.download = nil
+	// The image first: a snapshot this node cannot load (one of a
+	// metadata.version it does not support) leaves the log as it was,
+	// and the engine stops with the error.
+	if err := e.loadImage(id); err != nil {
+		return err
+	}
 	if err := e.log.TruncateFullyAndStartAt(int64(id.Offset)); err != nil {
 		return fmt.Errorf("raft: restart log at snapshot %s: %w", id, err)
 	}
@@ -320,7 +333,7 @@ func (e *engine) installSnapshot(o kraft.OffsetAndEpoch) error {
 	e.deleteSnapshotsBefore(id)
 	e.setLatest(id)
 	e.snap.lastTaken = e.clock.Now()
-	return e.loadImage(id)
+	return nil
 }
 
 // abortDownload gives up an unfinished snapshot download (closing and

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -32,28 +35,29 @@ const (
 	// the port deploy/docker-compose.yml gives --admin-address.
 	defaultHealthcheckAddress = "127.0.0.1:9404"
 	// defaultReadyMaxLag is --ready-max-lag's default: how many offsets a
-	// follower's high watermark may trail the leader's and stay ready.
+	// follower's high watermark may trail the leader's for caught-up
+	// (raft.DefaultHealthOptions's MaxLag).
 	defaultReadyMaxLag = 1000
-	// liveTurnBound is how long one turn of the engine may run before
-	// /livez fails: far above an fsync or a snapshot install of a
-	// healthy disk.
-	liveTurnBound = 30 * time.Second
 )
 
 // adminOptions are server-start's admin flags.
 type adminOptions struct {
 	address     string
 	readyMaxLag int64
+	readTimeout time.Duration
 }
 
 func (o *adminOptions) register(cmd *cobra.Command) {
+	d := raft.DefaultHealthOptions()
 	cmd.Flags().StringVar(&o.address, adminAddressFlag, "",
 		"serve /metrics, /livez and /readyz over HTTP on this host:port (off when empty)")
 	cmd.Flags().Int64Var(&o.readyMaxLag, "ready-max-lag", defaultReadyMaxLag,
-		"offsets a follower's high watermark may trail the leader's for /readyz")
+		"offsets a follower's high watermark may trail the leader's for /readyz's caught-up check")
+	cmd.Flags().DurationVar(&o.readTimeout, "ready-read-timeout", d.ReadTimeout,
+		"how long /readyz's linearizable-read check waits for its read (0: the default)")
 }
 
-// validate refuses a malformed address before anything starts.
+// validate refuses a malformed address or bound before anything starts.
 func (o *adminOptions) validate() error {
 	if o.address != "" {
 		if err := checkHostPort(o.address); err != nil {
@@ -63,7 +67,21 @@ func (o *adminOptions) validate() error {
 	if o.readyMaxLag < 0 {
 		return fmt.Errorf("--ready-max-lag %d: must not be negative", o.readyMaxLag)
 	}
+	if o.readTimeout < 0 {
+		return fmt.Errorf("--ready-read-timeout %v: must not be negative", o.readTimeout)
+	}
 	return nil
+}
+
+// healthOptions are the bounds of the checks the flags give; a read
+// timeout of 0 (adminOptions made without the flags) is the default.
+func (o *adminOptions) healthOptions() raft.HealthOptions {
+	h := raft.DefaultHealthOptions()
+	h.MaxLag = o.readyMaxLag
+	if o.readTimeout > 0 {
+		h.ReadTimeout = o.readTimeout
+	}
+	return h
 }
 
 // checkHostPort accepts host:port with a port number (0 asks for a free
@@ -101,29 +119,106 @@ func newMetricsRegistry() (*prometheus.Registry, *prom.Recorder, error) {
 
 // healthChecks are what /livez and /readyz ask.
 type healthChecks interface {
-	Live(maxTurn time.Duration) error
-	Ready(maxTurn time.Duration, maxLag int64) error
+	LiveChecks(opts raft.HealthOptions) ([]raft.CheckResult, error)
+	ReadyChecks(ctx context.Context, opts raft.HealthOptions) ([]raft.CheckResult, error)
 }
 
-// adminHandler serves /metrics from reg and the two checks of c.
-func adminHandler(reg *prometheus.Registry, c healthChecks, maxLag int64) http.Handler {
+// adminHandler serves /metrics from reg and the checks of c with the
+// bounds of opts.
+func adminHandler(reg *prometheus.Registry, c healthChecks, opts raft.HealthOptions) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	check := func(f func() error) http.HandlerFunc {
-		return func(w http.ResponseWriter, _ *http.Request) {
-			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			if err := f(); err != nil {
-				w.WriteHeader(http.StatusServiceUnavailable)
-				_, _ = io.WriteString(w, err.Error()+"\n")
-				return
-			}
-			_, _ = io.WriteString(w, "ok\n")
-		}
-	}
-	mux.Handle("GET /livez", check(func() error { return c.Live(liveTurnBound) }))
-	mux.Handle("GET /readyz", check(func() error { return c.Ready(liveTurnBound, maxLag) }))
+	mux.Handle("GET /livez", healthHandler("livez", func(_ context.Context, o raft.HealthOptions) ([]raft.CheckResult, error) {
+		return c.LiveChecks(o)
+	}, opts))
+	mux.Handle("GET /readyz", healthHandler("readyz", c.ReadyChecks, opts))
 	return mux
 }
+
+// healthHandler answers one health endpoint in etcd's form: 200 "ok"
+// when every check passed (with ?verbose, a "[+]name ok" line per check
+// first), else 503 with a "[+]name ok" or "[-]name failed: reason" line
+// per check and "<kind> check failed". ?exclude=name (repeatable) leaves
+// a check out. A query that does not parse, an unknown parameter or
+// value and an unknown check name answer 400 and say why.
+func healthHandler(kind string, run func(context.Context, raft.HealthOptions) ([]raft.CheckResult, error), opts raft.HealthOptions) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		verbose, exclude, err := parseHealthQuery(r.URL.RawQuery)
+		if err != nil {
+			http.Error(w, "/"+kind+": "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		o := opts
+		o.Exclude = exclude
+		rs, err := run(r.Context(), o)
+		if err != nil {
+			code := http.StatusInternalServerError
+			if errors.Is(err, raft.ErrUnknownCheck) {
+				code = http.StatusBadRequest
+			}
+			http.Error(w, "/"+kind+": "+err.Error(), code)
+			return
+		}
+		var b strings.Builder
+		failed := false
+		for _, c := range rs {
+			if c.Err != nil {
+				failed = true
+				fmt.Fprintf(&b, "[-]%s failed: %s\n", c.Name, oneLine(c.Err.Error()))
+			} else {
+				fmt.Fprintf(&b, "[+]%s ok\n", c.Name)
+			}
+		}
+		if failed {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = io.WriteString(w, b.String()+kind+" check failed\n")
+			return
+		}
+		if verbose {
+			_, _ = io.WriteString(w, b.String())
+		}
+		_, _ = io.WriteString(w, "ok\n")
+	}
+}
+
+// parseHealthQuery reads a health endpoint's query: verbose (no value,
+// true or false) and any number of exclude=name.
+func parseHealthQuery(raw string) (verbose bool, exclude []string, err error) {
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return false, nil, fmt.Errorf("bad query: %w", err)
+	}
+	for _, k := range slices.Sorted(maps.Keys(q)) {
+		switch k {
+		case "verbose":
+			for _, v := range q[k] {
+				switch v {
+				case "", "true":
+					verbose = true
+				case "false":
+				default:
+					return false, nil, fmt.Errorf("verbose=%q: want no value, true or false", v)
+				}
+			}
+		case "exclude":
+			for _, v := range q[k] {
+				if v == "" {
+					return false, nil, errors.New("exclude needs a check name")
+				}
+				exclude = append(exclude, v)
+			}
+		default:
+			return false, nil, fmt.Errorf("unknown parameter %q (want verbose or exclude)", k)
+		}
+	}
+	return verbose, exclude, nil
+}
+
+// oneLine keeps a reason on its line: a joined error's newlines become
+// "; ".
+func oneLine(s string) string { return strings.ReplaceAll(s, "\n", "; ") }
 
 // startAdmin serves h on addr until stop is called (see serveHTTP).
 // bound is the address listened on.

@@ -13,7 +13,7 @@ import (
 )
 
 // TestAdminFlagsAreChecked: server-start and healthcheck refuse a
-// malformed admin address (and a negative lag bound) before doing
+// malformed admin address (and a negative lag or read bound) before doing
 // anything, naming the flag.
 func TestAdminFlagsAreChecked(t *testing.T) {
 	n := newTestNode(t, 1, staticVoters)
@@ -22,6 +22,7 @@ func TestAdminFlagsAreChecked(t *testing.T) {
 		mustFail(t, `--admin-address "`+addr+`"`, "healthcheck", "--admin-address", addr)
 	}
 	mustFail(t, "--ready-max-lag -1: must not be negative", "server-start", "--admin-address", "127.0.0.1:0", "--ready-max-lag", "-1", n.props)
+	mustFail(t, "--ready-read-timeout -1s: must not be negative", "server-start", "--admin-address", "127.0.0.1:0", "--ready-read-timeout", "-1s", n.props)
 	mustFail(t, `--check "up": want ready or live`, "healthcheck", "--check", "up")
 	mustFail(t, "/readyz: ", "healthcheck", "--admin-address", fmt.Sprintf("127.0.0.1:%d", freePort(t)), "--timeout", "2s")
 }
@@ -35,7 +36,7 @@ func TestAdminFlagsAreChecked(t *testing.T) {
 // stop, the remaining node's /readyz answers 503 and healthcheck fails.
 func TestAdminEndpointsOfAQuorum(t *testing.T) {
 	const n = 3
-	admins, stops := startAdminQuorum(t, n)
+	admins, _, stops := startAdminQuorum(t, n)
 
 	var leader int
 	waitUntil(t, "one active controller", func() bool {
@@ -99,6 +100,9 @@ func TestAdminEndpointsOfAQuorum(t *testing.T) {
 		if r := mustSucceed(t, "healthcheck", "--admin-address", admins[i]); r.stdout != "ok\n" {
 			t.Errorf("healthcheck of node %d printed %q", i+1, r.stdout)
 		}
+		if code, body := getBody(admins[i], "/readyz?verbose"); code != http.StatusOK || !strings.Contains(body, "[+]linearizable-read ok\n") || !strings.HasSuffix(body, "\nok\n") {
+			t.Errorf("node %d: /readyz?verbose = %d %q", i+1, code, body)
+		}
 	}
 	last := (leader + 1) % n
 	for i := range n {
@@ -107,14 +111,17 @@ func TestAdminEndpointsOfAQuorum(t *testing.T) {
 		}
 	}
 	waitUntil(t, "the node left alone to be not ready", func() bool { return get(admins[last], "/readyz") == http.StatusServiceUnavailable })
-	mustFail(t, "/readyz: 503 Service Unavailable: raft: not ready", "healthcheck", "--admin-address", admins[last])
+	if code, body := getBody(admins[last], "/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "[-]linearizable-read failed: ") || !strings.HasSuffix(body, "\nreadyz check failed\n") {
+		t.Errorf("the node left alone: /readyz = %d %q", code, body)
+	}
+	mustFail(t, "/readyz: 503 Service Unavailable: [+]engine-loop ok", "healthcheck", "--admin-address", admins[last])
 	mustSucceed(t, "healthcheck", "--admin-address", admins[last], "--check", "live")
 }
 
 // startAdminQuorum formats and runs an n-node static quorum on loopback
 // with server-start, each node with an admin endpoint, and returns the
-// admin addresses and a stop function per node.
-func startAdminQuorum(t *testing.T, n int) (admins []string, stops []func()) {
+// admin addresses, the voters' addresses and a stop function per node.
+func startAdminQuorum(t *testing.T, n int) (admins, voterAddrs []string, stops []func()) {
 	t.Helper()
 	var voters []string
 	for i := range n {
@@ -130,8 +137,9 @@ func startAdminQuorum(t *testing.T, n int) (admins []string, stops []func()) {
 			"metadata.max.idle.interval.ms=100")
 		mustSucceed(t, "storage", "format", "-t", testClusterID, "-c", node.props)
 		stops[i] = serveUntilStopped(t, "server-start", "--admin-address", admins[i], node.props)
+		voterAddrs = append(voterAddrs, addr)
 	}
-	return admins, stops
+	return admins, voterAddrs, stops
 }
 
 // serveUntilStopped runs the command line args in this process until
@@ -176,13 +184,20 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 
 // get returns the status code of GET path on addr, 0 when unreachable.
 func get(addr, path string) int {
+	code, _ := getBody(addr, path)
+	return code
+}
+
+// getBody returns the status code and body of GET path on addr, 0 when
+// unreachable.
+func getBody(addr, path string) (int, string) {
 	resp, err := http.Get("http://" + addr + path)
 	if err != nil {
-		return 0
+		return 0, ""
 	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
 
 // scrape reads addr's /metrics in the text format: every series (name

@@ -30,11 +30,13 @@ const maxDevNodes = 9
 type devOptions struct {
 	nodes   int
 	dir     string
+	keep    bool
 	verbose bool
+	summary time.Duration
 }
 
 // devPollInterval is how often krabka dev reads its nodes' quorum state
-// to report leader, epoch and high-watermark changes.
+// to report leader and epoch changes.
 const devPollInterval = 200 * time.Millisecond
 
 // newDevCommand builds "krabka dev": a live local quorum for trying
@@ -46,16 +48,20 @@ func newDevCommand(a *app) *cobra.Command {
 		Short: "Run a local quorum of controllers in one process",
 		Long: "dev formats and starts --nodes controllers with a static quorum on free\n" +
 			"local ports, each with its own server.properties and metadata directory\n" +
-			"under --dir (a new temporary directory by default), and runs them until\n" +
-			"SIGINT or SIGTERM. Running it again with the same --dir restarts the same\n" +
-			"cluster. The quorum, the directory and the bootstrap servers are printed\n" +
-			"on stdout, followed by one line whenever the leader, the epoch or the\n" +
-			"high watermark changes:\n\n" +
-			"  leader=3 epoch=1 high_watermark=12\n\n" +
+			"under --dir, and runs them until SIGINT or SIGTERM. Without --dir it makes\n" +
+			"a new temporary directory and removes it at exit (--keep keeps it); a --dir\n" +
+			"is never removed, and running again with the same --dir restarts the same\n" +
+			"cluster. It prints the quorum, the directory and what happens to it at\n" +
+			"exit, the bootstrap servers and each node's admin endpoint (/metrics,\n" +
+			"/livez, /readyz), then one line whenever the leader or the epoch changes\n" +
+			"and a summary every --summary-interval:\n\n" +
+			"  leader=3 epoch=1\n" +
+			"  summary leader=3 epoch=1 high_watermark=12 ready=3/3\n\n" +
 			"The nodes log warnings and errors on stderr; --verbose adds their INFO\n" +
-			"messages (elections, snapshots, connections). On SIGINT or SIGTERM the\n" +
-			"leader stops first, resigning to followers that are still up, then the\n" +
-			"other nodes stop together; a line \"stopped node=N\" is printed for each.",
+			"messages (elections, snapshots, connections), --log-level sets the level.\n" +
+			"On SIGINT or SIGTERM the leader stops first, resigning to followers that\n" +
+			"are still up, then the other nodes stop together; a line \"stopped node=N\"\n" +
+			"is printed for each.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -65,7 +71,9 @@ func newDevCommand(a *app) *cobra.Command {
 	}
 	cmd.Flags().IntVar(&o.nodes, "nodes", 3, "number of controllers, 1 to "+strconv.Itoa(maxDevNodes))
 	cmd.Flags().StringVar(&o.dir, "dir", "", "directory for the nodes' files (default: a new temporary directory)")
+	cmd.Flags().BoolVar(&o.keep, "keep", false, "keep the temporary directory at exit (without --dir)")
 	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "log the nodes' INFO messages on stderr, not only warnings and errors")
+	cmd.Flags().DurationVar(&o.summary, "summary-interval", 10*time.Second, "how often to print a one-line summary of the quorum")
 	return cmd
 }
 
@@ -96,14 +104,33 @@ func runDev(ctx context.Context, a *app, o devOptions) error {
 	if o.nodes < 1 || o.nodes > maxDevNodes {
 		return fmt.Errorf("--nodes %d: want 1 to %d", o.nodes, maxDevNodes)
 	}
+	if o.summary <= 0 {
+		return fmt.Errorf("--summary-interval %v: must be positive", o.summary)
+	}
+	if o.keep && o.dir != "" {
+		return errors.New("--keep applies to the temporary directory: a --dir is always kept")
+	}
 	defer gctune.Start(gctune.DefaultFloor)() // as server-start does
 	dir := o.dir
+	fate := "kept at exit"
 	if dir == "" {
 		d, err := os.MkdirTemp("", "krabka-dev-")
 		if err != nil {
 			return fmt.Errorf("create a directory for the nodes: %w", err)
 		}
 		dir = d
+		fate = "temporary, kept at exit (--keep)"
+		if !o.keep {
+			fate = "temporary, removed at exit"
+			// Registered first, so it runs after every node stopped.
+			defer func() {
+				if err := os.RemoveAll(d); err != nil {
+					fmt.Fprintf(a.stdout, "could not remove %s: %v\n", d, err)
+					return
+				}
+				fmt.Fprintf(a.stdout, "removed %s\n", d)
+			}()
+		}
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
@@ -130,7 +157,10 @@ func runDev(ctx context.Context, a *app, o devOptions) error {
 		clusterID = u.String()
 	}
 	level := slog.LevelWarn
-	if o.verbose {
+	switch {
+	case a.logLevelSet:
+		level = a.level
+	case o.verbose:
 		level = slog.LevelInfo
 	}
 	nodeLog, err := newLeveledLogger(a.logFormat, a.stderr, level)
@@ -165,7 +195,7 @@ func runDev(ctx context.Context, a *app, o devOptions) error {
 			fmt.Fprintf(a.stdout, "stopped node=%d\n", <-stopped+1)
 		}
 	}()
-	var props []string
+	var props, admins []string
 	for i, p := range ports {
 		id := i + 1
 		nodeDir := filepath.Join(dir, "node-"+strconv.Itoa(id))
@@ -190,19 +220,33 @@ func runDev(ctx context.Context, a *app, o devOptions) error {
 			return fmt.Errorf("config %s: %w", path, err)
 		}
 		cfg.Logger = nodeLog.With("node", id)
+		reg, rec, err := newMetricsRegistry()
+		if err != nil {
+			return err
+		}
+		cfg.Metrics = rec
 		c, err := raft.Start(nodeCtx, cfg)
 		if err != nil {
 			return fmt.Errorf("start node %d: %w", id, err)
 		}
 		nodes = append(nodes, c)
+		stopAdmin, bound, err := startAdmin("127.0.0.1:0", adminHandler(reg, c, raft.DefaultHealthOptions()))
+		if err != nil {
+			return fmt.Errorf("node %d: %w", id, err)
+		}
+		defer stopAdmin()
+		admins = append(admins, "http://"+bound)
 	}
 	fmt.Fprintf(a.stdout, "ClusterId:              %s\n", clusterID)
-	fmt.Fprintf(a.stdout, "Directory:              %s\n", dir)
+	fmt.Fprintf(a.stdout, "Directory:              %s (%s)\n", dir, fate)
 	fmt.Fprintf(a.stdout, "QuorumVoters:           %s\n", strings.Join(voters, ","))
 	fmt.Fprintf(a.stdout, "BootstrapControllers:   %s\n", strings.Join(servers, ","))
 	fmt.Fprintf(a.stdout, "Configs:                %s\n", strings.Join(props, ","))
 	fmt.Fprintf(a.stdout, "TryIt:                  %s\n", devTryLine(servers[0]))
 	failed := make(chan error, len(nodes))
+	for i, u := range admins {
+		fmt.Fprintf(a.stdout, "%-24s%s\n", fmt.Sprintf("Admin node %d:", i+1), u)
+	}
 	for i, c := range nodes {
 		go func() {
 			select {
@@ -214,11 +258,15 @@ func runDev(ctx context.Context, a *app, o devOptions) error {
 	}
 	ticker := time.NewTicker(devPollInterval)
 	defer ticker.Stop()
-	var last quorumView
+	summary := time.NewTicker(o.summary)
+	defer summary.Stop()
+	last := quorumView{leader: -2}
 	for {
-		if v := viewQuorum(nodes); v != last {
+		// The NoOpRecords move the high watermark twice a second: only a
+		// new leader or epoch gets a line, the summary has the rest.
+		if v := viewQuorum(nodes); v.leader != last.leader || v.epoch != last.epoch {
+			fmt.Fprintf(a.stdout, "leader=%d epoch=%d\n", v.leader, v.epoch)
 			last = v
-			fmt.Fprintf(a.stdout, "leader=%d epoch=%d high_watermark=%d\n", v.leader, v.epoch, v.highWatermark)
 		}
 		select {
 		case <-ctx.Done():
@@ -226,8 +274,27 @@ func runDev(ctx context.Context, a *app, o devOptions) error {
 		case err := <-failed:
 			return err
 		case <-ticker.C:
+		case <-summary.C:
+			v := viewQuorum(nodes)
+			fmt.Fprintf(a.stdout, "summary leader=%d epoch=%d high_watermark=%d ready=%d/%d\n",
+				v.leader, v.epoch, v.highWatermark, readyNodes(ctx, nodes), len(nodes))
 		}
 	}
+}
+
+// readyNodes counts the nodes that pass their readiness checks, but the
+// linearizable read: the summary must not wait on a quorum that cannot
+// answer one.
+func readyNodes(ctx context.Context, nodes []*raft.Controller) int {
+	opts := raft.DefaultHealthOptions()
+	opts.Exclude = []string{raft.CheckLinearizableRead}
+	n := 0
+	for _, c := range nodes {
+		if c.Ready(ctx, opts) == nil {
+			n++
+		}
+	}
+	return n
 }
 
 // quorumView is what krabka dev reports of its quorum: the leader (-1

@@ -16,7 +16,8 @@
 //	krabka metadata-quorum --bootstrap-controller HOST:PORT snapshot save FILE [--force]
 //	                                         a verified copy of the leader's newest snapshot
 //	krabka dump-snapshot FILE                a checkpoint's header, voters and records
-//	krabka dev [--nodes N] [--dir DIR] [-v]  a live local quorum in one process
+//	krabka dev [--nodes N] [--dir DIR | --keep] [-v]
+//	                                         a live local quorum in one process
 //
 // Output meant for scripts goes to stdout in Kafka's layout; diagnostics go
 // to stderr through log/slog (--log-format text or json). A failing command
@@ -55,7 +56,9 @@
 // eight lines with the values in column 25, --replication its table (cells
 // padded to the column and each followed by a tab). While no leader is known,
 // or the leader just moved, it asks again until --timeout (30s); when no
-// controller answers at all it fails at once, naming each address's error.
+// controller answers at all it fails at once. Either error names each
+// address tried once, with what it answered; --status first prints the
+// own view (role, epoch, leader, log end) of each controller that gave one.
 // Other error codes fail with the code's name and the controller's message.
 //
 // # Backup and restore

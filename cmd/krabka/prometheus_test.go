@@ -183,7 +183,7 @@ func waitUntilFor(t *testing.T, what string, d time.Duration, cond func() bool) 
 func TestPrometheusScrapesAQuorum(t *testing.T) {
 	needTool(t, "prometheus")
 	const n = 3
-	admins, stops := startAdminQuorum(t, n)
+	admins, _, stops := startAdminQuorum(t, n)
 	start := time.Now()
 	p := startPrometheus(t, admins)
 	const wait = 90 * time.Second

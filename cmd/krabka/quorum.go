@@ -90,6 +90,16 @@ func runDescribeQuorum(ctx context.Context, a *app, o quorumOptions) error {
 		q.clusterID = clusterID
 		return err
 	})
+	var nl *noLeaderError
+	if errors.As(err, &nl) && o.status && nl.reached {
+		// Without a leader, what each controller believes is the best
+		// description of the quorum there is.
+		vctx, vcancel := context.WithTimeout(context.WithoutCancel(ctx), min(o.timeout, viewTimeout))
+		defer vcancel()
+		if perr := printNodeViews(a.stdout, collectNodeViews(vctx, addrs)); perr != nil {
+			return errors.Join(err, perr)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -155,84 +165,157 @@ type leaderAction func(ctx context.Context, leader *controllerConn, clusterID st
 // leader moved or is not ready (an error wrapping errRetry), it asks again
 // until ctx ends; controllers that cannot be reached at all fail it at
 // once.
+//
+// Its failure for want of a leader is a *noLeaderError naming each
+// address it tried in its last round once, with what it answered.
 func withLeader(ctx context.Context, addrs []string, f leaderAction) error {
+	var last *noLeaderError
 	for {
-		var errs []error
-		reached := false
+		nl := &noLeaderError{bootstrap: addrs, reached: last != nil}
 		for _, addr := range addrs {
-			ok, err := withLeaderVia(ctx, addr, f)
+			ok, err := withLeaderVia(ctx, addr, f, &nl.tried)
 			if err == nil {
 				return nil
 			}
-			reached = reached || ok
+			nl.reached = nl.reached || ok
 			if !errors.Is(err, errRetry) && ok {
 				return err
 			}
-			errs = append(errs, err)
+			nl.errs = append(nl.errs, err)
 		}
-		if !reached {
-			return fmt.Errorf("no controller of --bootstrap-controller %s answered: %w", strings.Join(addrs, ","), errors.Join(errs...))
+		if ctx.Err() != nil && last != nil {
+			// A round cut short by the deadline says less than the one
+			// before it.
+			return last
 		}
+		if !nl.reached {
+			return nl
+		}
+		last = nl
 		t := time.NewTimer(100 * time.Millisecond)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("no answer from a quorum leader in time: %w", errors.Join(errs...))
+			return nl
 		case <-t.C:
 		}
 	}
 }
 
+// triedAddrs is what each address asked answered, in the order first
+// asked; a later outcome for an address replaces its earlier one.
+type triedAddrs struct {
+	addrs   []string
+	outcome map[string]string
+}
+
+// note records what addr answered: err, without the address it names.
+func (t *triedAddrs) note(addr string, err error) {
+	if t.outcome == nil {
+		t.outcome = map[string]string{}
+	}
+	if _, ok := t.outcome[addr]; !ok {
+		t.addrs = append(t.addrs, addr)
+	}
+	t.outcome[addr] = withoutAddr(err, addr)
+}
+
+// String lists every address once: "addr (outcome), ...".
+func (t *triedAddrs) String() string {
+	parts := make([]string, len(t.addrs))
+	for i, a := range t.addrs {
+		parts[i] = a + " (" + t.outcome[a] + ")"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// withoutAddr is err's text without the mentions of addr this client's
+// errors start with, and without errRetry's mark.
+func withoutAddr(err error, addr string) string {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		return op.Err.Error()
+	}
+	s := strings.TrimSuffix(err.Error(), ": "+errRetry.Error())
+	for _, prefix := range []string{"connect to controller " + addr + ": ", "controller " + addr + ": ", "controller " + addr + " "} {
+		s = strings.ReplaceAll(s, prefix, "")
+	}
+	return s
+}
+
+// noLeaderError is withLeader's failure when no quorum leader answered:
+// tried names every address of its last round once, with its outcome;
+// reached says whether any controller of bootstrap answered at all.
+type noLeaderError struct {
+	bootstrap []string
+	tried     triedAddrs
+	errs      []error
+	reached   bool
+}
+
+func (e *noLeaderError) Error() string {
+	if !e.reached {
+		return fmt.Sprintf("no controller of --bootstrap-controller %s answered: %s", strings.Join(e.bootstrap, ","), e.tried.String())
+	}
+	return "no answer from a quorum leader in time: " + e.tried.String()
+}
+
+func (e *noLeaderError) Unwrap() []error { return e.errs }
+
 // withLeaderVia asks the controller at addr for the leader, then runs f
-// on the leader. ok reports whether addr answered ApiVersions.
-func withLeaderVia(ctx context.Context, addr string, f leaderAction) (ok bool, err error) {
+// on the leader, noting in tried what each address answered. ok reports
+// whether addr answered ApiVersions.
+func withLeaderVia(ctx context.Context, addr string, f leaderAction, tried *triedAddrs) (ok bool, err error) {
 	c, err := dialController(ctx, addr)
 	if err != nil {
+		tried.note(addr, err)
 		return false, err
 	}
 	defer c.Close()
+	fail := func(at string, err error) (bool, error) {
+		tried.note(at, err)
+		return true, err
+	}
 	dc := kmsg.NewPtrDescribeClusterRequest()
 	if dc.Version, err = c.version(dc, "DescribeCluster", 1, 2); err != nil {
-		return true, err
+		return fail(addr, err)
 	}
 	dc.EndpointType = wire.EndpointTypeController
 	resp, err := c.request(ctx, dc)
 	if err != nil {
-		return true, err
+		return fail(addr, err)
 	}
 	cluster := resp.(*kmsg.DescribeClusterResponse)
 	if err := answerError("DescribeCluster", addr, cluster.ErrorCode, cluster.ErrorMessage); err != nil {
-		return true, err
+		return fail(addr, err)
 	}
 	if cluster.ControllerID < 0 {
-		return true, fmt.Errorf("controller %s knows no quorum leader yet: %w", addr, errRetry)
+		return fail(addr, fmt.Errorf("controller %s knows no quorum leader yet: %w", addr, errRetry))
 	}
 	leader := c
 	if a, found := brokerAddr(cluster, cluster.ControllerID); !found {
-		return true, fmt.Errorf("controller %s names leader %d without an endpoint: %w", addr, cluster.ControllerID, errRetry)
+		return fail(addr, fmt.Errorf("controller %s names leader %d without an endpoint: %w", addr, cluster.ControllerID, errRetry))
 	} else if a != addr {
+		tried.note(addr, fmt.Errorf("names leader %d", cluster.ControllerID))
 		lc, err := dialController(ctx, a)
 		if err != nil {
-			return true, fmt.Errorf("%w: %w", err, errRetry)
+			return fail(a, fmt.Errorf("leader %d: %s: %w", cluster.ControllerID, withoutAddr(err, a), errRetry))
 		}
 		defer lc.Close()
 		leader = lc
 	}
-	return true, f(ctx, leader, cluster.ClusterID)
+	if err := f(ctx, leader, cluster.ClusterID); err != nil {
+		return fail(leader.addr, err)
+	}
+	return true, nil
 }
 
 // describeOn asks the leader for its description of the quorum.
 func describeOn(ctx context.Context, leader *controllerConn) (q quorumInfo, err error) {
-	req := kmsg.NewPtrDescribeQuorumRequest()
-	if req.Version, err = leader.version(req, "DescribeQuorum", 0, 2); err != nil {
+	req, err := describeQuorumRequest(leader)
+	if err != nil {
 		return q, err
 	}
-	topic := kmsg.NewDescribeQuorumRequestTopic()
-	topic.Topic = wire.MetadataTopic
-	part := kmsg.NewDescribeQuorumRequestTopicPartition()
-	part.Partition = wire.MetadataPartition
-	topic.Partitions = append(topic.Partitions, part)
-	req.Topics = append(req.Topics, topic)
 	resp, err := leader.request(ctx, req)
 	if err != nil {
 		return q, fmt.Errorf("%w: %w", err, errRetry)
@@ -254,6 +337,22 @@ func describeOn(ctx context.Context, leader *controllerConn) (q quorumInfo, err 
 		}
 	}
 	return q, fmt.Errorf("controller %s: DescribeQuorum answer lacks %s-%d", leader.addr, wire.MetadataTopic, wire.MetadataPartition)
+}
+
+// describeQuorumRequest is a DescribeQuorum of the metadata partition at
+// the newest version c speaks, up to 2.
+func describeQuorumRequest(c *controllerConn) (req *kmsg.DescribeQuorumRequest, err error) {
+	req = kmsg.NewPtrDescribeQuorumRequest()
+	if req.Version, err = c.version(req, "DescribeQuorum", 0, 2); err != nil {
+		return nil, err
+	}
+	topic := kmsg.NewDescribeQuorumRequestTopic()
+	topic.Topic = wire.MetadataTopic
+	part := kmsg.NewDescribeQuorumRequestTopicPartition()
+	part.Partition = wire.MetadataPartition
+	topic.Partitions = append(topic.Partitions, part)
+	req.Topics = append(req.Topics, topic)
+	return req, nil
 }
 
 // brokerAddr returns the host:port DescribeCluster gives for node id.

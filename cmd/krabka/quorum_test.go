@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -26,14 +27,14 @@ type devQuorum struct {
 }
 
 // startDev runs krabka dev with n nodes until it reports a leader that
-// has committed; the run stops when the test ends.
+// has committed and every node ready; the run stops when the test ends.
 func startDev(t *testing.T, n int) *devQuorum {
 	t.Helper()
 	d := &devQuorum{dir: t.TempDir(), out: &syncBuffer{}, errOut: &syncBuffer{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	go func() {
-		done <- runContext(ctx, []string{"dev", "--nodes", strconv.Itoa(n), "--dir", d.dir}, d.out, d.errOut)
+		done <- runContext(ctx, []string{"dev", "--nodes", strconv.Itoa(n), "--dir", d.dir, "--summary-interval", "300ms"}, d.out, d.errOut)
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -44,7 +45,7 @@ func startDev(t *testing.T, n int) *devQuorum {
 		}
 	})
 	deadline := time.Now().Add(20 * time.Second)
-	for !committedLeader(d.out.String()) {
+	for !allReady(d.out.String()) {
 		select {
 		case code := <-done:
 			t.Fatalf("dev exited with %d: %s", code, d.errOut.String())
@@ -267,7 +268,7 @@ func TestMetadataQuorumUnreachable(t *testing.T) {
 	}
 	a, b := "127.0.0.1:"+strconv.Itoa(ports[0]), "127.0.0.1:"+strconv.Itoa(ports[1])
 	start := time.Now()
-	mustFail(t, "no controller of --bootstrap-controller "+a+","+b+" answered: connect to controller "+a,
+	mustFail(t, "no controller of --bootstrap-controller "+a+","+b+" answered: "+a+" (connect: connection refused), "+b+" (connect: connection refused)",
 		"metadata-quorum", "--bootstrap-controller", a+","+b, "describe", "--status")
 	if time.Since(start) > 5*time.Second {
 		t.Errorf("unreachable controllers took %v to report", time.Since(start))
@@ -335,12 +336,71 @@ func TestMetadataQuorumErrorCodes(t *testing.T) {
 
 	// A quorum without a leader is asked again until --timeout.
 	leaderless := fakeController(t, func(r kmsg.Request) kmsg.Response {
-		return wire.AnswerDescribeCluster(r.(*kmsg.DescribeClusterRequest), "cluster", -1, nil)
+		if dc, ok := r.(*kmsg.DescribeClusterRequest); ok {
+			return wire.AnswerDescribeCluster(dc, "cluster", -1, nil)
+		}
+		// As Kafka's controller answers when it does not lead: no view.
+		resp := kmsg.NewPtrDescribeQuorumResponse()
+		topic := kmsg.NewDescribeQuorumResponseTopic()
+		p := kmsg.NewDescribeQuorumResponseTopicPartition()
+		p.ErrorCode = kerr.NotLeaderForPartition.Code
+		topic.Partitions = append(topic.Partitions, p)
+		resp.Topics = append(resp.Topics, topic)
+		return resp
 	})
+	r := runKrabka(t, "metadata-quorum", "--bootstrap-controller", leaderless, "--timeout", "100ms", "describe", "--status")
+	if want := "Controller " + leaderless + ": answers without a view of its own (DescribeQuorum: "; r.code != 1 || !strings.Contains(r.stdout, want) {
+		t.Errorf("a controller without a view: exit %d, stdout %q, stderr %q, want it to say %q", r.code, r.stdout, r.stderr, want)
+	}
 	start := time.Now()
-	mustFail(t, "no answer from a quorum leader in time: controller "+leaderless+" knows no quorum leader yet",
+	mustFail(t, "no answer from a quorum leader in time: "+leaderless+" (knows no quorum leader yet)",
 		"metadata-quorum", "--bootstrap-controller", leaderless, "--timeout", "500ms", "describe", "--status")
 	if el := time.Since(start); el < 400*time.Millisecond {
 		t.Errorf("gave up after %v, before --timeout", el)
+	}
+}
+
+// TestMetadataQuorumDescribeWithoutALeader: with two of three
+// controllers stopped, describe --status prints the view of the one left
+// (its id, role, epoch, the leader it believes in, its log end) and fails
+// naming every address it tried once.
+func TestMetadataQuorumDescribeWithoutALeader(t *testing.T) {
+	admins, voters, stops := startAdminQuorum(t, 3)
+	for i := range admins {
+		waitUntil(t, "every node to be ready", func() bool { return get(admins[i], "/readyz") == http.StatusOK })
+	}
+	stops[0]()
+	stops[1]()
+	// Node 3 may lead, or win an election as node 2 stops: a leader
+	// resigns once check-quorum sees no majority. Only a node that does
+	// not lead fails caught-up.
+	waitUntil(t, "node 3 not to lead", func() bool {
+		_, body := getBody(admins[2], "/readyz?exclude=linearizable-read")
+		return strings.Contains(body, "[-]caught-up failed")
+	})
+	r := runKrabka(t, "metadata-quorum", "--bootstrap-controller", strings.Join(voters, ","), "--timeout", "1500ms", "describe", "--status")
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1: %s%s", r.code, r.stdout, r.stderr)
+	}
+	view := regexp.MustCompile(`(?m)^Controller ` + regexp.QuoteMeta(voters[2]) + `: NodeId 3, Role (\w+), Epoch (\d+), Leader (\w+), LogEndOffset (\d+), HighWatermark (-?\d+)$`)
+	m := view.FindStringSubmatch(r.stdout)
+	if m == nil || !strings.HasPrefix(r.stdout, "No quorum leader answered.") {
+		t.Fatalf("stdout lacks the view of node 3:\n%s", r.stdout)
+	}
+	if m[1] == "Leader" || m[4] == "0" {
+		t.Errorf("node 3's view %q: want no leadership and a log with records", m[0])
+	}
+	for _, v := range voters[:2] {
+		if strings.Contains(r.stdout, "Controller "+v) {
+			t.Errorf("a view of stopped %s:\n%s", v, r.stdout)
+		}
+	}
+	if !strings.Contains(r.stderr, "no answer from a quorum leader in time: ") {
+		t.Errorf("stderr: %s", r.stderr)
+	}
+	for _, v := range voters {
+		if n := strings.Count(r.stderr, v); n != 1 {
+			t.Errorf("stderr names %s %d times, want once: %s", v, n, r.stderr)
+		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/krabka-go/krabka/raft"
 )
 
 // version is the release of the binary; the build may set it with
@@ -32,7 +34,12 @@ func buildVersion() string {
 type app struct {
 	stdout, stderr io.Writer
 	logFormat      string
-	log            *slog.Logger
+	// logLevel is --log-level, parsed into level; logLevelSet says it was
+	// given on the command line (it then wins over krabka.log.level).
+	logLevel    string
+	level       slog.Level
+	logLevelSet bool
+	log         *slog.Logger
 }
 
 // newRootCommand builds the krabka command tree writing to stdout and
@@ -51,7 +58,12 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			lg, err := newLogger(a.logFormat, a.stderr)
+			lv, err := raft.ParseLogLevel(a.logLevel)
+			if err != nil {
+				return fmt.Errorf("--log-level %q: %w", a.logLevel, err)
+			}
+			a.level, a.logLevelSet = lv, cmd.Flags().Changed(logLevelFlag)
+			lg, err := newLeveledLogger(a.logFormat, a.stderr, a.level)
 			if err != nil {
 				return err
 			}
@@ -62,22 +74,22 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newFeaturesCommand(a))
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	root.PersistentFlags().StringVar(&a.logLevel, logLevelFlag, "info",
+		"least severe diagnostics written on stderr: debug, info, warn or error (server-start: overrides krabka.log.level)")
 	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "text", "format of the diagnostics on stderr: text or json")
 	root.AddCommand(newStorageCommand(a), newDumpLogCommand(a), newDumpSnapshotCommand(a), newServerStartCommand(a), newDevCommand(a), newMetadataQuorumCommand(a), newHealthcheckCommand(),
 		newDockerStartCommand(a), newMetadataShellCommand(a))
 	return root
 }
 
-// newLogger returns a slog logger writing to w in the given format at
-// level INFO.
-func newLogger(format string, w io.Writer) (*slog.Logger, error) {
-	return newLeveledLogger(format, w, slog.LevelInfo)
-}
+// logLevelFlag names the root command's --log-level.
+const logLevelFlag = "log-level"
 
 // newLeveledLogger returns a slog logger writing the messages at level
-// and above to w in the given format.
+// and above to w in the given format, durations in readable units
+// ("1.5s", as time.Duration prints them) in both.
 func newLeveledLogger(format string, w io.Writer, level slog.Level) (*slog.Logger, error) {
-	opts := &slog.HandlerOptions{Level: level}
+	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: readableDuration}
 	switch format {
 	case "text":
 		return slog.New(slog.NewTextHandler(w, opts)), nil
@@ -86,6 +98,15 @@ func newLeveledLogger(format string, w io.Writer, level slog.Level) (*slog.Logge
 	default:
 		return nil, fmt.Errorf("--log-format %q: want text or json", format)
 	}
+}
+
+// readableDuration writes a time.Duration as its String ("1.5s") rather
+// than the nanosecond count slog's JSON handler writes.
+func readableDuration(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		return slog.String(a.Key, a.Value.Duration().String())
+	}
+	return a
 }
 
 // run executes the command line args and returns the process exit status:

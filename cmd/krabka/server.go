@@ -59,6 +59,18 @@ func runServer(ctx context.Context, a *app, path string, overrides []string, adm
 	if err != nil {
 		return fmt.Errorf("config %s: %w", path, err)
 	}
+	// --log-level wins over krabka.log.level; the file's level, when the
+	// command line gives none, sets the binary's own lines too.
+	if a.logLevelSet {
+		cfg.LogLevel = a.logLevel
+	} else if cfg.LogLevel != "" {
+		lv, _ := raft.ParseLogLevel(cfg.LogLevel) // LoadConfig validated it
+		lg, err := newLeveledLogger(a.logFormat, a.stderr, lv)
+		if err != nil {
+			return err
+		}
+		a.log = lg
+	}
 	for _, w := range warnings {
 		a.log.Warn("property not used", "file", path, "key", w.Key, "reason", w.Reason)
 	}
@@ -101,7 +113,7 @@ func runServer(ctx context.Context, a *app, path string, overrides []string, adm
 		return fmt.Errorf("start node %d: %w", cfg.NodeID, err)
 	}
 	if admin.address != "" {
-		stopAdmin, bound, err := startAdmin(admin.address, adminHandler(reg, c, admin.readyMaxLag))
+		stopAdmin, bound, err := startAdmin(admin.address, adminHandler(reg, c, admin.healthOptions()))
 		if err != nil {
 			cancel()
 			_ = c.Shutdown(context.Background())

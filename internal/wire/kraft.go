@@ -202,3 +202,42 @@ func KRaftFailure(req kraft.Message, code kraft.ErrorCode) (kraft.Message, error
 	}
 	return nil, fmt.Errorf("%w: request %T", ErrNotKRaft, req)
 }
+
+// ForeignCluster reports whether req, a KRaft request, names a cluster
+// id other than ours (the requests KRaftRequest refuses with
+// INCONSISTENT_CLUSTER_ID), and if so the id it names and the node that
+// sent it (-1 when the request does not say).
+func ForeignCluster(req kmsg.Request, ours string) (theirs string, from kraft.NodeID, foreign bool) {
+	var id *string
+	from = kraft.NoNode
+	switch r := req.(type) {
+	case *kmsg.VoteRequest:
+		id = r.ClusterID
+		if _, p, ok := onlyPartition(r.Topics, votePartitions); ok {
+			from = kraft.NodeID(p.CandidateID)
+		}
+	case *kmsg.BeginQuorumEpochRequest:
+		id = r.ClusterID
+		if _, p, ok := onlyPartition(r.Topics, beginQuorumEpochPartitions); ok {
+			from = kraft.NodeID(p.LeaderID)
+		}
+	case *kmsg.EndQuorumEpochRequest:
+		id = r.ClusterID
+		if _, p, ok := onlyPartition(r.Topics, endQuorumEpochPartitions); ok {
+			from = kraft.NodeID(p.LeaderID)
+		}
+	case *kmsg.FetchRequest:
+		id, from = r.ClusterID, kraft.NodeID(r.ReplicaID)
+		if r.Version >= 15 {
+			from = kraft.NodeID(r.ReplicaState.ID)
+		}
+	case *kmsg.FetchSnapshotRequest:
+		id, from = r.ClusterID, kraft.NodeID(r.ReplicaID)
+	default:
+		return "", kraft.NoNode, false
+	}
+	if clusterIDMatches(id, ours) {
+		return "", kraft.NoNode, false
+	}
+	return *id, from, true
+}
