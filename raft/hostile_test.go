@@ -548,7 +548,6 @@ func hostileRows() []hostileRow {
 			c := newTestCluster(t, 3)
 			leader := c.leader()
 			f := c.node(c.follower(leader))
-			fh := &hostileNode{t: t, c: f}
 			st := f.QuorumState()
 			m := &kraft.FetchRequest{Replica: kraft.ReplicaKey{ID: 7}, CurrentLeaderEpoch: kraft.Epoch(st.Epoch), FetchOffset: 0, LastFetchedEpoch: 0, MaxBytes: 1 << 20, HighWatermark: -1}
 			req, err := wire.KmsgRequest(m, f.eng.clusterID)
@@ -566,7 +565,6 @@ func hostileRows() []hostileRow {
 			if after := f.QuorumState(); after.Epoch != before.Epoch || after.LeaderID != before.LeaderID {
 				t.Errorf("the follower's quorum state changed: %+v, was %+v", after, before)
 			}
-			_ = fh
 		}, tests: []string{"raft.TestWireDescribeQuorumAndApiVersions", "raft.TestWireSubmitChange"}},
 		{id: "W30", input: "pipelined requests beyond the in-flight limit",
 			tests: []string{"internal/transport.TestBackPressure", "internal/transport.TestServerWritesInRequestOrder"}},
