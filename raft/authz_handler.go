@@ -133,59 +133,10 @@ func clientHost(addr net.Addr) string {
 }
 
 // refusalAnswer is req's own error response with
-// CLUSTER_AUTHORIZATION_FAILED, as Kafka's getErrorResponse of each
-// request builds it: a top-level code (and message where the schema has
-// one); a Fetch below version 13 also repeats it in every partition asked
-// for, with the offsets unknown (-1); the private RPCs carry no leader
-// hint (-1).
+// CLUSTER_AUTHORIZATION_FAILED and Kafka's message, as Kafka's
+// getErrorResponse of each request builds it ([wire.ErrorAnswer]).
 func refusalAnswer(req kmsg.Request) kmsg.Response {
-	code := kerr.ClusterAuthorizationFailed.Code
-	msg := clusterAuthorizationFailed
-	resp := req.ResponseKind()
-	switch r := resp.(type) {
-	case *kmsg.VoteResponse:
-		r.ErrorCode = code
-	case *kmsg.BeginQuorumEpochResponse:
-		r.ErrorCode = code
-	case *kmsg.EndQuorumEpochResponse:
-		r.ErrorCode = code
-	case *kmsg.FetchResponse:
-		r.ErrorCode = code
-		if req.GetVersion() < 13 {
-			for _, rt := range req.(*kmsg.FetchRequest).Topics {
-				t := kmsg.NewFetchResponseTopic()
-				t.Topic, t.TopicID = rt.Topic, rt.TopicID
-				for _, rp := range rt.Partitions {
-					p := kmsg.NewFetchResponseTopicPartition()
-					p.Partition, p.ErrorCode = rp.Partition, code
-					p.HighWatermark, p.LastStableOffset, p.LogStartOffset, p.PreferredReadReplica = -1, -1, -1, -1
-					t.Partitions = append(t.Partitions, p)
-				}
-				r.Topics = append(r.Topics, t)
-			}
-		}
-	case *kmsg.FetchSnapshotResponse:
-		r.ErrorCode = code
-	case *kmsg.DescribeQuorumResponse:
-		r.ErrorCode, r.ErrorMessage = code, &msg
-	case *kmsg.AddRaftVoterResponse:
-		r.ErrorCode, r.ErrorMessage = code, &msg
-	case *kmsg.RemoveRaftVoterResponse:
-		r.ErrorCode, r.ErrorMessage = code, &msg
-	case *kmsg.UpdateRaftVoterResponse:
-		r.ErrorCode = code
-	case *kmsg.DescribeClusterResponse:
-		r.ErrorCode, r.ErrorMessage = code, &msg
-	case *kmsg.UpdateFeaturesResponse:
-		r.ErrorCode, r.ErrorMessage = code, &msg
-	case *wire.SubmitChangeResponse:
-		r.ErrorCode, r.ErrorMessage, r.LeaderID, r.LeaderEpoch = code, &msg, -1, -1
-	case *wire.ReadImageResponse:
-		r.ErrorCode, r.ErrorMessage, r.LeaderID, r.LeaderEpoch = code, &msg, -1, -1
-	case *wire.MetadataFetchResponse:
-		r.ErrorCode = code
-	}
-	return resp
+	return wire.ErrorAnswer(req, kerr.ClusterAuthorizationFailed.Code, clusterAuthorizationFailed)
 }
 
 // clusterAuthorizedOperations is the bit set DescribeCluster reports for

@@ -70,6 +70,8 @@ func (h *handler) Serve(ctx context.Context, req *transport.Request, reply *tran
 		h.describeQuorum(ctx, body, reply)
 	case *kmsg.AddRaftVoterRequest, *kmsg.RemoveRaftVoterRequest, *kmsg.UpdateRaftVoterRequest:
 		h.serveVoterRPC(ctx, body, reply)
+	case *kmsg.SASLHandshakeRequest, *kmsg.SASLAuthenticateRequest:
+		reply.Send(saslOutOfPlace(body))
 	case *kmsg.UpdateFeaturesRequest:
 		h.serveUpdateFeatures(ctx, body, reply)
 	case *kmsg.DescribeClusterRequest:
@@ -83,6 +85,16 @@ func (h *handler) Serve(ctx context.Context, req *transport.Request, reply *tran
 			slog.Int(logKeyAPIKey, int(req.Body.Key())))
 		reply.Close()
 	}
+}
+
+// saslOutOfPlace answers a SaslHandshake or SaslAuthenticate that reaches
+// the handler: one on a listener without SASL, or on an authenticated
+// connection outside a re-authentication (the SASL listener answers
+// those itself). ILLEGAL_SASL_STATE, with no mechanisms, as Kafka's
+// ControllerApis.handleSaslHandshakeRequest and
+// handleSaslAuthenticateRequest answer them; the connection stays open.
+func saslOutOfPlace(req kmsg.Request) kmsg.Response {
+	return wire.ErrorAnswer(req, kerr.IllegalSaslState.Code, "SaslAuthenticate request received after successful authentication")
 }
 
 // submit runs a forwarded SubmitChange through the engine like a local

@@ -104,7 +104,10 @@ func (c *conn) reauthenticate(ctx context.Context, in io.Reader, frame []byte, s
 // answer them.
 func authenticatedSASLResponse(req saslRequest) kmsg.Response {
 	if req.key == keySASLHandshake {
-		return illegalStateResponse(req)
+		resp := kmsg.NewPtrSASLHandshakeResponse()
+		resp.SetVersion(req.version)
+		resp.ErrorCode = kerr.IllegalSaslState.Code
+		return resp
 	}
 	resp := kmsg.NewPtrSASLAuthenticateResponse()
 	resp.SetVersion(req.version)

@@ -253,6 +253,7 @@ func TestReauthHostileExchanges(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s, c := begin(t)
 		c.send(4, describeQuorumFor("in the middle"))
+		c.expectIllegalSASLState(4, describeQuorumFor(""))
 		c.closedWith(s, func(st ServerStats) bool { return st.ReauthFailed == 1 }, "the interrupted re-authentication failed")
 	})
 	synctest.Test(t, func(t *testing.T) {

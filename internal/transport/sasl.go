@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/krabka-go/krabka/internal/kbin"
@@ -23,20 +24,26 @@ import (
 // PlainSaslServer.
 const MechanismPlain = "PLAIN"
 
-// API keys of the SASL exchange (KIP-152), served only before a SASL
-// listener has authenticated the connection.
+// API keys of the SASL exchange (KIP-152); their versions are the
+// version table's (wire.LookupAPI), which every controller listener
+// advertises, as Kafka's controller does.
 const (
-	keySASLHandshake    int16 = 17
-	keySASLAuthenticate int16 = 36
+	keySASLHandshake    = wire.KeySASLHandshake
+	keySASLAuthenticate = wire.KeySASLAuthenticate
 )
 
-// The SASL API versions a SASL listener advertises and accepts, Kafka
-// 4.3.1's: SaslHandshake v0–1 (never flexible) and SaslAuthenticate v0–2
-// (flexible from 2).
-const (
-	maxSASLHandshakeVersion    int16 = 1
-	maxSASLAuthenticateVersion int16 = 2
-)
+// maxSASLAuthenticateVersion is the newest SaslAuthenticate version, the
+// one a Peer sends.
+var maxSASLAuthenticateVersion = saslRow(keySASLAuthenticate).Max
+
+// saslRow returns the version table's row of a SASL API.
+func saslRow(key int16) wire.APIVersion {
+	a, ok := wire.LookupAPI(key)
+	if !ok {
+		panic("transport: invariant: the version table lacks a SASL API")
+	}
+	return a
+}
 
 // DefaultSASLMaxReceiveSize is sasl.server.max.receive.size's default:
 // the largest frame read before a connection has authenticated.
@@ -268,10 +275,12 @@ func (h SASL) exchange(ctx context.Context, r io.Reader, w io.Writer, prev *sasl
 			}
 		case state == saslAuthenticate:
 			// During the exchange a request of another type is answered
-			// with its own error response, where one can be built, and
-			// ends the connection.
+			// with its own error response carrying ILLEGAL_SASL_STATE, and
+			// ends the connection after the failed authentication delay,
+			// as Kafka's SaslServerAuthenticator.handleSaslToken does; one
+			// that does not decode gets no answer.
 			h.delay(ctx)
-			if resp := illegalStateResponse(req); resp != nil {
+			if resp := illegalStateAnswer(frame); resp != nil {
 				_ = writeResponse(w, req.corr, resp)
 			}
 			return saslSession{}, fmt.Errorf("%w: ILLEGAL_SASL_STATE: API key %d during SASL authentication", ErrSASLAuthentication, req.key)
@@ -317,15 +326,12 @@ func parseSASLRequest(frame []byte) (saslRequest, error) {
 	switch req.key {
 	case wire.KeyAPIVersions:
 		return req, nil // wire.DecodeRequest reads the whole frame
-	case keySASLHandshake:
-		if req.version < 0 || req.version > maxSASLHandshakeVersion {
-			return req, fmt.Errorf("%w: SaslHandshake v%d is outside 0-%d", ErrSASLAuthentication, req.version, maxSASLHandshakeVersion)
+	case keySASLHandshake, keySASLAuthenticate:
+		a := saslRow(req.key)
+		if !a.Supports(req.version) {
+			return req, fmt.Errorf("%w: %s v%d is outside %d-%d", ErrSASLAuthentication, a.Name, req.version, a.Min, a.Max)
 		}
-	case keySASLAuthenticate:
-		if req.version < 0 || req.version > maxSASLAuthenticateVersion {
-			return req, fmt.Errorf("%w: SaslAuthenticate v%d is outside 0-%d", ErrSASLAuthentication, req.version, maxSASLAuthenticateVersion)
-		}
-		flexible = req.version >= 2
+		flexible = a.Flexible(req.version)
 	default:
 		return req, nil
 	}
@@ -342,7 +348,8 @@ func parseSASLRequest(frame []byte) (saslRequest, error) {
 
 // answerAPIVersions answers an ApiVersions frame and reports whether the
 // exchange moves on (a request at a version we do not serve is answered
-// with our range and may be sent again).
+// with our range and may be sent again). The answer lists the version
+// table, SaslHandshake and SaslAuthenticate among it.
 func (h SASL) answerAPIVersions(frame []byte) (kmsg.Response, bool) {
 	decoded, err := wire.DecodeRequest(frame)
 	if err != nil {
@@ -359,17 +366,7 @@ func (h SASL) answerAPIVersions(frame []byte) (kmsg.Response, bool) {
 	} else {
 		resp = wire.AnswerAPIVersions(body, wire.FeatureState{FinalizedEpoch: -1})
 	}
-	if resp.ErrorCode == 0 {
-		resp.ApiKeys = append(resp.ApiKeys, saslAPIKey(keySASLHandshake, maxSASLHandshakeVersion), saslAPIKey(keySASLAuthenticate, maxSASLAuthenticateVersion))
-		slices.SortFunc(resp.ApiKeys, func(a, b kmsg.ApiVersionsResponseApiKey) int { return int(a.ApiKey) - int(b.ApiKey) })
-	}
 	return resp, true
-}
-
-func saslAPIKey(key, maxVersion int16) kmsg.ApiVersionsResponseApiKey {
-	k := kmsg.NewApiVersionsResponseApiKey()
-	k.ApiKey, k.MinVersion, k.MaxVersion = key, 0, maxVersion
-	return k
 }
 
 // saslConv is the server side of one mechanism's exchange. step reads
@@ -497,23 +494,41 @@ func (h SASL) delay(ctx context.Context) {
 	}
 }
 
-// illegalStateResponse returns the ILLEGAL_SASL_STATE answer to a
-// SaslHandshake or ApiVersions request sent during authentication, or
-// nil for another request, which is not answered.
-func illegalStateResponse(req saslRequest) kmsg.Response {
-	switch req.key {
-	case keySASLHandshake:
-		resp := kmsg.NewPtrSASLHandshakeResponse()
-		resp.SetVersion(req.version)
-		resp.ErrorCode = kerr.IllegalSaslState.Code
-		return resp
-	case wire.KeyAPIVersions:
-		resp := kmsg.NewPtrApiVersionsResponse()
-		resp.SetVersion(0)
-		resp.ErrorCode = kerr.IllegalSaslState.Code
-		return resp
+// illegalStateAnswer returns the ILLEGAL_SASL_STATE answer to a request
+// frame that is out of place in the SASL exchange: the request's own error
+// response ([wire.ErrorAnswer]) at its version, or nil when the frame does
+// not decode. An ApiVersions request at a version we do not serve is
+// answered at v0, as its other answers are.
+func illegalStateAnswer(frame []byte) kmsg.Response {
+	code := kerr.IllegalSaslState.Code
+	decoded, err := wire.DecodeRequest(frame)
+	if err != nil {
+		if re, ok := errors.AsType[*wire.RequestError](err); ok && re.Answer != nil {
+			resp := kmsg.NewPtrApiVersionsResponse()
+			resp.ErrorCode = code
+			return resp
+		}
+		return nil
 	}
-	return nil
+	key := decoded.Header.APIKey
+	return wire.ErrorAnswer(decoded.Body, code, fmt.Sprintf("Unexpected Kafka request of type %s during SASL authentication.", kafkaAPIName(key)))
+}
+
+// kafkaAPIName is the name Kafka's ApiKeys enum gives an API in its
+// messages (SASL_HANDSHAKE, DESCRIBE_QUORUM), or the key for a private RPC.
+func kafkaAPIName(key int16) string {
+	a, ok := wire.LookupAPI(key)
+	if !ok || key >= 1000 {
+		return fmt.Sprint(key)
+	}
+	var b []byte
+	for i, r := range a.Name {
+		if i > 0 && r >= 'A' && r <= 'Z' && !(a.Name[i-1] >= 'A' && a.Name[i-1] <= 'Z') {
+			b = append(b, '_')
+		}
+		b = append(b, byte(r))
+	}
+	return strings.ToUpper(string(b))
 }
 
 // writeResponse writes one response frame.

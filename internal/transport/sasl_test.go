@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -161,7 +162,22 @@ func TestSASLRequestsOutOfOrder(t *testing.T) {
 		if code := handshake(c, 1, 1); code != 0 {
 			t.Fatalf("SaslHandshake PLAIN: error %d", code)
 		}
+		// Kafka's SaslServerAuthenticator.handleSaslToken: the request's
+		// own error response with ILLEGAL_SASL_STATE, then the close.
 		c.send(2, describeQuorumFor("early"))
+		c.expectIllegalSASLState(2, describeQuorumFor(""))
+		c.expectClosed()
+	})
+	t.Run("ApiVersions v3 after SaslHandshake", func(t *testing.T) {
+		c := dialTCP(t, s.Addr())
+		if code := handshake(c, 1, 1); code != 0 {
+			t.Fatalf("SaslHandshake PLAIN: error %d", code)
+		}
+		av := kmsg.NewPtrApiVersionsRequest()
+		av.SetVersion(3)
+		av.ClientSoftwareName, av.ClientSoftwareVersion = "test", "1"
+		c.send(2, av)
+		c.expectIllegalSASLState(2, av)
 		c.expectClosed()
 	})
 	t.Run("bare PLAIN token after SaslHandshake v0", func(t *testing.T) {
@@ -181,6 +197,18 @@ func TestSASLRequestsOutOfOrder(t *testing.T) {
 			t.Fatalf("answer %+v", resp)
 		}
 	})
+}
+
+// expectIllegalSASLState reads the answer to req, sent with correlation
+// id corr, and fails unless it is req's own response type at req's version
+// with ILLEGAL_SASL_STATE.
+func (c *client) expectIllegalSASLState(corr int32, req kmsg.Request) {
+	c.t.Helper()
+	got, resp := c.recv(req)
+	code := reflect.ValueOf(resp).Elem().FieldByName("ErrorCode").Int()
+	if got != corr || resp.Key() != req.Key() || resp.GetVersion() != req.GetVersion() || code != int64(kerr.IllegalSaslState.Code) {
+		c.t.Fatalf("answer corr %d %T v%d error %d, want corr %d key %d v%d ILLEGAL_SASL_STATE", got, resp, resp.GetVersion(), code, corr, req.Key(), req.GetVersion())
+	}
 }
 
 // TestSASLOversizedFrame: a frame above sasl.server.max.receive.size

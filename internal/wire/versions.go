@@ -5,7 +5,9 @@ package wire
 // KeyReadImage are Krabka's private RPCs, documented in docs/wire.md.
 const (
 	KeyFetch            int16 = 1
+	KeySASLHandshake    int16 = 17
 	KeyAPIVersions      int16 = 18
+	KeySASLAuthenticate int16 = 36
 	KeyVote             int16 = 52
 	KeyBeginQuorumEpoch int16 = 53
 	KeyEndQuorumEpoch   int16 = 54
@@ -65,13 +67,22 @@ func (a APIVersion) Flexible(v int16) bool { return v >= a.FlexibleFrom }
 // would only invite requests we must refuse. A peer that negotiates from our
 // ApiVersions answer always picks 13 or later.
 //
+// SaslHandshake and SaslAuthenticate are listed because Kafka's
+// controller lists them (their schemas name the controller listener): a
+// SASL listener serves them before authentication and, on an
+// authenticated connection, for re-authentication (KIP-368); on any
+// other listener, and outside a re-authentication, they are answered
+// with ILLEGAL_SASL_STATE, as ControllerApis answers them.
+//
 // A test (versions_test.go) checks every row against Kafka's JSON schemas:
 // each range lies within Kafka's validVersions and each FlexibleFrom equals
 // Kafka's flexibleVersions.
-func versionTable() [15]APIVersion {
-	return [15]APIVersion{
+func versionTable() [17]APIVersion {
+	return [17]APIVersion{
 		{Key: KeyFetch, Name: "Fetch", Min: 13, Max: 18, FlexibleFrom: 12},
+		{Key: KeySASLHandshake, Name: "SaslHandshake", Min: 0, Max: 1, FlexibleFrom: neverFlexible},
 		{Key: KeyAPIVersions, Name: "ApiVersions", Min: 0, Max: 4, FlexibleFrom: 3},
+		{Key: KeySASLAuthenticate, Name: "SaslAuthenticate", Min: 0, Max: 2, FlexibleFrom: 2},
 		{Key: KeyVote, Name: "Vote", Min: 0, Max: 2, FlexibleFrom: 0},
 		{Key: KeyBeginQuorumEpoch, Name: "BeginQuorumEpoch", Min: 0, Max: 1, FlexibleFrom: 1},
 		{Key: KeyEndQuorumEpoch, Name: "EndQuorumEpoch", Min: 0, Max: 1, FlexibleFrom: 1},
@@ -87,6 +98,10 @@ func versionTable() [15]APIVersion {
 		{Key: KeyReadImage, Name: "ReadImage", Min: 0, Max: 0, FlexibleFrom: 0},
 	}
 }
+
+// neverFlexible is the FlexibleFrom of an API no version of which is
+// flexible (Kafka's flexibleVersions "none").
+const neverFlexible int16 = 0x7fff
 
 // SupportedAPIs returns the version table sorted by API key. The slice is
 // freshly allocated; the caller owns it.
