@@ -1,0 +1,207 @@
+package raft
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/krabka-go/krabka/metadata"
+)
+
+// TestObserversFollowAcrossLeaderKill: observers started with
+// StartObserver follow a 3-node quorum that takes forwarded writes from
+// them while its leader is killed; each observer's leadership
+// subscription reports the new leader, its ReadImage sees the last write,
+// and once writes stop every observer holds the same image at the same
+// offset as the voters.
+func TestObserversFollowAcrossLeaderKill(t *testing.T) {
+	followAcrossLeaderKill(t, 6)
+}
+
+// TestFiftyObserversFollowAcrossLeaderKill is the same with 50
+// observers.
+func TestFiftyObserversFollowAcrossLeaderKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("50 observers: skipped with -short")
+	}
+	followAcrossLeaderKill(t, 50)
+}
+
+func followAcrossLeaderKill(t *testing.T, n int) {
+	c := newTestCluster(t, 3)
+	first := c.leader()
+	submit(t, c.node(first), metadataVersionRecord())
+
+	observers := make([]*Observer, n)
+	for i := range observers {
+		cfg := ForTests(NodeID(100+i), t.TempDir())
+		cfg.QuorumVoters = c.cfgs[0].QuorumVoters
+		o, err := StartObserver(t.Context(), cfg)
+		if err != nil {
+			t.Fatalf("StartObserver %d: %v", 100+i, err)
+		}
+		observers[i] = o
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := o.Shutdown(ctx); err != nil {
+				t.Errorf("shutdown observer %d: %v", 100+i, err)
+			}
+		})
+	}
+	subs := make([]*LeadershipSubscription, n)
+	for i, o := range observers {
+		s, err := o.SubscribeLeadership(t.Context(), 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		subs[i] = s
+	}
+
+	// Writers submit through the observers, which forward to the leader.
+	var committed atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				o := observers[(w+i)%n]
+				ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+				_, err := o.SubmitChange(ctx, []metadata.Record{topicRecord(fmt.Sprintf("load-%d-%d", w, i))})
+				cancel()
+				switch {
+				case err == nil:
+					committed.Add(1)
+				case errors.Is(err, ErrNotLeader), errors.Is(err, ErrLeaderUnknown), errors.Is(err, ErrOutcomeUnknown):
+					time.Sleep(5 * time.Millisecond) // the quorum is electing; a name is never resubmitted
+				default:
+					t.Errorf("SubmitChange through observer %d: %v", 100+(w+i)%n, err)
+					return
+				}
+			}
+		})
+	}
+	waitFor(t, "40 writes through the observers", func() bool { return committed.Load() >= 40 })
+	epoch := c.node(first).QuorumState().Epoch
+	c.crash(first)
+	second := c.leader()
+	waitFor(t, "40 more writes after the kill", func() bool { return committed.Load() >= 80 })
+	close(stop)
+	wg.Wait()
+
+	for i, s := range subs {
+		waitForLeadership(t, s, 100+i, second, epoch)
+	}
+	last := c.submitRetrying(topicRecord("last"))
+	for i, o := range observers {
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		img, err := o.ReadImage(ctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("observer %d: ReadImage: %v", 100+i, err)
+		}
+		if _, ok := img.Topics().ByName("last"); !ok || img.Offset() < last.LastOffset {
+			t.Errorf("observer %d: ReadImage at offset %d (topic found %v), want the write at %d", 100+i, img.Offset(), ok, last.LastOffset)
+		}
+	}
+
+	want := c.node(second).CurrentImage()
+	wantRecords := snapshotBytes(t, want)
+	waitFor(t, "every node at the leader's image offset", func() bool {
+		for _, v := range c.nodes {
+			if v != nil && v.CurrentImage().Offset() != want.Offset() {
+				return false
+			}
+		}
+		for _, o := range observers {
+			if o.CurrentImage().Offset() != want.Offset() {
+				return false
+			}
+		}
+		return true
+	})
+	for id, v := range c.nodes {
+		if v != nil && !bytes.Equal(snapshotBytes(t, v.CurrentImage()), wantRecords) {
+			t.Errorf("voter %d: image at offset %d differs from the leader's", id+1, want.Offset())
+		}
+	}
+	for i, o := range observers {
+		if !bytes.Equal(snapshotBytes(t, o.CurrentImage()), wantRecords) {
+			t.Errorf("observer %d: image at offset %d differs from the leader's", 100+i, want.Offset())
+		}
+		if st := o.QuorumState(); st.Role != RoleFollower || st.LeaderID != second {
+			t.Errorf("observer %d: role %s following %d, want %s following %d", 100+i, st.Role, st.LeaderID, RoleFollower, second)
+		}
+	}
+	d, err := c.node(second).DescribeQuorum(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Voters) != 3 || len(d.Observers) < n {
+		t.Errorf("DescribeQuorum: %d voters and %d observers, want 3 and at least %d", len(d.Voters), len(d.Observers), n)
+	}
+	t.Logf("%d writes committed through %d observers; images equal at offset %d", committed.Load(), n, want.Offset())
+}
+
+// waitForLeadership reads s until it reports leader in an epoch after
+// epoch.
+func waitForLeadership(t *testing.T, s *LeadershipSubscription, id int, leader NodeID, epoch int32) {
+	t.Helper()
+	deadline := time.NewTimer(15 * time.Second)
+	defer deadline.Stop()
+	for {
+		select {
+		case l, ok := <-s.Changes():
+			if !ok {
+				t.Fatalf("observer %d: leadership subscription ended: %v", id, s.Err())
+			}
+			if l.LeaderID == leader && l.Epoch > epoch {
+				return
+			}
+		case <-deadline.C:
+			t.Fatalf("observer %d: no leadership change to node %d after epoch %d", id, leader, epoch)
+		}
+	}
+}
+
+// snapshotBytes returns the records a snapshot of img would hold, joined.
+func snapshotBytes(t *testing.T, img *metadata.Image) []byte {
+	t.Helper()
+	var out []byte
+	if err := img.AppendSnapshotRecords(func(v []byte) error {
+		out = append(out, v...)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestStartObserverRefusesVoterIDAndAutoJoin: an observer's id must stay
+// out of the static voter set, and it must not auto-join; both problems
+// are reported at once.
+func TestStartObserverRefusesVoterIDAndAutoJoin(t *testing.T) {
+	cfg := ForTests(1, t.TempDir())
+	cfg.AutoJoin = true
+	_, err := StartObserver(t.Context(), cfg)
+	var ce *ConfigError
+	if !errors.As(err, &ce) {
+		t.Fatalf("StartObserver with a voter's id: %v, want a *ConfigError", err)
+	}
+	for _, want := range []string{"must not be one of the voters", "never joins the voter set"} {
+		if !bytes.Contains([]byte(err.Error()), []byte(want)) {
+			t.Errorf("StartObserver error %q lacks %q", err, want)
+		}
+	}
+}
