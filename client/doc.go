@@ -51,5 +51,5 @@
 //
 // A process that must hold the whole image and follow every change uses
 // raft.StartObserver instead: a KRaft observer that fetches the log as a
-// Kafka broker does (docs/architecture.md, "Following the quorum").
+// Kafka broker does (docs/architecture.md, "Following the quorum from another process").
 package client

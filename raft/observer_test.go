@@ -205,3 +205,49 @@ func TestStartObserverRefusesVoterIDAndAutoJoin(t *testing.T) {
 		}
 	}
 }
+
+// TestObserverCatchesUpBySnapshot (KIP-630): an observer that starts
+// after the leader compacted its log past offset 0 downloads the leader's
+// snapshot with FetchSnapshot, installs it and follows the log from
+// there, ending with the leader's image.
+func TestObserverCatchesUpBySnapshot(t *testing.T) {
+	c := newTestClusterWith(t, 3, "", snapshotConfig)
+	leader := c.leader()
+	submit(t, c.node(leader), metadataVersionRecord())
+	var last SubmitResult
+	for i := range 40 {
+		var recs []metadata.Record
+		for j := range 5 {
+			recs = append(recs, topicRecord(fmt.Sprintf("topic-%d-%d", i, j)))
+		}
+		last = c.submitRetrying(recs...)
+	}
+	leader = c.leader()
+	waitFor(t, "the leader to compact its log", func() bool {
+		return c.node(leader).eng.log.LogStartOffset() > 0
+	})
+
+	cfg := ForTests(100, t.TempDir())
+	cfg.QuorumVoters = c.cfgs[0].QuorumVoters
+	o, err := StartObserver(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := o.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
+	}()
+	waitFor(t, "the observer to apply the last write", func() bool { return o.QuorumState().AppliedOffset > last.LastOffset })
+	if start := o.c.eng.log.LogStartOffset(); start == 0 {
+		t.Errorf("the observer caught up without a snapshot (its log starts at 0)")
+	}
+	want := c.node(leader).CurrentImage()
+	waitFor(t, "the observer at the leader's image offset", func() bool { return o.CurrentImage().Offset() == want.Offset() })
+	if !bytes.Equal(snapshotBytes(t, o.CurrentImage()), snapshotBytes(t, want)) {
+		t.Errorf("the observer's image at offset %d differs from the leader's", want.Offset())
+	}
+	if got := o.CurrentImage().Topics().Len(); got != 200 {
+		t.Errorf("the observer holds %d topics, want 200", got)
+	}
+}
