@@ -151,10 +151,17 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	p.ClientSoftwareName = "krabka-client"
 	p.RequestTimeout, p.RetryBackoff, p.MaxRetryBackoff = cfg.RequestTimeout, cfg.RetryBackoff, cfg.MaxRetryBackoff
 	p.MaxFrameSize = cfg.MaxFrameSize
-	p.Dial = cfg.Dial
-	if p.Dial == nil {
+	dial := cfg.Dial
+	if dial == nil {
 		var d net.Dialer
-		p.Dial = d.DialContext
+		dial = d.DialContext
+	}
+	p.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		nc, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, &dialError{err: err}
+		}
+		return nc, nil
 	}
 	if cfg.TLS != nil {
 		base := cfg.TLS
@@ -391,12 +398,16 @@ func retriable(err error) bool {
 // notSent reports whether a request that failed with err certainly never
 // left the process: the dial failed, or the connection was backing off.
 func notSent(err error) bool {
-	if errors.Is(err, transport.ErrBackoff) {
-		return true
-	}
-	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "dial"
+	var de *dialError
+	return errors.Is(err, transport.ErrBackoff) || errors.As(err, &de)
 }
+
+// dialError marks the failure of Config.Dial: no connection, so no
+// request left the process.
+type dialError struct{ err error }
+
+func (e *dialError) Error() string { return e.err.Error() }
+func (e *dialError) Unwrap() error { return e.err }
 
 // call sends req to addr and waits for the answer or ctx.
 func (c *Client) call(ctx context.Context, addr string, req kmsg.Request) (kmsg.Response, error) {

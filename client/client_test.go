@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -73,6 +75,8 @@ func TestClientFollowsLeaderAcrossKill(t *testing.T) {
 	}
 
 	q.kill(first)
+	// The Client still points at the dead leader: a read moves on.
+	checkRead(ctx, t, cl, "before", res)
 	second := q.leader()
 	var after client.SubmitResult
 	for i := 0; ; i++ {
@@ -165,5 +169,37 @@ func TestBadArguments(t *testing.T) {
 	cl.Close()
 	if _, err := cl.ReadImage(ctx, client.NewReadImageRequest()); !errors.Is(err, client.ErrClosed) {
 		t.Errorf("ReadImage after Close = %v, want ErrClosed", err)
+	}
+}
+
+// TestDialSeam: every connection goes through Config.Dial, the seam for
+// proxies and in-memory networks; a Dial that fails everywhere makes
+// Dial return ErrUnreachable with the cause once ctx ends.
+func TestDialSeam(t *testing.T) {
+	srv := newFakeController(t, nil)
+	var dials atomic.Int32
+	cfg := client.DefaultConfig()
+	cfg.Controllers = []string{srv.addr()}
+	cfg.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}
+	cl, err := client.Dial(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.Close()
+	if dials.Load() == 0 {
+		t.Error("Dial never used Config.Dial")
+	}
+
+	refused := errors.New("no route in this test")
+	cfg.Dial = func(context.Context, string, string) (net.Conn, error) { return nil, refused }
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	_, err = client.Dial(ctx, cfg)
+	if !errors.Is(err, client.ErrUnreachable) || !errors.Is(err, refused) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Dial through a failing dialer = %v, want ErrUnreachable wrapping the cause and the deadline", err)
 	}
 }

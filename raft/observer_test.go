@@ -15,7 +15,8 @@ import (
 
 // TestObserversFollowAcrossLeaderKill: observers started with
 // StartObserver follow a 3-node quorum that takes forwarded writes from
-// them while its leader is killed; each observer's leadership
+// them while its leader is killed, twice (the first leader is restarted
+// before its successor is killed); each observer's leadership
 // subscription reports the new leader, its ReadImage sees the last write,
 // and once writes stop every observer holds the same image at the same
 // offset as the voters.
@@ -93,10 +94,20 @@ func followAcrossLeaderKill(t *testing.T, n int) {
 		})
 	}
 	waitFor(t, "40 writes through the observers", func() bool { return committed.Load() >= 40 })
-	epoch := c.node(first).QuorumState().Epoch
-	c.crash(first)
-	second := c.leader()
-	waitFor(t, "40 more writes after the kill", func() bool { return committed.Load() >= 80 })
+	// Two kills: the first leader, then (once it is back) its successor.
+	var epoch int32
+	second := first
+	for kill := range 2 {
+		if kill > 0 {
+			c.restart(first)
+		}
+		epoch = c.node(second).QuorumState().Epoch
+		killed := second
+		c.crash(killed)
+		second = c.leader()
+		target := committed.Load() + 40
+		waitFor(t, fmt.Sprintf("40 more writes after killing node %d", killed), func() bool { return committed.Load() >= target })
+	}
 	close(stop)
 	wg.Wait()
 
