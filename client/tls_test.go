@@ -38,20 +38,7 @@ func TestClientOverTLS(t *testing.T) {
 		"ssl.truststore.location": write("truststore.pem", ca.PEM),
 		"ssl.client.auth":         "required",
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	node, err := raft.Start(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := node.Shutdown(context.Background()); err != nil {
-			t.Error(err)
-		}
-	}()
-
-	ccfg := client.DefaultConfig()
-	ccfg.Controllers = []string{node.Addr().String()}
+	ctx, ccfg := startSingle(t, cfg)
 	ccfg.TLS = &tls.Config{RootCAs: tlstest.Pool(ca), MinVersion: tls.VersionTLS12,
 		Certificates: []tls.Certificate{ca.Issue(t, "broker", tlstest.Options{}).TLSCertificate(t)}}
 	cl, err := client.Dial(ctx, ccfg)
@@ -86,19 +73,7 @@ func TestClientOverSASL(t *testing.T) {
 		"listener.name.controller.plain.sasl.jaas.config":  `org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret" user_broker="broker-secret";`,
 		"connection.failed.authentication.delay.ms":        "10",
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	node, err := raft.Start(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := node.Shutdown(context.Background()); err != nil {
-			t.Error(err)
-		}
-	}()
-	ccfg := client.DefaultConfig()
-	ccfg.Controllers = []string{node.Addr().String()}
+	ctx, ccfg := startSingle(t, cfg)
 	ccfg.SASL = &client.SASL{Mechanism: "PLAIN", Username: "broker", Password: "broker-secret"}
 	cl, err := client.Dial(ctx, ccfg)
 	if err != nil {
@@ -117,4 +92,24 @@ func TestClientOverSASL(t *testing.T) {
 	if _, err := client.Dial(short, ccfg); !errors.Is(err, client.ErrUnreachable) || !strings.Contains(err.Error(), "SASL") {
 		t.Errorf("Dial with a wrong password = %v, want ErrUnreachable after a SASL failure", err)
 	}
+}
+
+// startSingle starts a single-node quorum with cfg and returns a context
+// for the test's calls and a client Config naming the node.
+func startSingle(t *testing.T, cfg raft.Config) (context.Context, client.Config) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	t.Cleanup(cancel)
+	node, err := raft.Start(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := node.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	ccfg := client.DefaultConfig()
+	ccfg.Controllers = []string{node.Addr().String()}
+	return ctx, ccfg
 }
