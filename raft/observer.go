@@ -32,9 +32,13 @@ type Observer struct {
 //     observer never adds itself to a dynamic voter set.
 //
 // The directory cfg.MetadataLogDir holds the observer's copy of the log
-// and its snapshots, so that a restart resumes where it stopped; a
-// dynamic quorum (QuorumBootstrapServers) needs its meta.properties to
-// give the directory id, as for [Start]. The observer binds cfg's
+// and its snapshots, so that a restart resumes where it stopped. An
+// observer of a dynamic quorum (QuorumBootstrapServers) needs
+// meta.properties to give its directory id, as for [Start] (krabka
+// storage format --no-initial-controllers), and finds the leader through
+// the bootstrap servers; the first of cfg.ControllerListenerNames names
+// the listener of the voters' endpoints it connects to, as
+// controller.listener.names does on a Kafka broker. The observer binds cfg's
 // controller listeners, where it answers reads (ApiVersions,
 // DescribeCluster, ReadImage, MetadataFetch) like any node; nothing in
 // the quorum dials it. ctx bounds its life as for Start, and

@@ -5,11 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/krabka-go/krabka/internal/vfs"
 	"github.com/krabka-go/krabka/metadata"
 )
 
@@ -260,5 +262,51 @@ func TestObserverCatchesUpBySnapshot(t *testing.T) {
 	}
 	if got := o.CurrentImage().Topics().Len(); got != 200 {
 		t.Errorf("the observer holds %d topics, want 200", got)
+	}
+}
+
+// TestObserverOfDynamicQuorum: an observer of a dynamic quorum (KIP-853),
+// formatted --no-initial-controllers, finds the leader through
+// controller.quorum.bootstrap.servers, follows it across a leader kill
+// and stays out of the voter set.
+func TestObserverOfDynamicQuorum(t *testing.T) {
+	c, lns := newDynamicCluster(t, 3, []NodeID{1, 2, 3}, nil)
+	for id := NodeID(1); id <= 3; id++ {
+		c.startNode(id, lns)
+	}
+	leader := c.leader()
+	submit(t, c.node(leader), metadataVersionRecord())
+
+	cfg := ForTests(100, t.TempDir())
+	cfg.QuorumVoters = nil
+	cfg.QuorumBootstrapServers = c.cfgs[0].QuorumBootstrapServers
+	formatDynamic(t, vfs.OS(), cfg, false, nil, time.Now())
+	o, err := StartObserver(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := o.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
+	}()
+	first := submit(t, c.node(leader), topicRecord("before"))
+	waitFor(t, "the observer to apply the first topic", func() bool { return o.QuorumState().AppliedOffset > first.LastOffset })
+
+	c.crash(leader)
+	res := c.submitRetrying(topicRecord("after"))
+	img, err := o.ReadImage(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := img.Topics().ByName("after"); !ok || img.Offset() < res.LastOffset {
+		t.Errorf("the observer's ReadImage at offset %d lacks the write at %d", img.Offset(), res.LastOffset)
+	}
+	d, err := c.node(c.leader()).DescribeQuorum(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(d.Observers, func(r ReplicaState) bool { return r.ReplicaID == 100 }) || slices.ContainsFunc(d.Voters, func(r ReplicaState) bool { return r.ReplicaID == 100 }) {
+		t.Errorf("DescribeQuorum: voters %+v, observers %+v; want node 100 among the observers only", d.Voters, d.Observers)
 	}
 }
