@@ -24,10 +24,12 @@ import (
 type fakeController struct {
 	ln     net.Listener
 	answer func(req kmsg.Request) (kmsg.Response, []byte)
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	keys   []int16
-	conns  []net.Conn
+	// cluster, when set, changes the DescribeCluster answer.
+	cluster func(*kmsg.DescribeClusterResponse)
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	keys    []int16
+	conns   []net.Conn
 }
 
 func newFakeController(t *testing.T, answer func(req kmsg.Request) (kmsg.Response, []byte)) *fakeController {
@@ -100,6 +102,9 @@ func (f *fakeController) serve(c net.Conn) {
 			resp.SetVersion(body.GetVersion())
 			resp.ControllerID, resp.EndpointType = 1, wire.EndpointTypeController
 			resp.Brokers = []kmsg.DescribeClusterResponseBroker{{NodeID: 1, Host: host, Port: int32(p)}}
+			if f.cluster != nil {
+				f.cluster(resp)
+			}
 			out = wire.AppendResponse(nil, corr, resp)
 		default:
 			resp, raw := f.answer(req.Body)
@@ -184,5 +189,43 @@ func TestMalformedAnswers(t *testing.T) {
 				t.Errorf("a malformed answer was retried until the deadline: %v", err)
 			}
 		})
+	}
+}
+
+// TestSubmitMovesOnOnlyWhenNothingWasSent: a leader whose address
+// refuses connections gets nothing, so the submission goes to the next
+// controller and commits there; the answer's leader becomes the Client's.
+func TestSubmitMovesOnOnlyWhenNothingWasSent(t *testing.T) {
+	dead, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadPort := dead.Addr().(*net.TCPAddr).Port
+	_ = dead.Close()
+	srv := newFakeController(t, func(req kmsg.Request) (kmsg.Response, []byte) {
+		resp := req.ResponseKind().(*client.SubmitChangeResponse)
+		resp.LeaderID, resp.LeaderEpoch, resp.BaseOffset, resp.Epoch = 1, 9, 40, 9
+		return resp, nil
+	})
+	srv.cluster = func(resp *kmsg.DescribeClusterResponse) {
+		// Node 2, said to lead, is at an address that refuses.
+		resp.ControllerID = 2
+		resp.Brokers = append(resp.Brokers, kmsg.DescribeClusterResponseBroker{NodeID: 2, Host: "127.0.0.1", Port: int32(deadPort)})
+	}
+	cl := dialFake(t, srv)
+	if id, _ := cl.Leader(); id != 2 {
+		t.Fatalf("Leader() = %d after Dial, want 2 from DescribeCluster", id)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	res, err := cl.SubmitChange(ctx, []metadata.Record{topic("x")})
+	if err != nil {
+		t.Fatalf("SubmitChange = %v, want it to move on from the refusing leader", err)
+	}
+	if res.Offset != 40 || res.Epoch != 9 {
+		t.Errorf("SubmitChange = %+v, want offset 40 in epoch 9", res)
+	}
+	if id, epoch := cl.Leader(); id != 1 || epoch != 9 {
+		t.Errorf("Leader() = %d in epoch %d, want 1 in 9 from the answer", id, epoch)
 	}
 }
