@@ -141,7 +141,10 @@ type Client struct {
 // Dial returns a Client for cfg once one controller of cfg.Controllers
 // has answered DescribeCluster, which names the controllers and the
 // leader. It tries them in turn, with backoff, until ctx ends; the error
-// then matches [ErrUnreachable] and says why the last one failed.
+// then matches [ErrUnreachable] and says why the last one failed. It
+// stops at once on a failure that trying again cannot mend:
+// [ErrAuthentication], [ErrMalformedResponse], or a controller that does
+// not serve DescribeCluster v1 (kerr.UnsupportedVersion).
 func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -187,7 +190,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 			return c, nil
 		}
 		last = fmt.Errorf("%s: %w", addr, err)
-		if errors.Is(err, ErrMalformedResponse) || errors.Is(err, kerr.UnsupportedVersion) {
+		if errors.Is(err, ErrMalformedResponse) || errors.Is(err, kerr.UnsupportedVersion) || errors.Is(err, ErrAuthentication) {
 			c.Close()
 			return nil, fmt.Errorf("client: dial %w", last)
 		}
@@ -386,7 +389,7 @@ func (c *Client) read(ctx context.Context, req kmsg.Request, check func(kmsg.Res
 // again.
 func retriable(err error) bool {
 	switch {
-	case errors.Is(err, ErrMalformedResponse), errors.Is(err, ErrClosed), errors.Is(err, kerr.UnsupportedVersion):
+	case errors.Is(err, ErrMalformedResponse), errors.Is(err, ErrClosed), errors.Is(err, kerr.UnsupportedVersion), errors.Is(err, ErrAuthentication):
 		return false
 	case errors.Is(err, ErrNotLeader), errors.Is(err, ErrLeaderUnknown), errors.Is(err, ErrShuttingDown), errors.Is(err, ErrReadTimeout):
 		return true
@@ -428,6 +431,9 @@ func (c *Client) call(ctx context.Context, addr string, req kmsg.Request) (kmsg.
 	case o := <-done:
 		if o.err != nil && (errors.Is(o.err, wire.ErrMalformedBody) || errors.Is(o.err, wire.ErrMalformedHeader)) {
 			return nil, fmt.Errorf("%w: %w", ErrMalformedResponse, o.err)
+		}
+		if o.err != nil && authFailure(o.err) {
+			return nil, fmt.Errorf("%w: %w", ErrAuthentication, o.err)
 		}
 		if errors.Is(o.err, transport.ErrPeerClosed) {
 			return nil, fmt.Errorf("%w: %w", ErrClosed, o.err)

@@ -40,6 +40,10 @@
 // [ErrShuttingDown], [ErrReadTimeout], [ErrInvalidChange] and
 // [ErrOutcomeUnknown], so errors.Is works against either package. An
 // answer that does not decode is [ErrMalformedResponse]; it never panics.
+// A failed TLS handshake or SASL exchange is [ErrAuthentication], which
+// Dial and reads do not retry; [ErrUnreachable] says that no controller
+// could be reached before ctx ended, [ErrClosed] that the Client was
+// closed.
 //
 // # Codecs
 //

@@ -1,9 +1,12 @@
 package client
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 
+	"github.com/krabka-go/krabka/internal/transport"
 	"github.com/krabka-go/krabka/internal/wire"
 )
 
@@ -37,6 +40,11 @@ var (
 	ErrMalformedResponse = errors.New("client: malformed response")
 	// ErrClosed: the Client was closed.
 	ErrClosed = errors.New("client: closed")
+	// ErrAuthentication: the TLS handshake or the SASL exchange with a
+	// controller failed (a certificate refused or not trusted, wrong
+	// credentials). Dial and reads do not retry it: the same credentials
+	// fail again.
+	ErrAuthentication = errors.New("client: authentication failed")
 )
 
 // NotLeaderError is the answer of a controller that is not (or no longer)
@@ -89,4 +97,18 @@ func answerError(code int16, msg *string, leaderID, epoch int32) error {
 		return err
 	}
 	return fmt.Errorf("%w: %s", err, text)
+}
+
+// authFailure reports whether err is a failed TLS handshake or SASL
+// exchange.
+func authFailure(err error) bool {
+	var alert tls.AlertError
+	var verify *tls.CertificateVerificationError
+	var ro *tls.RecordHeaderError
+	// crypto/tls reports an alert the server sent as a *net.OpError
+	// whose Op is "remote error" (certificate required, bad certificate,
+	// unknown authority, ...).
+	var op *net.OpError
+	remoteAlert := errors.As(err, &op) && op.Op == "remote error"
+	return errors.Is(err, transport.ErrSASLAuthentication) || errors.As(err, &alert) || errors.As(err, &verify) || errors.As(err, &ro) || remoteAlert
 }
