@@ -269,10 +269,15 @@ func (c *Client) SubmitChange(ctx context.Context, records []metadata.Record) (S
 		}
 		req.Records = append(req.Records, b)
 	}
+	if err := ctx.Err(); err != nil {
+		return SubmitResult{}, fmt.Errorf("client: SubmitChange: %w", err) // nothing was sent
+	}
 	for b := c.backoff(); ; {
 		addr := c.target()
 		resp, err := c.call(ctx, addr, req)
 		switch {
+		case err != nil && notSent(err) && errors.Is(err, ErrClosed):
+			return SubmitResult{}, fmt.Errorf("client: SubmitChange: %w", err)
 		case err != nil && notSent(err) && ctx.Err() == nil:
 			c.unreachable(addr)
 			if werr := b.wait(ctx); werr != nil {
@@ -449,7 +454,7 @@ func (c *Client) peerFor(addr string) (*transport.Peer, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
-		return nil, ErrClosed
+		return nil, &dialError{err: ErrClosed} // nothing was sent
 	}
 	if p, ok := c.peers[addr]; ok {
 		return p, nil

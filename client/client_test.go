@@ -157,6 +157,11 @@ func TestBadArguments(t *testing.T) {
 	if _, err := cl.SubmitChange(ctx, []metadata.Record{bad}); !errors.Is(err, client.ErrInvalidChange) {
 		t.Errorf("SubmitChange of a record at version 99 = %v, want ErrInvalidChange", err)
 	}
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := cl.SubmitChange(done, []metadata.Record{topic("never")}); !errors.Is(err, context.Canceled) || errors.Is(err, client.ErrOutcomeUnknown) {
+		t.Errorf("SubmitChange with a cancelled context = %v, want context.Canceled (nothing was sent)", err)
+	}
 	if _, err := cl.ReadImage(ctx, nil); err == nil {
 		t.Error("ReadImage(nil) succeeded")
 	}
@@ -169,6 +174,9 @@ func TestBadArguments(t *testing.T) {
 	cl.Close()
 	if _, err := cl.ReadImage(ctx, client.NewReadImageRequest()); !errors.Is(err, client.ErrClosed) {
 		t.Errorf("ReadImage after Close = %v, want ErrClosed", err)
+	}
+	if _, err := cl.SubmitChange(ctx, []metadata.Record{topic("late")}); !errors.Is(err, client.ErrClosed) || errors.Is(err, client.ErrOutcomeUnknown) {
+		t.Errorf("SubmitChange after Close = %v, want ErrClosed (nothing was sent)", err)
 	}
 }
 
