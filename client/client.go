@@ -245,7 +245,8 @@ type SubmitResult struct {
 
 // SubmitChange sends records to the leader and returns once they are
 // committed and applied there. Records that cannot be encoded fail with
-// [ErrInvalidChange] before anything is sent; so does an empty list.
+// [ErrInvalidChange] before anything is sent; so does an empty list. A
+// closed Client fails with [ErrClosed], a ctx already done with its error.
 //
 // The records are sent once. When a controller cannot be dialled the next
 // one is tried, since nothing left the process; once they may have left,

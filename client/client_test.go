@@ -211,3 +211,43 @@ func TestDialSeam(t *testing.T) {
 		t.Errorf("Dial through a failing dialer = %v, want ErrUnreachable wrapping the cause and the deadline", err)
 	}
 }
+
+// TestMetadataFetchBelowLogStart: once the controller compacted its log
+// into a snapshot, a fetch from offset 0 answers with the snapshot's id
+// and no records, and a fetch from the log start returns batches.
+func TestMetadataFetchBelowLogStart(t *testing.T) {
+	cfg := raft.ForTests(1, t.TempDir())
+	cfg.MaxRecordBytesBetweenSnapshots = 2 << 10
+	cfg.InternalSegmentBytes = 4 << 10
+	cfg.MaxRetentionBytes = 1
+	ctx, ccfg := startSingle(t, cfg)
+	cl, err := client.Dial(ctx, ccfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var resp *client.MetadataFetchResponse
+	for i := 0; resp == nil || resp.LogStartOffset == 0; i++ {
+		var recs []metadata.Record
+		for j := range 5 {
+			recs = append(recs, topic(fmt.Sprintf("t-%d-%d", i, j)))
+		}
+		if _, err := cl.SubmitChange(ctx, recs); err != nil {
+			t.Fatal(err)
+		}
+		if resp, err = cl.MetadataFetch(ctx, 0, 1<<20); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if resp.SnapshotID.EndOffset < resp.LogStartOffset || resp.SnapshotID.Epoch < 0 || len(resp.Records) != 0 {
+		t.Errorf("fetch from 0 below log start %d: snapshot %+v, %d record bytes", resp.LogStartOffset, resp.SnapshotID, len(resp.Records))
+	}
+	from, err := cl.MetadataFetch(ctx, resp.LogStartOffset, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batches, err := client.DecodeBatches(from.Records)
+	if err != nil || len(batches) == 0 || batches[0].BaseOffset > resp.LogStartOffset {
+		t.Errorf("fetch from the log start %d: %d batches (first %+v), %v", resp.LogStartOffset, len(batches), batches, err)
+	}
+}
