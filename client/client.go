@@ -141,10 +141,11 @@ type Client struct {
 // Dial returns a Client for cfg once one controller of cfg.Controllers
 // has answered DescribeCluster, which names the controllers and the
 // leader. It tries them in turn, with backoff, until ctx ends; the error
-// then matches [ErrUnreachable] and says why the last one failed. It
-// stops at once on a failure that trying again cannot mend:
-// [ErrAuthentication], [ErrMalformedResponse], or a controller that does
-// not serve DescribeCluster v1 (kerr.UnsupportedVersion).
+// then matches [ErrUnreachable] and says why the last one failed. A
+// controller that fails in a way trying again cannot mend
+// ([ErrAuthentication], [ErrMalformedResponse], or no DescribeCluster v1:
+// kerr.UnsupportedVersion) is not asked again, and when every one has
+// failed so, Dial returns their errors at once.
 func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -183,16 +184,33 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	runCtx, stop := context.WithCancel(context.Background())
 	c := &Client{cfg: cfg, peer: p, ctx: runCtx, stop: stop, peers: map[string]*transport.Peer{}, nodes: map[int32]string{}, leader: -1, epoch: -1}
 	var last error
+	final := map[string]error{} // controllers that failed for good
 	for b := c.backoff(); ; {
 		addr := c.target()
+		if _, ok := final[addr]; ok {
+			continue
+		}
 		err := c.refresh(ctx, addr)
 		if err == nil {
 			return c, nil
 		}
+		if ctx.Err() != nil && last != nil {
+			// Keep why the controllers failed, not that ctx ended.
+			c.Close()
+			return nil, fmt.Errorf("%w: %w (last: %w)", ErrUnreachable, ctx.Err(), last)
+		}
 		last = fmt.Errorf("%s: %w", addr, err)
 		if errors.Is(err, ErrMalformedResponse) || errors.Is(err, kerr.UnsupportedVersion) || errors.Is(err, ErrAuthentication) {
-			c.Close()
-			return nil, fmt.Errorf("client: dial %w", last)
+			final[addr] = last
+			if len(final) == len(uniq(cfg.Controllers)) {
+				c.Close()
+				errs := make([]error, 0, len(final))
+				for _, a := range slices.Sorted(maps.Keys(final)) {
+					errs = append(errs, final[a])
+				}
+				return nil, fmt.Errorf("client: dial: %w", errors.Join(errs...))
+			}
+			continue
 		}
 		if err := b.wait(ctx); err != nil {
 			c.Close()
@@ -384,6 +402,9 @@ func (c *Client) read(ctx context.Context, req kmsg.Request, check func(kmsg.Res
 		if !retriable(err) {
 			return nil, fmt.Errorf("%s: %w", addr, err)
 		}
+		if ctx.Err() != nil && last != nil {
+			return nil, fmt.Errorf("%w (last: %w)", ctx.Err(), last)
+		}
 		last = fmt.Errorf("%s: %w", addr, err)
 		if werr := b.wait(ctx); werr != nil {
 			return nil, fmt.Errorf("%w (last: %w)", werr, last)
@@ -573,4 +594,11 @@ func (p *pacer) wait(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// uniq returns the distinct entries of a.
+func uniq(a []string) []string {
+	out := slices.Clone(a)
+	slices.Sort(out)
+	return slices.Compact(out)
 }

@@ -229,3 +229,74 @@ func TestSubmitMovesOnOnlyWhenNothingWasSent(t *testing.T) {
 		t.Errorf("Leader() = %d in epoch %d, want 1 in 9 from the answer", id, epoch)
 	}
 }
+
+// garbageController answers every request with a frame whose body does
+// not decode.
+func garbageController(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	t.Cleanup(func() {
+		_ = ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Go(func() {
+				defer c.Close()
+				for {
+					frame, err := wire.ReadFrame(c, nil, 1<<20)
+					if err != nil || len(frame) < 8 {
+						return
+					}
+					out := binary.BigEndian.AppendUint32(nil, 4+3)
+					out = append(out, frame[4:8]...) // the correlation id
+					out = append(out, 0xff, 0xff, 0xff)
+					if _, err := c.Write(out); err != nil {
+						return
+					}
+				}
+			})
+		}
+	})
+	return ln.Addr().String()
+}
+
+// TestDialSkipsABadController: a bootstrap entry that answers garbage is
+// not asked again, and Dial goes on to the next; when every entry is bad
+// Dial fails at once with ErrMalformedResponse.
+func TestDialSkipsABadController(t *testing.T) {
+	bad := garbageController(t)
+	good := newFakeController(t, nil)
+	cfg := client.DefaultConfig()
+	cfg.Controllers = []string{bad, good.addr()}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	cl, err := client.Dial(ctx, cfg)
+	if err != nil {
+		t.Fatalf("Dial past a bad controller: %v", err)
+	}
+	cl.Close()
+
+	cfg.Controllers = []string{bad, garbageController(t)}
+	if _, err := client.Dial(ctx, cfg); !errors.Is(err, client.ErrMalformedResponse) || ctx.Err() != nil {
+		t.Errorf("Dial to bad controllers only = %v, want ErrMalformedResponse before the deadline", err)
+	}
+}
