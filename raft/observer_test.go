@@ -44,18 +44,7 @@ func followAcrossLeaderKill(t *testing.T, n int) {
 	for i := range observers {
 		cfg := ForTests(NodeID(100+i), t.TempDir())
 		cfg.QuorumVoters = c.cfgs[0].QuorumVoters
-		o, err := StartObserver(t.Context(), cfg)
-		if err != nil {
-			t.Fatalf("StartObserver %d: %v", 100+i, err)
-		}
-		observers[i] = o
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if err := o.Shutdown(ctx); err != nil {
-				t.Errorf("shutdown observer %d: %v", 100+i, err)
-			}
-		})
+		observers[i] = startTestObserver(t, cfg)
 	}
 	subs := make([]*LeadershipSubscription, n)
 	for i, o := range observers {
@@ -242,15 +231,7 @@ func TestObserverCatchesUpBySnapshot(t *testing.T) {
 
 	cfg := ForTests(100, t.TempDir())
 	cfg.QuorumVoters = c.cfgs[0].QuorumVoters
-	o, err := StartObserver(t.Context(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := o.Shutdown(context.Background()); err != nil {
-			t.Error(err)
-		}
-	}()
+	o := startTestObserver(t, cfg)
 	waitFor(t, "the observer to apply the last write", func() bool { return o.QuorumState().AppliedOffset > last.LastOffset })
 	if start := o.c.eng.log.LogStartOffset(); start == 0 {
 		t.Errorf("the observer caught up without a snapshot (its log starts at 0)")
@@ -281,24 +262,23 @@ func TestObserverOfDynamicQuorum(t *testing.T) {
 	cfg.QuorumVoters = nil
 	cfg.QuorumBootstrapServers = c.cfgs[0].QuorumBootstrapServers
 	formatDynamic(t, vfs.OS(), cfg, false, nil, time.Now())
-	o, err := StartObserver(t.Context(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := o.Shutdown(context.Background()); err != nil {
-			t.Error(err)
-		}
-	}()
+	o := startTestObserver(t, cfg)
 	first := submit(t, c.node(leader), topicRecord("before"))
 	waitFor(t, "the observer to apply the first topic", func() bool { return o.QuorumState().AppliedOffset > first.LastOffset })
 
 	c.crash(leader)
 	res := c.submitRetrying(topicRecord("after"))
-	img, err := o.ReadImage(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Until the observer learns the new leader its reads fail with a
+	// condition the caller retries on, as documented.
+	var img *metadata.Image
+	waitFor(t, "a linearizable read on the observer", func() bool {
+		var err error
+		img, err = o.ReadImage(t.Context())
+		if err != nil && !errors.Is(err, ErrLeaderUnknown) && !errors.Is(err, ErrNotLeader) {
+			t.Fatalf("ReadImage: %v", err)
+		}
+		return err == nil
+	})
 	if _, ok := img.Topics().ByName("after"); !ok || img.Offset() < res.LastOffset {
 		t.Errorf("the observer's ReadImage at offset %d lacks the write at %d", img.Offset(), res.LastOffset)
 	}
@@ -309,4 +289,22 @@ func TestObserverOfDynamicQuorum(t *testing.T) {
 	if !slices.ContainsFunc(d.Observers, func(r ReplicaState) bool { return r.ReplicaID == 100 }) || slices.ContainsFunc(d.Voters, func(r ReplicaState) bool { return r.ReplicaID == 100 }) {
 		t.Errorf("DescribeQuorum: voters %+v, observers %+v; want node 100 among the observers only", d.Voters, d.Observers)
 	}
+}
+
+// startTestObserver starts an observer with cfg and shuts it down when
+// the test ends.
+func startTestObserver(t *testing.T, cfg Config) *Observer {
+	t.Helper()
+	o, err := StartObserver(t.Context(), cfg)
+	if err != nil {
+		t.Fatalf("StartObserver %d: %v", cfg.NodeID, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := o.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown observer %d: %v", cfg.NodeID, err)
+		}
+	})
+	return o
 }
