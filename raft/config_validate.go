@@ -73,13 +73,18 @@ func (c Config) Validate() error { return errors.Join(c.problems()...) }
 
 // problems returns every problem with c, each a *ConfigError, in field
 // order.
-func (c Config) problems() []error {
+func (c Config) problems() []error { return c.problemsAs(false) }
+
+// problemsAs is problems for a voter-capable node (observer false) or for
+// a node started with [StartObserver] (observer true), whose node id must
+// stay out of a static voter set and which never joins on its own.
+func (c Config) problemsAs(observer bool) []error {
 	v := validator{}
 	c.validateIdentity(&v)
 	c.validateListeners(&v)
 	c.validateSSL(&v)
 	c.validateSASL(&v)
-	c.validateQuorum(&v)
+	c.validateQuorum(&v, observer)
 	c.validateNumbers(&v)
 	c.validateAuthorizer(&v)
 	if c.LogLevel != "" {
@@ -241,7 +246,7 @@ func isIPv4(host string) bool {
 	return err == nil && ip.Is4()
 }
 
-func (c Config) validateQuorum(v *validator) {
+func (c Config) validateQuorum(v *validator, observer bool) {
 	voters := formatVoters(c.QuorumVoters)
 	if len(c.QuorumVoters) == 0 && len(c.QuorumBootstrapServers) == 0 {
 		v.addRelated(keyQuorumVoters, []string{keyQuorumBootstrapServers}, "", "controller.quorum.voters (a static quorum) or controller.quorum.bootstrap.servers (a dynamic quorum) must name the controllers")
@@ -262,7 +267,14 @@ func (c Config) validateQuorum(v *validator) {
 			v.add(keyQuorumVoters, voters, "voter %d has the non-routable host 0.0.0.0; name a host the other controllers can reach", q.ID)
 		}
 	}
-	if len(c.QuorumVoters) > 0 && c.NodeID >= 0 && !slices.ContainsFunc(c.QuorumVoters, func(q QuorumVoter) bool { return q.ID == c.NodeID }) {
+	isVoter := slices.ContainsFunc(c.QuorumVoters, func(q QuorumVoter) bool { return q.ID == c.NodeID })
+	if observer && isVoter {
+		v.addRelated(keyQuorumVoters, []string{keyNodeID}, voters, "an observer's id %d must not be one of the voters", c.NodeID)
+	}
+	if observer && c.AutoJoin {
+		v.add(keyAutoJoin, "true", "an observer never joins the voter set; leave it false")
+	}
+	if !observer && len(c.QuorumVoters) > 0 && c.NodeID >= 0 && !isVoter {
 		v.addRelated(keyQuorumVoters, []string{keyNodeID}, voters, "this node's id %d must be one of the voters, since process.roles contains controller", c.NodeID)
 	}
 	servers := formatHostPorts(c.QuorumBootstrapServers)

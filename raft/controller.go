@@ -155,12 +155,14 @@ type startOptions struct {
 	// KRaft one, the forwarding one and an add's probe) instead of
 	// transport connections: the network of a host that owns it.
 	dialPeer func(addr string) peerSender
+	// observer starts the node with [StartObserver]'s rules.
+	observer bool
 }
 
 // start is Start with the test seams of opts.
 func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, err error) {
 	ln := opts.listener
-	rc, err := newRuntimeConfig(cfg)
+	rc, err := newRuntimeConfigAs(cfg, opts.observer)
 	if err != nil {
 		if ln != nil {
 			_ = ln.Close()

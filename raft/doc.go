@@ -56,6 +56,18 @@
 // the node knows, starting with the current ones, so an embedder learns
 // of every change of leadership without polling [Controller.QuorumState].
 //
+// # Following the quorum without a vote
+//
+// [StartObserver] runs a node outside the voter set as a KRaft observer,
+// as a Kafka broker follows its controllers: it fetches the log with its
+// replica id and directory id, installs the leader's snapshots, keeps its
+// own image and never votes. The [Observer] it returns offers
+// CurrentImage, Subscribe, ReadImage (the leader gives the barrier),
+// SubmitChange (forwarded) and SubscribeLeadership. A process that keeps
+// no log at all uses package github.com/krabka-go/krabka/client, which
+// speaks the private RPCs to the controllers instead
+// (docs/architecture.md, "Following the quorum from another process").
+//
 // Every node takes KIP-630 snapshots of its image and compacts its log
 // behind them; a follower that fell behind the leader's log start installs
 // the leader's snapshot. An idle leader appends NoOpRecords (KIP-835).

@@ -1,7 +1,6 @@
 package raft
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/krabka-go/krabka/internal/wire"
@@ -27,7 +26,7 @@ var ErrShuttingDown = wire.ErrShuttingDown
 // internal resend without an idempotence key applies a change twice,
 // bug-zoo entry Z21 in docs/reliability.md); a caller that retries must make the retry safe
 // to apply twice, or check the image first.
-var ErrOutcomeUnknown = errors.New("raft: outcome unknown")
+var ErrOutcomeUnknown = wire.ErrOutcomeUnknown
 
 // ErrReadTimeout is returned by [Controller.ReadImage] when its deadline
 // passed before the read was confirmed and applied. It also matches

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -93,8 +94,12 @@ type runtimeConfig struct {
 }
 
 // newRuntimeConfig validates cfg and derives the runtime's settings.
-func newRuntimeConfig(cfg Config) (runtimeConfig, error) {
-	if err := cfg.Validate(); err != nil {
+func newRuntimeConfig(cfg Config) (runtimeConfig, error) { return newRuntimeConfigAs(cfg, false) }
+
+// newRuntimeConfigAs is newRuntimeConfig for a voter-capable node
+// (observer false) or an observer ([StartObserver]).
+func newRuntimeConfigAs(cfg Config, observer bool) (runtimeConfig, error) {
+	if err := errors.Join(cfg.problemsAs(observer)...); err != nil {
 		return runtimeConfig{}, err
 	}
 	base := cfg.Logger

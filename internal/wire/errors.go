@@ -122,6 +122,9 @@ var (
 	ErrShuttingDown  = errors.New("raft: shutting down")
 	ErrReadTimeout   = errors.New("raft: read timed out")
 	ErrInvalidChange = errors.New("raft: invalid metadata change")
+	// ErrOutcomeUnknown has no code of its own: a submission whose
+	// outcome is unknown is answered with the code of what it wraps.
+	ErrOutcomeUnknown = errors.New("raft: outcome unknown")
 
 	ErrFencedLeaderEpoch     = errors.New("raft: fenced leader epoch")
 	ErrUnknownLeaderEpoch    = errors.New("raft: unknown leader epoch")
