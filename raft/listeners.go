@@ -108,3 +108,47 @@ func (l *listenerSet) Close() error {
 // whether the node has such a listener. [Controller.Addr] is the first
 // one's.
 func (c *Controller) ListenerAddr(name string) (net.Addr, bool) { return c.srv.addr(name) }
+
+// ListenerStats are the connection counters of one controller listener
+// since it was bound.
+type ListenerStats struct {
+	// Name is the listener's name, as controller.listener.names spells it.
+	Name string
+	// Accepted counts the connections accepted and admitted; Active is
+	// the number open now.
+	Accepted uint64
+	Active   int64
+	// Rejected counts the connections closed at accept by the connection
+	// quotas (max.connections, max.connections.per.ip and its overrides).
+	Rejected uint64
+	// Throttled counts the accepts delayed by max.connection.creation.rate;
+	// IPThrottled the connections held and then closed by an address's
+	// connection_creation_rate quota (KIP-612).
+	Throttled, IPThrottled uint64
+	// ClosedInvalid counts the connections closed for an invalid frame or
+	// request, ClosedIdle those closed by connections.max.idle.ms, and
+	// ClosedExpired those closed for a request after their SASL session
+	// expired (KIP-368).
+	ClosedInvalid, ClosedIdle, ClosedExpired uint64
+	// Reauthenticated and ReauthFailed count the SASL re-authentications
+	// that succeeded and that failed (each of which closed its
+	// connection).
+	Reauthenticated, ReauthFailed uint64
+}
+
+// ListenerStats returns the counters of every controller listener, in
+// the order of controller.listener.names. It reads counters only and is
+// cheap enough for every metrics scrape.
+func (c *Controller) ListenerStats() []ListenerStats {
+	out := make([]ListenerStats, len(c.srv.srvs))
+	for i, s := range c.srv.srvs {
+		st := s.Stats()
+		out[i] = ListenerStats{
+			Name: c.srv.names[i], Accepted: st.Accepted, Active: st.Active, Rejected: st.Rejected,
+			Throttled: st.Throttled, IPThrottled: st.IPThrottled,
+			ClosedInvalid: st.ClosedInvalid, ClosedIdle: st.ClosedIdle, ClosedExpired: st.ClosedExpired,
+			Reauthenticated: st.Reauthenticated, ReauthFailed: st.ReauthFailed,
+		}
+	}
+	return out
+}

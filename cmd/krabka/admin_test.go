@@ -76,10 +76,16 @@ func TestAdminEndpointsOfAQuorum(t *testing.T) {
 		if got := m["kafka_server_raftmetrics_number_of_voters"]; got != n {
 			t.Errorf("node %d: number_of_voters %v, want %d", i+1, got, n)
 		}
-		for _, name := range []string{"go_goroutines", "process_start_time_seconds", "kafka_server_raftchannelmetrics_request_total", "krabka_log_fsync_duration_seconds_count"} {
+		for _, name := range []string{"go_goroutines", "process_start_time_seconds", "kafka_server_raftchannelmetrics_request_total", "krabka_log_fsync_duration_seconds_count",
+			`krabka_listener_connections_closed_total{listener="CONTROLLER",reason="idle"}`, `krabka_listener_connections_refused_total{listener="CONTROLLER",reason="quota"}`} {
 			if _, ok := m[name]; !ok {
 				t.Errorf("node %d exposes no %s", i+1, name)
 			}
+		}
+		// The followers fetch from the leader, which sends each of them
+		// its BeginQuorumEpoch: every listener has accepted a voter.
+		if got := m[`krabka_listener_connections_accepted_total{listener="CONTROLLER"}`]; got < 1 {
+			t.Errorf("node %d: %v connections accepted on its listener, want at least another voter's", i+1, got)
 		}
 	}
 	before, err := scrape(admins[leader])

@@ -20,6 +20,7 @@ import (
 	"github.com/krabka-go/krabka/internal/gctune"
 	"github.com/krabka-go/krabka/internal/logstore"
 	"github.com/krabka-go/krabka/internal/vfs"
+	"github.com/krabka-go/krabka/metrics/prom"
 	"github.com/krabka-go/krabka/raft"
 )
 
@@ -230,6 +231,9 @@ func runDev(ctx context.Context, a *app, o devOptions) error {
 			return fmt.Errorf("start node %d: %w", id, err)
 		}
 		nodes = append(nodes, c)
+		if err := reg.Register(prom.NewListenerCollector(c.ListenerStats)); err != nil {
+			return err
+		}
 		stopAdmin, bound, err := startAdmin("127.0.0.1:0", adminHandler(reg, c, raft.DefaultHealthOptions()))
 		if err != nil {
 			return fmt.Errorf("node %d: %w", id, err)

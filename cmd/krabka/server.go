@@ -113,6 +113,11 @@ func runServer(ctx context.Context, a *app, path string, overrides []string, adm
 		return fmt.Errorf("start node %d: %w", cfg.NodeID, err)
 	}
 	if admin.address != "" {
+		if err := reg.Register(prom.NewListenerCollector(c.ListenerStats)); err != nil {
+			cancel()
+			_ = c.Shutdown(context.Background())
+			return err
+		}
 		stopAdmin, bound, err := startAdmin(admin.address, adminHandler(reg, c, admin.healthOptions()))
 		if err != nil {
 			cancel()
