@@ -14,6 +14,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/krabka-go/krabka/metrics/prom"
+	"github.com/krabka-go/krabka/raft"
 )
 
 // The tests in this file run Debian's prometheus and promtool (installed
@@ -330,6 +335,18 @@ func checkMetricNames(t *testing.T, what, text string) {
 				known[name+s] = true
 			}
 		}
+	}
+	// The listener counters come from a collector of their own.
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(prom.NewListenerCollector(func() []raft.ListenerStats { return []raft.ListenerStats{{Name: "CONTROLLER"}} })); err != nil {
+		t.Fatal(err)
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		known[f.GetName()] = true
 	}
 	seen := 0
 	for _, name := range metricName.FindAllString(text, -1) {
