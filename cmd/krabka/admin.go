@@ -236,12 +236,16 @@ func startAdmin(addr string, h http.Handler) (stop func(), bound string, err err
 func newHealthcheckCommand() *cobra.Command {
 	var addr, check string
 	var timeout time.Duration
+	var verbose bool
+	var exclude []string
 	cmd := &cobra.Command{
 		Use:   "healthcheck",
 		Short: "Exit 0 when a node's admin endpoint reports it ready (for Docker HEALTHCHECK)",
 		Long: "healthcheck asks GET /readyz (or /livez with --check live) of the admin\n" +
 			"endpoint that server-start serves with --admin-address, and exits 0 when\n" +
-			"it answers 200, 1 otherwise, printing the node's reason.",
+			"it answers 200, 1 otherwise, printing the node's reason. --verbose prints\n" +
+			"every named check with its result (?verbose); --exclude leaves a check out\n" +
+			"(?exclude=NAME, repeatable), as etcd's health endpoints do.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkHostPort(addr); err != nil {
@@ -256,9 +260,20 @@ func newHealthcheckCommand() *cobra.Command {
 			default:
 				return fmt.Errorf("--check %q: want ready or live", check)
 			}
+			q := url.Values{}
+			if verbose {
+				q.Set("verbose", "")
+			}
+			for _, name := range exclude {
+				q.Add("exclude", name)
+			}
+			target := "http://" + addr + path
+			if len(q) > 0 {
+				target += "?" + q.Encode()
+			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+path, nil)
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 			if err != nil {
 				return err
 			}
@@ -278,6 +293,8 @@ func newHealthcheckCommand() *cobra.Command {
 	cmd.Flags().StringVar(&addr, adminAddressFlag, defaultHealthcheckAddress, "the admin endpoint's host:port")
 	cmd.Flags().StringVar(&check, "check", "ready", "ready (/readyz) or live (/livez)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Second, "how long to wait for the answer")
+	cmd.Flags().BoolVar(&verbose, "verbose", false, "print every check with its result")
+	cmd.Flags().StringArrayVar(&exclude, "exclude", nil, "a check to leave out (repeatable)")
 	return cmd
 }
 

@@ -106,6 +106,10 @@ func TestAdminEndpointsOfAQuorum(t *testing.T) {
 		if r := mustSucceed(t, "healthcheck", "--admin-address", admins[i]); r.stdout != "ok\n" {
 			t.Errorf("healthcheck of node %d printed %q", i+1, r.stdout)
 		}
+		if r := mustSucceed(t, "healthcheck", "--admin-address", admins[i], "--verbose", "--exclude", "linearizable-read"); !strings.Contains(r.stdout, "[+]leader ok\n") ||
+			strings.Contains(r.stdout, "linearizable-read") || !strings.HasSuffix(r.stdout, "\nok\n") {
+			t.Errorf("healthcheck --verbose --exclude linearizable-read of node %d printed %q", i+1, r.stdout)
+		}
 		if code, body := getBody(admins[i], "/readyz?verbose"); code != http.StatusOK || !strings.Contains(body, "[+]linearizable-read ok\n") || !strings.HasSuffix(body, "\nok\n") {
 			t.Errorf("node %d: /readyz?verbose = %d %q", i+1, code, body)
 		}
@@ -122,6 +126,11 @@ func TestAdminEndpointsOfAQuorum(t *testing.T) {
 	}
 	mustFail(t, "/readyz: 503 Service Unavailable: [+]engine-loop ok", "healthcheck", "--admin-address", admins[last])
 	mustSucceed(t, "healthcheck", "--admin-address", admins[last], "--check", "live")
+	// Leaving out what a node alone fails makes it pass: the exclusions
+	// reach the endpoint.
+	mustSucceed(t, "healthcheck", "--admin-address", admins[last], "--exclude", "leader", "--exclude", "caught-up",
+		"--exclude", "committing", "--exclude", "linearizable-read")
+	mustFail(t, `unknown health check "no-such-check"`, "healthcheck", "--admin-address", admins[last], "--exclude", "no-such-check")
 }
 
 // startAdminQuorum formats and runs an n-node static quorum on loopback
