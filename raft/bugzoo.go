@@ -5,6 +5,7 @@ import (
 
 	"github.com/krabka-go/krabka/internal/bugzoo"
 	"github.com/krabka-go/krabka/internal/kraft"
+	"github.com/krabka-go/krabka/internal/logstore"
 	"github.com/krabka-go/krabka/internal/vfs"
 )
 
@@ -41,6 +42,18 @@ func (noSyncFS) SyncDir(string) error { return nil }
 type noSyncFile struct{ vfs.File }
 
 func (noSyncFile) Sync() error { return nil }
+
+// bugZ3PersistLater is Z3's quorum-state write: it runs in the
+// background, so the Ready's messages (a granted vote among them) leave
+// before the state that records them is durable, and a power loss
+// before the write forgets the vote.
+func (e *engine) bugZ3PersistLater(qs logstore.QuorumStateData, st kraft.ElectionState) {
+	e.background(func() {
+		if err := e.persistQuorumState(qs, st); err != nil {
+			e.logger.Error("persist quorum state", "error", err)
+		}
+	})
+}
 
 // bugZ22AckAppended is Z22's acknowledgement: every waiting submission
 // whose records are now in the local log succeeds, committed or not.

@@ -157,6 +157,9 @@ type startOptions struct {
 	dialPeer func(addr string) peerSender
 	// observer starts the node with [StartObserver]'s rules.
 	observer bool
+	// probe is told what the engine's Ready executor makes durable (the
+	// simulator's checker); nil: nothing is told.
+	probe durabilityProbe
 }
 
 // start is Start with the test seams of opts.
@@ -403,6 +406,7 @@ func (c *Controller) attach(ctx context.Context, e *engine, opts startOptions) {
 		return &peerLink{addr: addr, raft: raftPeer, forward: forward}, nil
 	}
 	e.dialProbe = func(addr string) (peerSender, error) { return dial(rc.peer, addr) }
+	e.probe = opts.probe
 	if opts.dialPeer != nil {
 		e.dialPeer = func(addr string) (*peerLink, error) {
 			return &peerLink{addr: addr, raft: opts.dialPeer(addr), forward: opts.dialPeer(addr)}, nil

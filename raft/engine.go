@@ -157,6 +157,8 @@ type engine struct {
 
 	// metrics reports to rc.metrics (metrics.go).
 	metrics metricsState
+	// probe, when set, is told what the Ready executor made durable.
+	probe durabilityProbe
 }
 
 // now is the core's clock: milliseconds since the engine started.

@@ -78,6 +78,17 @@ func (t *handleTable) drop(id kraft.RecordsHandle) { delete(t.held, id) }
 // release forgets every handle: the Ready that could use them is done.
 func (t *handleTable) release() { clear(t.held) }
 
+// durabilityProbe is told, in the Ready contract's order, what the Ready
+// executor changed on disk, each call once the change has returned: a
+// checker outside the engine (the simulator's) holds the engine to what it
+// claims durable. Its methods must not call back into the engine.
+type durabilityProbe interface {
+	// persisted: the quorum-state file now holds st.
+	persisted(st kraft.ElectionState)
+	// truncated: the log was truncated to end at offset to.
+	truncated(to kraft.Offset)
+}
+
 // syncOutcome is the result of a background fsync: the log's synced
 // offset, or the error that poisoned it.
 type syncOutcome struct {
@@ -164,8 +175,10 @@ func (e *engine) processReady() error {
 			qs.DataVersion, qs.CurrentVoters = 1, nil
 			qs.VotedDirectoryID = rd.State.VotedKey.DirectoryID
 		}
-		if err := logstore.WriteQuorumState(e.fsys, e.rc.dir, qs); err != nil {
-			return fmt.Errorf("raft: persist quorum state %s: %w", rd.State, err)
+		if bugzoo.Active(bugzoo.Z3) {
+			e.bugZ3PersistLater(qs, *rd.State)
+		} else if err := e.persistQuorumState(qs, *rd.State); err != nil {
+			return err
 		}
 	}
 	wrote := e.unsynced && !rd.SyncLater
@@ -174,6 +187,9 @@ func (e *engine) processReady() error {
 			return fmt.Errorf("raft: truncate log to %d: %w", rd.TruncateTo, err)
 		}
 		wrote = true
+		if e.probe != nil {
+			e.probe.truncated(rd.TruncateTo)
+		}
 		e.voters.truncate(rd.TruncateTo)
 		if rd.TruncateTo < e.applier.applied {
 			panic(fmt.Sprintf("raft: invariant: truncation to %d below the applied offset %d", rd.TruncateTo, e.applier.applied))
@@ -243,6 +259,18 @@ func (e *engine) processReady() error {
 		}
 	}
 	e.maybeSnapshot()
+	return nil
+}
+
+// persistQuorumState writes qs, the core's election state st, to the
+// quorum-state file, durably.
+func (e *engine) persistQuorumState(qs logstore.QuorumStateData, st kraft.ElectionState) error {
+	if err := logstore.WriteQuorumState(e.fsys, e.rc.dir, qs); err != nil {
+		return fmt.Errorf("raft: persist quorum state %s: %w", st, err)
+	}
+	if e.probe != nil {
+		e.probe.persisted(st)
+	}
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -37,9 +38,8 @@ type simCluster struct {
 	nodes []*simNode
 	// inFlight are the messages sent and not yet delivered or dropped.
 	inFlight []*simMessage
-	// leaders is every node seen leading an epoch, over the whole run
-	// (E1).
-	leaders map[kraft.Epoch]NodeID
+	// ghost is what the invariants remember of the run (simcheck_test.go).
+	ghost simGhost
 	// crashes and restarts count the power losses and the starts on what
 	// survived them.
 	crashes, restarts int
@@ -49,8 +49,9 @@ type simCluster struct {
 	// and it keeps what retention later deletes from the logs.
 	committed map[int64][]byte
 	// snapshotChunks counts the FetchSnapshot requests delivered; steps
-	// the steps taken, healing included.
-	snapshotChunks, steps int
+	// the steps taken, healing included; diskFaults the failed writes
+	// and fsyncs that stopped a node.
+	snapshotChunks, steps, diskFaults int
 }
 
 // simNode is one node of a simCluster: its disk, and its engine while it
@@ -84,6 +85,19 @@ type simNode struct {
 	// listed is what the engine held when its disk's snapshots were last
 	// listed: they change only with it (checkNodes).
 	listed snapshotsSeen
+	// durable is what its disk holds durably, as the checker knows it;
+	// role and epoch are the incarnation's, roleSince when it took them;
+	// votersSeen is the voter set it last led with, since votersSince
+	// (simcheck_test.go).
+	durable     simDurable
+	role        kraft.Role
+	epoch       kraft.Epoch
+	roleSince   time.Time
+	votersSeen  string
+	votersSince time.Time
+	// leaderHW is the highest high watermark this incarnation handed out
+	// as a leader.
+	leaderHW int64
 }
 
 // snapshotsSeen is what a node's snapshots on disk depend on: its
@@ -131,6 +145,9 @@ func (s *simSender) Send(req kmsg.Request, cb transport.Callback) bool {
 		api, _ := wire.LookupAPI(req.Key())
 		req.SetVersion(api.Max)
 	}
+	if s.from.life == s.fromLife {
+		s.sc.checkSent(s.from, s.to, req)
+	}
 	s.sc.inFlight = append(s.sc.inFlight, &simMessage{
 		from: s.from, to: s.to, fromLife: s.fromLife, toLife: s.to.life,
 		req: reencodeRequest(s.sc.t, req), cb: cb,
@@ -154,6 +171,9 @@ func (r *simReply) Send(resp kmsg.Response) bool {
 	}
 	r.answered = true
 	r.forget()
+	if vote, ok := r.m.req.(*kmsg.VoteRequest); ok && r.m.to.life == r.m.toLife && r.m.to.up() {
+		r.sc.checkVoteAnswer(r.m.to, vote, resp)
+	}
 	resp.SetVersion(r.m.req.GetVersion())
 	r.m.resp = reencodeResponse(r.sc.t, r.m.req, resp)
 	r.sc.inFlight = append(r.sc.inFlight, r.m)
@@ -234,8 +254,12 @@ func newSimCluster(t *testing.T, n int, seed uint64, mode simMode) *simCluster {
 	sc := &simCluster{
 		t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, seed)),
 		clock:     &manualClock{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)},
-		leaders:   map[kraft.Epoch]NodeID{},
 		committed: map[int64][]byte{},
+		ghost: simGhost{
+			leaders: map[kraft.Epoch]simIncarnation{},
+			votes:   map[simVote]kraft.NodeID{},
+			heard:   map[simLink]simHeard{},
+		},
 	}
 	var voters []QuorumVoter
 	for i := range n {
@@ -298,12 +322,15 @@ func (sc *simCluster) boot(n *simNode) {
 		dialPeer: func(addr string) peerSender {
 			return &simSender{sc: sc, from: n, to: sc.byAddr(addr), fromLife: life}
 		},
+		probe: simProbe{sc: sc, n: n},
 	})
 	if err != nil {
 		sc.t.Fatalf("node %d does not start on what its disk held (incarnation %d, seed %d): %v", n.id, life, sc.seed, err)
 	}
 	n.c, n.e = c, c.eng
 	n.hw = -1
+	n.epoch, n.roleSince, n.leaderHW = -1, sc.clock.now, 0
+	sc.checkRecovered(n)
 }
 
 func (sc *simCluster) byAddr(addr string) *simNode {
@@ -324,6 +351,8 @@ func (sc *simCluster) crash(n *simNode) {
 		r.Close()
 	}
 	n.tasks = nil
+	n.disk.ClearFaults()
+	sc.notePowerLoss(n)
 	n.disk.Crash(sc.rng, crashModes[sc.rng.IntN(len(crashModes))])
 	// The log's files fail with vfs.ErrCrashed now, so closing them
 	// writes nothing; the listener and the context go with the process.
@@ -375,6 +404,13 @@ func (sc *simCluster) settle() {
 // whether it did.
 func (sc *simCluster) settleNode(n *simNode) bool {
 	if done, err := n.e.settle(); done || err != nil {
+		if isDiskFault(err) {
+			// The node stops on the failed write or fsync, as its
+			// process exits; what it had not synced is lost.
+			sc.diskFaults++
+			sc.crash(n)
+			return true
+		}
 		if re := (*CommittedReplayError)(nil); errors.As(err, &re) {
 			sc.t.Fatalf("C9 a leader validates against its whole log: node %d stopped, its image refuses the committed record at offset %d: %v (seed %d)", n.id, re.Offset, re.Err, sc.seed)
 		}
@@ -382,7 +418,10 @@ func (sc *simCluster) settleNode(n *simNode) bool {
 	}
 	select {
 	case out := <-n.e.syncDone:
-		if err := n.e.synced(out); err != nil {
+		if err := n.e.synced(out); isDiskFault(err) {
+			sc.diskFaults++
+			sc.crash(n)
+		} else if err != nil {
 			sc.t.Fatal(err)
 		}
 		return true
@@ -399,6 +438,25 @@ func (sc *simCluster) settleNode(n *simNode) bool {
 	n.tasks = n.tasks[1:]
 	task(sc.t.Context())
 	return true
+}
+
+// armDiskFault makes the next write or fsync of n's disk fail, with EIO
+// or a short write and ENOSPC: the engine must stop on it (a failed fsync
+// is never retried) and start again on what its disk kept.
+func (sc *simCluster) armDiskFault(n *simNode) {
+	f := vfs.Fault{Ops: vfs.OpWrite, Err: syscall.EIO, Count: 1}
+	switch sc.rng.IntN(3) {
+	case 0:
+		f.Ops = vfs.OpSync
+	case 1:
+		f.Err, f.ShortWrite = syscall.ENOSPC, sc.rng.IntN(100)
+	}
+	n.disk.InjectFault(f)
+}
+
+// isDiskFault reports whether err is one armDiskFault injected.
+func isDiskFault(err error) bool {
+	return errors.Is(err, syscall.EIO) || errors.Is(err, syscall.ENOSPC)
 }
 
 // lose loses m: its sender's callback gets errSimLost later, as a peer
@@ -448,6 +506,7 @@ func (sc *simCluster) deliver(m *simMessage) {
 		case answer != nil:
 			reply.Send(answer)
 		default:
+			sc.noteDelivered(m.to, msg)
 			e.handle(event{request: &inboundRequest{msg: msg, reply: reply, version: body.GetVersion()}})
 		}
 	case *wire.SubmitChangeRequest:
@@ -506,11 +565,15 @@ func (sc *simCluster) step() {
 		if n := sc.nodes[sc.rng.IntN(len(sc.nodes))]; !n.up() {
 			sc.restart(n)
 		}
+	case r < 0.887:
+		if n := sc.nodes[sc.rng.IntN(len(sc.nodes))]; n.up() {
+			sc.armDiskFault(n)
+		}
 	default:
 		sc.advance()
 	}
 	sc.settle()
-	sc.checkElectionSafety()
+	sc.checkLeaders()
 	sc.checkCommitted()
 	sc.checkNodes()
 }
@@ -622,21 +685,6 @@ func (sc *simCluster) leader() *simNode {
 	return best
 }
 
-// checkElectionSafety fails when two nodes have led the same epoch, at
-// any time of the run (invariant E1 in docs/reliability.md).
-func (sc *simCluster) checkElectionSafety() {
-	for _, n := range sc.nodes {
-		if !n.up() || n.e.lastStatus.Role != kraft.Leader {
-			continue
-		}
-		ep := n.e.lastStatus.Epoch
-		if other, ok := sc.leaders[ep]; ok && other != n.id {
-			sc.t.Fatalf("E1 election safety: nodes %d and %d both led epoch %d (seed %d)", other, n.id, ep, sc.seed)
-		}
-		sc.leaders[ep] = n.id
-	}
-}
-
 // heal starts every node that is down, reconnects every node and runs,
 // without losses, until every node has applied all that the leader
 // committed; it fails when they do not get there.
@@ -649,8 +697,14 @@ func (sc *simCluster) heal() {
 	}
 	for range 20000 {
 		sc.steps++
+		for _, n := range sc.nodes {
+			if !n.up() {
+				// An armed disk fault stopped it.
+				sc.restart(n)
+			}
+		}
 		sc.settle()
-		sc.checkElectionSafety()
+		sc.checkLeaders()
 		sc.checkCommitted()
 		sc.checkNodes()
 		if l := sc.leader(); l != nil && sc.caughtUp(l) {
@@ -666,14 +720,22 @@ func (sc *simCluster) heal() {
 	}
 	var b strings.Builder
 	for _, n := range sc.nodes {
+		if !n.up() {
+			fmt.Fprintf(&b, "\n  node %d: down", n.id)
+			continue
+		}
 		st := n.e.lastStatus
 		var voters []int32
 		if h, ok := n.e.voters.latest(); ok {
 			voters = voterIDs(h.rec)
 		}
 		fmt.Fprintf(&b, "\n  node %d: %s epoch %d leader %d end %d hw %d applied %d voters %v", n.id, st.Role, st.Epoch, st.Leader.LeaderID, st.LogEndOffset, st.HighWatermark, n.e.applier.applied, voters)
+		for _, v := range n.e.voters.entries {
+			fmt.Fprintf(&b, " [%d: %v]", v.offset, voterIDs(v.rec))
+		}
+		fmt.Fprintf(&b, " epochs %v", n.e.log.EpochEntries())
 	}
-	sc.t.Fatalf("liveness: the healed cluster does not converge on a leader with every node caught up (seed %d):%s", sc.seed, b.String())
+	sc.t.Fatalf("L1/L3 liveness: the healed cluster does not converge on a leader with every node caught up (seed %d):%s", sc.seed, b.String())
 }
 
 // caughtUp reports whether every node has applied up to the leader's high
@@ -681,7 +743,7 @@ func (sc *simCluster) heal() {
 func (sc *simCluster) caughtUp(l *simNode) bool {
 	hw := l.e.lastStatus.HighWatermark
 	for _, n := range sc.nodes {
-		if hw < 0 || n.e.applier.applied < hw {
+		if hw < 0 || !n.up() || n.e.applier.applied < hw {
 			return false
 		}
 	}

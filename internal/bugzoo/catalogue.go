@@ -74,8 +74,8 @@ var catalogue = []Entry{
 		ID:          Z3,
 		Bug:         "a vote is granted before it is durable, so a crash forgets it and the voter votes again in the epoch",
 		Source:      "the Raft persistence rule (Raft figure 2)",
-		Hooks:       []string{"internal/sim/sim.go"},
-		Reinjection: "the simulator's driver loses, at a crash, the last quorum-state write although the vote it records was sent (the vote-not-durable mutation on every node)",
+		Hooks:       []string{"raft/ready.go", "internal/sim/sim.go"},
+		Reinjection: "the runtime writes the quorum state in the background, after the Ready's messages left; the simulator's driver loses, at a crash, the last quorum-state write although the vote it records was sent (the vote-not-durable mutation on every node)",
 		Checks: []Check{{
 			// A lost vote shows only when a crash falls between the vote
 			// and the next quorum-state write and the node then votes again
@@ -83,6 +83,12 @@ var catalogue = []Entry{
 			Package: pkgSim, Run: "^TestSim$", SimSeeds: 1000,
 			Invariant: "E2/E1/E3 vote sent before it is durable",
 			Pattern:   "(E1 election safety|E2 one durable vote per voter per epoch|E3 durable epoch never goes back):",
+		}, {
+			// The production engines' granted votes are checked against
+			// the quorum state their probe saw persisted.
+			Package: pkgRaft, Run: "^TestSimulatedEngines$",
+			Invariant: "E2/E3 a vote or epoch sent before it is durable",
+			Pattern:   "(E2 one durable vote per voter per epoch|E3 durable epoch never goes back):",
 		}},
 	},
 	{
@@ -94,6 +100,7 @@ var catalogue = []Entry{
 		Checks: []Check{
 			{Package: pkgKraft, Run: "^TestCheckQuorumResignsLeader$", Args: rapidArgs, Invariant: "E6 check-quorum", Pattern: "want Resigned"},
 			{Package: pkgSim, Run: "^TestSim$", SimSeeds: simSeeds, Invariant: "E6 check-quorum", Pattern: "E6 check-quorum"},
+			{Package: pkgRaft, Run: "^TestSimulatedEngines$", Invariant: "E6 check-quorum", Pattern: "E6 check-quorum: node [0-9]+ has led"},
 		},
 	},
 	{
@@ -227,6 +234,12 @@ var catalogue = []Entry{
 				Package: pkgSim, Run: "^TestSim$", SimSeeds: simSeeds, Invariant: "E1/C3/E6/C5/C6 under reconfiguration",
 				Pattern: "(E1 election safety|C3 high watermark durable on a majority|E6 check-quorum|C5 committed prefix immutable|C6 leader completeness):",
 			},
+			{
+				// The production engines of a dynamic quorum stop
+				// converging once a voter change lags.
+				Package: pkgRaft, Run: "^TestSimulatedEngines$", Invariant: "E1/C3/C6/L1 under reconfiguration",
+				Pattern: "(E1 election safety|C3 high watermark durable on a majority|C6 leader completeness|L1/L3 liveness):",
+			},
 		},
 	},
 	{
@@ -264,6 +277,7 @@ var catalogue = []Entry{
 			{Package: pkgKraft, Run: "^TestRestartedLeaderNeverLeadsItsEpochAgain$", Args: rapidArgs, Invariant: "E4 restarted leader resigns", Pattern: "E4: node 1 restarted"},
 			{Package: pkgKraft, Run: "^TestRandomSchedulesKeepSafety$", Args: rapidArgs, Invariant: "C6 leader completeness", Pattern: "lacks committed offset"},
 			{Package: pkgSim, Run: "^TestSim$", SimSeeds: simSeeds, Invariant: "E4/E1/G1 restarted leader", Pattern: "(E4 restarted leader resigns|E1 election safety|G1 log matching):"},
+			{Package: pkgRaft, Run: "^TestSimulatedEngines$", Invariant: "E4/E1 restarted leader", Pattern: "(E4 restarted leader resigns|E1 election safety):"},
 		},
 	},
 	{
@@ -276,6 +290,7 @@ var catalogue = []Entry{
 			{Package: pkgKraft, Run: "^TestNewLeaderCommitsOnlyPastEpochStart$", Args: rapidArgs, Invariant: "C4 current-epoch commit rule", Pattern: "C4: leader"},
 			{Package: pkgKraft, Run: "^TestRandomSchedulesKeepSafety$", Args: rapidArgs, Invariant: "C2 high watermark monotonic", Pattern: "high watermark -?[0-9]+ < [0-9]+"},
 			{Package: pkgSim, Run: "^TestSim$", SimSeeds: simSeeds, Invariant: "C4/C5 figure 8", Pattern: "(C4 current-epoch commit rule|C5 committed prefix immutable):"},
+			{Package: pkgRaft, Run: "^TestSimulatedEngines$", Invariant: "C4 figure 8", Pattern: "(C4 current-epoch commit rule|C3 high watermark durable on a majority|C6 leader completeness):"},
 		},
 	},
 	{
@@ -313,6 +328,12 @@ var catalogue = []Entry{
 			Package: pkgSim, Run: "^TestSim$", SimSeeds: simSeeds,
 			Invariant: "a node restarts from any crash; E2/E3 durable votes and epochs",
 			Pattern:   "(read quorum-state after a [a-z-]+ crash|E2 one durable vote per voter per epoch|E3 durable epoch never goes back|D1 synced data survives a crash)",
+		}, {
+			// A production engine whose disk lost power finds a torn or
+			// missing quorum-state file and cannot start.
+			Package: pkgRaft, Run: "^TestSimulatedEngines$",
+			Invariant: "a node restarts from any crash; E2/E3 durable votes and epochs",
+			Pattern:   "(does not start on what its disk held .*quorum.state|E2 one durable vote per voter per epoch|E3 durable epoch never goes back|D1 synced data survives a crash)",
 		}},
 	},
 	{
@@ -332,6 +353,13 @@ var catalogue = []Entry{
 			Package: pkgSim, Run: "^TestSim$", SimSeeds: simSeeds,
 			Invariant: "D1 synced data survives a crash",
 			Pattern:   "(this data was durable\\)|D1 synced data survives a crash|C3 high watermark durable on a majority|K1 acknowledged proposals survive)",
+		}, {
+			// The production engines' disks fail writes and fsyncs too; a
+			// node that goes on after a failed fsync finds data below its
+			// recovery point gone at its next start.
+			Package: pkgRaft, Run: "^TestSimulatedEngines$",
+			Invariant: "D1 synced data survives a crash",
+			Pattern:   "(this data was durable\\)|D1 synced data survives a crash|C3 high watermark durable on a majority|K1 acknowledged writes survive)",
 		}},
 	},
 	{

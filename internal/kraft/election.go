@@ -95,8 +95,9 @@ func (n *Node) canGrantVote(m *VoteRequest) bool {
 // voter holds the record is no voter in its own log, and the voters of
 // the previous set, which need its vote, cannot get it with a shorter
 // log: nobody could ever be elected. docs/decisions.md, "The vote of a
-// removed voter", has the argument. When x or the epoch of the entry
-// before it is not in the durable log, the bar is the log end.
+// removed voter", has the argument. When x is the log start, the entry
+// before it is the last of the snapshot there; when x or the epoch of the
+// entry before it is in neither, the bar is the log end.
 func (n *Node) voteBar() OffsetAndEpoch {
 	ours := OffsetAndEpoch{Offset: n.s.leo, Epoch: n.s.lastEpoch}
 	x := Offset(-1)
@@ -110,7 +111,17 @@ func (n *Node) voteBar() OffsetAndEpoch {
 		}
 		x = e.Offset
 	}
-	if x <= n.log.StartOffset() {
+	switch start := n.log.StartOffset(); {
+	case x < start:
+		return ours
+	case x == start:
+		// The entry before x is the last of the snapshot the log
+		// starts at.
+		for _, snap := range [2]func() (OffsetAndEpoch, bool){n.log.EarliestSnapshot, n.log.LatestSnapshot} {
+			if id, ok := snap(); ok && id.Offset == x {
+				return id
+			}
+		}
 		return ours
 	}
 	epoch, ok := n.epochOf(x - 1)

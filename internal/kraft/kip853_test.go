@@ -264,6 +264,36 @@ func TestSelfRemovedLeaderGuardsItsLogBelowTheRemoval(t *testing.T) {
 	}
 }
 
+// When the removal is the first entry of the log, the entry before it is
+// the last of the snapshot the log starts at: the bar is that snapshot's
+// end, so a voter holding everything up to the snapshot is granted and
+// one short of it is not.
+func TestSelfRemovedLeaderBarAtItsSnapshot(t *testing.T) {
+	c := newCluster(t, 3, 0, 1)
+	c.elect(1)
+	c.stabilize()
+	snap, err := c.logs[0].CreateSnapshot(c.logs[0].EndOffset(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := proposeOwnRemovalAndCrash(t, c, 2, 3)
+	if x != snap.Offset || c.logs[0].StartOffset() != x {
+		t.Fatalf("removal at %d, log start %d: want both at the snapshot's end %d", x, c.logs[0].StartOffset(), snap.Offset)
+	}
+	st := c.node(1).Status()
+	for _, pre := range []bool{true, false} {
+		short := vote(3, 1, st.Epoch+1, kraft.OffsetAndEpoch{Offset: x - 1, Epoch: snap.Epoch}, pre)
+		if granted(t, c, short) {
+			t.Errorf("pre=%v: granted a candidate whose log ends at %d, below the snapshot at %d", pre, x-1, x)
+		}
+	}
+	for _, pre := range []bool{true, false} {
+		if !granted(t, c, vote(2, 1, st.Epoch+2, snap, pre)) {
+			t.Errorf("pre=%v: refused a candidate holding everything up to the snapshot %s below the removal", pre, snap)
+		}
+	}
+}
+
 // granted steps m into node 1 of c and reports whether it granted.
 func granted(t *testing.T, c *cluster, m *kraft.VoteRequest) bool {
 	t.Helper()

@@ -95,7 +95,7 @@ func (n *Node) rebuildLeaderVoters() {
 	var voters []replicaState
 	for _, k := range n.voters().Keys() {
 		r := newReplicaState(k)
-		if i := slices.IndexFunc(old, func(o replicaState) bool { return sameVoter(o.Key, k) }); i >= 0 {
+		if i := slices.IndexFunc(old, func(o replicaState) bool { return o.Key.SameReplica(k) }); i >= 0 {
 			r = old[i]
 			r.Key = k
 		} else if i := slices.IndexFunc(l.Observers, func(o replicaState) bool { return k.Matches(o.Key) }); i >= 0 {
@@ -110,7 +110,7 @@ func (n *Node) rebuildLeaderVoters() {
 		voters = append(voters, r)
 	}
 	for _, o := range old {
-		if !slices.ContainsFunc(voters, func(v replicaState) bool { return sameVoter(o.Key, v.Key) }) && o.Key.ID != n.me.ID {
+		if !slices.ContainsFunc(voters, func(v replicaState) bool { return o.Key.SameReplica(v.Key) }) && o.Key.ID != n.me.ID {
 			o.CheckQuorumFetched = false
 			l.Observers = insertObserver(l.Observers, o)
 		}
@@ -122,15 +122,6 @@ func (n *Node) rebuildLeaderVoters() {
 		l.CheckQuorumDeadline = n.s.now.Add(n.checkQuorumTimeout())
 	}
 	l.Voters = voters
-}
-
-// sameVoter reports whether two voter keys name the same replica across
-// a voter-set change: the same node id, and the same directory id unless
-// one of them has none. The kraft.version upgrade names the static
-// voters with their directory ids (and truncating the upgrade away names
-// them without): their entries keep their progress.
-func sameVoter(a, b ReplicaKey) bool {
-	return a.ID == b.ID && (a.DirectoryID.IsZero() || b.DirectoryID.IsZero() || a.DirectoryID == b.DirectoryID)
 }
 
 func insertObserver(obs []replicaState, r replicaState) []replicaState {

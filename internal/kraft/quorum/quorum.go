@@ -85,6 +85,14 @@ func (k ReplicaKey) Matches(in ReplicaKey) bool {
 	return k.DirectoryID.IsZero() || k.DirectoryID == in.DirectoryID
 }
 
+// SameReplica reports whether k and o name the same replica, either way
+// round: the same node id, and the same directory id unless one of them
+// has none (a key from before KIP-853, or a kraft.version 0
+// quorum-state file, names none).
+func (k ReplicaKey) SameReplica(o ReplicaKey) bool {
+	return k.ID == o.ID && (k.DirectoryID.IsZero() || o.DirectoryID.IsZero() || k.DirectoryID == o.DirectoryID)
+}
+
 // Majority returns the size of a majority of n voters, ⌊n/2⌋+1.
 func Majority(n int) int { return n/2 + 1 }
 
