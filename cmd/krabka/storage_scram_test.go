@@ -202,7 +202,8 @@ func TestFormatAddScramQuorumElects(t *testing.T) {
 		t.Fatalf("a forwarded write over SCRAM: %v", err)
 	}
 	for _, c := range ctls {
-		for c.QuorumState().HighWatermark <= res.LastOffset {
+		// The image is published after the high watermark moves.
+		for c.CurrentImage().Offset() < res.LastOffset {
 			if ctx.Err() != nil {
 				t.Fatalf("node %d did not replicate offset %d", c.QuorumState().NodeID, res.LastOffset)
 			}

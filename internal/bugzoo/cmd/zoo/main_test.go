@@ -21,8 +21,10 @@ func TestChecksFormat(t *testing.T) {
 	out := output(t, "checks", "-seeds=300", "-steps=900", "z3", "z4")
 	want := []string{
 		"z3|-X=github.com/krabka-go/krabka/internal/bugzoo.selected=z3|./internal/sim|^TestSim$|-seeds=1000 -steps=900|",
+		"z3|-X=github.com/krabka-go/krabka/internal/bugzoo.selected=z3|./raft|^TestSimulatedEngines$||",
 		"z4|-X=github.com/krabka-go/krabka/internal/bugzoo.selected=z4|./internal/kraft|^TestCheckQuorumResignsLeader$|-rapid.nofailfile|E6 check-quorum|want Resigned",
 		"z4|-X=github.com/krabka-go/krabka/internal/bugzoo.selected=z4|./internal/sim|^TestSim$|-seeds=300 -steps=900|E6 check-quorum|E6 check-quorum",
+		"z4|-X=github.com/krabka-go/krabka/internal/bugzoo.selected=z4|./raft|^TestSimulatedEngines$||E6 check-quorum|E6 check-quorum",
 	}
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	if len(lines) != len(want) {
@@ -37,7 +39,7 @@ func TestChecksFormat(t *testing.T) {
 
 // entries, campaigns and pending agree with the catalogue's shape.
 func TestEntriesCampaignsPending(t *testing.T) {
-	if got := output(t, "entries", "z2", "z4", "z11"); got != "z2|1|1|0\nz4|2|0|0\nz11|0|0|1\n" {
+	if got := output(t, "entries", "z2", "z4", "z11"); got != "z2|1|1|0\nz4|3|0|0\nz11|0|0|1\n" {
 		t.Errorf("zoo entries z2 z4 z11 = %q", got)
 	}
 	if got := output(t, "campaigns", "z2"); got != "z2|-X=github.com/krabka-go/krabka/internal/bugzoo.selected=z2|writeback|kill-9-all|15s|K1 acknowledged writes survive a power failure|lost: .* is not in the committed log\n" {
