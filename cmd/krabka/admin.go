@@ -124,43 +124,113 @@ type healthChecks interface {
 }
 
 // adminHandler serves /metrics from reg and the checks of c with the
-// bounds of opts.
-func adminHandler(reg *prometheus.Registry, c healthChecks, opts raft.HealthOptions) http.Handler {
+// bounds of opts: /livez and /readyz run every check of their kind, and
+// /livez/NAME and /readyz/NAME the one check NAME (etcd's and
+// Kubernetes' per-check paths). Every check run is counted in reg
+// (healthMetrics).
+func adminHandler(reg *prometheus.Registry, c healthChecks, opts raft.HealthOptions) (http.Handler, error) {
+	hm, err := newHealthMetrics(reg)
+	if err != nil {
+		return nil, err
+	}
+	live := func(_ context.Context, o raft.HealthOptions) ([]raft.CheckResult, error) { return c.LiveChecks(o) }
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.Handle("GET /livez", healthHandler("livez", func(_ context.Context, o raft.HealthOptions) ([]raft.CheckResult, error) {
-		return c.LiveChecks(o)
-	}, opts))
-	mux.Handle("GET /readyz", healthHandler("readyz", c.ReadyChecks, opts))
-	return mux
+	mux.Handle("GET /livez", healthHandler(healthEndpoint{"livez", nil, live, hm}, opts))
+	mux.Handle("GET /readyz", healthHandler(healthEndpoint{"readyz", nil, c.ReadyChecks, hm}, opts))
+	mux.Handle("GET /livez/{check}", healthHandler(healthEndpoint{"livez", raft.LiveCheckNames(), live, hm}, opts))
+	mux.Handle("GET /readyz/{check}", healthHandler(healthEndpoint{"readyz", raft.ReadyCheckNames(), c.ReadyChecks, hm}, opts))
+	return mux, nil
+}
+
+// healthEndpoint is one health path: kind is livez or readyz; names,
+// when not nil, makes it the path of one check (its last path element),
+// one of names.
+type healthEndpoint struct {
+	kind    string
+	names   []string
+	run     func(context.Context, raft.HealthOptions) ([]raft.CheckResult, error)
+	metrics *healthMetrics
+}
+
+// healthMetrics count the checks the endpoints run, with Kubernetes'
+// shape of its health-check metrics: krabka_healthcheck{name,type} is 1
+// when the last run of the check passed and 0 when it failed, and
+// krabka_healthchecks_total{name,type,status} counts the runs by
+// status (success or error). type is livez or readyz. They move only
+// when an endpoint is asked: a scrape of /metrics runs no check.
+type healthMetrics struct {
+	last  *prometheus.GaugeVec
+	total *prometheus.CounterVec
+}
+
+func newHealthMetrics(reg prometheus.Registerer) (*healthMetrics, error) {
+	hm := &healthMetrics{
+		last: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "krabka_healthcheck",
+			Help: "1 when the last run of the health check passed, 0 when it failed."}, []string{"name", "type"}),
+		total: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "krabka_healthchecks_total",
+			Help: "Runs of the health check by status (success or error)."}, []string{"name", "type", "status"}),
+	}
+	for _, c := range []prometheus.Collector{hm.last, hm.total} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("register the health-check metrics: %w", err)
+		}
+	}
+	return hm, nil
+}
+
+func (hm *healthMetrics) record(kind string, rs []raft.CheckResult) {
+	for _, r := range rs {
+		v, status := 1.0, "success"
+		if r.Err != nil {
+			v, status = 0, "error"
+		}
+		hm.last.WithLabelValues(r.Name, kind).Set(v)
+		hm.total.WithLabelValues(r.Name, kind, status).Inc()
+	}
 }
 
 // healthHandler answers one health endpoint in etcd's form: 200 "ok"
 // when every check passed (with ?verbose, a "[+]name ok" line per check
 // first), else 503 with a "[+]name ok" or "[-]name failed: reason" line
 // per check and "<kind> check failed". ?exclude=name (repeatable) leaves
-// a check out. A query that does not parse, an unknown parameter or
-// value and an unknown check name answer 400 and say why.
-func healthHandler(kind string, run func(context.Context, raft.HealthOptions) ([]raft.CheckResult, error), opts raft.HealthOptions) http.HandlerFunc {
+// a check out of an endpoint of every check. A query that does not
+// parse, an unknown parameter or value, an unknown check name to exclude
+// and an exclude on the path of one check answer 400 and say why; the
+// path of a check that does not exist answers 404.
+func healthHandler(ep healthEndpoint, opts raft.HealthOptions) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		verbose, exclude, err := parseHealthQuery(r.URL.RawQuery)
 		if err != nil {
-			http.Error(w, "/"+kind+": "+err.Error(), http.StatusBadRequest)
+			http.Error(w, "/"+ep.kind+": "+err.Error(), http.StatusBadRequest)
 			return
 		}
 		o := opts
 		o.Exclude = exclude
-		rs, err := run(r.Context(), o)
+		if ep.names != nil {
+			check := r.PathValue("check")
+			if !slices.Contains(ep.names, check) {
+				http.Error(w, fmt.Sprintf("/%s/%s: no such check (checks: %s)", ep.kind, check, strings.Join(ep.names, ", ")), http.StatusNotFound)
+				return
+			}
+			if len(exclude) > 0 {
+				http.Error(w, fmt.Sprintf("/%s/%s: exclude applies to /%s, not to the path of one check", ep.kind, check, ep.kind), http.StatusBadRequest)
+				return
+			}
+			o.Exclude = slices.DeleteFunc(slices.Clone(ep.names), func(n string) bool { return n == check })
+		}
+		rs, err := ep.run(r.Context(), o)
 		if err != nil {
 			code := http.StatusInternalServerError
 			if errors.Is(err, raft.ErrUnknownCheck) {
 				code = http.StatusBadRequest
 			}
-			http.Error(w, "/"+kind+": "+err.Error(), code)
+			http.Error(w, "/"+ep.kind+": "+err.Error(), code)
 			return
 		}
+		ep.metrics.record(ep.kind, rs)
 		var b strings.Builder
 		failed := false
 		for _, c := range rs {
@@ -173,7 +243,7 @@ func healthHandler(kind string, run func(context.Context, raft.HealthOptions) ([
 		}
 		if failed {
 			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = io.WriteString(w, b.String()+kind+" check failed\n")
+			_, _ = io.WriteString(w, b.String()+ep.kind+" check failed\n")
 			return
 		}
 		if verbose {

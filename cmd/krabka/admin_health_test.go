@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/krabka-go/krabka/raft"
 )
 
@@ -66,7 +68,7 @@ func TestHealthEndpointsInEtcdsForm(t *testing.T) {
 	f := &fakeChecks{}
 	opts := raft.DefaultHealthOptions()
 	opts.MaxLag = 7
-	h := adminHandler(reg, f, opts)
+	h := mustAdminHandler(t, reg, f, opts)
 
 	for _, tc := range []struct {
 		target string
@@ -127,7 +129,7 @@ func TestHealthEndpointsRefuseBadRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := adminHandler(reg, &fakeChecks{}, raft.DefaultHealthOptions())
+	h := mustAdminHandler(t, reg, &fakeChecks{}, raft.DefaultHealthOptions())
 	for _, tc := range []struct{ target, want string }{
 		{"/readyz?%zz", "/readyz: bad query"},
 		{"/readyz?verbose;x", "/readyz: bad query"},
@@ -158,7 +160,7 @@ func FuzzHealthQuery(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	h := adminHandler(reg, &fakeChecks{failing: map[string]error{raft.CheckLeader: errors.New("none")}}, raft.DefaultHealthOptions())
+	h := mustAdminHandler(f, reg, &fakeChecks{failing: map[string]error{raft.CheckLeader: errors.New("none")}}, raft.DefaultHealthOptions())
 	f.Fuzz(func(t *testing.T, q string) {
 		_, exclude, err := parseHealthQuery(q)
 		if err == nil && slices.Contains(exclude, "") {
@@ -172,4 +174,85 @@ func FuzzHealthQuery(f *testing.F) {
 			t.Fatalf("GET /readyz?%s = %d", q, w.Code)
 		}
 	})
+}
+
+// mustAdminHandler is adminHandler, failing tb when it fails.
+func mustAdminHandler(tb testing.TB, reg *prometheus.Registry, c healthChecks, opts raft.HealthOptions) http.Handler {
+	tb.Helper()
+	h, err := adminHandler(reg, c, opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return h
+}
+
+// TestHealthEndpointsOfOneCheck: /readyz/NAME and /livez/NAME run the one
+// check NAME, answer 503 with its reason when it fails while the others
+// pass and 200 when it passes while another fails; a check of the other
+// kind or of no kind is 404, and exclude on such a path is 400.
+func TestHealthEndpointsOfOneCheck(t *testing.T) {
+	reg, _, err := newMetricsRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeChecks{failing: map[string]error{raft.CheckLeader: errors.New("no leader known in epoch 3")}}
+	h := mustAdminHandler(t, reg, f, raft.DefaultHealthOptions())
+	for _, tc := range []struct {
+		target string
+		code   int
+		body   string
+	}{
+		{"/readyz/leader", 503, "[-]leader failed: no leader known in epoch 3\nreadyz check failed\n"},
+		{"/readyz/caught-up", 200, "ok\n"},
+		{"/readyz/caught-up?verbose", 200, "[+]caught-up ok\nok\n"},
+		{"/livez/fatal-fault?verbose", 200, "[+]fatal-fault ok\nok\n"},
+		{"/livez/leader", 404, "/livez/leader: no such check (checks: engine-loop, fatal-fault)\n"},
+		{"/readyz/nope", 404, "/readyz/nope: no such check (checks: engine-loop, fatal-fault, leader, caught-up, committing, linearizable-read)\n"},
+		{"/readyz/leader?exclude=committing", 400, "/readyz/leader: exclude applies to /readyz, not to the path of one check\n"},
+		{"/readyz/leader?bogus", 400, `/readyz: unknown parameter "bogus" (want verbose or exclude)` + "\n"},
+	} {
+		if code, body := ask(h, "GET", tc.target); code != tc.code || body != tc.body {
+			t.Errorf("GET %s = %d %q, want %d %q", tc.target, code, body, tc.code, tc.body)
+		}
+	}
+	if code, _ := ask(h, "GET", "/readyz/leader/more"); code != http.StatusNotFound {
+		t.Errorf("GET /readyz/leader/more = %d, want 404", code)
+	}
+}
+
+// TestHealthMetricsCountEveryCheckRun: each check an endpoint runs sets
+// krabka_healthcheck to its last result and counts one run of its status
+// in krabka_healthchecks_total; /metrics alone runs none.
+func TestHealthMetricsCountEveryCheckRun(t *testing.T) {
+	reg, _, err := newMetricsRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeChecks{failing: map[string]error{raft.CheckLeader: errors.New("none")}}
+	h := mustAdminHandler(t, reg, f, raft.DefaultHealthOptions())
+	if _, body := ask(h, "GET", "/metrics"); strings.Contains(body, "krabka_healthcheck{") {
+		t.Fatalf("/metrics before any health request shows a check result:\n%s", body)
+	}
+	ask(h, "GET", "/readyz")
+	ask(h, "GET", "/readyz/leader")
+	ask(h, "GET", "/livez")
+	f.failing = nil
+	ask(h, "GET", "/readyz/leader")
+	_, body := ask(h, "GET", "/metrics")
+	for _, want := range []string{
+		`krabka_healthcheck{name="leader",type="readyz"} 1`,
+		`krabka_healthcheck{name="caught-up",type="readyz"} 1`,
+		`krabka_healthcheck{name="engine-loop",type="livez"} 1`,
+		`krabka_healthchecks_total{name="leader",status="error",type="readyz"} 2`,
+		`krabka_healthchecks_total{name="leader",status="success",type="readyz"} 1`,
+		`krabka_healthchecks_total{name="caught-up",status="success",type="readyz"} 1`,
+		`krabka_healthchecks_total{name="fatal-fault",status="success",type="livez"} 1`,
+	} {
+		if !strings.Contains(body, want+"\n") {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if _, err := adminHandler(reg, f, raft.DefaultHealthOptions()); err == nil {
+		t.Error("a second admin handler on the same registry registered its metrics twice")
+	}
 }

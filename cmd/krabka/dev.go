@@ -234,7 +234,11 @@ func runDev(ctx context.Context, a *app, o devOptions) error {
 		if err := reg.Register(prom.NewListenerCollector(c.ListenerStats)); err != nil {
 			return err
 		}
-		stopAdmin, bound, err := startAdmin("127.0.0.1:0", adminHandler(reg, c, raft.DefaultHealthOptions()))
+		h, err := adminHandler(reg, c, raft.DefaultHealthOptions())
+		if err != nil {
+			return fmt.Errorf("node %d: %w", id, err)
+		}
+		stopAdmin, bound, err := startAdmin("127.0.0.1:0", h)
 		if err != nil {
 			return fmt.Errorf("node %d: %w", id, err)
 		}

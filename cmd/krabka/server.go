@@ -118,14 +118,20 @@ func runServer(ctx context.Context, a *app, path string, overrides []string, adm
 			_ = c.Shutdown(context.Background())
 			return err
 		}
-		stopAdmin, bound, err := startAdmin(admin.address, adminHandler(reg, c, admin.healthOptions()))
+		h, err := adminHandler(reg, c, admin.healthOptions())
+		if err != nil {
+			cancel()
+			_ = c.Shutdown(context.Background())
+			return err
+		}
+		stopAdmin, bound, err := startAdmin(admin.address, h)
 		if err != nil {
 			cancel()
 			_ = c.Shutdown(context.Background())
 			return err
 		}
 		defer stopAdmin()
-		a.log.Info("serving the admin endpoint", "address", "http://"+bound+"/", "paths", "/metrics /livez /readyz")
+		a.log.Info("serving the admin endpoint", "address", "http://"+bound+"/", "paths", "/metrics /livez[/CHECK] /readyz[/CHECK]")
 	}
 	var runErr error
 	select {
