@@ -151,6 +151,26 @@ func (e *CommittedReplayError) Error() string {
 
 func (e *CommittedReplayError) Unwrap() error { return e.Err }
 
+// LogStateError is the fatal fault that stops a node whose log store and
+// consensus core disagree about the log: the store placed an append at
+// other offsets than the core did, or the core asked to truncate records
+// the node has already applied (committed records). Neither happens while
+// the core and the store are correct; going on would replicate or serve a
+// log the quorum never agreed on, so the node stops before it acts on the
+// request (Kafka's KafkaMetadataLog refuses such a truncation with an
+// exception its raft thread's fault handler turns into a stop).
+// [Controller.Err] returns it.
+type LogStateError struct {
+	// Op is the operation refused: "append" or "truncate".
+	Op string
+	// Reason says how the store and the core disagree, with the offsets.
+	Reason string
+}
+
+func (e *LogStateError) Error() string {
+	return fmt.Sprintf("raft: impossible log state on %s, so the node stops: %s", e.Op, e.Reason)
+}
+
 // UnsupportedMetadataVersionError is a fatal fault: snapshot Snapshot
 // finalizes a metadata.version outside the range this release supports
 // (metadata.MinMetadataVersion to metadata.MaxMetadataVersion), as a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,5 +123,29 @@ func waitStopped(t *testing.T, c *Controller, what string) {
 	case <-c.Done():
 	case <-time.After(10 * time.Second):
 		t.Fatalf("the node still runs with %s", what)
+	}
+}
+
+// TestImpossibleLogStatesAreFatalFaults: a truncation below what the
+// image applied and an append the log store placed elsewhere than the
+// core are refused with a LogStateError, which the Ready executor
+// returns before it acts, so the engine stops on it as on every fatal
+// fault (TestCommittedRecordTheImageRefusesStopsTheNode shows that
+// path); the limits themselves pass.
+func TestImpossibleLogStatesAreFatalFaults(t *testing.T) {
+	var le *LogStateError
+	if err := checkTruncation(9, 10); !errors.As(err, &le) || le.Op != "truncate" {
+		t.Errorf("truncating to 9 with 10 applied = %v, want a LogStateError on truncate", err)
+	} else if want := "raft: impossible log state on truncate, so the node stops: the core asks to truncate the log to end at offset 9, below offset 10, the end of what the image has applied (committed records)"; err.Error() != want {
+		t.Errorf("error = %q, want %q", err, want)
+	}
+	if err := checkTruncation(10, 10); err != nil {
+		t.Errorf("truncating to the applied end = %v, want nil", err)
+	}
+	if err := checkPlacement(5, 8, 5, 9); !errors.As(err, &le) || le.Op != "append" || !strings.Contains(err.Error(), "placed the append at [5, 8), the core at [5, 9)") {
+		t.Errorf("a misplaced append = %v, want a LogStateError on append naming both ranges", err)
+	}
+	if err := checkPlacement(5, 9, 5, 9); err != nil {
+		t.Errorf("an append where the core placed it = %v, want nil", err)
 	}
 }

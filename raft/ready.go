@@ -183,6 +183,9 @@ func (e *engine) processReady() error {
 	}
 	wrote := e.unsynced && !rd.SyncLater
 	if rd.TruncateTo >= 0 {
+		if err := checkTruncation(rd.TruncateTo, e.applier.applied); err != nil {
+			return err
+		}
 		if err := e.log.Truncate(int64(rd.TruncateTo)); err != nil {
 			return fmt.Errorf("raft: truncate log to %d: %w", rd.TruncateTo, err)
 		}
@@ -191,9 +194,6 @@ func (e *engine) processReady() error {
 			e.probe.truncated(rd.TruncateTo)
 		}
 		e.voters.truncate(rd.TruncateTo)
-		if rd.TruncateTo < e.applier.applied {
-			panic(fmt.Sprintf("raft: invariant: truncation to %d below the applied offset %d", rd.TruncateTo, e.applier.applied))
-		}
 	}
 	if len(rd.Appends) > 0 {
 		if err := e.appendBatches(rd.Appends); err != nil {
@@ -303,8 +303,8 @@ func (e *engine) appendBatches(apps []kraft.Append) error {
 		if err != nil {
 			return fmt.Errorf("raft: append [%d, %d) at epoch %d: %w", first, next, epoch, err)
 		}
-		if kraft.Offset(res.FirstOffset) != first || kraft.Offset(res.NextOffset) != next {
-			panic(fmt.Sprintf("raft: invariant: append landed at [%d, %d), the core placed it at [%d, %d)", res.FirstOffset, res.NextOffset, first, next))
+		if err := checkPlacement(kraft.Offset(res.FirstOffset), kraft.Offset(res.NextOffset), first, next); err != nil {
+			return err
 		}
 		e.metrics.rec().Appended(int(next-first), leader)
 		buf, copied = nil, false
@@ -381,4 +381,22 @@ func (e *engine) holdFetched(m *kraft.FetchResponse, records []byte) {
 	if len(m.Batches) > 0 {
 		m.Records = e.handles.hold(&heldRecords{raw: records, fetched: true})
 	}
+}
+
+// checkTruncation refuses a truncation of the log to the end offset to
+// below applied, the next offset the image would apply.
+func checkTruncation(to, applied kraft.Offset) error {
+	if to < applied {
+		return &LogStateError{Op: "truncate", Reason: fmt.Sprintf("the core asks to truncate the log to end at offset %d, below offset %d, the end of what the image has applied (committed records)", to, applied)}
+	}
+	return nil
+}
+
+// checkPlacement refuses an append the log store placed at
+// [gotFirst, gotNext) where the core placed it at [first, next).
+func checkPlacement(gotFirst, gotNext, first, next kraft.Offset) error {
+	if gotFirst != first || gotNext != next {
+		return &LogStateError{Op: "append", Reason: fmt.Sprintf("the log store placed the append at [%d, %d), the core at [%d, %d)", gotFirst, gotNext, first, next)}
+	}
+	return nil
 }
