@@ -21,7 +21,11 @@ import (
 )
 
 // krabkaSystem is a quorum of krabka server-start processes with a static
-// voter set.
+// voter set. With metrics set (the system "krabka-metrics") every node
+// also serves its admin endpoint (--admin-address: metrics recorded and
+// exposed) and the harness scrapes each node's /metrics every
+// scrapeEvery, so that the two systems, run side by side, measure what
+// metrics cost.
 type krabkaSystem struct {
 	bin       string
 	dir       string
@@ -32,17 +36,36 @@ type krabkaSystem struct {
 	records   [][]byte // records[k] is client k's encoded ConfigRecord
 	pprofBase int      // first KRABKA_PPROF port, 0 for none
 	env       []string // added to every node's environment
+
+	metrics     bool
+	scrapeEvery time.Duration
+	adminPorts  []int
+	scrape      *scraper
 }
 
-func (s *krabkaSystem) name() string   { return "krabka" }
+// Names of the two Krabka systems.
+const (
+	krabkaName        = "krabka"
+	krabkaMetricsName = "krabka-metrics"
+)
+
+func (s *krabkaSystem) name() string {
+	if s.metrics {
+		return krabkaMetricsName
+	}
+	return krabkaName
+}
+
 func (s *krabkaSystem) nodes() []*proc { return s.procs }
 
 func (s *krabkaSystem) setup() error {
-	ports, err := freePorts(s.n)
+	ports, err := freePorts(2 * s.n)
 	if err != nil {
 		return err
 	}
+	ports, s.adminPorts = ports[:s.n], ports[s.n:]
 	s.ports = ports
+	var urls []string
 	var voters []string
 	for i, p := range ports {
 		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i+1, p))
@@ -76,13 +99,46 @@ func (s *krabkaSystem) setup() error {
 		if s.pprofBase != 0 {
 			env = append(env, fmt.Sprintf("KRABKA_PPROF=127.0.0.1:%d", s.pprofBase+i))
 		}
-		s.procs = append(s.procs, newProc("krabka-"+id, s.dir, filepath.Join(s.dir, "node-"+id+".log"), env,
-			s.bin, "server-start", props))
+		args := []string{s.bin, "server-start"}
+		if s.metrics {
+			admin := fmt.Sprintf("127.0.0.1:%d", s.adminPorts[i])
+			args = append(args, "--admin-address", admin)
+			urls = append(urls, "http://"+admin+"/metrics")
+		}
+		s.procs = append(s.procs, newProc(s.name()+"-"+id, s.dir, filepath.Join(s.dir, "node-"+id+".log"), env,
+			append(args, props)...))
+	}
+	if s.metrics {
+		s.scrape = newScraper(urls, s.scrapeEvery)
 	}
 	return nil
 }
 
-func (s *krabkaSystem) afterStart(context.Context) error { return nil }
+// afterStart begins the scrapes of a metrics system: every node must
+// answer its first with Kafka's raft metrics.
+func (s *krabkaSystem) afterStart(ctx context.Context) error {
+	if s.scrape == nil {
+		return nil
+	}
+	return s.scrape.start(ctx)
+}
+
+// close ends the scrapes and logs what they did.
+func (s *krabkaSystem) close() {
+	if s.scrape == nil {
+		return
+	}
+	st := s.scrape.stop()
+	if st.ok+st.failed == 0 {
+		return
+	}
+	avg := int64(0)
+	if st.ok > 0 {
+		avg = st.bytes / int64(st.ok)
+	}
+	logf("%s: %d scrapes of /metrics every %v (%d bytes each on average), %d failed (last: %v)",
+		s.name(), st.ok, s.scrapeEvery, avg, st.failed, st.lastErr)
+}
 
 func (s *krabkaSystem) dataBytes() int64 { return dirSize(s.dir) }
 

@@ -55,6 +55,7 @@ type options struct {
 	krabkaEnv   []string
 	krabkaTags  string
 	traceHops   bool
+	scrapeEvery time.Duration
 }
 
 func main() {
@@ -106,7 +107,8 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.failRounds, "failover-rounds", 5, "failover rounds per system and kind (the median is reported)")
 	fs.IntVar(&o.fillWrites, "fill", 100000, "writes before the restart-to-serving measurement")
 	fs.IntVar(&o.detectMS, "detect-ms", 1000, "failure-detection timeout of every system, ms")
-	fs.StringVar(&systems, "systems", "krabka,etcd,zookeeper", "systems to run")
+	fs.StringVar(&systems, "systems", "krabka,etcd,zookeeper", "systems to run: krabka, krabka-metrics (krabka with its admin endpoint on and scraped, for the cost of metrics), etcd, zookeeper")
+	fs.DurationVar(&o.scrapeEvery, "scrape-interval", time.Second, "how often the harness scrapes each krabka-metrics node's /metrics")
 	fs.StringVar(&o.zkClasspath, "zk-classpath", "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar", "ZooKeeper's class path (Debian packages zookeeper and libslf4j-java)")
 	fs.StringVar(&o.java, "java", "java", "the java command for ZooKeeper")
 	fs.BoolVar(&o.keep, "keep", false, "keep the data directory")
@@ -155,19 +157,22 @@ func parseFlags(args []string) (options, error) {
 	}
 	o.systems = strings.Split(systems, ",")
 	for _, s := range o.systems {
-		if s != "krabka" && s != "etcd" && s != "zookeeper" {
-			return o, fmt.Errorf("-systems: unknown system %q (krabka, etcd, zookeeper)", s)
+		if s != krabkaName && s != krabkaMetricsName && s != "etcd" && s != "zookeeper" {
+			return o, fmt.Errorf("-systems: unknown system %q (krabka, krabka-metrics, etcd, zookeeper)", s)
 		}
 	}
 	if o.traceHops {
 		switch {
 		case o.krabkaPprof == 0:
 			return o, errors.New("-trace-hops needs -krabka-pprof")
-		case !slices.Contains(o.systems, "krabka") || !slices.Contains(o.clients, 1):
+		case !slices.Contains(o.systems, krabkaName) || !slices.Contains(o.clients, 1):
 			return o, errors.New("-trace-hops needs krabka in -systems and 1 in -clients")
 		case o.duration < hopsDelay+hopsTrace+time.Second:
 			return o, fmt.Errorf("-trace-hops needs a -duration of at least %v", hopsDelay+hopsTrace+time.Second)
 		}
+	}
+	if o.scrapeEvery <= 0 {
+		return o, errors.New("-scrape-interval must be positive")
 	}
 	if o.conns < 1 || o.loopRounds < 1 || o.failRounds < 1 || o.fillWrites < 1 || o.detectMS < 100 {
 		return o, errors.New("-conns, -loop-rounds, -failover-rounds and -fill must be positive and -detect-ms at least 100")
@@ -246,8 +251,14 @@ func newSystems(o options, bins binaries, dir, tag string, n, keys int) ([]syste
 		}
 		var s system
 		switch name {
-		case "krabka":
-			s = &krabkaSystem{bin: bins.krabka, dir: d, n: n, detectMS: o.detectMS, pprofBase: o.krabkaPprof, env: o.krabkaEnv}
+		case krabkaName, krabkaMetricsName:
+			// Only the first Krabka system gets the pprof ports.
+			pprof := o.krabkaPprof
+			if name == krabkaMetricsName && slices.Contains(o.systems, krabkaName) {
+				pprof = 0
+			}
+			s = &krabkaSystem{bin: bins.krabka, dir: d, n: n, detectMS: o.detectMS, pprofBase: pprof, env: o.krabkaEnv,
+				metrics: name == krabkaMetricsName, scrapeEvery: o.scrapeEvery}
 		case "etcd":
 			s = &etcdSystem{bin: bins.etcd, dir: d, n: n, detectMS: o.detectMS}
 		case "zookeeper":
@@ -384,6 +395,7 @@ func runSize(ctx context.Context, o options, bins binaries, dir string, n, keys 
 	}
 	defer func() {
 		for _, s := range systems {
+			closeSystem(s)
 			stopAll(s, syscall.SIGKILL)
 		}
 	}()
@@ -418,7 +430,7 @@ func runSize(ctx context.Context, o options, bins binaries, dir string, n, keys 
 					leaders[s.name()] = l
 				}
 				var hopsDone chan error
-				if o.traceHops && c == 1 && r == 0 && s.name() == "krabka" {
+				if o.traceHops && c == 1 && r == 0 && s.name() == krabkaName {
 					hopsDone = make(chan error, 1)
 					go func() {
 						sleepCtx(ctx, hopsDelay)
@@ -469,6 +481,7 @@ func runSize(ctx context.Context, o options, bins binaries, dir string, n, keys 
 		}
 	}
 	for _, s := range systems {
+		closeSystem(s)
 		stopAll(s, syscall.SIGKILL)
 	}
 
@@ -480,6 +493,7 @@ func runSize(ctx context.Context, o options, bins binaries, dir string, n, keys 
 	}
 	defer func() {
 		for _, s := range fresh {
+			closeSystem(s)
 			stopAll(s, syscall.SIGKILL)
 		}
 	}()

@@ -23,11 +23,11 @@ type report struct {
 	opts     options
 }
 
-// peers are the systems other than krabka.
+// peers are the systems other than Krabka's two.
 func (r *report) peers() []string {
 	var out []string
 	for _, s := range r.systems {
-		if s != "krabka" {
+		if s != krabkaName && s != krabkaMetricsName {
 			out = append(out, s)
 		}
 	}
@@ -63,8 +63,12 @@ func (r *report) markdown() string {
 	if r.quick {
 		mode = "quick"
 	}
-	fmt.Fprintf(&b, "Krabka vs %s, %s run of %s (%s), revision %s, %.0f s.\n\n",
-		strings.Join(r.peers(), " and "), mode, r.started.Format("2006-01-02 15:04 UTC"),
+	against := "Krabka vs " + strings.Join(r.peers(), " and ")
+	if len(r.peers()) == 0 {
+		against = "Krabka (" + strings.Join(r.systems, ", ") + ")"
+	}
+	fmt.Fprintf(&b, "%s, %s run of %s (%s), revision %s, %.0f s.\n\n",
+		against, mode, r.started.Format("2006-01-02 15:04 UTC"),
 		r.command, r.revision, r.duration.Seconds())
 	fmt.Fprintf(&b, "Machine: %d CPUs, load average %s during the run. Floors measured in the same run: "+
 		"256 B write + fdatasync p50 %s (p99 %s); loopback TCP round trip of 256 B p50 %s (p99 %s); "+
@@ -144,6 +148,43 @@ func (r *report) sizeTable(b *strings.Builder, sz sizeResult) {
 		r.writeRow(b, sz, rw)
 	}
 	b.WriteString("\n")
+	r.metricsTable(b, sz)
+}
+
+// metricsCostTarget is the least throughput Krabka keeps with its metrics
+// on and scraped, as a share of the same run's throughput with them off,
+// at the most clients.
+const metricsCostTarget = 0.97
+
+// metricsTable compares krabka-metrics with krabka, closed loop by closed
+// loop, when the run had both.
+func (r *report) metricsTable(b *strings.Builder, sz sizeResult) {
+	off, on := sz.loops[krabkaName], sz.loops[krabkaMetricsName]
+	if off == nil || on == nil {
+		return
+	}
+	fmt.Fprintf(b, "Metrics on (--admin-address, /metrics scraped every %v) against off, %d nodes:\n\n", r.opts.scrapeEvery, sz.n)
+	b.WriteString("| clients | writes/s off | writes/s on | on / off | p99 off | p99 on | CPU µs/write off | CPU µs/write on | target | met |\n")
+	b.WriteString("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n")
+	most := slices.Max(r.opts.clients)
+	for ci, c := range r.opts.clients {
+		if ci >= len(off) || ci >= len(on) {
+			break
+		}
+		f, n := off[ci], on[ci]
+		ratio := 0.0
+		if f.opsPerSec() > 0 {
+			ratio = n.opsPerSec() / f.opsPerSec()
+		}
+		target, met := "", ""
+		if c == most {
+			target = fmt.Sprintf("on ≥ %.2f × off", metricsCostTarget)
+			met = yesNo(ratio >= metricsCostTarget)
+		}
+		fmt.Fprintf(b, "| %d | %.0f | %.0f | %.3f | %s | %s | %.0f | %.0f | %s | %s |\n",
+			c, f.opsPerSec(), n.opsPerSec(), ratio, ms(f.p99), ms(n.p99), f.cpuPerOpUS, n.cpuPerOpUS, target, met)
+	}
+	b.WriteString("\n")
 }
 
 func (r *report) writeRow(b *strings.Builder, sz sizeResult, rw row) {
@@ -156,7 +197,7 @@ func (r *report) writeRow(b *strings.Builder, sz sizeResult, rw row) {
 		}
 	}
 	ratio, best := "", 0.0
-	k, hasK := rw.vals["krabka"]
+	k, hasK := rw.vals[krabkaName]
 	for i, p := range r.peers() {
 		v, ok := rw.vals[p]
 		if !ok {
@@ -179,7 +220,7 @@ func (r *report) writeRow(b *strings.Builder, sz sizeResult, rw row) {
 	if rw.target == "" || !hasK {
 		met = ""
 	}
-	if strings.HasPrefix(rw.label, "1 client: p50") && sz.n == 3 && hasK {
+	if strings.HasPrefix(rw.label, "1 client: p50") && sz.n == 3 && hasK && ratio != "" {
 		floor := float64((r.limits.fsyncP50 + r.limits.rttP50).Microseconds()) / 1000
 		rw.target += fmt.Sprintf(" and ≤ 2× floor (%.1f ms)", 2*floor)
 		met = yesNo(met == "yes" && k <= 2*floor)

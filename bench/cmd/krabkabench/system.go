@@ -14,7 +14,8 @@ import (
 // system is one of the compared clusters: Krabka, etcd or ZooKeeper, n
 // nodes on 127.0.0.1, each a separate process.
 type system interface {
-	// name is the row label: "krabka", "etcd", "zookeeper".
+	// name is the row label: "krabka", "krabka-metrics", "etcd",
+	// "zookeeper".
 	name() string
 	// setup writes the configuration and formats the data directories.
 	setup() error
@@ -39,6 +40,14 @@ type system interface {
 	dialAny(ctx context.Context, idx []int) (writer, error)
 	// dataBytes is the size of the nodes' data directories.
 	dataBytes() int64
+}
+
+// closeSystem ends what a system runs beside its nodes (the metrics
+// scrapes of krabka-metrics); it may be called more than once.
+func closeSystem(s system) {
+	if c, ok := s.(interface{ close() }); ok {
+		c.close()
+	}
 }
 
 // writer writes one 256-byte value to key (client) k; it is safe for
