@@ -211,7 +211,7 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 	if err := e.load(cfg.QuorumVoters); err != nil {
 		return nil, err
 	}
-	node, err := kraft.NewNode(e.now(), rc.core, ps, logView{log: log, size: e.snapshotSize, voters: e.loadVoterHistory})
+	node, err := kraft.NewNode(e.now(), rc.core, ps, logView{log: log, size: e.snapshotSize, voters: e.loadVoterHistory, leaderChange: e.latestLeaderChange})
 	if err != nil {
 		return nil, fmt.Errorf("raft: start consensus: %w", err)
 	}

@@ -133,7 +133,8 @@ func votersRecordOf(raw []byte) (*control.VotersRecord, error) {
 // loadVoterHistory rebuilds the voter history from disk: the set of the
 // newest snapshot (the bootstrap snapshot 0-0 while there is no other),
 // then every VotersRecord of the log after it. The core calls it (through
-// the LogView) at construction and after a snapshot install.
+// the LogView) at construction and after a snapshot install. The same
+// scan finds the log's latest LeaderChange (latestLeaderChange).
 //
 // A static quorum (controller.quorum.voters) reads the same history: it
 // is empty until the kraft.version upgrade writes the first Voters record
@@ -156,8 +157,12 @@ func (e *engine) loadVoterHistory() []kraft.VoterSetAt {
 		e.logger.LogAttrs(context.Background(), slog.LevelError, "cannot read the voter set of a snapshot",
 			slog.String(logKeySnapshotID, id.String()), slog.String(logKeyError, err.Error()))
 	}
-	from := max(e.log.LogStartOffset(), int64(id.Offset))
-	for from < e.log.LogEndOffset() {
+	start, end := e.log.LogStartOffset(), e.log.LogEndOffset()
+	lc := leaderChangeScan{start: start, end: end}
+	// From the log start, not the snapshot: the latest LeaderChange may
+	// be below the newest snapshot.
+	from := start
+	for from < end {
 		rr, err := e.log.Read(from, 1<<20)
 		if err != nil {
 			e.logger.LogAttrs(context.Background(), slog.LevelError, "cannot read the log for voter sets",
@@ -172,8 +177,14 @@ func (e *engine) loadVoterHistory() []kraft.VoterSetAt {
 			if !b.IsControl() {
 				continue
 			}
-			if rec, err := votersRecordOf(b.Raw); err == nil {
-				hist = append(hist, votersEntry{offset: kraft.Offset(b.BaseOffset), rec: rec})
+			// Below the snapshot, the snapshot's voter set is the later one.
+			if b.BaseOffset >= int64(id.Offset) {
+				if rec, err := votersRecordOf(b.Raw); err == nil {
+					hist = append(hist, votersEntry{offset: kraft.Offset(b.BaseOffset), rec: rec})
+				}
+			}
+			if info, err := summarize(b); err == nil && info.LeaderChange.LeaderID != kraft.NoNode {
+				lc = leaderChangeScan{start: start, end: end, batch: info, found: true}
 			}
 		}
 		if next == from {
@@ -182,11 +193,31 @@ func (e *engine) loadVoterHistory() []kraft.VoterSetAt {
 		from = next
 	}
 	e.voters.reset(hist)
+	e.leaderChange = lc
 	out := make([]kraft.VoterSetAt, 0, len(hist))
 	for _, h := range hist {
 		out = append(out, kraft.VoterSetAt{Offset: h.offset, Voters: keysOf(h.rec)})
 	}
 	return out
+}
+
+// leaderChangeScan is what loadVoterHistory found of the log's latest
+// LeaderChange, for the log between start and end.
+type leaderChangeScan struct {
+	start, end int64
+	batch      kraft.BatchInfo
+	found      bool
+}
+
+// latestLeaderChange answers [kraft.LogView.LatestLeaderChange]. The core
+// asks at construction, right after VoterHistory, whose scan of the log
+// found it: that scan is reused while the log has not moved since, and
+// the log is scanned again otherwise.
+func (e *engine) latestLeaderChange() (kraft.BatchInfo, bool) {
+	if lc := e.leaderChange; lc.start != e.log.LogStartOffset() || lc.end != e.log.LogEndOffset() {
+		e.loadVoterHistory()
+	}
+	return e.leaderChange.batch, e.leaderChange.found
 }
 
 // noteAppendedVoters records the VotersRecord of a batch just appended.

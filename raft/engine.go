@@ -87,6 +87,7 @@ type engine struct {
 	// votersCopiedEpoch is the last epoch in which this leader checked
 	// whether to copy the bootstrap voter set into the log.
 	voters            voterHistory
+	leaderChange      leaderChangeScan // the log's latest LeaderChange, from loadVoterHistory
 	votersCopiedEpoch kraft.Epoch
 	// change is the voter change this leader carries out (voters.go);
 	// dialProbe opens the connection an add asks the new voter's

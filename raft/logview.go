@@ -15,6 +15,8 @@ type logView struct {
 	// voters reloads the voter-set history from the snapshot and the log
 	// (empty for a static quorum).
 	voters func() []kraft.VoterSetAt
+	// leaderChange finds the log's latest LeaderChange batch.
+	leaderChange func() (kraft.BatchInfo, bool)
 }
 
 var _ kraft.LogView = logView{}
@@ -39,3 +41,5 @@ func (v logView) SnapshotSize(id kraft.OffsetAndEpoch) (int64, bool) { return v.
 // voter set is controller.quorum.voters; a dynamic quorum's comes from
 // its snapshot and log (see dynamic.go).
 func (v logView) VoterHistory() []kraft.VoterSetAt { return v.voters() }
+
+func (v logView) LatestLeaderChange() (kraft.BatchInfo, bool) { return v.leaderChange() }

@@ -165,6 +165,17 @@ func TestForceStandaloneStaticQuorum(t *testing.T) {
 	if !strings.Contains(oldLogs.String(), "level=ERROR msg=\"removed from the quorum: the leader's LeaderChange names a voter set without this node") {
 		t.Errorf("the old voter did not log that it was removed:\n%s", tail(oldLogs.String(), 20))
 	}
+	// Restarted with the same directory, it starts excluded: the latest
+	// LeaderChange in its log is the record of its exclusion.
+	shutdown(t, old)
+	var againLogs syncBuffer
+	old = launchNodeLogging(t, nodes[behind].props, &againLogs)
+	if !strings.Contains(againLogs.String(), "level=ERROR msg=\"starting removed from the quorum: the latest LeaderChange in the log names a voter set without this node") {
+		t.Errorf("the restarted old voter did not start excluded:\n%s", tail(againLogs.String(), 20))
+	}
+	if st := old.QuorumState(); st.Role == raft.RoleLeader || st.Role == raft.RoleCandidate || st.Role == raft.RoleProspective {
+		t.Errorf("the restarted old voter campaigns: %+v", st)
+	}
 
 	// Re-adding in a static quorum: the old node is wiped and formatted
 	// again, and both nodes list the two voters.

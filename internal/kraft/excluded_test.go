@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/krabka-go/krabka/internal/kraft"
+	"github.com/krabka-go/krabka/internal/kraft/krafttest"
 )
 
 // followerWithLeaderChange is voter 2 of the static quorum (1,2,3),
@@ -56,5 +57,74 @@ func TestExcludedStaticVoterGrantsNoVote(t *testing.T) {
 				t.Errorf("%s pre=%v: granted = %v, want %v", c.name, pre, resp[0].VoteGranted, c.granted)
 			}
 		}
+	}
+}
+
+// A static voter restarted on a log whose latest LeaderChange leaves it
+// out starts excluded, as it was before the restart: it is no voter,
+// grants no vote nor pre-vote, and never campaigns. One whose latest
+// LeaderChange names it starts a voter. A LeaderChange of the epoch it
+// follows that names it clears the exclusion.
+func TestRestartedExcludedStaticVoterStaysExcluded(t *testing.T) {
+	restart := func(t *testing.T, voters ...kraft.NodeID) (*kraft.Node, *krafttest.MemLog) {
+		t.Helper()
+		log := &krafttest.MemLog{}
+		for _, b := range []kraft.BatchInfo{
+			{BaseOffset: 0, LastOffset: 0, Epoch: 1, Control: true, KRaftVersion: -1,
+				LeaderChange: kraft.LeaderChange{LeaderID: 1, Voters: keys(voters...), Granting: keys(1)}},
+			{BaseOffset: 1, LastOffset: 3, Epoch: 1, KRaftVersion: -1, LeaderChange: kraft.LeaderChange{LeaderID: kraft.NoNode}},
+		} {
+			if err := log.Append(b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st := kraft.ElectionState{Epoch: 1, LeaderID: 1, VotedKey: kraft.ReplicaKey{ID: kraft.NoNode}}
+		return newVoter(t, 2, st, log), log
+	}
+	up := kraft.OffsetAndEpoch{Offset: 9, Epoch: 1} // ahead of the node's 4@1
+	for _, c := range []struct {
+		name   string
+		voters []kraft.NodeID
+		voter  bool
+	}{
+		{"left out", []kraft.NodeID{1}, false},
+		{"named", []kraft.NodeID{1, 2, 3}, true},
+	} {
+		for _, pre := range []bool{true, false} {
+			n, _ := restart(t, c.voters...)
+			if got := n.Status().IsVoter; got != c.voter {
+				t.Fatalf("%s: IsVoter = %v after the restart", c.name, got)
+			}
+			resp := onlyVoteResponse(t, step(t, n, nil, 20, vote(3, 2, 2, up, pre)))
+			if resp.VoteGranted != c.voter {
+				t.Errorf("%s pre=%v: granted = %v, want %v", c.name, pre, resp.VoteGranted, c.voter)
+			}
+		}
+	}
+
+	// Left out, it never campaigns, however long no leader is heard.
+	n, _ := restart(t, 1)
+	for now := kraft.Instant(0); now < 60_000; now += 100 {
+		n.Tick(now)
+		if n.HasReady() {
+			rd := n.Ready()
+			if vs := messagesOf[*kraft.VoteRequest](rd); len(vs) > 0 {
+				t.Fatalf("the excluded node campaigns at %dms: %v", now, vs[0])
+			}
+			advance(n, rd)
+		}
+	}
+
+	// The LeaderChange of the epoch it follows names it again.
+	n, log := restart(t, 1)
+	resp := &kraft.FetchResponse{
+		Header: kraft.Header{From: 1, To: 2, RequestID: 1}, Leader: kraft.LeaderAndEpoch{LeaderID: 1, Epoch: 1},
+		HighWatermark: 4, DivergingEpoch: kraft.NoOffsetAndEpoch, SnapshotID: kraft.NoOffsetAndEpoch,
+		Batches: []kraft.BatchInfo{{BaseOffset: 4, LastOffset: 4, Epoch: 1, Control: true, KRaftVersion: -1,
+			LeaderChange: kraft.LeaderChange{LeaderID: 1, Voters: keys(1, 2, 3), Granting: keys(1)}}},
+	}
+	step(t, n, log, 10, resp)
+	if !n.Status().IsVoter {
+		t.Errorf("a LeaderChange naming the node did not make it a voter again: %+v", n.Status())
 	}
 }

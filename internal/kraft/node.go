@@ -157,6 +157,7 @@ func NewNode(now Instant, cfg Config, st ElectionState, log LogView) (*Node, err
 	n.syncTail()
 	n.s.durableEnd = n.s.leo // the runtime opens a recovered, durable log
 	n.s.persisted = st
+	n.restoreExclusion()
 	n.initialize(st)
 	n.poll()
 	return n, nil

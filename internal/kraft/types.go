@@ -279,4 +279,11 @@ type LogView interface {
 	// kraft.version 0. The core reads it at construction and after a
 	// snapshot install; it tracks later appends and truncations itself.
 	VoterHistory() []VoterSetAt
+	// LatestLeaderChange returns the summary of the last batch of the log
+	// (past its start; snapshots hold none) that carries a LeaderChange
+	// record, and false when the log holds none. The core reads it at
+	// construction only, after VoterHistory, to restore what it learnt
+	// from that record while it ran (restoreExclusion); it tracks later
+	// appends and truncations itself.
+	LatestLeaderChange() (BatchInfo, bool)
 }

@@ -74,14 +74,47 @@ func (n *Node) noteLeaderChange(b BatchInfo) {
 		n.logger.LogAttrs(context.Background(), slog.LevelInfo, "the leader's voter set includes this node again",
 			slog.Int(keyEpoch, int(b.Epoch)), slog.Int(keyLeaderID, int(b.LeaderChange.LeaderID)))
 	case !named && n.s.excludedAt < 0:
-		n.s.excludedAt = b.BaseOffset
-		n.logger.LogAttrs(context.Background(), slog.LevelError,
-			"removed from the quorum: the leader's LeaderChange names a voter set without this node, though controller.quorum.voters lists it; "+
-				"this node no longer campaigns or grants votes. The quorum was rebuilt without it (storage unsafe-force-standalone) or reconfigured: "+
-				"stop it, wipe its log directories, format them again with the cluster id and add it back (docs/operations.md, \"Losing a majority\")",
-			slog.Int(keyEpoch, int(b.Epoch)), slog.Int(keyLeaderID, int(b.LeaderChange.LeaderID)),
-			slog.Int64(keyOffset, int64(b.BaseOffset)), slog.String(keyVoters, keyList(b.LeaderChange.Voters)))
+		n.exclude(b, "removed from the quorum: the leader's LeaderChange names a voter set without this node, though controller.quorum.voters lists it; "+
+			"this node no longer campaigns or grants votes. The quorum was rebuilt without it (storage unsafe-force-standalone) or reconfigured: ")
 	}
+}
+
+// exclude makes the node stop counting itself a voter because of the
+// LeaderChange of batch b, and logs why at ERROR: why, then what the
+// operator must do.
+func (n *Node) exclude(b BatchInfo, why string) {
+	n.s.excludedAt = b.BaseOffset
+	n.logger.LogAttrs(context.Background(), slog.LevelError,
+		why+"stop it, wipe its log directories, format them again with the cluster id and add it back (docs/operations.md, \"Losing a majority\")",
+		slog.Int(keyEpoch, int(b.Epoch)), slog.Int(keyLeaderID, int(b.LeaderChange.LeaderID)),
+		slog.Int64(keyOffset, int64(b.BaseOffset)), slog.String(keyVoters, keyList(b.LeaderChange.Voters)))
+}
+
+// restoreExclusion re-derives, at construction, what noteLeaderChange
+// learnt while the node ran, so that a restart does not make a stale
+// static voter count itself again: with another restarted stale voter it
+// could then elect a leader of the old voter set and truncate what the
+// rebuilt quorum committed. The exclusion is not stored anywhere: the
+// log's latest LeaderChange is its record. If that LeaderChange omits
+// this node while the static voter set in force counts it, the node
+// starts excluded.
+//
+// Unlike noteLeaderChange this does not ask that the LeaderChange be of
+// the epoch the node follows: at construction the node cannot tell the
+// current epoch's record from history it replayed while catching up. It
+// errs on the safe side. A node excluded only by history fetches the
+// LeaderChange of the epoch it follows, which comes after the one it
+// holds and names it, and that clears the exclusion as it does at run
+// time.
+func (n *Node) restoreExclusion() {
+	b, ok := n.log.LatestLeaderChange()
+	last := n.s.voterSets[len(n.s.voterSets)-1]
+	if !ok || last.Offset >= 0 || len(b.LeaderChange.Voters) == 0 || !last.Set.Contains(n.me) ||
+		slices.ContainsFunc(b.LeaderChange.Voters, func(k ReplicaKey) bool { return k.ID == n.me.ID }) {
+		return
+	}
+	n.exclude(b, "starting removed from the quorum: the latest LeaderChange in the log names a voter set without this node, though controller.quorum.voters lists it; "+
+		"this node does not campaign or grant votes until a leader's LeaderChange names it. If the quorum was rebuilt without it (storage unsafe-force-standalone): ")
 }
 
 // truncateVoters drops voter sets recorded at or after offset.

@@ -251,6 +251,8 @@ func (v storeView) SnapshotSize(id kraft.OffsetAndEpoch) (int64, bool) {
 // VoterHistory implements [kraft.LogView] from the mirror.
 func (v storeView) VoterHistory() []kraft.VoterSetAt { return v.n.log.VoterHistory() }
 
+func (v storeView) LatestLeaderChange() (kraft.BatchInfo, bool) { return v.n.log.LatestLeaderChange() }
+
 // checkStore compares what the log store answers with the mirror after an
 // fsync: end offsets, last epoch, and the end offset of every epoch up to
 // one past the last (the leader-epoch cache). A difference is a log store or

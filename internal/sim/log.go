@@ -184,6 +184,17 @@ func (l *memLog) VoterHistory() []kraft.VoterSetAt {
 	return h
 }
 
+// LatestLeaderChange implements [kraft.LogView]: the last entry with a
+// LeaderChange record.
+func (l *memLog) LatestLeaderChange() (kraft.BatchInfo, bool) {
+	for i := len(l.entries) - 1; i >= 0; i-- {
+		if b := l.entries[i].Batch; b.Control && b.LeaderChange.LeaderID != kraft.NoNode {
+			return b, true
+		}
+	}
+	return kraft.BatchInfo{}, false
+}
+
 // find returns the index of the entry whose range holds offset o, or -1.
 func (l *memLog) find(o kraft.Offset) int { return findIndex(l.entries, o) }
 

@@ -148,6 +148,17 @@ func (l *MemLog) VoterHistory() []kraft.VoterSetAt {
 	return h
 }
 
+// LatestLeaderChange implements [kraft.LogView]: the last batch with a
+// LeaderChange record.
+func (l *MemLog) LatestLeaderChange() (kraft.BatchInfo, bool) {
+	for i := len(l.Batches) - 1; i >= 0; i-- {
+		if b := l.Batches[i]; b.Control && b.LeaderChange.LeaderID != kraft.NoNode {
+			return b, true
+		}
+	}
+	return kraft.BatchInfo{}, false
+}
+
 // Truncate drops every batch that holds an offset at or after t. Like
 // Kafka's segment truncation it works on whole batches: when t falls
 // inside a batch, that batch goes too and the log ends below t.
