@@ -514,18 +514,18 @@ func printImage(img *metadata.Image) string {
 		}
 		fmt.Fprintf(&b, "topic %s id=%s\n", name, showUUID(id))
 		for pid, p := range t.Partitions() {
-			fmt.Fprintf(&b, "  %d: replicas=%v isr=%v leader=%d leader-epoch=%d epoch=%d dirs=%s", pid, p.Replicas, p.ISR, p.Leader, p.LeaderEpoch, p.PartitionEpoch, showDirs(p.Directories))
-			if p.RemovingReplicas != nil {
-				fmt.Fprintf(&b, " removing=%v", p.RemovingReplicas)
+			fmt.Fprintf(&b, "  %d: replicas=%v isr=%v leader=%d leader-epoch=%d epoch=%d dirs=%s", pid, p.Replicas(), p.ISR(), p.Leader, p.LeaderEpoch, p.PartitionEpoch, showDirs(p.Directories()))
+			if p.RemovingReplicas() != nil {
+				fmt.Fprintf(&b, " removing=%v", p.RemovingReplicas())
 			}
-			if p.AddingReplicas != nil {
-				fmt.Fprintf(&b, " adding=%v", p.AddingReplicas)
+			if p.AddingReplicas() != nil {
+				fmt.Fprintf(&b, " adding=%v", p.AddingReplicas())
 			}
-			if p.ELR != nil {
-				fmt.Fprintf(&b, " elr=%v", p.ELR)
+			if p.ELR() != nil {
+				fmt.Fprintf(&b, " elr=%v", p.ELR())
 			}
-			if p.LastKnownELR != nil {
-				fmt.Fprintf(&b, " last-elr=%v", p.LastKnownELR)
+			if p.LastKnownELR() != nil {
+				fmt.Fprintf(&b, " last-elr=%v", p.LastKnownELR())
 			}
 			if p.LeaderRecoveryState != 0 {
 				fmt.Fprintf(&b, " recovering")

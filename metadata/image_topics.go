@@ -55,35 +55,6 @@ func (t *Topic) Partitions() iter.Seq2[int32, *Partition] { return t.partitions.
 // NumPartitions returns the number of partitions.
 func (t *Topic) NumPartitions() int { return t.partitions.Len() }
 
-// Partition is the state of a partition (Kafka's PartitionRegistration).
-// It is immutable: its slices must not be modified. Empty lists are nil.
-type Partition struct {
-	// Replicas are the assigned replicas, preferred leader first.
-	Replicas []int32
-	// Directories holds the log directory of each replica, in the order
-	// of Replicas; every entry is DirectoryMigrating() for a partition
-	// created without directories.
-	Directories [][16]byte
-	// ISR is the in-sync replica set.
-	ISR []int32
-	// RemovingReplicas are replicas being removed by a reassignment.
-	RemovingReplicas []int32
-	// AddingReplicas are replicas being added by a reassignment.
-	AddingReplicas []int32
-	// ELR are the eligible leader replicas (KIP-966).
-	ELR []int32
-	// LastKnownELR are the last known eligible leader replicas.
-	LastKnownELR []int32
-	// Leader is the leader broker, or NoLeader.
-	Leader int32
-	// LeaderRecoveryState is LeaderRecovered or LeaderRecovering.
-	LeaderRecoveryState int8
-	// LeaderEpoch increases with every leader change.
-	LeaderEpoch int32
-	// PartitionEpoch increases with every change of the partition.
-	PartitionEpoch int32
-}
-
 // TopicsImage holds the topics by id and by name (Kafka's TopicsImage).
 type TopicsImage struct {
 	byID   pmap[[16]byte, *Topic]

@@ -78,6 +78,7 @@ type snapshotScratch struct {
 	controller  RegisterControllerRecord
 	topic       TopicRecord
 	partition   PartitionRecord
+	dirs        [][16]byte // the partition record's directories
 	config      ConfigRecord
 	configValue string
 	quota       ClientQuotaRecord
@@ -139,6 +140,16 @@ func (s *snapshotScratch) partitionRecord() *PartitionRecord {
 	}
 	s.partition.Default()
 	return &s.partition
+}
+
+// partitionDirs returns p's directories, in the scratch's slice when
+// there is one.
+func (s *snapshotScratch) partitionDirs(p *Partition) [][16]byte {
+	if s == nil {
+		return p.Directories()
+	}
+	s.dirs = p.AppendDirectories(s.dirs[:0])
+	return s.dirs
 }
 
 // configRecord returns a record with value as its Value. A reused record
@@ -390,13 +401,13 @@ func (img *Image) writeTopics(s *snapshotScratch, mv int16, yield func(Record) b
 			r := s.partitionRecord()
 			r.Version = version
 			r.PartitionId, r.TopicId = id, t.ID
-			r.Replicas, r.Isr, r.RemovingReplicas, r.AddingReplicas = emptyIfNil(p.Replicas), emptyIfNil(p.ISR), emptyIfNil(p.RemovingReplicas), emptyIfNil(p.AddingReplicas)
+			r.Replicas, r.Isr, r.RemovingReplicas, r.AddingReplicas = emptyIfNil(p.Replicas()), emptyIfNil(p.ISR()), emptyIfNil(p.RemovingReplicas()), emptyIfNil(p.AddingReplicas())
 			r.Leader, r.LeaderRecoveryState, r.LeaderEpoch, r.PartitionEpoch = p.Leader, p.LeaderRecoveryState, p.LeaderEpoch, p.PartitionEpoch
 			if version >= 1 {
-				r.Directories = p.Directories
+				r.Directories = s.partitionDirs(p)
 			}
 			if version >= 2 {
-				r.EligibleLeaderReplicas, r.LastKnownElr = p.ELR, p.LastKnownELR
+				r.EligibleLeaderReplicas, r.LastKnownElr = p.ELR(), p.LastKnownELR()
 			}
 			if !yield(r) {
 				return false

@@ -118,45 +118,17 @@ func (img *Image) replayPartition(r *PartitionRecord) error {
 	if r.LeaderEpoch < 0 || r.PartitionEpoch < 0 {
 		return reject(ErrInvalidRecord, "partition %s-%d has leader epoch %d and partition epoch %d", topic.Name, r.PartitionId, r.LeaderEpoch, r.PartitionEpoch)
 	}
-	p := &Partition{
-		Replicas:            cloneNonEmpty(r.Replicas),
-		Directories:         defaultToMigrating(r.Directories, len(r.Replicas), false),
-		ISR:                 cloneUnlessEqual(r.Isr, r.Replicas),
-		RemovingReplicas:    cloneNonEmpty(r.RemovingReplicas),
-		AddingReplicas:      cloneNonEmpty(r.AddingReplicas),
-		ELR:                 cloneNonEmpty(r.EligibleLeaderReplicas),
-		LastKnownELR:        cloneNonEmpty(r.LastKnownElr),
-		Leader:              r.Leader,
-		LeaderRecoveryState: r.LeaderRecoveryState,
-		LeaderEpoch:         r.LeaderEpoch,
-		PartitionEpoch:      r.PartitionEpoch,
+	spec := partitionSpec{
+		replicas: r.Replicas, isr: r.Isr, removing: r.RemovingReplicas, adding: r.AddingReplicas,
+		elr: r.EligibleLeaderReplicas, lastKnownELR: r.LastKnownElr, dirs: r.Directories,
+		leader: r.Leader, leaderRecoveryState: r.LeaderRecoveryState, leaderEpoch: r.LeaderEpoch, partitionEpoch: r.PartitionEpoch,
 	}
-	if p.ISR == nil && len(r.Isr) > 0 {
-		p.ISR = p.Replicas
-	}
-	if err := checkPartition(topic.Name, r.PartitionId, p); err != nil {
+	if err := checkPartition(topic.Name, r.PartitionId, &spec); err != nil {
 		return err
 	}
+	p := spec.pack()
 	img.setPartition(topic, r.PartitionId, p)
 	return nil
-}
-
-// cloneUnlessEqual copies a, or returns nil when a is empty or holds
-// the same ids as b (the caller then shares b's copy).
-func cloneUnlessEqual(a, b []int32) []int32 {
-	if slices.Equal(a, b) {
-		return nil
-	}
-	return cloneNonEmpty(a)
-}
-
-// shareIfEqual returns b when a holds the same ids, so that equal lists
-// of an immutable partition share memory.
-func shareIfEqual(a, b []int32) []int32 {
-	if a != nil && slices.Equal(a, b) {
-		return b
-	}
-	return a
 }
 
 // setPartition stores p as partition id of topic. A topic that this
@@ -173,38 +145,6 @@ func (img *Image) setPartition(topic *Topic, id int32, p *Partition) {
 	img.topics.byID = img.topics.byID.with(topic.ID, &nt, img.edit)
 }
 
-// defaultToMigrating returns the directories of a partition: dirs (a
-// copy unless owned, that is already held by the image), or every
-// replica in DirectoryMigrating when dirs is empty or only holds
-// DirectoryMigrating (Kafka's PartitionRegistration.defaultToMigrating).
-func defaultToMigrating(dirs [][16]byte, replicas int, owned bool) [][16]byte {
-	migrating := DirectoryMigrating()
-	all := true
-	for _, d := range dirs {
-		if d != migrating {
-			all = false
-			break
-		}
-	}
-	if !all {
-		if owned {
-			return dirs
-		}
-		return slices.Clone(dirs)
-	}
-	if owned && len(dirs) == replicas {
-		return dirs
-	}
-	if replicas == 0 {
-		return nil
-	}
-	out := make([][16]byte, replicas)
-	for i := range out {
-		out[i] = migrating
-	}
-	return out
-}
-
 // checkPartition checks the invariants Kafka's controller keeps for a
 // partition:
 //   - there is at least one replica, every replica id is not negative,
@@ -216,19 +156,19 @@ func defaultToMigrating(dirs [][16]byte, replicas int, owned bool) [][16]byte {
 //     election Kafka makes the ISR just the leader);
 //   - the leader recovery state is 0 or 1 (Kafka keeps 1 when the
 //     recovering leader goes away).
-func checkPartition(topic string, id int32, p *Partition) error {
+func checkPartition(topic string, id int32, p *partitionSpec) error {
 	bad := func(format string, args ...any) error {
 		return reject(ErrInvalidRecord, "partition %s-%d: %s", topic, id, fmt.Sprintf(format, args...))
 	}
-	if len(p.Replicas) == 0 {
+	if len(p.replicas) == 0 {
 		return bad("no replicas")
 	}
 	lists := []struct {
 		name string
 		ids  []int32
 	}{
-		{"replicas", p.Replicas}, {"isr", p.ISR}, {"removing replicas", p.RemovingReplicas},
-		{"adding replicas", p.AddingReplicas}, {"elr", p.ELR}, {"last known elr", p.LastKnownELR},
+		{"replicas", p.replicas}, {"isr", p.isr}, {"removing replicas", p.removing},
+		{"adding replicas", p.adding}, {"elr", p.elr}, {"last known elr", p.lastKnownELR},
 	}
 	for _, l := range lists {
 		for _, b := range l.ids {
@@ -240,7 +180,7 @@ func checkPartition(topic string, id int32, p *Partition) error {
 			return bad("broker %d appears twice in %s", b, l.name)
 		}
 	}
-	replicas := newIDSet(p.Replicas)
+	replicas := newIDSet(p.replicas)
 	for _, l := range lists[1:4] {
 		for _, b := range l.ids {
 			if !replicas.has(b) {
@@ -248,23 +188,23 @@ func checkPartition(topic string, id int32, p *Partition) error {
 			}
 		}
 	}
-	removing := newIDSet(p.RemovingReplicas)
-	for _, b := range p.AddingReplicas {
+	removing := newIDSet(p.removing)
+	for _, b := range p.adding {
 		if removing.has(b) {
 			return bad("broker %d is both being added and removed", b)
 		}
 	}
-	isr := newIDSet(p.ISR)
-	for _, b := range p.ELR {
+	isr := newIDSet(p.isr)
+	for _, b := range p.elr {
 		if isr.has(b) {
 			return bad("broker %d is in both the isr and the elr", b)
 		}
 	}
-	if p.Leader != NoLeader && !isr.has(p.Leader) {
-		return bad("leader %d is not in the isr", p.Leader)
+	if p.leader != NoLeader && !isr.has(p.leader) {
+		return bad("leader %d is not in the isr", p.leader)
 	}
-	if p.LeaderRecoveryState != LeaderRecovered && p.LeaderRecoveryState != LeaderRecovering {
-		return bad("unknown leader recovery state %d", p.LeaderRecoveryState)
+	if p.leaderRecoveryState != LeaderRecovered && p.leaderRecoveryState != LeaderRecovering {
+		return bad("unknown leader recovery state %d", p.leaderRecoveryState)
 	}
 	return nil
 }
@@ -348,46 +288,47 @@ func (img *Image) replayPartitionChange(r *PartitionChangeRecord) error {
 	if r.Replicas != nil && len(r.Directories) > 0 && len(r.Directories) != len(r.Replicas) {
 		return reject(ErrInvalidRecord, "partition %s-%d has %d directories for %d replicas", topic.Name, r.PartitionId, len(r.Directories), len(r.Replicas))
 	}
-	p := *old
+	p := old.spec()
 	if r.Replicas != nil {
-		p.Replicas = cloneNonEmpty(r.Replicas)
+		p.replicas = r.Replicas
 	}
-	if r.Directories != nil {
-		p.Directories = defaultToMigrating(r.Directories, len(p.Replicas), false)
-	} else {
-		p.Directories = defaultToMigrating(old.Directories, len(p.Replicas), true)
+	switch {
+	case r.Directories != nil:
+		p.dirs, p.dirsFrom = r.Directories, nil
+	case p.allMigrating():
+		// Kept in DirectoryMigrating, one per replica, whatever their number.
+		p.dirs, p.dirsFrom = nil, nil
 	}
-	if len(p.Directories) != len(p.Replicas) {
-		return reject(ErrInvalidRecord, "partition %s-%d would have %d directories for %d replicas", topic.Name, r.PartitionId, len(p.Directories), len(p.Replicas))
+	if !p.allMigrating() && p.numDirs() != len(p.replicas) {
+		return reject(ErrInvalidRecord, "partition %s-%d would have %d directories for %d replicas", topic.Name, r.PartitionId, p.numDirs(), len(p.replicas))
 	}
 	if r.Isr != nil {
-		p.ISR = cloneNonEmpty(r.Isr)
+		p.isr = r.Isr
 	}
 	if r.RemovingReplicas != nil {
-		p.RemovingReplicas = cloneNonEmpty(r.RemovingReplicas)
+		p.removing = r.RemovingReplicas
 	}
 	if r.AddingReplicas != nil {
-		p.AddingReplicas = cloneNonEmpty(r.AddingReplicas)
+		p.adding = r.AddingReplicas
 	}
 	if r.EligibleLeaderReplicas != nil {
-		p.ELR = cloneNonEmpty(r.EligibleLeaderReplicas)
+		p.elr = r.EligibleLeaderReplicas
 	}
 	if r.LastKnownElr != nil {
-		p.LastKnownELR = cloneNonEmpty(r.LastKnownElr)
+		p.lastKnownELR = r.LastKnownElr
 	}
 	if r.Leader != NoLeaderChange {
-		p.Leader = r.Leader
-		p.LeaderEpoch++
+		p.leader = r.Leader
+		p.leaderEpoch++
 	}
 	if r.LeaderRecoveryState != -1 {
-		p.LeaderRecoveryState = r.LeaderRecoveryState
+		p.leaderRecoveryState = r.LeaderRecoveryState
 	}
-	p.PartitionEpoch++
+	p.partitionEpoch++
 	if err := checkPartition(topic.Name, r.PartitionId, &p); err != nil {
 		return err
 	}
-	p.ISR = shareIfEqual(p.ISR, p.Replicas)
-	img.setPartition(topic, r.PartitionId, &p)
+	img.setPartition(topic, r.PartitionId, p.pack())
 	return nil
 }
 
@@ -422,13 +363,13 @@ func (img *Image) clearElr(topic *Topic) {
 	}
 	var changes []change
 	for id, p := range topic.partitions.All() {
-		if len(p.ELR) == 0 && len(p.LastKnownELR) == 0 {
+		if len(p.ELR()) == 0 && len(p.LastKnownELR()) == 0 {
 			continue
 		}
-		np := *p
-		np.ELR, np.LastKnownELR = nil, nil
-		np.PartitionEpoch++
-		changes = append(changes, change{id, &np})
+		np := p.spec()
+		np.elr, np.lastKnownELR = nil, nil
+		np.partitionEpoch++
+		changes = append(changes, change{id, np.pack()})
 	}
 	for _, c := range changes {
 		img.setPartition(topic, c.id, c.p)

@@ -64,7 +64,7 @@ func Example() {
 	t, ok := controller.CurrentImage().Topics().ByName("my-topic")
 	fmt.Println("found:", ok)
 	for id, p := range t.Partitions() {
-		fmt.Printf("%s-%d leader %d replicas %v\n", t.Name, id, p.Leader, p.Replicas)
+		fmt.Printf("%s-%d leader %d replicas %v\n", t.Name, id, p.Leader, p.Replicas())
 	}
 	if err := controller.Shutdown(ctx); err != nil {
 		fmt.Println(err)

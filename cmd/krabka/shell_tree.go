@@ -346,7 +346,7 @@ func partitionString(p *metadata.Partition) string {
 		recovery = "RECOVERING"
 	}
 	return fmt.Sprintf("PartitionRegistration(replicas=%s, directories=%s, isr=%s, removingReplicas=%s, addingReplicas=%s, elr=%s, lastKnownElr=%s, leader=%d, leaderRecoveryState=%s, leaderEpoch=%d, partitionEpoch=%d)",
-		intList(p.Replicas), uuidList(p.Directories), intList(p.ISR), intList(p.RemovingReplicas), intList(p.AddingReplicas), intList(p.ELR), intList(p.LastKnownELR), p.Leader, recovery, p.LeaderEpoch, p.PartitionEpoch)
+		intList(p.Replicas()), uuidList(p.Directories()), intList(p.ISR()), intList(p.RemovingReplicas()), intList(p.AddingReplicas()), intList(p.ELR()), intList(p.LastKnownELR()), p.Leader, recovery, p.LeaderEpoch, p.PartitionEpoch)
 }
 
 // topicsNode is Kafka's TopicsImageNode: byName and byId.
