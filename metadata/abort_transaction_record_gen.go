@@ -71,7 +71,9 @@ func (s *AbortTransactionRecord) AppendTo(dst []byte, version int16) ([]byte, er
 
 // DecodeFrom sets s from its encoding b at the given version; b must
 // hold exactly one AbortTransactionRecord. On error it returns a *DecodeError or
-// *UnsupportedVersionError and s holds a partial value.
+// *UnsupportedVersionError and s holds a partial value. Its arrays are
+// reused when their capacity suffices: decoding into a value again
+// overwrites the slices of its previous decode.
 func (s *AbortTransactionRecord) DecodeFrom(b []byte, version int16) error {
 	if version != 0 {
 		return &UnsupportedVersionError{Message: "AbortTransactionRecord", Version: version, Min: 0, Max: 0}

@@ -103,7 +103,9 @@ func (s *BrokerRegistrationChangeRecord) AppendTo(dst []byte, version int16) ([]
 
 // DecodeFrom sets s from its encoding b at the given version; b must
 // hold exactly one BrokerRegistrationChangeRecord. On error it returns a *DecodeError or
-// *UnsupportedVersionError and s holds a partial value.
+// *UnsupportedVersionError and s holds a partial value. Its arrays are
+// reused when their capacity suffices: decoding into a value again
+// overwrites the slices of its previous decode.
 func (s *BrokerRegistrationChangeRecord) DecodeFrom(b []byte, version int16) error {
 	if version < 0 || version > 3 {
 		return &UnsupportedVersionError{Message: "BrokerRegistrationChangeRecord", Version: version, Min: 0, Max: 3}
@@ -276,7 +278,7 @@ func (s *BrokerRegistrationChangeRecord) readFrom(r *kbin.Reader, version int16)
 			} else if n == 0 {
 				s.LogDirs = nil
 			} else {
-				s.LogDirs = make([][16]byte, n)
+				s.LogDirs = genrt.Resize(s.LogDirs, n)
 				for i := range s.LogDirs {
 					s.LogDirs[i] = sub.UUID()
 				}
@@ -294,7 +296,7 @@ func (s *BrokerRegistrationChangeRecord) readFrom(r *kbin.Reader, version int16)
 			if n := sub.CompactArrayLen(16); n < 0 {
 				s.CordonedLogDirs = nil
 			} else {
-				s.CordonedLogDirs = make([][16]byte, n)
+				s.CordonedLogDirs = genrt.Resize(s.CordonedLogDirs, n)
 				for i := range s.CordonedLogDirs {
 					s.CordonedLogDirs[i] = sub.UUID()
 				}

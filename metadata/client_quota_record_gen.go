@@ -89,7 +89,9 @@ func (s *ClientQuotaRecord) AppendTo(dst []byte, version int16) ([]byte, error) 
 
 // DecodeFrom sets s from its encoding b at the given version; b must
 // hold exactly one ClientQuotaRecord. On error it returns a *DecodeError or
-// *UnsupportedVersionError and s holds a partial value.
+// *UnsupportedVersionError and s holds a partial value. Its arrays are
+// reused when their capacity suffices: decoding into a value again
+// overwrites the slices of its previous decode.
 func (s *ClientQuotaRecord) DecodeFrom(b []byte, version int16) error {
 	if version != 0 {
 		return &UnsupportedVersionError{Message: "ClientQuotaRecord", Version: version, Min: 0, Max: 0}
@@ -140,7 +142,7 @@ func (s *ClientQuotaRecord) readFrom(r *kbin.Reader, version int16) error {
 	} else if n == 0 {
 		s.Entity = nil
 	} else {
-		s.Entity = make([]ClientQuotaRecordEntityData, n)
+		s.Entity = genrt.Resize(s.Entity, n)
 		for i := range s.Entity {
 			if err := s.Entity[i].readFrom(r, version); err != nil {
 				return genrt.PrefixDecodeError(err, fmt.Sprintf("Entity[%d]", i))

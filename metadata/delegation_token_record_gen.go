@@ -107,7 +107,9 @@ func (s *DelegationTokenRecord) AppendTo(dst []byte, version int16) ([]byte, err
 
 // DecodeFrom sets s from its encoding b at the given version; b must
 // hold exactly one DelegationTokenRecord. On error it returns a *DecodeError or
-// *UnsupportedVersionError and s holds a partial value.
+// *UnsupportedVersionError and s holds a partial value. Its arrays are
+// reused when their capacity suffices: decoding into a value again
+// overwrites the slices of its previous decode.
 func (s *DelegationTokenRecord) DecodeFrom(b []byte, version int16) error {
 	if version != 0 {
 		return &UnsupportedVersionError{Message: "DelegationTokenRecord", Version: version, Min: 0, Max: 0}
@@ -175,7 +177,7 @@ func (s *DelegationTokenRecord) readFrom(r *kbin.Reader, version int16) error {
 	} else if n == 0 {
 		s.Renewers = nil
 	} else {
-		s.Renewers = make([]string, n)
+		s.Renewers = genrt.Resize(s.Renewers, n)
 		for i := range s.Renewers {
 			s.Renewers[i] = r.CompactString()
 		}

@@ -64,7 +64,9 @@ func (s *NoOpRecord) AppendTo(dst []byte, version int16) ([]byte, error) {
 
 // DecodeFrom sets s from its encoding b at the given version; b must
 // hold exactly one NoOpRecord. On error it returns a *DecodeError or
-// *UnsupportedVersionError and s holds a partial value.
+// *UnsupportedVersionError and s holds a partial value. Its arrays are
+// reused when their capacity suffices: decoding into a value again
+// overwrites the slices of its previous decode.
 func (s *NoOpRecord) DecodeFrom(b []byte, version int16) error {
 	if version != 0 {
 		return &UnsupportedVersionError{Message: "NoOpRecord", Version: version, Min: 0, Max: 0}

@@ -151,7 +151,9 @@ func (s *PartitionChangeRecord) AppendTo(dst []byte, version int16) ([]byte, err
 
 // DecodeFrom sets s from its encoding b at the given version; b must
 // hold exactly one PartitionChangeRecord. On error it returns a *DecodeError or
-// *UnsupportedVersionError and s holds a partial value.
+// *UnsupportedVersionError and s holds a partial value. Its arrays are
+// reused when their capacity suffices: decoding into a value again
+// overwrites the slices of its previous decode.
 func (s *PartitionChangeRecord) DecodeFrom(b []byte, version int16) error {
 	if version < 0 || version > 2 {
 		return &UnsupportedVersionError{Message: "PartitionChangeRecord", Version: version, Min: 0, Max: 2}
@@ -424,7 +426,7 @@ func (s *PartitionChangeRecord) readFrom(r *kbin.Reader, version int16) error {
 			if n := sub.CompactArrayLen(4); n < 0 {
 				s.Isr = nil
 			} else {
-				s.Isr = make([]int32, n)
+				s.Isr = genrt.Resize(s.Isr, n)
 				for i := range s.Isr {
 					s.Isr[i] = sub.Int32()
 				}
@@ -453,7 +455,7 @@ func (s *PartitionChangeRecord) readFrom(r *kbin.Reader, version int16) error {
 			if n := sub.CompactArrayLen(4); n < 0 {
 				s.Replicas = nil
 			} else {
-				s.Replicas = make([]int32, n)
+				s.Replicas = genrt.Resize(s.Replicas, n)
 				for i := range s.Replicas {
 					s.Replicas[i] = sub.Int32()
 				}
@@ -471,7 +473,7 @@ func (s *PartitionChangeRecord) readFrom(r *kbin.Reader, version int16) error {
 			if n := sub.CompactArrayLen(4); n < 0 {
 				s.RemovingReplicas = nil
 			} else {
-				s.RemovingReplicas = make([]int32, n)
+				s.RemovingReplicas = genrt.Resize(s.RemovingReplicas, n)
 				for i := range s.RemovingReplicas {
 					s.RemovingReplicas[i] = sub.Int32()
 				}
@@ -489,7 +491,7 @@ func (s *PartitionChangeRecord) readFrom(r *kbin.Reader, version int16) error {
 			if n := sub.CompactArrayLen(4); n < 0 {
 				s.AddingReplicas = nil
 			} else {
-				s.AddingReplicas = make([]int32, n)
+				s.AddingReplicas = genrt.Resize(s.AddingReplicas, n)
 				for i := range s.AddingReplicas {
 					s.AddingReplicas[i] = sub.Int32()
 				}
@@ -518,7 +520,7 @@ func (s *PartitionChangeRecord) readFrom(r *kbin.Reader, version int16) error {
 			if n := sub.CompactArrayLen(4); n < 0 {
 				s.EligibleLeaderReplicas = nil
 			} else {
-				s.EligibleLeaderReplicas = make([]int32, n)
+				s.EligibleLeaderReplicas = genrt.Resize(s.EligibleLeaderReplicas, n)
 				for i := range s.EligibleLeaderReplicas {
 					s.EligibleLeaderReplicas[i] = sub.Int32()
 				}
@@ -536,7 +538,7 @@ func (s *PartitionChangeRecord) readFrom(r *kbin.Reader, version int16) error {
 			if n := sub.CompactArrayLen(4); n < 0 {
 				s.LastKnownElr = nil
 			} else {
-				s.LastKnownElr = make([]int32, n)
+				s.LastKnownElr = genrt.Resize(s.LastKnownElr, n)
 				for i := range s.LastKnownElr {
 					s.LastKnownElr[i] = sub.Int32()
 				}
@@ -554,7 +556,7 @@ func (s *PartitionChangeRecord) readFrom(r *kbin.Reader, version int16) error {
 			if n := sub.CompactArrayLen(16); n < 0 {
 				s.Directories = nil
 			} else {
-				s.Directories = make([][16]byte, n)
+				s.Directories = genrt.Resize(s.Directories, n)
 				for i := range s.Directories {
 					s.Directories[i] = sub.UUID()
 				}

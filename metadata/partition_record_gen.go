@@ -155,7 +155,9 @@ func (s *PartitionRecord) AppendTo(dst []byte, version int16) ([]byte, error) {
 
 // DecodeFrom sets s from its encoding b at the given version; b must
 // hold exactly one PartitionRecord. On error it returns a *DecodeError or
-// *UnsupportedVersionError and s holds a partial value.
+// *UnsupportedVersionError and s holds a partial value. Its arrays are
+// reused when their capacity suffices: decoding into a value again
+// overwrites the slices of its previous decode.
 func (s *PartitionRecord) DecodeFrom(b []byte, version int16) error {
 	if version < 0 || version > 2 {
 		return &UnsupportedVersionError{Message: "PartitionRecord", Version: version, Min: 0, Max: 2}
@@ -302,7 +304,7 @@ func (s *PartitionRecord) readFrom(r *kbin.Reader, version int16) error {
 	} else if n == 0 {
 		s.Replicas = nil
 	} else {
-		s.Replicas = make([]int32, n)
+		s.Replicas = genrt.Resize(s.Replicas, n)
 		for i := range s.Replicas {
 			s.Replicas[i] = r.Int32()
 		}
@@ -315,7 +317,7 @@ func (s *PartitionRecord) readFrom(r *kbin.Reader, version int16) error {
 	} else if n == 0 {
 		s.Isr = nil
 	} else {
-		s.Isr = make([]int32, n)
+		s.Isr = genrt.Resize(s.Isr, n)
 		for i := range s.Isr {
 			s.Isr[i] = r.Int32()
 		}
@@ -328,7 +330,7 @@ func (s *PartitionRecord) readFrom(r *kbin.Reader, version int16) error {
 	} else if n == 0 {
 		s.RemovingReplicas = nil
 	} else {
-		s.RemovingReplicas = make([]int32, n)
+		s.RemovingReplicas = genrt.Resize(s.RemovingReplicas, n)
 		for i := range s.RemovingReplicas {
 			s.RemovingReplicas[i] = r.Int32()
 		}
@@ -341,7 +343,7 @@ func (s *PartitionRecord) readFrom(r *kbin.Reader, version int16) error {
 	} else if n == 0 {
 		s.AddingReplicas = nil
 	} else {
-		s.AddingReplicas = make([]int32, n)
+		s.AddingReplicas = genrt.Resize(s.AddingReplicas, n)
 		for i := range s.AddingReplicas {
 			s.AddingReplicas[i] = r.Int32()
 		}
@@ -368,7 +370,7 @@ func (s *PartitionRecord) readFrom(r *kbin.Reader, version int16) error {
 		} else if n == 0 {
 			s.Directories = nil
 		} else {
-			s.Directories = make([][16]byte, n)
+			s.Directories = genrt.Resize(s.Directories, n)
 			for i := range s.Directories {
 				s.Directories[i] = r.UUID()
 			}
@@ -408,7 +410,7 @@ func (s *PartitionRecord) readFrom(r *kbin.Reader, version int16) error {
 			if n := sub.CompactArrayLen(4); n < 0 {
 				s.EligibleLeaderReplicas = nil
 			} else {
-				s.EligibleLeaderReplicas = make([]int32, n)
+				s.EligibleLeaderReplicas = genrt.Resize(s.EligibleLeaderReplicas, n)
 				for i := range s.EligibleLeaderReplicas {
 					s.EligibleLeaderReplicas[i] = sub.Int32()
 				}
@@ -426,7 +428,7 @@ func (s *PartitionRecord) readFrom(r *kbin.Reader, version int16) error {
 			if n := sub.CompactArrayLen(4); n < 0 {
 				s.LastKnownElr = nil
 			} else {
-				s.LastKnownElr = make([]int32, n)
+				s.LastKnownElr = genrt.Resize(s.LastKnownElr, n)
 				for i := range s.LastKnownElr {
 					s.LastKnownElr[i] = sub.Int32()
 				}

@@ -143,26 +143,44 @@ func rebuild[K, V any](n, l, r *pnode[K, V], tok *editToken) *pnode[K, V] {
 		n.left, n.right, n.height = l, r, max(hl, hr)+1
 		return n
 	}
-	return balance(n.key, n.val, l, r, tok)
+	return balance(n, n.key, n.val, l, r, tok)
 }
 
-// balance builds a node over l and r, whose heights may differ by two,
-// with at most two rotations.
-func balance[K, V any](k K, v V, l, r *pnode[K, V], tok *editToken) *pnode[K, V] {
+// balance builds a node (k, v) over l and r, whose heights may differ by
+// two, with at most two rotations. Nodes stamped with tok (n, whose entry
+// is k and v, when it is not nil, and the roots it rotates) are rewritten
+// in place rather than copied.
+func balance[K, V any](n *pnode[K, V], k K, v V, l, r *pnode[K, V], tok *editToken) *pnode[K, V] {
 	hl, hr := height(l), height(r)
 	switch {
 	case hl > hr+1:
 		if height(l.left) >= height(l.right) {
-			return mk(l.key, l.val, l.left, mk(k, v, l.right, r, tok), tok)
+			inner := node(n, k, v, l.right, r, tok)
+			return node(l, l.key, l.val, l.left, inner, tok)
 		}
 		lr := l.right
-		return mk(lr.key, lr.val, mk(l.key, l.val, l.left, lr.left, tok), mk(k, v, lr.right, r, tok), tok)
+		a := node(l, l.key, l.val, l.left, lr.left, tok)
+		b := node(n, k, v, lr.right, r, tok)
+		return node(lr, lr.key, lr.val, a, b, tok)
 	case hr > hl+1:
 		if height(r.right) >= height(r.left) {
-			return mk(r.key, r.val, mk(k, v, l, r.left, tok), r.right, tok)
+			inner := node(n, k, v, l, r.left, tok)
+			return node(r, r.key, r.val, inner, r.right, tok)
 		}
 		rl := r.left
-		return mk(rl.key, rl.val, mk(k, v, l, rl.left, tok), mk(r.key, r.val, rl.right, r.right, tok), tok)
+		a := node(n, k, v, l, rl.left, tok)
+		b := node(r, r.key, r.val, rl.right, r.right, tok)
+		return node(rl, rl.key, rl.val, a, b, tok)
+	}
+	return node(n, k, v, l, r, tok)
+}
+
+// node returns a node (k, v) over l and r, whose heights differ by at
+// most one: n rewritten when tok owns it, else a new node.
+func node[K, V any](n *pnode[K, V], k K, v V, l, r *pnode[K, V], tok *editToken) *pnode[K, V] {
+	if n != nil && tok != nil && n.edit == tok {
+		n.key, n.val, n.left, n.right, n.height = k, v, l, r, max(height(l), height(r))+1
+		return n
 	}
 	return mk(k, v, l, r, tok)
 }
@@ -219,7 +237,7 @@ func (m pmap[K, V]) remove(n *pnode[K, V], k K, tok *editToken) (*pnode[K, V], b
 		n.key, n.val = sk, sv
 		return rebuild(n, n.left, r, tok), true
 	}
-	return balance(sk, sv, n.left, r, tok), true
+	return balance(nil, sk, sv, n.left, r, tok), true
 }
 
 // removeMin returns the smallest entry of the non-empty tree n and the

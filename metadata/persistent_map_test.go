@@ -110,6 +110,23 @@ func TestPMapTransientAllocs(t *testing.T) {
 	}
 }
 
+// Keys inserted in order under one token rotate the tree at almost every
+// insert; the rotations rewrite the nodes the token owns, so the run
+// allocates one node per key.
+func TestPMapTransientRotationsReuseNodes(t *testing.T) {
+	const n = 1000
+	allocs := testing.AllocsPerRun(5, func() {
+		tok := new(editToken)
+		m := newPMap[int, int](cmp.Compare[int])
+		for i := range n {
+			m = m.with(i, i, tok)
+		}
+	})
+	if allocs > n+1 { // the nodes and the token
+		t.Errorf("%d ordered inserts under one token allocate %.0f times, want %d", n, allocs, n+1)
+	}
+}
+
 // TestPMapPathCopy checks that an update allocates only a path: after
 // one Set on a map of 100,000 keys, at most O(log n) nodes are new.
 func TestPMapPathCopy(t *testing.T) {

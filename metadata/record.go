@@ -105,7 +105,43 @@ func newForDecode(key APIKey) Record {
 // *UnknownAPIKeyError, an *UnsupportedVersionError, a *DecodeError
 // (matching ErrTruncated or ErrInvalid), or wrap ErrUnsupportedFrame,
 // ErrTruncated or ErrInvalid for a malformed frame.
-func Decode(b []byte) (Record, error) {
+func Decode(b []byte) (Record, error) { return decode(b, newForDecode) }
+
+// Decoder decodes metadata records into values it keeps, one per record
+// type, so that decoding a stream of records allocates only where a
+// record outgrows the arrays of the previous record of its type. A record
+// it returns, and the record's slices, stay valid until it decodes the
+// next record of the same type. [Delta.Replay] and [Delta.ReplayNext]
+// keep no reference to a record, so a replay loop can decode every record
+// with one Decoder. The zero Decoder is ready to use; it is not safe for
+// concurrent use.
+type Decoder struct {
+	recs []Record // by API key
+}
+
+// Decode decodes one framed metadata record value, as [Decode] does,
+// into the Decoder's record of its type.
+func (d *Decoder) Decode(b []byte) (Record, error) { return decode(b, d.record) }
+
+// record returns the Decoder's record of type key, nil for a key no
+// record has.
+func (d *Decoder) record(key APIKey) Record {
+	if int(key) < len(d.recs) && d.recs[key] != nil {
+		return d.recs[key]
+	}
+	rec := newForDecode(key)
+	if rec == nil {
+		return nil
+	}
+	if int(key) >= len(d.recs) {
+		d.recs = append(d.recs, make([]Record, int(key)+1-len(d.recs))...)
+	}
+	d.recs[key] = rec
+	return rec
+}
+
+// decode decodes b into the record get returns for its API key.
+func decode(b []byte, get func(APIKey) Record) (Record, error) {
 	r := kbin.NewReader(b)
 	frame := r.Uvarint()
 	key := r.Uvarint()
@@ -118,7 +154,7 @@ func Decode(b []byte) (Record, error) {
 	}
 	var rec Record
 	if key <= math.MaxInt16 {
-		rec = newForDecode(APIKey(key))
+		rec = get(APIKey(key))
 	}
 	if rec == nil {
 		return nil, &UnknownAPIKeyError{APIKey: key}

@@ -141,7 +141,9 @@ func (s *RegisterBrokerRecord) AppendTo(dst []byte, version int16) ([]byte, erro
 
 // DecodeFrom sets s from its encoding b at the given version; b must
 // hold exactly one RegisterBrokerRecord. On error it returns a *DecodeError or
-// *UnsupportedVersionError and s holds a partial value.
+// *UnsupportedVersionError and s holds a partial value. Its arrays are
+// reused when their capacity suffices: decoding into a value again
+// overwrites the slices of its previous decode.
 func (s *RegisterBrokerRecord) DecodeFrom(b []byte, version int16) error {
 	if version < 0 || version > 4 {
 		return &UnsupportedVersionError{Message: "RegisterBrokerRecord", Version: version, Min: 0, Max: 4}
@@ -287,7 +289,7 @@ func (s *RegisterBrokerRecord) readFrom(r *kbin.Reader, version int16) error {
 	} else if n == 0 {
 		s.EndPoints = nil
 	} else {
-		s.EndPoints = make([]RegisterBrokerRecordBrokerEndpoint, n)
+		s.EndPoints = genrt.Resize(s.EndPoints, n)
 		for i := range s.EndPoints {
 			if err := s.EndPoints[i].readFrom(r, version); err != nil {
 				return genrt.PrefixDecodeError(err, fmt.Sprintf("EndPoints[%d]", i))
@@ -302,7 +304,7 @@ func (s *RegisterBrokerRecord) readFrom(r *kbin.Reader, version int16) error {
 	} else if n == 0 {
 		s.Features = nil
 	} else {
-		s.Features = make([]RegisterBrokerRecordBrokerFeature, n)
+		s.Features = genrt.Resize(s.Features, n)
 		for i := range s.Features {
 			if err := s.Features[i].readFrom(r, version); err != nil {
 				return genrt.PrefixDecodeError(err, fmt.Sprintf("Features[%d]", i))
@@ -348,7 +350,7 @@ func (s *RegisterBrokerRecord) readFrom(r *kbin.Reader, version int16) error {
 			} else if n == 0 {
 				s.LogDirs = nil
 			} else {
-				s.LogDirs = make([][16]byte, n)
+				s.LogDirs = genrt.Resize(s.LogDirs, n)
 				for i := range s.LogDirs {
 					s.LogDirs[i] = sub.UUID()
 				}
@@ -366,7 +368,7 @@ func (s *RegisterBrokerRecord) readFrom(r *kbin.Reader, version int16) error {
 			if n := sub.CompactArrayLen(16); n < 0 {
 				s.CordonedLogDirs = nil
 			} else {
-				s.CordonedLogDirs = make([][16]byte, n)
+				s.CordonedLogDirs = genrt.Resize(s.CordonedLogDirs, n)
 				for i := range s.CordonedLogDirs {
 					s.CordonedLogDirs[i] = sub.UUID()
 				}

@@ -96,7 +96,9 @@ func (s *RegisterControllerRecord) AppendTo(dst []byte, version int16) ([]byte, 
 
 // DecodeFrom sets s from its encoding b at the given version; b must
 // hold exactly one RegisterControllerRecord. On error it returns a *DecodeError or
-// *UnsupportedVersionError and s holds a partial value.
+// *UnsupportedVersionError and s holds a partial value. Its arrays are
+// reused when their capacity suffices: decoding into a value again
+// overwrites the slices of its previous decode.
 func (s *RegisterControllerRecord) DecodeFrom(b []byte, version int16) error {
 	if version != 0 {
 		return &UnsupportedVersionError{Message: "RegisterControllerRecord", Version: version, Min: 0, Max: 0}
@@ -162,7 +164,7 @@ func (s *RegisterControllerRecord) readFrom(r *kbin.Reader, version int16) error
 	} else if n == 0 {
 		s.EndPoints = nil
 	} else {
-		s.EndPoints = make([]RegisterControllerRecordControllerEndpoint, n)
+		s.EndPoints = genrt.Resize(s.EndPoints, n)
 		for i := range s.EndPoints {
 			if err := s.EndPoints[i].readFrom(r, version); err != nil {
 				return genrt.PrefixDecodeError(err, fmt.Sprintf("EndPoints[%d]", i))
@@ -177,7 +179,7 @@ func (s *RegisterControllerRecord) readFrom(r *kbin.Reader, version int16) error
 	} else if n == 0 {
 		s.Features = nil
 	} else {
-		s.Features = make([]RegisterControllerRecordControllerFeature, n)
+		s.Features = genrt.Resize(s.Features, n)
 		for i := range s.Features {
 			if err := s.Features[i].readFrom(r, version); err != nil {
 				return genrt.PrefixDecodeError(err, fmt.Sprintf("Features[%d]", i))

@@ -68,7 +68,9 @@ func (s *RemoveTopicRecord) AppendTo(dst []byte, version int16) ([]byte, error) 
 
 // DecodeFrom sets s from its encoding b at the given version; b must
 // hold exactly one RemoveTopicRecord. On error it returns a *DecodeError or
-// *UnsupportedVersionError and s holds a partial value.
+// *UnsupportedVersionError and s holds a partial value. Its arrays are
+// reused when their capacity suffices: decoding into a value again
+// overwrites the slices of its previous decode.
 func (s *RemoveTopicRecord) DecodeFrom(b []byte, version int16) error {
 	if version != 0 {
 		return &UnsupportedVersionError{Message: "RemoveTopicRecord", Version: version, Min: 0, Max: 0}

@@ -70,7 +70,9 @@ func (s *ZkMigrationStateRecord) AppendTo(dst []byte, version int16) ([]byte, er
 
 // DecodeFrom sets s from its encoding b at the given version; b must
 // hold exactly one ZkMigrationStateRecord. On error it returns a *DecodeError or
-// *UnsupportedVersionError and s holds a partial value.
+// *UnsupportedVersionError and s holds a partial value. Its arrays are
+// reused when their capacity suffices: decoding into a value again
+// overwrites the slices of its previous decode.
 func (s *ZkMigrationStateRecord) DecodeFrom(b []byte, version int16) error {
 	if version != 0 {
 		return &UnsupportedVersionError{Message: "ZkMigrationStateRecord", Version: version, Min: 0, Max: 0}

@@ -210,27 +210,21 @@ func readSnapshotImage(fsys vfs.FS, path string, id kraft.OffsetAndEpoch) (*meta
 		return nil, fmt.Errorf("raft: open snapshot %s: %w", id, err)
 	}
 	defer func() { _ = r.Close() }()
+	// One run of changes from the new delta on, every record decoded
+	// into the decoder's record of its type: the load allocates for the
+	// image it builds, not for the records it reads.
 	delta := metadata.NewDelta(metadata.EmptyImage())
-	var recs []metadata.Record
+	var dec metadata.Decoder
 	for r.Next() {
 		b := r.Batch()
-		recs = recs[:0]
 		for i := range b.Records {
-			rec, err := metadata.Decode(b.Records[i].Value)
+			rec, err := dec.Decode(b.Records[i].Value)
 			if err != nil {
 				return nil, damaged("raft: snapshot %s: record %d: %w", id, b.RecordOffset(&b.Records[i]), err)
 			}
-			recs = append(recs, rec)
-		}
-		if err := delta.ReplaySnapshot(recs, int64(id.Offset)-1, int32(id.Epoch)); err != nil {
-			if errors.Is(err, metadata.ErrUnsupportedMetadataVersion) {
-				// Not damage: the quorum finalized a metadata.version
-				// this release cannot serve. The snapshot stays; the node
-				// stops (a fatal fault) until a release that supports it
-				// runs.
-				return nil, &UnsupportedMetadataVersionError{Snapshot: id.String(), Err: err}
+			if err := delta.ReplayNext(rec, int64(id.Offset)-1, int32(id.Epoch)); err != nil {
+				return nil, snapshotReplayError(id, err)
 			}
-			return nil, damaged("raft: snapshot %s: %w", id, err)
 		}
 	}
 	if err := r.Err(); err != nil {
@@ -240,6 +234,18 @@ func readSnapshotImage(fsys vfs.FS, path string, id kraft.OffsetAndEpoch) (*meta
 		return nil, fmt.Errorf("raft: read snapshot %s: %w", id, err)
 	}
 	return delta, nil
+}
+
+// snapshotReplayError is the error of a snapshot record of snapshot id
+// that the image refuses: damage, unless the record finalizes a
+// metadata.version this release cannot serve. That is no damage: the
+// snapshot stays, and the node stops (a fatal fault) until a release that
+// supports it runs.
+func snapshotReplayError(id kraft.OffsetAndEpoch, err error) error {
+	if errors.Is(err, metadata.ErrUnsupportedMetadataVersion) {
+		return &UnsupportedMetadataVersionError{Snapshot: id.String(), Err: err}
+	}
+	return fmt.Errorf("%w: %w", errDamagedSnapshot, fmt.Errorf("raft: snapshot %s: %w", id, err))
 }
 
 // loadImage replaces the image with the content of snapshot id and makes

@@ -75,7 +75,9 @@ func (s *LeaderChangeMessage) AppendTo(dst []byte, version int16) ([]byte, error
 
 // DecodeFrom sets s from its encoding b at the given version; b must
 // hold exactly one LeaderChangeMessage. On error it returns a *DecodeError or
-// *UnsupportedVersionError and s holds a partial value.
+// *UnsupportedVersionError and s holds a partial value. Its arrays are
+// reused when their capacity suffices: decoding into a value again
+// overwrites the slices of its previous decode.
 func (s *LeaderChangeMessage) DecodeFrom(b []byte, version int16) error {
 	if version < 0 || version > 1 {
 		return &UnsupportedVersionError{Message: "LeaderChangeMessage", Version: version, Min: 0, Max: 1}
@@ -135,7 +137,7 @@ func (s *LeaderChangeMessage) readFrom(r *kbin.Reader, version int16) error {
 	} else if n == 0 {
 		s.Voters = nil
 	} else {
-		s.Voters = make([]LeaderChangeMessageVoter, n)
+		s.Voters = genrt.Resize(s.Voters, n)
 		for i := range s.Voters {
 			if err := s.Voters[i].readFrom(r, version); err != nil {
 				return genrt.PrefixDecodeError(err, fmt.Sprintf("Voters[%d]", i))
@@ -150,7 +152,7 @@ func (s *LeaderChangeMessage) readFrom(r *kbin.Reader, version int16) error {
 	} else if n == 0 {
 		s.GrantingVoters = nil
 	} else {
-		s.GrantingVoters = make([]LeaderChangeMessageVoter, n)
+		s.GrantingVoters = genrt.Resize(s.GrantingVoters, n)
 		for i := range s.GrantingVoters {
 			if err := s.GrantingVoters[i].readFrom(r, version); err != nil {
 				return genrt.PrefixDecodeError(err, fmt.Sprintf("GrantingVoters[%d]", i))

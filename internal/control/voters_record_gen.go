@@ -64,7 +64,9 @@ func (s *VotersRecord) AppendTo(dst []byte, version int16) ([]byte, error) {
 
 // DecodeFrom sets s from its encoding b at the given version; b must
 // hold exactly one VotersRecord. On error it returns a *DecodeError or
-// *UnsupportedVersionError and s holds a partial value.
+// *UnsupportedVersionError and s holds a partial value. Its arrays are
+// reused when their capacity suffices: decoding into a value again
+// overwrites the slices of its previous decode.
 func (s *VotersRecord) DecodeFrom(b []byte, version int16) error {
 	if version != 0 {
 		return &UnsupportedVersionError{Message: "VotersRecord", Version: version, Min: 0, Max: 0}
@@ -113,7 +115,7 @@ func (s *VotersRecord) readFrom(r *kbin.Reader, version int16) error {
 	} else if n == 0 {
 		s.Voters = nil
 	} else {
-		s.Voters = make([]VotersRecordVoter, n)
+		s.Voters = genrt.Resize(s.Voters, n)
 		for i := range s.Voters {
 			if err := s.Voters[i].readFrom(r, version); err != nil {
 				return genrt.PrefixDecodeError(err, fmt.Sprintf("Voters[%d]", i))
@@ -221,7 +223,7 @@ func (s *VotersRecordVoter) readFrom(r *kbin.Reader, version int16) error {
 	} else if n == 0 {
 		s.Endpoints = nil
 	} else {
-		s.Endpoints = make([]VotersRecordEndpoint, n)
+		s.Endpoints = genrt.Resize(s.Endpoints, n)
 		for i := range s.Endpoints {
 			if err := s.Endpoints[i].readFrom(r, version); err != nil {
 				return genrt.PrefixDecodeError(err, fmt.Sprintf("Endpoints[%d]", i))

@@ -135,7 +135,7 @@ func (s *ReadImageRequest) readFrom(r *kbin.Reader, version int16) error {
 	} else if n == 0 {
 		s.ConfigResources = nil
 	} else {
-		s.ConfigResources = make([]ReadImageRequestConfigResource, n)
+		s.ConfigResources = genrt.Resize(s.ConfigResources, n)
 		for i := range s.ConfigResources {
 			if err := s.ConfigResources[i].readFrom(r, version); err != nil {
 				return genrt.PrefixDecodeError(err, fmt.Sprintf("ConfigResources[%d]", i))
@@ -150,7 +150,7 @@ func (s *ReadImageRequest) readFrom(r *kbin.Reader, version int16) error {
 	} else if n == 0 {
 		s.TopicNames = nil
 	} else {
-		s.TopicNames = make([]string, n)
+		s.TopicNames = genrt.Resize(s.TopicNames, n)
 		for i := range s.TopicNames {
 			s.TopicNames[i] = r.CompactStringUTF8()
 		}

@@ -193,7 +193,7 @@ func (s *ReadImageResponse) readFrom(r *kbin.Reader, version int16) error {
 	} else if n == 0 {
 		s.ConfigResources = nil
 	} else {
-		s.ConfigResources = make([]ReadImageResponseConfigResourceResult, n)
+		s.ConfigResources = genrt.Resize(s.ConfigResources, n)
 		for i := range s.ConfigResources {
 			if err := s.ConfigResources[i].readFrom(r, version); err != nil {
 				return genrt.PrefixDecodeError(err, fmt.Sprintf("ConfigResources[%d]", i))
@@ -208,7 +208,7 @@ func (s *ReadImageResponse) readFrom(r *kbin.Reader, version int16) error {
 	} else if n == 0 {
 		s.Topics = nil
 	} else {
-		s.Topics = make([]ReadImageResponseTopic, n)
+		s.Topics = genrt.Resize(s.Topics, n)
 		for i := range s.Topics {
 			if err := s.Topics[i].readFrom(r, version); err != nil {
 				return genrt.PrefixDecodeError(err, fmt.Sprintf("Topics[%d]", i))
@@ -277,7 +277,7 @@ func (s *ReadImageResponseConfigResourceResult) readFrom(r *kbin.Reader, version
 	} else if n == 0 {
 		s.Configs = nil
 	} else {
-		s.Configs = make([]ReadImageResponseConfig, n)
+		s.Configs = genrt.Resize(s.Configs, n)
 		for i := range s.Configs {
 			if err := s.Configs[i].readFrom(r, version); err != nil {
 				return genrt.PrefixDecodeError(err, fmt.Sprintf("Configs[%d]", i))

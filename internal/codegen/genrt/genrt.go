@@ -169,6 +169,18 @@ func AppendRawTag(dst []byte, t RawTaggedField) []byte {
 	return append(dst, t.Data...)
 }
 
+// Resize returns s with length n, in s's own array when its capacity
+// suffices and in a new one otherwise, so that a value decoded again
+// reuses the arrays of its previous decode. The elements kept are the
+// caller's to overwrite. The result is never nil: a decoded empty array
+// differs from a null one.
+func Resize[T any](s []T, n int) []T {
+	if s != nil && cap(s) >= n {
+		return s[:n]
+	}
+	return make([]T, n)
+}
+
 // StrPtr returns a pointer to a copy of s, for the non-null default of a
 // nullable string.
 func StrPtr(s string) *string { return &s }

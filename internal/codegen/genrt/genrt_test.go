@@ -76,3 +76,18 @@ func TestCheckUnknownTags(t *testing.T) {
 		t.Errorf("AppendRawTag = % x, want 05 01 09", got)
 	}
 }
+
+// Resize reuses an array with room and allocates otherwise, and never
+// returns nil, so that an empty array decoded stays distinct from null.
+func TestResize(t *testing.T) {
+	s := make([]int32, 2, 4)
+	if got := genrt.Resize(s, 3); &got[0] != &s[0] || len(got) != 3 {
+		t.Errorf("Resize to 3 of cap 4: len %d, reused %v", len(got), &got[0] == &s[0])
+	}
+	if got := genrt.Resize(s, 5); &got[0] == &s[0] || len(got) != 5 {
+		t.Errorf("Resize to 5 of cap 4: len %d, reused %v", len(got), &got[0] == &s[0])
+	}
+	if got := genrt.Resize[int32](nil, 0); got == nil {
+		t.Error("Resize(nil, 0) = nil, want an empty array")
+	}
+}

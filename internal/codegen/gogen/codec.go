@@ -525,7 +525,9 @@ func (g *gen) readValue(f *codegen.Field, e, rv, rp string, flex bool, scope cod
 			g.p("%s = make(%s, n)", e, g.goType(f))
 			g.p("}")
 		} else {
-			g.p("%s = make(%s, n)", e, g.goType(f))
+			// A value decoded again reuses the array of its previous
+			// decode (see DecodeFrom).
+			g.p("%s = genrt.Resize(%s, n)", e, e)
 		}
 		elem := f.Elem()
 		if codegen.IsPrimitive(elem) {

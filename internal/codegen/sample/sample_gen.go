@@ -117,7 +117,9 @@ func (s *Sample) AppendTo(dst []byte, version int16) ([]byte, error) {
 
 // DecodeFrom sets s from its encoding b at the given version; b must
 // hold exactly one Sample. On error it returns a *DecodeError or
-// *UnsupportedVersionError and s holds a partial value.
+// *UnsupportedVersionError and s holds a partial value. Its arrays are
+// reused when their capacity suffices: decoding into a value again
+// overwrites the slices of its previous decode.
 func (s *Sample) DecodeFrom(b []byte, version int16) error {
 	if version < 0 || version > 3 {
 		return &UnsupportedVersionError{Message: "Sample", Version: version, Min: 0, Max: 3}
@@ -388,7 +390,7 @@ func (s *Sample) readFrom(r *kbin.Reader, version int16) error {
 				r.Invalid("array length", "null in non-nullable field E")
 			}
 		} else {
-			s.E = make([]int64, n)
+			s.E = genrt.Resize(s.E, n)
 			for i := range s.E {
 				s.E[i] = r.Int64()
 			}
@@ -400,7 +402,7 @@ func (s *Sample) readFrom(r *kbin.Reader, version int16) error {
 		if n := r.ArrayLen(8); n < 0 {
 			r.Invalid("array length", "null in non-nullable field E")
 		} else {
-			s.E = make([]int64, n)
+			s.E = genrt.Resize(s.E, n)
 			for i := range s.E {
 				s.E[i] = r.Int64()
 			}
@@ -415,7 +417,7 @@ func (s *Sample) readFrom(r *kbin.Reader, version int16) error {
 		} else if n == 0 {
 			s.F = nil
 		} else {
-			s.F = make([]SampleItem, n)
+			s.F = genrt.Resize(s.F, n)
 			for i := range s.F {
 				if err := s.F[i].readFrom(r, version); err != nil {
 					return genrt.PrefixDecodeError(err, fmt.Sprintf("F[%d]", i))
@@ -431,7 +433,7 @@ func (s *Sample) readFrom(r *kbin.Reader, version int16) error {
 		} else if n == 0 {
 			s.F = nil
 		} else {
-			s.F = make([]SampleItem, n)
+			s.F = genrt.Resize(s.F, n)
 			for i := range s.F {
 				if err := s.F[i].readFrom(r, version); err != nil {
 					return genrt.PrefixDecodeError(err, fmt.Sprintf("F[%d]", i))
@@ -476,7 +478,7 @@ func (s *Sample) readFrom(r *kbin.Reader, version int16) error {
 		} else if n == 0 {
 			s.K = nil
 		} else {
-			s.K = make([]SampleShared, n)
+			s.K = genrt.Resize(s.K, n)
 			for i := range s.K {
 				if err := s.K[i].readFrom(r, version); err != nil {
 					return genrt.PrefixDecodeError(err, fmt.Sprintf("K[%d]", i))
@@ -492,7 +494,7 @@ func (s *Sample) readFrom(r *kbin.Reader, version int16) error {
 		} else if n == 0 {
 			s.K = nil
 		} else {
-			s.K = make([]SampleShared, n)
+			s.K = genrt.Resize(s.K, n)
 			for i := range s.K {
 				if err := s.K[i].readFrom(r, version); err != nil {
 					return genrt.PrefixDecodeError(err, fmt.Sprintf("K[%d]", i))
