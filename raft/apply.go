@@ -22,6 +22,9 @@ type applier struct {
 	// first.
 	hw  kraft.Offset
 	dec recordbatch.Decoder
+	// records decodes each committed record into its type's one value:
+	// the delta keeps no reference to a record it replayed.
+	records metadata.Decoder
 	// buf holds the committed batches read back; the decoded records own
 	// their values, so one buffer serves every read.
 	buf []byte
@@ -87,7 +90,7 @@ func (a *applier) apply(log *logstore.Log, l applyListener) (changed bool, err e
 // replay applies one committed record to the delta and returns the
 // image's rejection, if any; a rejected record changes nothing.
 func (a *applier) replay(value []byte, offset int64, epoch int32) error {
-	rec, err := metadata.Decode(value)
+	rec, err := a.records.Decode(value)
 	if err != nil {
 		return err
 	}
