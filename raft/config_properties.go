@@ -277,8 +277,9 @@ func resolveMetadataLogDir(values map[string]string) string {
 // listener.security.protocol.map shows the effective map (see
 // [Config.ListenerSecurityProtocol]); the metadata directory is
 // metadata.log.dir; internal.metadata.log.segment.bytes and
-// krabka.log.level appear only when set; a TLS private key given inline (ssl.keystore.key) and
-// ssl.key.password show as [hidden], as Kafka logs its secrets. Reading
+// krabka.log.level appear only when set; a TLS private key given inline (ssl.keystore.key),
+// ssl.key.password, ssl.keystore.password and ssl.truststore.password
+// show as [hidden], as Kafka logs its secrets. Reading
 // the result back gives an equivalent Config, but for those keys.
 func (c Config) Properties() map[string]string {
 	out := make(map[string]string, len(propertyTable)+1)

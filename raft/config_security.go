@@ -9,7 +9,7 @@ import (
 // Reasons for refusing a Kafka security or connection-quota property
 // that Krabka does not enforce. docs/security.md lists the families.
 const (
-	reasonTLS                 = "this TLS setting is not implemented; Krabka reads PEM key and trust stores and the TLS settings docs/security.md lists, and will not accept one it would ignore: remove the property, or keep this node on Kafka"
+	reasonTLS                 = "this TLS setting is not implemented; Krabka reads JKS, PKCS12 and PEM key and trust stores and the TLS settings docs/security.md lists, and will not accept one it would ignore: remove the property, or keep this node on Kafka"
 	reasonSASL                = "this SASL setting is not implemented; Krabka implements the SASL mechanisms and settings docs/security.md lists, and will not accept one it would ignore: remove the property, or keep this node on Kafka"
 	reasonPrincipal           = "principals come from TLS or SASL authentication, and only Kafka's default TLS principal (the certificate's subject) is implemented; Krabka will not accept a principal setting it would ignore: remove the property"
 	reasonDelegationToken     = "delegation tokens are not implemented (SCRAM refuses a tokenauth login); remove the property"

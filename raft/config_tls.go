@@ -24,6 +24,8 @@ const (
 	keySSLCipherSuites             = "ssl.cipher.suites"
 	keySSLEndpointIdentification   = "ssl.endpoint.identification.algorithm"
 	keySSLKeyPassword              = "ssl.key.password"
+	keySSLKeystorePassword         = "ssl.keystore.password"
+	keySSLTruststorePassword       = "ssl.truststore.password"
 )
 
 // sslDefaults are Kafka's defaults of the TLS properties Krabka reads;
@@ -40,14 +42,14 @@ var sslDefaults = map[string]string{
 // sslKeys are the TLS properties Krabka reads, in the order they are
 // checked.
 var sslKeys = []string{
-	keySSLKeystoreType, keySSLKeystoreLocation, keySSLKeystoreCertificateChain, keySSLKeystoreKey,
-	keySSLTruststoreType, keySSLTruststoreLocation, keySSLTruststoreCertificates,
+	keySSLKeystoreType, keySSLKeystoreLocation, keySSLKeystorePassword, keySSLKeystoreCertificateChain, keySSLKeystoreKey,
+	keySSLTruststoreType, keySSLTruststoreLocation, keySSLTruststorePassword, keySSLTruststoreCertificates,
 	keySSLKeyPassword, keySSLClientAuth, keySSLEnabledProtocols, keySSLProtocol, keySSLCipherSuites, keySSLEndpointIdentification,
 }
 
 // sslSecretKeys hold a private key or its password: their values never
 // appear in an error, a log line or [Config.Properties].
-var sslSecretKeys = []string{keySSLKeystoreKey, keySSLKeyPassword}
+var sslSecretKeys = []string{keySSLKeystoreKey, keySSLKeyPassword, keySSLKeystorePassword, keySSLTruststorePassword}
 
 // hiddenValue stands for a secret in [Config.Properties], as Kafka logs
 // its password-type values.
@@ -194,8 +196,11 @@ func (c Config) validateSSL(v *validator) {
 func validateSSLValue(v *validator, key, base, value string) {
 	switch base {
 	case keySSLKeystoreType, keySSLTruststoreType:
-		if value != "PEM" {
-			v.add(key, value, "only PEM is implemented; Kafka's JKS and PKCS12 stores are not: convert the store to PEM and set %s=PEM", base)
+		switch {
+		case strings.EqualFold(value, storePEM) && value != storePEM:
+			v.add(key, value, "write PEM in upper case, as Kafka compares the name")
+		case storeType(value) == "":
+			v.add(key, value, "Krabka reads %s stores; convert the store to one of them (keytool -importkeystore -deststoretype PKCS12)", strings.Join(storeTypes, ", "))
 		}
 	case keySSLClientAuth:
 		if !slices.Contains([]string{"required", "requested", "none"}, strings.ToLower(value)) {
@@ -233,10 +238,26 @@ func protocolRefusal(p string) string {
 }
 
 // validateSSLListener applies Kafka's rules for one SSL listener's key
-// store and trust store (DefaultSslEngineFactory) and the combination of
-// its protocols and cipher suites.
+// store and trust store (DefaultSslEngineFactory.createKeystore and
+// createTruststore) and the combination of its protocols and cipher
+// suites.
 func validateSSLListener(v *validator, name string, s map[string]sslSetting) {
-	loc, chain, key := s[keySSLKeystoreLocation], s[keySSLKeystoreCertificateChain], s[keySSLKeystoreKey]
+	validateKeystore(v, name, s)
+	validateTruststore(v, name, s)
+	validateCipherSuites(v, name, s)
+}
+
+// validateKeystore applies Kafka's rules for a listener's key store: a
+// file (ssl.keystore.location) of ssl.keystore.type, or PEM inline;
+// a JKS or PKCS12 file opens with ssl.keystore.password, which a PEM
+// store never has (its key's password is ssl.key.password).
+func validateKeystore(v *validator, name string, s map[string]sslSetting) {
+	typ, loc, pass := s[keySSLKeystoreType], s[keySSLKeystoreLocation], s[keySSLKeystorePassword]
+	chain, key := s[keySSLKeystoreCertificateChain], s[keySSLKeystoreKey]
+	t := storeType(typ.value)
+	if t == "" {
+		return // reported with the property
+	}
 	switch {
 	case key.set && !chain.set:
 		v.add(chain.key, "", "listener %s: %s is set, so the certificate chain must be set too", name, key.key)
@@ -244,21 +265,67 @@ func validateSSLListener(v *validator, name string, s map[string]sslSetting) {
 		v.add(key.key, "", "listener %s: %s is set, so the private key must be set too", name, chain.key)
 	case key.set && loc.set:
 		v.add(loc.key, loc.value, "listener %s: give the key store either as a file (%s) or inline (%s, %s), not both", name, loc.key, chain.key, key.key)
+	case key.set && t != storePEM:
+		v.add(typ.key, typ.value, "listener %s: an inline key store (%s) is PEM, but the key store type is %s (Kafka's default is JKS): set %s=PEM", name, key.key, t, keySSLKeystoreType)
 	case !key.set && !loc.set:
-		v.add(loc.key, "", "required: listener %s is mapped to SSL and needs a key store: set %s=PEM and %s (the PEM key followed by its certificate chain), or %s and %s",
-			name, keySSLKeystoreType, keySSLKeystoreLocation, keySSLKeystoreCertificateChain, keySSLKeystoreKey)
+		v.add(loc.key, "", "required: listener %s is mapped to SSL and needs a key store: set %s (of %s, Kafka's default JKS, PKCS12 or PEM) and %s, or %s=PEM with %s and %s",
+			name, keySSLKeystoreLocation, keySSLKeystoreType, keySSLKeystorePassword, keySSLKeystoreType, keySSLKeystoreCertificateChain, keySSLKeystoreKey)
 	}
-	if kt := s[keySSLKeystoreType]; !kt.set && (loc.set || key.set) {
-		v.add(kt.key, "", "required: listener %s has a PEM key store, so set %s=PEM (Kafka's default is JKS)", name, keySSLKeystoreType)
+	switch {
+	case pass.set && t == storePEM:
+		v.add(pass.key, "", "listener %s: a PEM key store has no store password, only the key's (%s): remove the property", name, keySSLKeyPassword)
+	case pass.set && !loc.set:
+		v.add(pass.key, "", "listener %s: the key store password is set, but no key store file (%s) is", name, loc.key)
+	case loc.set && t != storePEM && !pass.set:
+		v.add(pass.key, "", "required: listener %s has a %s key store file (%s=%s%s), which opens with its password%s",
+			name, t, typ.key, t, defaultNote(typ), pemHint(typ, keySSLKeystoreType))
 	}
-	tloc, tcerts := s[keySSLTruststoreLocation], s[keySSLTruststoreCertificates]
-	if tloc.set && tcerts.set {
-		v.add(tloc.key, tloc.value, "listener %s: give the trust store either as a file (%s) or inline (%s), not both", name, tloc.key, tcerts.key)
+}
+
+// validateTruststore applies Kafka's rules for a listener's trust store:
+// a file (ssl.truststore.location) of ssl.truststore.type, or PEM inline.
+// A PEM trust store has no password. Kafka reads a JKS trust store
+// without ssl.truststore.password unchecked; Krabka checks every store it
+// reads, so a JKS trust store needs the password.
+func validateTruststore(v *validator, name string, s map[string]sslSetting) {
+	typ, loc, pass, certs := s[keySSLTruststoreType], s[keySSLTruststoreLocation], s[keySSLTruststorePassword], s[keySSLTruststoreCertificates]
+	t := storeType(typ.value)
+	if t == "" {
+		return // reported with the property
 	}
-	if tt := s[keySSLTruststoreType]; !tt.set && (tloc.set || tcerts.set) {
-		v.add(tt.key, "", "required: listener %s has a PEM trust store, so set %s=PEM (Kafka's default is JKS)", name, keySSLTruststoreType)
+	switch {
+	case loc.set && certs.set:
+		v.add(loc.key, loc.value, "listener %s: give the trust store either as a file (%s) or inline (%s), not both", name, loc.key, certs.key)
+	case certs.set && t != storePEM:
+		v.add(typ.key, typ.value, "listener %s: an inline trust store (%s) is PEM, but the trust store type is %s (Kafka's default is JKS): set %s=PEM", name, certs.key, t, keySSLTruststoreType)
 	}
-	validateCipherSuites(v, name, s)
+	switch {
+	case pass.set && t == storePEM:
+		v.add(pass.key, "", "listener %s: a PEM trust store has no password: remove the property", name)
+	case pass.set && !loc.set:
+		v.add(pass.key, "", "listener %s: the trust store password is set, but no trust store file (%s) is", name, loc.key)
+	case loc.set && t == storeJKS && !pass.set:
+		v.add(pass.key, "", "required: listener %s has a JKS trust store file (%s=JKS%s); Kafka would read it without checking its integrity, Krabka checks it with the password%s",
+			name, typ.key, defaultNote(typ), pemHint(typ, keySSLTruststoreType))
+	}
+}
+
+// defaultNote says that a store type is Kafka's default, when it was not
+// set.
+func defaultNote(typ sslSetting) string {
+	if typ.set {
+		return ""
+	}
+	return ", Kafka's default"
+}
+
+// pemHint points a store whose type was left at Kafka's default to the
+// PEM type, which a file written for an older Krabka is.
+func pemHint(typ sslSetting, key string) string {
+	if typ.set {
+		return ""
+	}
+	return fmt.Sprintf("; for a PEM file set %s=PEM", key)
 }
 
 // validateCipherSuites refuses a cipher suite list that Go could not

@@ -18,8 +18,9 @@ import (
 )
 
 // tlsStores are one SSL listener's key store and trust store. Stores
-// given as files are read again when a file's modification time or size
-// changes, checked at each handshake: a new connection gets the new
+// given as files (JKS, PKCS12 or PEM) are read again, with the same type
+// and passwords, when a file's modification time or size changes,
+// checked at each handshake: a new connection gets the new
 // certificate, established ones keep theirs. A file that no longer reads
 // keeps the stores as they were and logs an error once per change.
 type tlsStores struct {
@@ -28,8 +29,10 @@ type tlsStores struct {
 	// keyFile and trustFile are ssl.keystore.location and
 	// ssl.truststore.location; empty for an inline store or none.
 	keyFile, trustFile string
-	// keyPassword is ssl.key.password, for an encrypted key in keyFile.
-	keyPassword string
+	// keyStore and trustStore say how keyFile and trustFile read: their
+	// types and passwords.
+	keyStore   keystoreFile
+	trustStore truststoreFile
 
 	mu         sync.Mutex
 	cert       *tls.Certificate
@@ -59,8 +62,11 @@ func newTLSStores(name string, s map[string]sslSetting, log *slog.Logger) (*tlsS
 	st := &tlsStores{listener: name, log: log}
 	if loc := s[keySSLKeystoreLocation]; loc.set {
 		st.keyFile = loc.value
-		st.keyPassword = s[keySSLKeyPassword].value
-		stamp, cert, err := readKeystoreFile(loc.value, st.keyPassword)
+		st.keyStore = keystoreFile{typ: storeType(s[keySSLKeystoreType].value), storePassword: s[keySSLKeystorePassword].value, keyPassword: s[keySSLKeyPassword].value}
+		if st.keyStore.typ != storePEM && !s[keySSLKeyPassword].set {
+			st.keyStore.keyPassword = st.keyStore.storePassword
+		}
+		stamp, cert, err := readStore(loc.value, st.keyStore.decode)
 		if err != nil {
 			return nil, &ConfigError{Key: loc.key, Value: loc.value, Reason: err.Error()}
 		}
@@ -74,7 +80,8 @@ func newTLSStores(name string, s map[string]sslSetting, log *slog.Logger) (*tlsS
 	}
 	if loc := s[keySSLTruststoreLocation]; loc.set {
 		st.trustFile = loc.value
-		stamp, roots, err := readTruststoreFile(loc.value)
+		st.trustStore = truststoreFile{typ: storeType(s[keySSLTruststoreType].value), password: s[keySSLTruststorePassword].value}
+		stamp, roots, err := readStore(loc.value, st.trustStore.decode)
 		if err != nil {
 			return nil, &ConfigError{Key: loc.key, Value: loc.value, Reason: err.Error()}
 		}
@@ -89,21 +96,17 @@ func newTLSStores(name string, s map[string]sslSetting, log *slog.Logger) (*tlsS
 	return st, nil
 }
 
-func readKeystoreFile(path, password string) (fileStamp, *tls.Certificate, error) {
-	return readStore(path, func(data []byte) (*tls.Certificate, error) { return keyPair(data, data, password) })
-}
-
-func readTruststoreFile(path string) (fileStamp, *x509.CertPool, error) {
-	return readStore(path, certPool)
-}
-
 // readStore reads the store file at path with parse, and the stamp it
-// had before it was read.
+// had before it was read. A file larger than maxStoreFile is refused
+// unread.
 func readStore[T any](path string, parse func([]byte) (T, error)) (fileStamp, T, error) {
 	var zero T
 	stamp, err := stampOf(path)
 	if err != nil {
 		return stamp, zero, err
+	}
+	if stamp.size > maxStoreFile {
+		return stamp, zero, fmt.Errorf("the file has %d bytes, more than a key or trust store holds (at most %d)", stamp.size, maxStoreFile)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -119,14 +122,14 @@ func (st *tlsStores) current() (*tls.Certificate, *x509.CertPool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.reload(keySSLKeystoreLocation, st.keyFile, &st.keyStamp, func() error {
-		_, cert, err := readKeystoreFile(st.keyFile, st.keyPassword)
+		_, cert, err := readStore(st.keyFile, st.keyStore.decode)
 		if err == nil {
 			st.cert = cert
 		}
 		return err
 	})
 	st.reload(keySSLTruststoreLocation, st.trustFile, &st.trustStamp, func() error {
-		_, roots, err := readTruststoreFile(st.trustFile)
+		_, roots, err := readStore(st.trustFile, st.trustStore.decode)
 		if err == nil {
 			st.roots = roots
 		}
