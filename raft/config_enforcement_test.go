@@ -43,6 +43,7 @@ var acceptedProperties = map[string]enforcement{
 	keySSLKeystoreCertificateChain: {touchesSecurity, []string{"raft.TestSSLInlinePEMFromProperties", "raft.TestValidateSSLRules"}, ""},
 	keySSLKeystoreKey:              {touchesSecurity, []string{"raft.TestSSLInlinePEMFromProperties", "raft.TestValidateSSLRules"}, ""},
 	keySSLKeyPassword:              {touchesSecurity, []string{"raft.TestSSLEncryptedKey", "raft.TestSSLKeyAndTrustStoreTypes", "raft.TestSSLStoreRefusals"}, ""},
+	keySSLPrincipalMappingRules:    {touchesSecurity, []string{"raft.TestSSLPrincipalMappingRules", "raft.TestPrincipalMapper"}, ""},
 	keySSLKeystorePassword:         {touchesSecurity, []string{"raft.TestSSLKeyAndTrustStoreTypes", "raft.TestSSLStoreRefusals", "raft.TestValidateSSLRules"}, ""},
 	keySSLTruststorePassword:       {touchesSecurity, []string{"raft.TestSSLKeyAndTrustStoreTypes", "raft.TestSSLStoreRefusals", "raft.TestValidateSSLRules"}, ""},
 	keySSLTruststoreType:           {touchesSecurity, []string{"raft.TestValidateSSLRules", "raft.TestSSLListenerRefusesUntrustedClients", "raft.TestSSLKeyAndTrustStoreTypes", "raft.TestSSLStoreReload"}, ""},

@@ -21,7 +21,6 @@ var kafkaSecurityProperties = []struct{ key, value, reason string }{
 	{"ssl.trustmanager.algorithm", "PKIX", "TLS"},
 	{"ssl.secure.random.implementation", "SHA1PRNG", "TLS"},
 	{"ssl.engine.factory.class", "com.example.Engine", "TLS"},
-	{"ssl.principal.mapping.rules", "DEFAULT", "TLS"},
 	{"ssl.allow.dn.changes", "false", "TLS"},
 	{"ssl.allow.san.changes", "false", "TLS"},
 	{"ssl.keystore.alias", "kafka", "TLS"},
@@ -205,7 +204,7 @@ func TestLoadConfigHardenedController(t *testing.T) {
 		keys = append(keys, p.Key)
 	}
 	want := []string{
-		"ssl.principal.mapping.rules",
+		"ssl.principal.mapping.rules", // read by SSL listeners only, and this one is SASL_SSL
 		"sasl.mechanism.inter.broker.protocol",
 		"listener.name.controller.max.connections",
 		"security.inter.broker.protocol",

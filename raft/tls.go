@@ -268,20 +268,17 @@ func certPool(data []byte) (*x509.CertPool, error) {
 type listenerTLS struct {
 	server *tls.Config
 	client func(host string) *tls.Config
+	// mapName names a client by its certificate's subject
+	// (ssl.principal.mapping.rules).
+	mapName func(dn string) (string, error)
 }
 
 // newListenerTLS builds the TLS configurations of the listener called
 // name.
 func newListenerTLS(name string, s map[string]sslSetting, log *slog.Logger) (listenerTLS, error) {
-	minV, maxV, err := versionRange(s)
+	base, err := tlsBase(s)
 	if err != nil {
 		return listenerTLS{}, err
-	}
-	var suites []uint16
-	for _, n := range splitCSV(s[keySSLCipherSuites].value) {
-		if id, is13, _ := cipherSuite(n); !is13 {
-			suites = append(suites, id)
-		}
 	}
 	st, err := newTLSStores(name, s, log)
 	if err != nil {
@@ -290,7 +287,6 @@ func newListenerTLS(name string, s map[string]sslSetting, log *slog.Logger) (lis
 	if st.cert == nil {
 		return listenerTLS{}, &ConfigError{Key: s[keySSLKeystoreLocation].key, Reason: fmt.Sprintf("required: listener %s is mapped to SSL and needs a key store", name)}
 	}
-	base := &tls.Config{MinVersion: minV, MaxVersion: maxV, CipherSuites: suites}
 	clientAuth := tls.NoClientCert
 	switch strings.ToLower(s[keySSLClientAuth].value) {
 	case "required":
@@ -313,10 +309,41 @@ func newListenerTLS(name string, s map[string]sslSetting, log *slog.Logger) (lis
 		c.ClientCAs = roots
 		return c, nil
 	}
+	mapper, err := parsePrincipalMappingRules(s[keySSLPrincipalMappingRules].value)
+	if err != nil {
+		return listenerTLS{}, &ConfigError{Key: s[keySSLPrincipalMappingRules].key, Value: s[keySSLPrincipalMappingRules].value, Reason: err.Error()}
+	}
+	return listenerTLS{server: server, client: newClientTLS(base, st, s), mapName: mapper.name}, nil
+}
 
+// tlsBase is the part of a TLS configuration both sides share: the
+// protocol versions and the TLS 1.2 cipher suites of s.
+func tlsBase(s map[string]sslSetting) (*tls.Config, error) {
+	minV, maxV, err := versionRange(s)
+	if err != nil {
+		return nil, err
+	}
+	var suites []uint16
+	for _, n := range splitCSV(s[keySSLCipherSuites].value) {
+		if id, is13, _ := cipherSuite(n); !is13 {
+			suites = append(suites, id)
+		}
+	}
+	return &tls.Config{MinVersion: minV, MaxVersion: maxV, CipherSuites: suites}, nil
+}
+
+// newClientTLS returns the client side of TLS over the stores st: the
+// configuration for a connection to host, which presents st's
+// certificate when the server asks for one (none when st has no key
+// store) and checks the server's chain against st's trust store, and its
+// host name unless ssl.endpoint.identification.algorithm is empty.
+func newClientTLS(base *tls.Config, st *tlsStores, s map[string]sslSetting) func(host string) *tls.Config {
 	checkHost := s[keySSLEndpointIdentification].value != ""
-	client := func(host string) *tls.Config {
+	return func(host string) *tls.Config {
 		cert, roots := st.current()
+		if cert == nil {
+			cert = &tls.Certificate{} // sends no certificate
+		}
 		c := base.Clone()
 		c.ServerName = host
 		c.RootCAs = roots
@@ -330,7 +357,6 @@ func newListenerTLS(name string, s map[string]sslSetting, log *slog.Logger) (lis
 		}
 		return c
 	}
-	return listenerTLS{server: server, client: client}, nil
 }
 
 // verifyChain checks the server's certificate chain against roots (nil:
