@@ -38,12 +38,15 @@ var acceptedProperties = map[string]enforcement{
 	keyListenerSecurityProtocolMap: {touchesSecurity, []string{"raft.TestValidateRefusesSecureListeners", "raft.TestStartRefusesSecureListener", "raft.TestSSLQuorumElectsAndCommits"}, ""},
 
 	// Every TLS property is read node-wide and as listener.name.<l>.<key>.
-	keySSLKeystoreType:             {touchesSecurity, []string{"raft.TestValidateSSLRules", "raft.TestSSLQuorumElectsAndCommits"}, ""},
+	keySSLKeystoreType:             {touchesSecurity, []string{"raft.TestValidateSSLRules", "raft.TestSSLQuorumElectsAndCommits", "raft.TestSSLKeyAndTrustStoreTypes", "raft.TestSSLStoreReload"}, ""},
 	keySSLKeystoreLocation:         {touchesSecurity, []string{"raft.TestSSLQuorumElectsAndCommits", "raft.TestSSLCertificateReload", "raft.TestValidateSSLRules", "raft.TestSSLServedChainWithOpenSSL"}, ""},
 	keySSLKeystoreCertificateChain: {touchesSecurity, []string{"raft.TestSSLInlinePEMFromProperties", "raft.TestValidateSSLRules"}, ""},
 	keySSLKeystoreKey:              {touchesSecurity, []string{"raft.TestSSLInlinePEMFromProperties", "raft.TestValidateSSLRules"}, ""},
-	keySSLKeyPassword:              {touchesSecurity, []string{"raft.TestSSLEncryptedKey"}, ""},
-	keySSLTruststoreType:           {touchesSecurity, []string{"raft.TestValidateSSLRules", "raft.TestSSLListenerRefusesUntrustedClients"}, ""},
+	keySSLKeyPassword:              {touchesSecurity, []string{"raft.TestSSLEncryptedKey", "raft.TestSSLKeyAndTrustStoreTypes", "raft.TestSSLStoreRefusals"}, ""},
+	keySSLPrincipalMappingRules:    {touchesSecurity, []string{"raft.TestSSLPrincipalMappingRules", "raft.TestPrincipalMapper"}, ""},
+	keySSLKeystorePassword:         {touchesSecurity, []string{"raft.TestSSLKeyAndTrustStoreTypes", "raft.TestSSLStoreRefusals", "raft.TestValidateSSLRules"}, ""},
+	keySSLTruststorePassword:       {touchesSecurity, []string{"raft.TestSSLKeyAndTrustStoreTypes", "raft.TestSSLStoreRefusals", "raft.TestValidateSSLRules"}, ""},
+	keySSLTruststoreType:           {touchesSecurity, []string{"raft.TestValidateSSLRules", "raft.TestSSLListenerRefusesUntrustedClients", "raft.TestSSLKeyAndTrustStoreTypes", "raft.TestSSLStoreReload"}, ""},
 	keySSLTruststoreLocation:       {touchesSecurity, []string{"raft.TestSSLListenerRefusesUntrustedClients", "raft.TestSSLTrustStoreReload", "raft.TestSSLPeerEndpointIdentification", "raft.TestValidateSSLRules"}, ""},
 	keySSLTruststoreCertificates:   {touchesSecurity, []string{"raft.TestSSLInlinePEMFromProperties", "raft.TestValidateSSLRules"}, ""},
 	keySSLClientAuth:               {touchesSecurity, []string{"raft.TestSSLListenerRefusesUntrustedClients", "raft.TestSSLQuorumElectsAndCommits", "raft.TestValidateSSLRules", "raft.TestValidateAcceptsSSL", "transport.TestTLSListenerClosesPlaintextAndUncertifiedClients"}, ""},

@@ -113,17 +113,27 @@ func LoadConfig(path string) (Config, Warnings, error) {
 // error of its own. When err is not nil, the Config holds what could be
 // read.
 func ParseProperties(data []byte) (Config, Warnings, error) {
+	keys, values, err := readProperties(data)
+	if err != nil {
+		return Config{}, nil, err
+	}
+	return fromProperties(keys, values)
+}
+
+// readProperties reads Java properties text as ParseProperties does.
+func readProperties(data []byte) ([]string, map[string]string, error) {
 	loader := properties.Loader{Encoding: properties.ISO_8859_1, DisableExpansion: true}
 	p, err := loader.LoadBytes(data)
 	if err != nil {
-		return Config{}, nil, fmt.Errorf("raft: read properties: %w", err)
+		return nil, nil, fmt.Errorf("raft: read properties: %w", err)
 	}
 	keys := p.Keys()
 	values := make(map[string]string, len(keys))
 	for _, k := range keys {
-		values[k], _ = p.Get(k)
+		v, _ := p.Get(k)
+		values[k] = strings.TrimSpace(v)
 	}
-	return fromProperties(keys, values)
+	return keys, values, nil
 }
 
 // fromProperties builds a Config from properties, taking keys in the
@@ -277,8 +287,9 @@ func resolveMetadataLogDir(values map[string]string) string {
 // listener.security.protocol.map shows the effective map (see
 // [Config.ListenerSecurityProtocol]); the metadata directory is
 // metadata.log.dir; internal.metadata.log.segment.bytes and
-// krabka.log.level appear only when set; a TLS private key given inline (ssl.keystore.key) and
-// ssl.key.password show as [hidden], as Kafka logs its secrets. Reading
+// krabka.log.level appear only when set; a TLS private key given inline (ssl.keystore.key),
+// ssl.key.password, ssl.keystore.password and ssl.truststore.password
+// show as [hidden], as Kafka logs its secrets. Reading
 // the result back gives an equivalent Config, but for those keys.
 func (c Config) Properties() map[string]string {
 	out := make(map[string]string, len(propertyTable)+1)

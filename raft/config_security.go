@@ -9,9 +9,9 @@ import (
 // Reasons for refusing a Kafka security or connection-quota property
 // that Krabka does not enforce. docs/security.md lists the families.
 const (
-	reasonTLS                 = "this TLS setting is not implemented; Krabka reads PEM key and trust stores and the TLS settings docs/security.md lists, and will not accept one it would ignore: remove the property, or keep this node on Kafka"
+	reasonTLS                 = "this TLS setting is not implemented; Krabka reads JKS, PKCS12 and PEM key and trust stores and the TLS settings docs/security.md lists, and will not accept one it would ignore: remove the property, or keep this node on Kafka"
 	reasonSASL                = "this SASL setting is not implemented; Krabka implements the SASL mechanisms and settings docs/security.md lists, and will not accept one it would ignore: remove the property, or keep this node on Kafka"
-	reasonPrincipal           = "principals come from TLS or SASL authentication, and only Kafka's default TLS principal (the certificate's subject) is implemented; Krabka will not accept a principal setting it would ignore: remove the property"
+	reasonPrincipal           = "principals come from TLS or SASL authentication, and only Kafka's default principal builder is implemented (the certificate's subject, mapped by ssl.principal.mapping.rules, or the SASL user); Krabka will not accept a principal setting it would ignore: remove the property"
 	reasonDelegationToken     = "delegation tokens are not implemented (SCRAM refuses a tokenauth login); remove the property"
 	reasonClientQuota         = "client quotas are not implemented; Krabka will not accept a quota callback it would not call: remove the property"
 	reasonInterBroker         = "a controller-only node has no inter-broker listener: its connections to the other controllers use the first controller listener's security protocol (map it to SSL for TLS); remove the property or set it to PLAINTEXT"

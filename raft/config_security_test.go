@@ -17,13 +17,10 @@ import (
 // TLS properties Krabka does enforce are in config_tls_test.go.
 var kafkaSecurityProperties = []struct{ key, value, reason string }{
 	{"ssl.provider", "SunJSSE", "this TLS setting is not implemented"},
-	{"ssl.keystore.password", "hunter2", "TLS"},
-	{"ssl.truststore.password", "hunter2", "TLS"},
 	{"ssl.keymanager.algorithm", "SunX509", "TLS"},
 	{"ssl.trustmanager.algorithm", "PKIX", "TLS"},
 	{"ssl.secure.random.implementation", "SHA1PRNG", "TLS"},
 	{"ssl.engine.factory.class", "com.example.Engine", "TLS"},
-	{"ssl.principal.mapping.rules", "DEFAULT", "TLS"},
 	{"ssl.allow.dn.changes", "false", "TLS"},
 	{"ssl.allow.san.changes", "false", "TLS"},
 	{"ssl.keystore.alias", "kafka", "TLS"},
@@ -58,7 +55,6 @@ var kafkaSecurityProperties = []struct{ key, value, reason string }{
 	{"client.quota.callback.class", "com.example.Quota", "client quotas are not implemented"},
 
 	{"listener.name.controller.max.connections", "100", "per-listener connection limits are not implemented yet"},
-	{"listener.name.controller.ssl.keystore.password", "hunter2", "this TLS setting is not implemented"},
 	{"listener.name.controller.sasl.enabled.mechanisms", "PLAIN", "listener CONTROLLER is not a controller listener with a SASL security protocol"},
 	{"listener.name.controller.plain.sasl.jaas.config", `org.apache.kafka.common.security.plain.PlainLoginModule required user_admin="hunter2";`, "SASL"},
 	{"listener.name.controller.scram-sha-256.sasl.server.callback.handler.class", "com.example.Handler", "SASL"},
@@ -208,8 +204,7 @@ func TestLoadConfigHardenedController(t *testing.T) {
 		keys = append(keys, p.Key)
 	}
 	want := []string{
-		"ssl.keystore.type", "ssl.keystore.password",
-		"ssl.truststore.type", "ssl.truststore.password", "ssl.principal.mapping.rules",
+		"ssl.principal.mapping.rules", // read by SSL listeners only, and this one is SASL_SSL
 		"sasl.mechanism.inter.broker.protocol",
 		"listener.name.controller.max.connections",
 		"security.inter.broker.protocol",

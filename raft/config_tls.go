@@ -24,6 +24,8 @@ const (
 	keySSLCipherSuites             = "ssl.cipher.suites"
 	keySSLEndpointIdentification   = "ssl.endpoint.identification.algorithm"
 	keySSLKeyPassword              = "ssl.key.password"
+	keySSLKeystorePassword         = "ssl.keystore.password"
+	keySSLTruststorePassword       = "ssl.truststore.password"
 )
 
 // sslDefaults are Kafka's defaults of the TLS properties Krabka reads;
@@ -35,19 +37,21 @@ var sslDefaults = map[string]string{
 	keySSLEnabledProtocols:       "TLSv1.2,TLSv1.3",
 	keySSLProtocol:               "TLSv1.3",
 	keySSLEndpointIdentification: "https",
+	keySSLPrincipalMappingRules:  "DEFAULT",
 }
 
 // sslKeys are the TLS properties Krabka reads, in the order they are
 // checked.
 var sslKeys = []string{
-	keySSLKeystoreType, keySSLKeystoreLocation, keySSLKeystoreCertificateChain, keySSLKeystoreKey,
-	keySSLTruststoreType, keySSLTruststoreLocation, keySSLTruststoreCertificates,
+	keySSLKeystoreType, keySSLKeystoreLocation, keySSLKeystorePassword, keySSLKeystoreCertificateChain, keySSLKeystoreKey,
+	keySSLTruststoreType, keySSLTruststoreLocation, keySSLTruststorePassword, keySSLTruststoreCertificates,
 	keySSLKeyPassword, keySSLClientAuth, keySSLEnabledProtocols, keySSLProtocol, keySSLCipherSuites, keySSLEndpointIdentification,
+	keySSLPrincipalMappingRules,
 }
 
 // sslSecretKeys hold a private key or its password: their values never
 // appear in an error, a log line or [Config.Properties].
-var sslSecretKeys = []string{keySSLKeystoreKey, keySSLKeyPassword}
+var sslSecretKeys = []string{keySSLKeystoreKey, keySSLKeyPassword, keySSLKeystorePassword, keySSLTruststorePassword}
 
 // hiddenValue stands for a secret in [Config.Properties], as Kafka logs
 // its password-type values.
@@ -165,9 +169,13 @@ func tls13Suites() []string {
 // SSL listener as a whole.
 func (c Config) validateSSL(v *validator) {
 	var ssl []string
+	var sslOnly []string // the SSL listeners, whose principals come from their certificates
 	for _, name := range c.ControllerListenerNames {
 		if p, ok := c.ListenerSecurityProtocol(name); ok && (p == SecuritySSL || p == SecuritySASLSSL) {
 			ssl = append(ssl, strings.ToUpper(name))
+			if p == SecuritySSL {
+				sslOnly = append(sslOnly, strings.ToUpper(name))
+			}
 		}
 	}
 	for _, key := range sortedKeys(c.SSL) {
@@ -182,6 +190,9 @@ func (c Config) validateSSL(v *validator) {
 		case listener == "" && len(ssl) == 0:
 			v.addRelated(key, []string{keyListenerSecurityProtocolMap, keyControllerListenerNames}, "", "no controller listener is mapped to SSL, so this setting would be ignored")
 			continue
+		case base == keySSLPrincipalMappingRules && !slices.Contains(sslOnly, strings.ToUpper(listener)) && (listener != "" || len(sslOnly) == 0):
+			v.addRelated(key, []string{keyListenerSecurityProtocolMap, keyControllerListenerNames}, "", "only a listener mapped to SSL names its clients by their certificates (on SASL_SSL the principal is the SASL user), and no such listener would read this setting")
+			continue
 		}
 		validateSSLValue(v, key, base, shown(key, c.SSL[key]))
 	}
@@ -194,8 +205,11 @@ func (c Config) validateSSL(v *validator) {
 func validateSSLValue(v *validator, key, base, value string) {
 	switch base {
 	case keySSLKeystoreType, keySSLTruststoreType:
-		if value != "PEM" {
-			v.add(key, value, "only PEM is implemented; Kafka's JKS and PKCS12 stores are not: convert the store to PEM and set %s=PEM", base)
+		switch {
+		case strings.EqualFold(value, storePEM) && value != storePEM:
+			v.add(key, value, "write PEM in upper case, as Kafka compares the name")
+		case storeType(value) == "":
+			v.add(key, value, "Krabka reads %s stores; convert the store to one of them (keytool -importkeystore -deststoretype PKCS12)", strings.Join(storeTypes, ", "))
 		}
 	case keySSLClientAuth:
 		if !slices.Contains([]string{"required", "requested", "none"}, strings.ToLower(value)) {
@@ -221,6 +235,10 @@ func validateSSLValue(v *validator, key, base, value string) {
 		if value != "" && !strings.EqualFold(value, "https") {
 			v.add(key, value, "must be https (check the peer's host name, the default) or empty (check only its certificate chain)")
 		}
+	case keySSLPrincipalMappingRules:
+		if _, err := parsePrincipalMappingRules(value); err != nil {
+			v.add(key, value, "%v", err)
+		}
 	}
 }
 
@@ -233,38 +251,103 @@ func protocolRefusal(p string) string {
 }
 
 // validateSSLListener applies Kafka's rules for one SSL listener's key
-// store and trust store (DefaultSslEngineFactory) and the combination of
-// its protocols and cipher suites.
+// store and trust store (DefaultSslEngineFactory.createKeystore and
+// createTruststore) and the combination of its protocols and cipher
+// suites.
 func validateSSLListener(v *validator, name string, s map[string]sslSetting) {
-	loc, chain, key := s[keySSLKeystoreLocation], s[keySSLKeystoreCertificateChain], s[keySSLKeystoreKey]
+	who := "listener " + name
+	validateKeystore(v, who, s, true)
+	validateTruststore(v, who, s)
+	validateCipherSuites(v, who, s)
+}
+
+// validateKeystore applies Kafka's rules for the key store of who (a
+// listener, or a tool's client): a
+// file (ssl.keystore.location) of ssl.keystore.type, or PEM inline;
+// a JKS or PKCS12 file opens with ssl.keystore.password, which a PEM
+// store never has (its key's password is ssl.key.password). A listener
+// requires a key store; a client has one only to present a certificate.
+func validateKeystore(v *validator, who string, s map[string]sslSetting, required bool) {
+	typ, loc, pass := s[keySSLKeystoreType], s[keySSLKeystoreLocation], s[keySSLKeystorePassword]
+	chain, key := s[keySSLKeystoreCertificateChain], s[keySSLKeystoreKey]
+	t := storeType(typ.value)
+	if t == "" {
+		return // reported with the property
+	}
 	switch {
 	case key.set && !chain.set:
-		v.add(chain.key, "", "listener %s: %s is set, so the certificate chain must be set too", name, key.key)
+		v.add(chain.key, "", "%s: %s is set, so the certificate chain must be set too", who, key.key)
 	case chain.set && !key.set:
-		v.add(key.key, "", "listener %s: %s is set, so the private key must be set too", name, chain.key)
+		v.add(key.key, "", "%s: %s is set, so the private key must be set too", who, chain.key)
 	case key.set && loc.set:
-		v.add(loc.key, loc.value, "listener %s: give the key store either as a file (%s) or inline (%s, %s), not both", name, loc.key, chain.key, key.key)
-	case !key.set && !loc.set:
-		v.add(loc.key, "", "required: listener %s is mapped to SSL and needs a key store: set %s=PEM and %s (the PEM key followed by its certificate chain), or %s and %s",
-			name, keySSLKeystoreType, keySSLKeystoreLocation, keySSLKeystoreCertificateChain, keySSLKeystoreKey)
+		v.add(loc.key, loc.value, "%s: give the key store either as a file (%s) or inline (%s, %s), not both", who, loc.key, chain.key, key.key)
+	case key.set && t != storePEM:
+		v.add(typ.key, typ.value, "%s: an inline key store (%s) is PEM, but the key store type is %s (Kafka's default is JKS): set %s=PEM", who, key.key, t, keySSLKeystoreType)
+	case !key.set && !loc.set && required:
+		v.add(loc.key, "", "required: %s is mapped to SSL and needs a key store: set %s (of %s, Kafka's default JKS, PKCS12 or PEM) and %s, or %s=PEM with %s and %s",
+			who, keySSLKeystoreLocation, keySSLKeystoreType, keySSLKeystorePassword, keySSLKeystoreType, keySSLKeystoreCertificateChain, keySSLKeystoreKey)
 	}
-	if kt := s[keySSLKeystoreType]; !kt.set && (loc.set || key.set) {
-		v.add(kt.key, "", "required: listener %s has a PEM key store, so set %s=PEM (Kafka's default is JKS)", name, keySSLKeystoreType)
+	switch {
+	case pass.set && t == storePEM:
+		v.add(pass.key, "", "%s: a PEM key store has no store password, only the key's (%s): remove the property", who, keySSLKeyPassword)
+	case pass.set && !loc.set:
+		v.add(pass.key, "", "%s: the key store password is set, but no key store file (%s) is", who, loc.key)
+	case loc.set && t != storePEM && !pass.set:
+		v.add(pass.key, "", "required: %s has a %s key store file (%s=%s%s), which opens with its password%s",
+			who, t, typ.key, t, defaultNote(typ), pemHint(typ, keySSLKeystoreType))
 	}
-	tloc, tcerts := s[keySSLTruststoreLocation], s[keySSLTruststoreCertificates]
-	if tloc.set && tcerts.set {
-		v.add(tloc.key, tloc.value, "listener %s: give the trust store either as a file (%s) or inline (%s), not both", name, tloc.key, tcerts.key)
+}
+
+// validateTruststore applies Kafka's rules for the trust store of who:
+// a file (ssl.truststore.location) of ssl.truststore.type, or PEM inline.
+// A PEM trust store has no password. Kafka reads a JKS trust store
+// without ssl.truststore.password unchecked; Krabka checks every store it
+// reads, so a JKS trust store needs the password.
+func validateTruststore(v *validator, who string, s map[string]sslSetting) {
+	typ, loc, pass, certs := s[keySSLTruststoreType], s[keySSLTruststoreLocation], s[keySSLTruststorePassword], s[keySSLTruststoreCertificates]
+	t := storeType(typ.value)
+	if t == "" {
+		return // reported with the property
 	}
-	if tt := s[keySSLTruststoreType]; !tt.set && (tloc.set || tcerts.set) {
-		v.add(tt.key, "", "required: listener %s has a PEM trust store, so set %s=PEM (Kafka's default is JKS)", name, keySSLTruststoreType)
+	switch {
+	case loc.set && certs.set:
+		v.add(loc.key, loc.value, "%s: give the trust store either as a file (%s) or inline (%s), not both", who, loc.key, certs.key)
+	case certs.set && t != storePEM:
+		v.add(typ.key, typ.value, "%s: an inline trust store (%s) is PEM, but the trust store type is %s (Kafka's default is JKS): set %s=PEM", who, certs.key, t, keySSLTruststoreType)
 	}
-	validateCipherSuites(v, name, s)
+	switch {
+	case pass.set && t == storePEM:
+		v.add(pass.key, "", "%s: a PEM trust store has no password: remove the property", who)
+	case pass.set && !loc.set:
+		v.add(pass.key, "", "%s: the trust store password is set, but no trust store file (%s) is", who, loc.key)
+	case loc.set && t == storeJKS && !pass.set:
+		v.add(pass.key, "", "required: %s has a JKS trust store file (%s=JKS%s); Kafka would read it without checking its integrity, Krabka checks it with the password%s",
+			who, typ.key, defaultNote(typ), pemHint(typ, keySSLTruststoreType))
+	}
+}
+
+// defaultNote says that a store type is Kafka's default, when it was not
+// set.
+func defaultNote(typ sslSetting) string {
+	if typ.set {
+		return ""
+	}
+	return ", Kafka's default"
+}
+
+// pemHint points a store whose type was left at Kafka's default to the
+// PEM type, which a file written for an older Krabka is.
+func pemHint(typ sslSetting, key string) string {
+	if typ.set {
+		return ""
+	}
+	return fmt.Sprintf("; for a PEM file set %s=PEM", key)
 }
 
 // validateCipherSuites refuses a cipher suite list that Go could not
 // enforce as written: Go enables every TLS 1.3 suite together, and a list
 // without a TLS 1.2 suite would leave TLS 1.2 on its defaults.
-func validateCipherSuites(v *validator, name string, s map[string]sslSetting) {
+func validateCipherSuites(v *validator, who string, s map[string]sslSetting) {
 	cs := s[keySSLCipherSuites]
 	suites := splitCSV(cs.value)
 	if len(suites) == 0 {
@@ -283,7 +366,7 @@ func validateCipherSuites(v *validator, name string, s map[string]sslSetting) {
 		has12, has13 = has12 || !is13, has13 || is13
 	}
 	if minV <= tls.VersionTLS12 && !has12 {
-		v.add(cs.key, cs.value, "listener %s allows TLS 1.2 but lists no TLS 1.2 cipher suite; list one, or set %s=TLSv1.3", name, keySSLEnabledProtocols)
+		v.add(cs.key, cs.value, "%s allows TLS 1.2 but lists no TLS 1.2 cipher suite; list one, or set %s=TLSv1.3", who, keySSLEnabledProtocols)
 	}
 	if maxV >= tls.VersionTLS13 && has13 {
 		var missing []string
@@ -293,7 +376,7 @@ func validateCipherSuites(v *validator, name string, s map[string]sslSetting) {
 			}
 		}
 		if len(missing) > 0 {
-			v.add(cs.key, cs.value, "listener %s: Go enables every TLS 1.3 cipher suite when TLS 1.3 is on and cannot leave out %s; list all of them or none", name, strings.Join(missing, ", "))
+			v.add(cs.key, cs.value, "%s: Go enables every TLS 1.3 cipher suite when TLS 1.3 is on and cannot leave out %s; list all of them or none", who, strings.Join(missing, ", "))
 		}
 	}
 }

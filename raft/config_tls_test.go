@@ -1,6 +1,7 @@
 package raft
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,9 +22,6 @@ func TestValidateSSLRules(t *testing.T) {
 	}{
 		{"SSL without a key store", baseProperties + "listener.security.protocol.map=CONTROLLER:SSL\n",
 			keySSLKeystoreLocation, "listener CONTROLLER is mapped to SSL and needs a key store"},
-		{"PEM key store without its type", baseProperties + "listener.security.protocol.map=CONTROLLER:SSL\nssl.keystore.location=/k.pem\n",
-			keySSLKeystoreType, "set ssl.keystore.type=PEM"},
-		{"JKS", sslBase + "ssl.truststore.type=JKS\nssl.truststore.location=/t.jks\n", keySSLTruststoreType, "only PEM is implemented"},
 		{"inline key without chain", sslBase + "listener.name.controller.ssl.keystore.key=x\n",
 			"ssl.keystore.certificate.chain", "the certificate chain must be set too"},
 		{"file and inline key store", sslBase + "ssl.keystore.key=x\nssl.keystore.certificate.chain=y\n",
@@ -49,6 +47,54 @@ func TestValidateSSLRules(t *testing.T) {
 			got := configErrors(t, err)
 			if !slices.ContainsFunc(got, func(e *ConfigError) bool { return e.Key == tt.key && strings.Contains(e.Reason, tt.reason) }) {
 				t.Errorf("ParseProperties = %v, want a problem with %s saying %q", err, tt.key, tt.reason)
+			}
+		})
+	}
+}
+
+// TestValidateSSLStoreRules: Kafka's rules for key and trust stores
+// (DefaultSslEngineFactory.createKeystore and createTruststore), each
+// broken on a listener mapped to SSL, name the property at fault; a JKS
+// trust store needs its password, which Kafka would not require.
+func TestValidateSSLStoreRules(t *testing.T) {
+	for _, tt := range []struct {
+		name, key, reason string
+		lines             []string
+	}{
+		{"a file without its type or password", keySSLKeystorePassword, "JKS key store file (ssl.keystore.type=JKS, Kafka's default), which opens with its password; for a PEM file set ssl.keystore.type=PEM",
+			[]string{"ssl.keystore.location=/k.pem"}},
+		{"PKCS12 without password", keySSLKeystorePassword, "required: listener CONTROLLER has a PKCS12 key store file",
+			[]string{"ssl.keystore.type=PKCS12", "ssl.keystore.location=/k.p12"}},
+		{"PEM with a store password", keySSLKeystorePassword, "a PEM key store has no store password",
+			[]string{"ssl.keystore.type=PEM", "ssl.keystore.location=/k.pem", "ssl.keystore.password=hunter2"}},
+		{"inline PEM with a store password", keySSLKeystorePassword, "a PEM key store has no store password",
+			[]string{"ssl.keystore.type=PEM", "ssl.keystore.key=k", "ssl.keystore.certificate.chain=c", "ssl.keystore.password=hunter2"}},
+		{"a key store password without a file", keySSLKeystorePassword, "no key store file (ssl.keystore.location) is",
+			[]string{"ssl.keystore.type=PKCS12", "ssl.keystore.password=hunter2"}},
+		{"inline of type JKS", keySSLKeystoreType, "an inline key store (ssl.keystore.key) is PEM, but the key store type is JKS",
+			[]string{"ssl.keystore.key=k", "ssl.keystore.certificate.chain=c"}},
+		{"inline trust store of type PKCS12", keySSLTruststoreType, "an inline trust store (ssl.truststore.certificates) is PEM, but the trust store type is PKCS12",
+			[]string{"ssl.keystore.type=PEM", "ssl.keystore.location=/k.pem", "ssl.truststore.type=PKCS12", "ssl.truststore.certificates=c"}},
+		{"a trust store password without a file", keySSLTruststorePassword, "no trust store file (ssl.truststore.location) is",
+			[]string{"ssl.keystore.type=PEM", "ssl.keystore.location=/k.pem", "ssl.truststore.password=hunter2"}},
+		{"JKS trust store without password", keySSLTruststorePassword, "Krabka checks it with the password",
+			[]string{"ssl.keystore.type=PEM", "ssl.keystore.location=/k.pem", "ssl.truststore.location=/t.jks"}},
+		{"PEM trust store with a password", keySSLTruststorePassword, "a PEM trust store has no password",
+			[]string{"ssl.keystore.type=PEM", "ssl.keystore.location=/k.pem", "ssl.truststore.type=PEM", "ssl.truststore.location=/t.pem", "ssl.truststore.password=hunter2"}},
+		{"JCEKS", keySSLTruststoreType, "Krabka reads JKS, PKCS12, PEM stores",
+			[]string{"ssl.truststore.type=JCEKS"}},
+		{"lower-case pem", keySSLKeystoreType, "write PEM in upper case",
+			[]string{"ssl.keystore.type=pem", "ssl.keystore.location=/k.pem"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			props := baseProperties + "listener.security.protocol.map=CONTROLLER:SSL\n" + strings.Join(tt.lines, "\n") + "\n"
+			_, _, err := ParseProperties([]byte(props))
+			got := configErrors(t, err)
+			if !slices.ContainsFunc(got, func(e *ConfigError) bool { return e.Key == tt.key && strings.Contains(e.Reason, tt.reason) }) {
+				t.Errorf("ParseProperties = %v, want a problem with %s saying %q", err, tt.key, tt.reason)
+			}
+			if strings.Contains(fmt.Sprint(err), "hunter2") {
+				t.Errorf("the error shows a password: %v", err)
 			}
 		})
 	}

@@ -2,7 +2,6 @@ package raft
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -20,13 +19,13 @@ type listenerSet struct {
 }
 
 // serveListeners binds every endpoint of eps (not empty) and serves it
-// with cfg, over TLS with tlsConfigs[i] where that is not nil, and with
+// with cfg, with the TLS handshake tlsConfigs[i] where that is not nil, and with
 // the SASL handshake sasl[i] (after TLS, if any) where that is not nil,
 // recording each accepted connection in the creation rate quotas
 // rates[i]. first, when not nil, is eps[0] already bound (a test seam); it
 // is owned by serveListeners from the call on. On an error every listener
 // bound so far is closed.
-func serveListeners(ctx context.Context, eps []Endpoint, tlsConfigs []*tls.Config, sasl []*transport.SASL, rates [][]*transport.CreationRate, first net.Listener, cfg transport.ServerConfig) (_ *listenerSet, err error) {
+func serveListeners(ctx context.Context, eps []Endpoint, tlsConfigs []*transport.TLS, sasl []*transport.SASL, rates [][]*transport.CreationRate, first net.Listener, cfg transport.ServerConfig) (_ *listenerSet, err error) {
 	set := &listenerSet{}
 	defer func() {
 		if err != nil {
@@ -46,11 +45,13 @@ func serveListeners(ctx context.Context, eps []Endpoint, tlsConfigs []*tls.Confi
 		lcfg := cfg
 		lcfg.CreationRates = rates[i]
 		if tlsConfigs[i] != nil {
-			lcfg.Handshake = transport.TLS{Config: tlsConfigs[i]}
+			lcfg.Handshake = *tlsConfigs[i]
 		}
 		if sasl[i] != nil {
 			h := *sasl[i]
-			h.TLS = tlsConfigs[i]
+			if tlsConfigs[i] != nil {
+				h.TLS = tlsConfigs[i].Config
+			}
 			lcfg.Handshake = h
 		}
 		srv, err := transport.Serve(ctx, ln, lcfg)

@@ -3,7 +3,6 @@ package raft
 import (
 	"cmp"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -37,9 +36,10 @@ type runtimeConfig struct {
 	dir    string // the partition directory
 	// listeners are the controller listeners to bind, in
 	// controller.listener.names order; listenerTLS holds the TLS server
-	// configuration of each that is mapped to SSL or SASL_SSL (nil for the others).
+	// handshake of each that is mapped to SSL or SASL_SSL (nil for the
+	// others).
 	listeners   []Endpoint
-	listenerTLS []*tls.Config
+	listenerTLS []*transport.TLS
 	// listenerSASL holds the SASL handshake of each SASL_PLAINTEXT and
 	// SASL_SSL listener (nil for the others), in the same order; a
 	// SASL_SSL listener's TLS configuration is in listenerTLS.
@@ -219,7 +219,12 @@ func newRuntimeConfigAs(cfg Config, observer bool) (runtimeConfig, error) {
 		if err != nil {
 			return runtimeConfig{}, err
 		}
-		rc.listenerTLS[i] = lt.server
+		rc.listenerTLS[i] = &transport.TLS{Config: lt.server}
+		if p == SecuritySSL {
+			// On SASL_SSL the principal is the SASL user (Kafka's
+			// DefaultKafkaPrincipalBuilder).
+			rc.listenerTLS[i].MapName = lt.mapName
+		}
 		if i == 0 {
 			peer.TLS = lt.client
 		}

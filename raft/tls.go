@@ -18,8 +18,9 @@ import (
 )
 
 // tlsStores are one SSL listener's key store and trust store. Stores
-// given as files are read again when a file's modification time or size
-// changes, checked at each handshake: a new connection gets the new
+// given as files (JKS, PKCS12 or PEM) are read again, with the same type
+// and passwords, when a file's modification time or size changes,
+// checked at each handshake: a new connection gets the new
 // certificate, established ones keep theirs. A file that no longer reads
 // keeps the stores as they were and logs an error once per change.
 type tlsStores struct {
@@ -28,8 +29,10 @@ type tlsStores struct {
 	// keyFile and trustFile are ssl.keystore.location and
 	// ssl.truststore.location; empty for an inline store or none.
 	keyFile, trustFile string
-	// keyPassword is ssl.key.password, for an encrypted key in keyFile.
-	keyPassword string
+	// keyStore and trustStore say how keyFile and trustFile read: their
+	// types and passwords.
+	keyStore   keystoreFile
+	trustStore truststoreFile
 
 	mu         sync.Mutex
 	cert       *tls.Certificate
@@ -59,8 +62,11 @@ func newTLSStores(name string, s map[string]sslSetting, log *slog.Logger) (*tlsS
 	st := &tlsStores{listener: name, log: log}
 	if loc := s[keySSLKeystoreLocation]; loc.set {
 		st.keyFile = loc.value
-		st.keyPassword = s[keySSLKeyPassword].value
-		stamp, cert, err := readKeystoreFile(loc.value, st.keyPassword)
+		st.keyStore = keystoreFile{typ: storeType(s[keySSLKeystoreType].value), storePassword: s[keySSLKeystorePassword].value, keyPassword: s[keySSLKeyPassword].value}
+		if st.keyStore.typ != storePEM && !s[keySSLKeyPassword].set {
+			st.keyStore.keyPassword = st.keyStore.storePassword
+		}
+		stamp, cert, err := readStore(loc.value, st.keyStore.decode)
 		if err != nil {
 			return nil, &ConfigError{Key: loc.key, Value: loc.value, Reason: err.Error()}
 		}
@@ -74,7 +80,8 @@ func newTLSStores(name string, s map[string]sslSetting, log *slog.Logger) (*tlsS
 	}
 	if loc := s[keySSLTruststoreLocation]; loc.set {
 		st.trustFile = loc.value
-		stamp, roots, err := readTruststoreFile(loc.value)
+		st.trustStore = truststoreFile{typ: storeType(s[keySSLTruststoreType].value), password: s[keySSLTruststorePassword].value}
+		stamp, roots, err := readStore(loc.value, st.trustStore.decode)
 		if err != nil {
 			return nil, &ConfigError{Key: loc.key, Value: loc.value, Reason: err.Error()}
 		}
@@ -89,21 +96,17 @@ func newTLSStores(name string, s map[string]sslSetting, log *slog.Logger) (*tlsS
 	return st, nil
 }
 
-func readKeystoreFile(path, password string) (fileStamp, *tls.Certificate, error) {
-	return readStore(path, func(data []byte) (*tls.Certificate, error) { return keyPair(data, data, password) })
-}
-
-func readTruststoreFile(path string) (fileStamp, *x509.CertPool, error) {
-	return readStore(path, certPool)
-}
-
 // readStore reads the store file at path with parse, and the stamp it
-// had before it was read.
+// had before it was read. A file larger than maxStoreFile is refused
+// unread.
 func readStore[T any](path string, parse func([]byte) (T, error)) (fileStamp, T, error) {
 	var zero T
 	stamp, err := stampOf(path)
 	if err != nil {
 		return stamp, zero, err
+	}
+	if stamp.size > maxStoreFile {
+		return stamp, zero, fmt.Errorf("the file has %d bytes, more than a key or trust store holds (at most %d)", stamp.size, maxStoreFile)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -119,14 +122,14 @@ func (st *tlsStores) current() (*tls.Certificate, *x509.CertPool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.reload(keySSLKeystoreLocation, st.keyFile, &st.keyStamp, func() error {
-		_, cert, err := readKeystoreFile(st.keyFile, st.keyPassword)
+		_, cert, err := readStore(st.keyFile, st.keyStore.decode)
 		if err == nil {
 			st.cert = cert
 		}
 		return err
 	})
 	st.reload(keySSLTruststoreLocation, st.trustFile, &st.trustStamp, func() error {
-		_, roots, err := readTruststoreFile(st.trustFile)
+		_, roots, err := readStore(st.trustFile, st.trustStore.decode)
 		if err == nil {
 			st.roots = roots
 		}
@@ -265,20 +268,17 @@ func certPool(data []byte) (*x509.CertPool, error) {
 type listenerTLS struct {
 	server *tls.Config
 	client func(host string) *tls.Config
+	// mapName names a client by its certificate's subject
+	// (ssl.principal.mapping.rules).
+	mapName func(dn string) (string, error)
 }
 
 // newListenerTLS builds the TLS configurations of the listener called
 // name.
 func newListenerTLS(name string, s map[string]sslSetting, log *slog.Logger) (listenerTLS, error) {
-	minV, maxV, err := versionRange(s)
+	base, err := tlsBase(s)
 	if err != nil {
 		return listenerTLS{}, err
-	}
-	var suites []uint16
-	for _, n := range splitCSV(s[keySSLCipherSuites].value) {
-		if id, is13, _ := cipherSuite(n); !is13 {
-			suites = append(suites, id)
-		}
 	}
 	st, err := newTLSStores(name, s, log)
 	if err != nil {
@@ -287,7 +287,6 @@ func newListenerTLS(name string, s map[string]sslSetting, log *slog.Logger) (lis
 	if st.cert == nil {
 		return listenerTLS{}, &ConfigError{Key: s[keySSLKeystoreLocation].key, Reason: fmt.Sprintf("required: listener %s is mapped to SSL and needs a key store", name)}
 	}
-	base := &tls.Config{MinVersion: minV, MaxVersion: maxV, CipherSuites: suites}
 	clientAuth := tls.NoClientCert
 	switch strings.ToLower(s[keySSLClientAuth].value) {
 	case "required":
@@ -310,10 +309,41 @@ func newListenerTLS(name string, s map[string]sslSetting, log *slog.Logger) (lis
 		c.ClientCAs = roots
 		return c, nil
 	}
+	mapper, err := parsePrincipalMappingRules(s[keySSLPrincipalMappingRules].value)
+	if err != nil {
+		return listenerTLS{}, &ConfigError{Key: s[keySSLPrincipalMappingRules].key, Value: s[keySSLPrincipalMappingRules].value, Reason: err.Error()}
+	}
+	return listenerTLS{server: server, client: newClientTLS(base, st, s), mapName: mapper.name}, nil
+}
 
+// tlsBase is the part of a TLS configuration both sides share: the
+// protocol versions and the TLS 1.2 cipher suites of s.
+func tlsBase(s map[string]sslSetting) (*tls.Config, error) {
+	minV, maxV, err := versionRange(s)
+	if err != nil {
+		return nil, err
+	}
+	var suites []uint16
+	for _, n := range splitCSV(s[keySSLCipherSuites].value) {
+		if id, is13, _ := cipherSuite(n); !is13 {
+			suites = append(suites, id)
+		}
+	}
+	return &tls.Config{MinVersion: minV, MaxVersion: maxV, CipherSuites: suites}, nil
+}
+
+// newClientTLS returns the client side of TLS over the stores st: the
+// configuration for a connection to host, which presents st's
+// certificate when the server asks for one (none when st has no key
+// store) and checks the server's chain against st's trust store, and its
+// host name unless ssl.endpoint.identification.algorithm is empty.
+func newClientTLS(base *tls.Config, st *tlsStores, s map[string]sslSetting) func(host string) *tls.Config {
 	checkHost := s[keySSLEndpointIdentification].value != ""
-	client := func(host string) *tls.Config {
+	return func(host string) *tls.Config {
 		cert, roots := st.current()
+		if cert == nil {
+			cert = &tls.Certificate{} // sends no certificate
+		}
 		c := base.Clone()
 		c.ServerName = host
 		c.RootCAs = roots
@@ -327,7 +357,6 @@ func newListenerTLS(name string, s map[string]sslSetting, log *slog.Logger) (lis
 		}
 		return c
 	}
-	return listenerTLS{server: server, client: client}, nil
 }
 
 // verifyChain checks the server's certificate chain against roots (nil:

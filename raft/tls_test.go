@@ -9,10 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -472,5 +474,71 @@ func TestSSLOnASecondListener(t *testing.T) {
 	}
 	if _, err := dialTLS(t, second, clientTLS(t, ca, nil)); err != nil {
 		t.Errorf("TLS on CONTROLLER2: %v", err)
+	}
+}
+
+// TestSSLPrincipalMappingRules: on an SSL listener with the standard
+// authorizer, ssl.principal.mapping.rules names a client by its mapped
+// certificate subject (User:admin, a super user, from CN=Admin); a
+// subject no rule matches is refused at the connection; a malformed rule
+// refuses to start, and a rule for a SASL_SSL listener, which names its
+// clients by SASL, is refused as ignored.
+func TestSSLPrincipalMappingRules(t *testing.T) {
+	ca := tlstest.NewCA(t, "test CA")
+	node := func(rules string) net.Addr {
+		cfg := ForTests(1, t.TempDir())
+		sslNode(t, &cfg, t.TempDir(), ca.Issue(t, "server", tlstest.Options{Names: []string{"127.0.0.1"}}), ca, "required")
+		cfg.SSL[keySSLPrincipalMappingRules] = rules
+		cfg.AuthorizerClassName = StandardAuthorizerClass
+		cfg.SuperUsers = []string{"User:admin"}
+		return startNode(t, cfg).Addr()
+	}
+	conn := func(addr net.Addr, cn string) (net.Conn, error) {
+		tc, err := dialTLS(t, addr, clientTLS(t, ca, ca.Issue(t, cn, tlstest.Options{})))
+		if err == nil {
+			_ = tc.SetDeadline(time.Now().Add(20 * time.Second))
+		}
+		return tc, err
+	}
+	describe := func(nc net.Conn) int16 {
+		return tlsRoundTrip(t, nc, describeQuorumRequest()).(*kmsg.DescribeQuorumResponse).ErrorCode
+	}
+
+	addr := node("RULE:^CN=([^,]+),O=krabka$/$1/L, DEFAULT")
+	admin, err := conn(addr, "Admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := describe(admin); code != 0 {
+		t.Errorf("DescribeQuorum as CN=Admin,O=krabka (mapped to User:admin) = code %d, want 0", code)
+	}
+	viewer, err := conn(addr, "viewer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := describe(viewer); code != kerr.ClusterAuthorizationFailed.Code {
+		t.Errorf("DescribeQuorum as User:viewer = code %d, want CLUSTER_AUTHORIZATION_FAILED", code)
+	}
+
+	addr = node("RULE:^CN=admin,O=krabka$/admin/")
+	if _, err := conn(addr, "stranger"); err == nil {
+		t.Error("a client whose subject no rule matches was admitted")
+	}
+	if admin, err := conn(addr, "admin"); err != nil {
+		t.Errorf("CN=admin: %v", err)
+	} else if code := describe(admin); code != 0 {
+		t.Errorf("DescribeQuorum as User:admin = code %d, want 0", code)
+	}
+
+	_, _, err = ParseProperties([]byte(sslBase + "ssl.principal.mapping.rules=RULE:^CN=(.*)$/$1/L/U\n"))
+	if got := configErrors(t, err); len(got) != 1 || got[0].Key != keySSLPrincipalMappingRules || !strings.Contains(got[0].Reason, `ends with "L/U"`) {
+		t.Errorf("a malformed rule: %v, want a problem with %s", err, keySSLPrincipalMappingRules)
+	}
+	_, _, err = ParseProperties([]byte(baseProperties + "listener.security.protocol.map=CONTROLLER:SASL_SSL\nsasl.enabled.mechanisms=PLAIN\n" +
+		"ssl.keystore.type=PEM\nssl.keystore.location=/k.pem\nssl.principal.mapping.rules=DEFAULT\n"))
+	if got := configErrors(t, err); !slices.ContainsFunc(got, func(e *ConfigError) bool {
+		return e.Key == keySSLPrincipalMappingRules && strings.Contains(e.Reason, "on SASL_SSL the principal is the SASL user")
+	}) {
+		t.Errorf("mapping rules on a SASL_SSL listener: %v, want them refused as ignored", err)
 	}
 }

@@ -59,6 +59,9 @@ type Leaf struct {
 	// CertPEM is the certificate followed by its issuer's, a certificate
 	// chain; KeyPEM is the unencrypted PKCS#8 key ("PRIVATE KEY").
 	CertPEM, KeyPEM []byte
+
+	key    *ecdsa.PrivateKey
+	issuer *x509.Certificate
 }
 
 // Keystore returns the key followed by the chain: the contents of a PEM
@@ -124,6 +127,8 @@ func (ca *CA) Issue(t testing.TB, cn string, o Options) *Leaf {
 		Cert:    cert,
 		CertPEM: chain,
 		KeyPEM:  pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8}),
+		key:     key,
+		issuer:  ca.Cert,
 	}
 }
 

@@ -14,6 +14,12 @@ import (
 // (ssl.client.auth=none or requested).
 type TLS struct {
 	Config *tls.Config
+	// MapName, when not nil, turns the subject's distinguished name into
+	// the principal's name (Kafka's ssl.principal.mapping.rules). An
+	// error refuses the connection, as Kafka's principal builder does
+	// when no rule applies. It is called from the connection's goroutine
+	// and must be safe for concurrent use.
+	MapName func(dn string) (string, error)
 }
 
 // Upgrade runs the TLS handshake on conn within ctx and returns the TLS
@@ -25,7 +31,17 @@ func (h TLS) Upgrade(ctx context.Context, conn net.Conn) (net.Conn, Principal, e
 	if err := tc.HandshakeContext(ctx); err != nil {
 		return nil, Principal{}, fmt.Errorf("transport: TLS handshake: %w", err)
 	}
-	return tc, tlsPrincipal(tc.ConnectionState()), nil
+	cs := tc.ConnectionState()
+	p := tlsPrincipal(cs)
+	if h.MapName != nil && len(cs.PeerCertificates) > 0 {
+		name, err := h.MapName(p.Name)
+		if err != nil {
+			_ = tc.Close()
+			return nil, Principal{}, fmt.Errorf("transport: TLS principal: %w", err)
+		}
+		p.Name = name
+	}
+	return tc, p, nil
 }
 
 // tlsPrincipal names the peer of a TLS connection by its leaf

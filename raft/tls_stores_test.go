@@ -1,0 +1,253 @@
+package raft
+
+import (
+	"crypto/tls"
+	"encoding/binary"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/krabka-go/krabka/internal/tlstest"
+)
+
+// storeNode makes cfg's CONTROLLER listener SSL with leaf's key store and
+// ca's trust store as files of type typ (PKCS12 or JKS) in dir, each
+// protected by password, and ssl.client.auth=required.
+func storeNode(t *testing.T, cfg *Config, dir, typ, password string, leaf *tlstest.Leaf, ca *tlstest.CA) {
+	t.Helper()
+	keystore, truststore := leaf.PKCS12(t, password), tlstest.PKCS12Truststore(t, password, ca)
+	if typ == storeJKS {
+		keystore, truststore = leaf.JKS(t, password, password), tlstest.JKSTruststore(t, password, ca)
+	}
+	cfg.ListenerSecurityProtocolMap = map[string]SecurityProtocol{"CONTROLLER": SecuritySSL}
+	cfg.SSL = map[string]string{
+		keySSLKeystoreType:       typ,
+		keySSLKeystoreLocation:   writeFile(t, dir, "keystore."+strings.ToLower(typ), keystore),
+		keySSLKeystorePassword:   password,
+		keySSLTruststoreType:     typ,
+		keySSLTruststoreLocation: writeFile(t, dir, "truststore."+strings.ToLower(typ), truststore),
+		keySSLTruststorePassword: password,
+		keySSLClientAuth:         "required",
+	}
+}
+
+// TestSSLKeyAndTrustStoreTypes: a listener whose key store and trust
+// store are PKCS12 or JKS files serves franz-go's TLS client with a
+// certificate the trust store's CA signed, and refuses one that another
+// CA signed; a JKS key whose password differs from its store's opens
+// with ssl.key.password; ssl.keystore.type left unset reads JKS, Kafka's
+// default.
+func TestSSLKeyAndTrustStoreTypes(t *testing.T) {
+	ca, other := tlstest.NewCA(t, "test CA"), tlstest.NewCA(t, "other CA")
+	check := func(t *testing.T, cfg Config) {
+		t.Helper()
+		addr := startNode(t, cfg).Addr()
+		cl, err := kgo.NewClient(kgo.SeedBrokers(addr.String()), kgo.DialTLSConfig(clientTLS(t, ca, ca.Issue(t, "admin", tlstest.Options{}))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		resp, err := describeQuorumRequest().RequestWith(t.Context(), cl.SeedBrokers()[0])
+		if err != nil || resp.Topics[0].Partitions[0].ErrorCode != 0 {
+			t.Fatalf("DescribeQuorum over TLS = %+v, %v", resp, err)
+		}
+		stranger := clientTLS(t, ca, nil)
+		cert := other.Issue(t, "stranger", tlstest.Options{}).TLSCertificate(t)
+		stranger.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &cert, nil }
+		if _, err := dialTLS(t, addr, stranger); err == nil || !strings.Contains(err.Error(), "unknown certificate authority") {
+			t.Errorf("a client of another CA: %v, want it refused by the trust store", err)
+		}
+	}
+	for _, typ := range []string{storePKCS12, storeJKS} {
+		t.Run(typ, func(t *testing.T) {
+			cfg := ForTests(1, t.TempDir())
+			storeNode(t, &cfg, t.TempDir(), typ, "store-secret", ca.Issue(t, "server", tlstest.Options{Names: []string{"127.0.0.1"}}), ca)
+			for _, key := range []string{keySSLKeystorePassword, keySSLTruststorePassword} {
+				if got := cfg.Properties()[key]; got != hiddenValue {
+					t.Errorf("Properties()[%s] = %q, want %s", key, got, hiddenValue)
+				}
+			}
+			check(t, cfg)
+		})
+	}
+	t.Run("JKS by default, with its own key password", func(t *testing.T) {
+		cfg := ForTests(1, t.TempDir())
+		dir := t.TempDir()
+		leaf := ca.Issue(t, "server", tlstest.Options{Names: []string{"127.0.0.1"}})
+		storeNode(t, &cfg, dir, storeJKS, "store-secret", leaf, ca)
+		delete(cfg.SSL, keySSLKeystoreType)
+		delete(cfg.SSL, keySSLTruststoreType)
+		writeFile(t, dir, "keystore.jks", leaf.JKS(t, "store-secret", "key-secret"))
+		cfg.SSL[keySSLKeyPassword] = "key-secret"
+		check(t, cfg)
+	})
+	t.Run("PKCS12 key store, PEM trust store", func(t *testing.T) {
+		cfg := ForTests(1, t.TempDir())
+		dir := t.TempDir()
+		storeNode(t, &cfg, dir, storePKCS12, "store-secret", ca.Issue(t, "server", tlstest.Options{Names: []string{"127.0.0.1"}}), ca)
+		cfg.SSL[keySSLTruststoreType] = storePEM
+		cfg.SSL[keySSLTruststoreLocation] = writeFile(t, dir, "truststore.pem", ca.PEM)
+		delete(cfg.SSL, keySSLTruststorePassword)
+		check(t, cfg)
+	})
+}
+
+// TestSSLStoreRefusals: a store that does not open (a wrong password, a
+// damaged or foreign file, a length that runs past the end) refuses to
+// start with a *ConfigError naming the store's location property and
+// file and saying why, never showing a password.
+func TestSSLStoreRefusals(t *testing.T) {
+	ca := tlstest.NewCA(t, "test CA")
+	leaf := ca.Issue(t, "server", tlstest.Options{Names: []string{"127.0.0.1"}})
+	const password = "store-secret"
+	p12, jks := leaf.PKCS12(t, password), leaf.JKS(t, password, password)
+	truncated := func(b []byte) []byte { return b[:len(b)/2] }
+	flipped := func(b []byte) []byte {
+		c := append([]byte{}, b...)
+		c[len(c)/2] ^= 0xff
+		return c
+	}
+	// hugeAlias claims a JKS alias longer than the file, and hugeChain a
+	// chain of four billion certificates.
+	hugeAlias := append([]byte{}, jks[:16]...)
+	hugeAlias = append(hugeAlias, 0xff, 0xff)
+	hugeChain := binary.BigEndian.AppendUint32(append([]byte{}, jks[:12]...), 1)
+	hugeChain = append(hugeChain, 0, 1, 'a', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff)
+	for _, tt := range []struct {
+		name, typ string
+		data      []byte
+		set       map[string]string
+		key, want string
+	}{
+		{"PKCS12 wrong password", storePKCS12, p12, map[string]string{keySSLKeystorePassword: "hunter2", keySSLKeyPassword: "hunter2"}, keySSLKeystoreLocation, "does not open with ssl.keystore.password: wrong password"},
+		{"PKCS12 truncated", storePKCS12, truncated(p12), nil, keySSLKeystoreLocation, "not a PKCS12 key store, or a damaged one"},
+		{"PKCS12 altered", storePKCS12, flipped(p12), nil, keySSLKeystoreLocation, "PKCS12 key store"},
+		{"PKCS12 key password", storePKCS12, p12, map[string]string{keySSLKeyPassword: "other"}, keySSLKeystoreLocation, "ssl.key.password differs from ssl.keystore.password"},
+		{"PKCS12 given a JKS file", storePKCS12, jks, nil, keySSLKeystoreLocation, "not a PKCS12 key store"},
+		{"JKS wrong password", storeJKS, jks, map[string]string{keySSLKeystorePassword: "hunter2"}, keySSLKeystoreLocation, "does not open with ssl.keystore.password: wrong password"},
+		{"JKS wrong key password", storeJKS, jks, map[string]string{keySSLKeyPassword: "hunter2"}, keySSLKeystoreLocation, "does not decrypt with ssl.key.password"},
+		{"JKS truncated", storeJKS, truncated(jks), nil, keySSLKeystoreLocation, "not a JKS key store, or a damaged one"},
+		{"JKS altered", storeJKS, flipped(jks), nil, keySSLKeystoreLocation, "JKS key store"},
+		{"JKS huge alias", storeJKS, hugeAlias, nil, keySSLKeystoreLocation, "runs past the end of the file"},
+		{"JKS huge chain", storeJKS, hugeChain, nil, keySSLKeystoreLocation, "runs past the end of the file"},
+		{"JKS given a PEM file", storeJKS, leaf.Keystore(), nil, keySSLKeystoreLocation, "does not start with the JKS magic number"},
+		{"JKS trust store wrong password", storeJKS, jks, map[string]string{keySSLTruststorePassword: "hunter2"}, keySSLTruststoreLocation, "does not open with ssl.truststore.password"},
+		{"PKCS12 trust store damaged", storePKCS12, p12, map[string]string{keySSLTruststoreLocation: "garbage"}, keySSLTruststoreLocation, "not a PKCS12 trust store"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := ForTests(1, t.TempDir())
+			dir := t.TempDir()
+			storeNode(t, &cfg, dir, tt.typ, password, leaf, ca)
+			path := writeFile(t, dir, "keystore.bad", tt.data)
+			cfg.SSL[keySSLKeystoreLocation] = path
+			if tt.key == keySSLTruststoreLocation {
+				cfg.SSL[keySSLKeystoreLocation] = writeFile(t, dir, "keystore.good", map[string][]byte{storePKCS12: p12, storeJKS: jks}[tt.typ])
+				cfg.SSL[keySSLTruststoreLocation] = path
+			}
+			for k, v := range tt.set {
+				if v == "garbage" {
+					v = writeFile(t, dir, "garbage", []byte("not a store"))
+					path = v
+				}
+				cfg.SSL[k] = v
+			}
+			c, err := Start(t.Context(), cfg)
+			if err == nil {
+				_ = c.Shutdown(t.Context())
+				t.Fatal("Start accepted the store")
+			}
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.Key != tt.key || ce.Value != path || !strings.Contains(ce.Reason, tt.want) {
+				t.Errorf("Start = %v, want a problem with %s=%s saying %q", err, tt.key, path, tt.want)
+			}
+			for _, secret := range []string{password, "hunter2"} {
+				if strings.Contains(err.Error(), secret) {
+					t.Errorf("the error shows the password: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// TestSSLStoreReload: a PKCS12 or JKS key store replaced on disk serves
+// its new certificate to the next connection while an established one
+// keeps working; a replacement that does not open (here: written with
+// another password) keeps the store in use. A replaced trust store
+// admits the new CA's clients.
+func TestSSLStoreReload(t *testing.T) {
+	for _, typ := range []string{storePKCS12, storeJKS} {
+		t.Run(typ, func(t *testing.T) {
+			ca, next := tlstest.NewCA(t, "test CA"), tlstest.NewCA(t, "next CA")
+			cfg := ForTests(1, t.TempDir())
+			dir := t.TempDir()
+			const password = "store-secret"
+			storeNode(t, &cfg, dir, typ, password, ca.Issue(t, "first", tlstest.Options{Names: []string{"127.0.0.1"}}), ca)
+			addr := startNode(t, cfg).Addr()
+			client := clientTLS(t, ca, ca.Issue(t, "client", tlstest.Options{}))
+			old, err := dialTLS(t, addr, client)
+			if err != nil {
+				t.Fatal(err)
+			}
+			encode := func(l *tlstest.Leaf, password string) []byte {
+				if typ == storeJKS {
+					return l.JKS(t, password, password)
+				}
+				return l.PKCS12(t, password)
+			}
+			replace := func(key string, data []byte) {
+				t.Helper()
+				if err := os.Rename(writeFile(t, dir, "store.new", data), cfg.SSL[key]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			served := func(tc *tls.Config) string {
+				t.Helper()
+				conn, err := dialTLS(t, addr, tc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return conn.ConnectionState().PeerCertificates[0].Subject.CommonName
+			}
+
+			replace(keySSLKeystoreLocation, encode(ca.Issue(t, "second", tlstest.Options{Names: []string{"127.0.0.1"}}), password))
+			if got := served(client); got != "second" {
+				t.Errorf("after the key store changed a new connection got CN=%s, want CN=second", got)
+			}
+			replace(keySSLKeystoreLocation, encode(ca.Issue(t, "third", tlstest.Options{Names: []string{"127.0.0.1"}}), "another-password"))
+			if got := served(client); got != "second" {
+				t.Errorf("after a key store that does not open a new connection got CN=%s, want CN=second kept", got)
+			}
+			if _, err := apiVersionsOn(t, old); err != nil {
+				t.Errorf("the connection made before the reloads: %v", err)
+			}
+
+			trust := tlstest.PKCS12Truststore(t, password, ca, next)
+			if typ == storeJKS {
+				trust = tlstest.JKSTruststore(t, password, ca, next)
+			}
+			nextClient := clientTLS(t, ca, next.Issue(t, "next client", tlstest.Options{}))
+			if _, err := dialTLS(t, addr, nextClient); err == nil {
+				t.Fatal("a client of the next CA was admitted before the trust store named it")
+			}
+			replace(keySSLTruststoreLocation, trust)
+			if _, err := dialTLS(t, addr, nextClient); err != nil {
+				t.Errorf("a client of the next CA after the trust store changed: %v", err)
+			}
+		})
+	}
+}
+
+// FuzzJKSStore: no JKS key store or trust store file, however damaged,
+// makes the decoder panic or allocate more than the file holds.
+func FuzzJKSStore(f *testing.F) {
+	ca := tlstest.NewCA(f, "test CA")
+	f.Add(ca.Issue(f, "server", tlstest.Options{}).JKS(f, "p", "p"))
+	f.Add(tlstest.JKSTruststore(f, "p", ca))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, _ = decodeJKSKeystore(data, "p", "p")
+		_, _ = decodeJKSTruststore(data, "p")
+	})
+}
