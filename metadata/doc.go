@@ -63,6 +63,16 @@
 // [Image.SnapshotRecords] lists an image in Kafka's snapshot order at the
 // record versions of its metadata.version.
 //
+// # Features
+//
+// [KnownFeatures] returns the feature rows of Kafka 4.3.1 (server-common's
+// Feature and MetadataVersion): every feature with its levels, the
+// metadata.version each level is a default from, the levels it depends
+// on, and the newest production level. [FeatureRegistry.Supported] gives
+// the ranges a node advertises, capped as unstable.feature.versions.enable
+// caps them, and [FeatureRegistry.CheckLevel] checks a level as Kafka's
+// Feature.validateVersion does; storage format and UpdateFeatures use both.
+//
 // # Adding or changing a record
 //
 // Edit or add a file in definitions/ (the format is documented in package

@@ -283,6 +283,22 @@ type Config struct {
 	// an idle leader appends a NoOpRecord (KIP-835). 0 disables them.
 	MaxIdleInterval time.Duration
 
+	// UnstableAPIVersions is unstable.api.versions.enable (false):
+	// whether the controller listeners advertise in ApiVersions, and
+	// serve, the API versions Kafka marks latestVersionUnstable. Without
+	// it a request at such a version closes its connection, as Kafka's
+	// does. Kafka 4.3.1 marks none of the APIs a controller serves, so
+	// with this release's version table it changes nothing
+	// (docs/operations.md).
+	UnstableAPIVersions bool
+	// UnstableFeatureVersions is unstable.feature.versions.enable
+	// (false): whether the feature levels above each feature's latest
+	// production level are supported: advertised in ApiVersions, accepted
+	// by UpdateFeatures and by krabka storage format. Every feature level
+	// this release implements is a production level, so it changes
+	// nothing yet (metadata.KnownFeatures).
+	UnstableFeatureVersions bool
+
 	// InternalSegmentBytes is internal.metadata.log.segment.bytes, an
 	// override of SegmentBytes below its 8 MiB minimum, for tests only.
 	// 0 means unset.

@@ -108,9 +108,13 @@ var acceptedProperties = map[string]enforcement{
 	keySegmentBytes:           {touchesOther, nil, "the size a segment rolls at; which records are kept is the retention and snapshot settings' business"},
 	keySegmentTime:            {touchesOther, nil, "the age a segment rolls at (internal/logstore TestRollBySegmentTime)"},
 	keyMaxIdleInterval:        {touchesOther, nil, "how often an idle leader writes a NoOpRecord"},
-	keyInternalSegmentBytes:   {touchesOther, nil, "a test-only segment size below the 8 MiB minimum"},
-	keyInternalMaxBatchBytes:  {touchesOther, nil, "a test-only batch size bound"},
-	keyInternalDeleteDelay:    {touchesOther, nil, "test-only; read and validated but not used: Kafka removes a deleted snapshot's file after this delay, and Krabka's snapshot store removes it once its last reader has closed it"},
+	keyUnstableAPIVersions: {touchesOther, []string{"raft.TestUnstableTogglesReachTheListenersAndFeatureRows"},
+		"which API versions the listeners advertise and serve; carried to every listener's decoder and ApiVersions answer"},
+	keyUnstableFeatureVersions: {touchesOther, []string{"raft.TestUnstableTogglesReachTheListenersAndFeatureRows", "raft.TestCheckFeatureUpdatesRowsAndUnstableLevels"},
+		"which feature levels ApiVersions advertises and UpdateFeatures and storage format accept"},
+	keyInternalSegmentBytes:  {touchesOther, nil, "a test-only segment size below the 8 MiB minimum"},
+	keyInternalMaxBatchBytes: {touchesOther, nil, "a test-only batch size bound"},
+	keyInternalDeleteDelay:   {touchesOther, nil, "test-only; read and validated but not used: Kafka removes a deleted snapshot's file after this delay, and Krabka's snapshot store removes it once its last reader has closed it"},
 }
 
 // testFuncs returns the names of the Test functions in the _test.go files

@@ -46,6 +46,8 @@ const (
 	keyMaxRetentionBytes              = "metadata.max.retention.bytes"
 	keyMaxRetentionTime               = "metadata.max.retention.ms"
 	keyMaxIdleInterval                = "metadata.max.idle.interval.ms"
+	keyUnstableAPIVersions            = "unstable.api.versions.enable"
+	keyUnstableFeatureVersions        = "unstable.feature.versions.enable"
 	keyLogLevel                       = "krabka.log.level"
 	keyInternalSegmentBytes           = "internal.metadata.log.segment.bytes"
 	keyInternalMaxBatchBytes          = "internal.metadata.max.batch.size.in.bytes"
@@ -436,13 +438,7 @@ var propertyTable = []property{
 	intMillisProperty(keyRequestTimeout, func(c *Config) *time.Duration { return &c.RequestTimeout }),
 	intMillisProperty(keyRetryBackoff, func(c *Config) *time.Duration { return &c.RetryBackoff }),
 	intMillisProperty(keyAppendLinger, func(c *Config) *time.Duration { return &c.AppendLinger }),
-	{keyAutoJoin, func(c *Config, v string) (string, error) {
-		b, err := parseBool(v)
-		if err == nil {
-			c.AutoJoin = b
-		}
-		return "", err
-	}, func(c Config) (string, bool) { return strconv.FormatBool(c.AutoJoin), true }},
+	boolProperty(keyAutoJoin, func(c *Config) *bool { return &c.AutoJoin }),
 	int32Property(keyFetchMaxBytes, func(c *Config) *int32 { return &c.FetchMaxBytes }),
 	int32Property(keyFetchSnapshotMaxBytes, func(c *Config) *int32 { return &c.FetchSnapshotMaxBytes }),
 	int64Property(keyMaxRecordBytesBetweenSnapshots, func(c *Config) *int64 { return &c.MaxRecordBytesBetweenSnapshots }),
@@ -452,6 +448,8 @@ var propertyTable = []property{
 	int64Property(keyMaxRetentionBytes, func(c *Config) *int64 { return &c.MaxRetentionBytes }),
 	longMillisProperty(keyMaxRetentionTime, func(c *Config) *time.Duration { return &c.MaxRetentionTime }),
 	intMillisProperty(keyMaxIdleInterval, func(c *Config) *time.Duration { return &c.MaxIdleInterval }),
+	boolProperty(keyUnstableAPIVersions, func(c *Config) *bool { return &c.UnstableAPIVersions }),
+	boolProperty(keyUnstableFeatureVersions, func(c *Config) *bool { return &c.UnstableFeatureVersions }),
 	{keyInternalSegmentBytes, func(c *Config, v string) (string, error) {
 		n, err := parseInt32(v)
 		if err != nil {
@@ -573,6 +571,17 @@ func int64Property(key string, field func(*Config) *int64) property {
 		}
 		return "", err
 	}, func(c Config) (string, bool) { return strconv.FormatInt(*field(&c), 10), true }}
+}
+
+// boolProperty is a Kafka BOOLEAN property.
+func boolProperty(key string, field func(*Config) *bool) property {
+	return property{key, func(c *Config, v string) (string, error) {
+		b, err := parseBool(v)
+		if err == nil {
+			*field(c) = b
+		}
+		return "", err
+	}, func(c Config) (string, bool) { return strconv.FormatBool(*field(&c)), true }}
 }
 
 // intMillisProperty is a Kafka INT property in milliseconds.

@@ -78,6 +78,8 @@ func TestParsePropertiesEveryKey(t *testing.T) {
 		{"metadata.max.retention.bytes=-1", func(c Config) any { return c.MaxRetentionBytes }, int64(-1)},
 		{"metadata.max.retention.ms=-1", func(c Config) any { return c.MaxRetentionTime }, -time.Millisecond},
 		{"metadata.max.idle.interval.ms=0", func(c Config) any { return c.MaxIdleInterval }, time.Duration(0)},
+		{"unstable.api.versions.enable=true", func(c Config) any { return c.UnstableAPIVersions }, true},
+		{"unstable.feature.versions.enable=True", func(c Config) any { return c.UnstableFeatureVersions }, true},
 		{"internal.metadata.log.segment.bytes=1024", func(c Config) any { return c.InternalSegmentBytes }, int32(1024)},
 		{"internal.metadata.max.batch.size.in.bytes=1024", func(c Config) any { return c.InternalMaxBatchBytes }, int32(1024)},
 		{"internal.metadata.delete.delay.millis=0", func(c Config) any { return c.InternalDeleteDelay }, time.Duration(0)},

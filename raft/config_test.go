@@ -121,6 +121,8 @@ func TestDefaultPropertiesMatchKafka(t *testing.T) {
 		"metadata.max.retention.bytes":                    "104857600",
 		"metadata.max.retention.ms":                       "604800000",
 		"metadata.max.idle.interval.ms":                   "500",
+		"unstable.api.versions.enable":                    "false",
+		"unstable.feature.versions.enable":                "false",
 		"internal.metadata.max.batch.size.in.bytes":       "8388608",
 		"internal.metadata.delete.delay.millis":           "60000",
 		"socket.request.max.bytes":                        "104857600",

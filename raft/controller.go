@@ -237,7 +237,7 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 	for _, h := range rc.listenerSASL {
 		if h != nil {
 			h.APIVersions = func(req *kmsg.ApiVersionsRequest) *kmsg.ApiVersionsResponse {
-				return wire.AnswerAPIVersions(req, featureState(e.pub.image.Load(), e.pub.finalizedKRaftVersion()))
+				return wire.AnswerAPIVersions(req, e.rc.featureState(e.pub.image.Load(), e.pub.finalizedKRaftVersion()))
 			}
 			h.ScramCredentials = scramLookup(e.pub.image.Load, bootstrap)
 		}

@@ -2,7 +2,9 @@ package raft
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -16,13 +18,15 @@ import (
 // UpdateFeatures (API 57, KIP-584) on the controller listener, authorized
 // as ALTER on CLUSTER (ControllerApis.handleUpdateFeatures). The active
 // controller checks every update as Kafka's FeatureControlManager does,
-// in request order, and the first refusal refuses the request as a whole
-// (QuorumController.updateFeatures is atomic). kraft.version is the one
-// feature a Krabka controller changes: an upgrade runs the raft upgrade
-// (upgrade.go) and is answered when it commits. Every other feature is
-// refused with INVALID_UPDATE_VERSION and says why: metadata.version is
-// set when the cluster is formatted, and the controllers support no other
-// feature (ApiVersions lists none).
+// in request order, against the feature rows ApiVersions advertises
+// (metadata.KnownFeatures, capped by unstable.feature.versions.enable),
+// and the first refusal refuses the request as a whole
+// (QuorumController.updateFeatures is atomic). A kraft.version upgrade
+// runs the raft upgrade (upgrade.go); the other features are changed by
+// FeatureLevelRecords committed as one batch; the answer comes when all
+// of it has committed. metadata.version is refused with
+// INVALID_UPDATE_VERSION, saying why: it is set when the cluster is
+// formatted.
 
 // Kafka's FeatureUpdate.UpgradeType codes (UpdateFeatures v1+; v0 has
 // AllowDowngrade instead).
@@ -50,28 +54,116 @@ func (e *engine) updateFeatures(r *kmsg.UpdateFeaturesRequest, answer func(error
 		answer(err)
 		return
 	}
-	level, upgrade, err := checkFeatureUpdates(r, e.kraftVersion(), e.rc.id)
-	if err != nil || !upgrade {
+	plan, err := checkFeatureUpdates(r, e.featureCheck())
+	if err != nil {
 		answer(err)
 		return
 	}
-	e.upgradeKRaftVersion(level, r.Version >= 1 && r.ValidateOnly, time.Duration(r.TimeoutMillis)*time.Millisecond, answer)
+	validateOnly := r.Version >= 1 && r.ValidateOnly
+	kraftStep := func(err error) {
+		if err != nil || !plan.upgrade {
+			answer(err)
+			return
+		}
+		e.upgradeKRaftVersion(plan.kraftLevel, validateOnly, time.Duration(r.TimeoutMillis)*time.Millisecond, answer)
+	}
+	if len(plan.records) == 0 || validateOnly {
+		kraftStep(nil)
+		return
+	}
+	// The FeatureLevelRecords commit as one batch, validated against the
+	// image like any submission (every registered node must support the
+	// level); a kraft.version upgrade in the same request runs once they
+	// have committed.
+	s := &submission{forwarded: true, queued: e.clock.Now()}
+	for _, rec := range plan.records {
+		b, err := metadata.Encode(rec)
+		if err != nil {
+			panic(fmt.Sprintf("raft: invariant: encode %s: %v", rec.APIKey(), err))
+		}
+		s.records, s.encoded = append(s.records, rec), append(s.encoded, b)
+	}
+	s.complete = func(_ SubmitResult, err error) {
+		if err != nil {
+			var re *metadata.ReplayError
+			if errors.As(err, &re) {
+				err = &FeatureUpdateError{Message: re.Error()}
+			}
+		}
+		kraftStep(err)
+	}
+	e.sub.queue(s)
 }
 
-// checkFeatureUpdates checks the updates of r against this controller
-// (node id, finalized kraft.version kraftVersion), in request order, as
-// FeatureControlManager.updateFeature does. It returns the kraft.version
-// level to upgrade to when the request asks for an upgrade of it
-// (upgrade true), and a [*FeatureUpdateError] for the first update it
-// refuses.
-func checkFeatureUpdates(r *kmsg.UpdateFeaturesRequest, kraftVersion int16, id kraft.NodeID) (level int16, upgrade bool, err error) {
+// featureCheck is what UpdateFeatures is checked against: this
+// controller's id and feature rows, unstable.feature.versions.enable,
+// the finalized kraft.version and the finalized levels of the image
+// (metadata.version among them; a feature absent is at 0).
+type featureCheck struct {
+	id           kraft.NodeID
+	features     metadata.FeatureRegistry
+	unstable     bool
+	kraftVersion int16
+	finalized    map[string]int16
+	// img holds the registered brokers, whose ranges a level must be
+	// in; nil checks none.
+	img *metadata.Image
+}
+
+// featureCheck returns what UpdateFeatures is checked against now.
+func (e *engine) featureCheck() featureCheck {
+	img := e.pub.image.Load()
+	finalized := map[string]int16{metadata.FeatureMetadataVersion: img.Features().MetadataVersion()}
+	for name, level := range img.Features().Levels() {
+		finalized[name] = level
+	}
+	return featureCheck{id: e.rc.id, features: e.rc.features, unstable: e.rc.unstableFeatures,
+		kraftVersion: e.kraftVersion(), finalized: finalized, img: img}
+}
+
+// supportedRange is the range of levels of feature name this
+// controller supports, 0-0 for a feature it does not know (Kafka's
+// QuorumFeatures.DISABLED).
+func (fc featureCheck) supportedRange(name string) (lo, hi int16) {
+	if name == metadata.FeatureMetadataVersion {
+		return fc.features.MetadataVersions(fc.unstable)
+	}
+	if f, ok := fc.features.Lookup(name); ok {
+		return f.MinLevel(), f.MaxLevel(fc.unstable)
+	}
+	return 0, 0
+}
+
+// featurePlan is what an accepted UpdateFeatures request does: the
+// FeatureLevelRecords to commit, and the kraft.version upgrade to run
+// (when upgrade is set).
+type featurePlan struct {
+	records    []*metadata.FeatureLevelRecord
+	kraftLevel int16
+	upgrade    bool
+}
+
+// checkFeatureUpdates checks the updates of r against fc, in request
+// order, as FeatureControlManager.updateFeature does: the upgrade type,
+// a level of at least 0 within this controller's supported range
+// (QuorumFeatures.reasonNotLocallySupported, which unstable feature
+// versions widen) and every registered broker's, the direction of the
+// change, and the levels the new level depends on, given every level
+// the request asks for (Feature.validateVersion). It returns the plan,
+// or a [*FeatureUpdateError] for the first update it refuses.
+// metadata.version is refused: it is set when the cluster is formatted.
+func checkFeatureUpdates(r *kmsg.UpdateFeaturesRequest, fc featureCheck) (plan featurePlan, err error) {
 	seen := map[string]bool{}
+	proposed := maps.Clone(fc.finalized)
+	for _, u := range r.FeatureUpdates {
+		proposed[u.Feature] = u.MaxVersionLevel
+	}
 	for _, u := range r.FeatureUpdates {
 		refuse := func(reason string) error {
 			return &FeatureUpdateError{Message: fmt.Sprintf("Invalid update version %d for feature %s. %s", u.MaxVersionLevel, u.Feature, reason)}
 		}
 		if seen[u.Feature] {
-			return 0, false, refuse("The request updates this feature more than once.")
+			return featurePlan{}, refuse("The request updates this feature more than once.")
 		}
 		seen[u.Feature] = true
 		typ := u.UpgradeType
@@ -83,32 +175,78 @@ func checkFeatureUpdates(r *kmsg.UpdateFeaturesRequest, kraftVersion int16, id k
 		}
 		switch {
 		case typ != upgradeTypeUpgrade && typ != upgradeTypeSafeDowngrade && typ != upgradeTypeUnsafeDowngrade:
-			return 0, false, refuse("The controller does not support the given upgrade type.")
+			return featurePlan{}, refuse("The controller does not support the given upgrade type.")
 		case u.MaxVersionLevel < 0:
-			return 0, false, refuse("A feature version cannot be less than 0.")
+			return featurePlan{}, refuse("A feature version cannot be less than 0.")
+		}
+		l := u.MaxVersionLevel
+		lo, hi := fc.supportedRange(u.Feature)
+		if reason := notSupported(l, fmt.Sprintf("Local controller %d", fc.id), lo, hi); reason != "" {
+			return featurePlan{}, refuse(reason)
+		}
+		if u.Feature != metadata.FeatureKRaftVersion && fc.img != nil {
+			for b := range fc.img.Cluster().Brokers() {
+				lo, hi := brokerRange(b, u.Feature)
+				if reason := notSupported(l, fmt.Sprintf("Broker %d", b.ID), lo, hi); reason != "" {
+					return featurePlan{}, refuse(reason)
+				}
+			}
+		}
+		current := fc.finalized[u.Feature]
+		if u.Feature == metadata.FeatureKRaftVersion {
+			current = fc.kraftVersion
+		}
+		switch {
+		case l < current && typ == upgradeTypeUpgrade:
+			return featurePlan{}, refuse("Can't downgrade the version of this feature without setting the upgrade type to either safe or unsafe downgrade.")
+		case l > current && typ != upgradeTypeUpgrade:
+			return featurePlan{}, refuse("Can't downgrade to a newer version.")
 		}
 		switch u.Feature {
-		case wire.FeatureKRaftVersion:
 		case metadata.FeatureMetadataVersion:
-			if u.MaxVersionLevel < metadata.MinMetadataVersion || u.MaxVersionLevel > metadata.MaxMetadataVersion {
-				return 0, false, refuse(fmt.Sprintf("Local controller %d only supports versions %d-%d", id, metadata.MinMetadataVersion, metadata.MaxMetadataVersion))
-			}
-			return 0, false, refuse("Krabka controllers change kraft.version only; metadata.version is set when the cluster is formatted (krabka storage format --release-version).")
+			return featurePlan{}, refuse("Krabka controllers do not change metadata.version; it is set when the cluster is formatted (krabka storage format --release-version).")
+		case metadata.FeatureKRaftVersion:
 		default:
-			return 0, false, refuse(fmt.Sprintf("Local controller %d does not support this feature.", id))
+			// The range was checked above, unstable levels included.
+			if err := fc.features.CheckLevel(u.Feature, l, proposed, true); err != nil {
+				return featurePlan{}, refuse(err.Error())
+			}
+			rec := metadata.NewFeatureLevelRecord()
+			rec.Name, rec.FeatureLevel = u.Feature, l
+			plan.records = append(plan.records, rec)
+			continue
 		}
-		switch l := u.MaxVersionLevel; {
-		case l > kraft.MaxKRaftVersion:
-			return 0, false, refuse(fmt.Sprintf("Local controller %d only supports versions %d-%d", id, wire.MinKRaftVersion, wire.MaxKRaftVersion))
-		case l < kraftVersion && typ == upgradeTypeUpgrade:
-			return 0, false, refuse("Can't downgrade the version of this feature without setting the upgrade type to either safe or unsafe downgrade.")
-		case l > kraftVersion && typ != upgradeTypeUpgrade:
-			return 0, false, refuse("Can't downgrade to a newer version.")
+		switch {
 		case typ == upgradeTypeUpgrade:
-			level, upgrade = l, true
-		case l != kraftVersion:
-			return 0, false, refuse("Can't downgrade the version of this feature.")
+			plan.kraftLevel, plan.upgrade = l, true
+		case l != current:
+			return featurePlan{}, refuse("Can't downgrade the version of this feature.")
 		}
 	}
-	return level, upgrade, nil
+	return plan, nil
+}
+
+// notSupported is Kafka's QuorumFeatures.reasonNotSupported: why who,
+// supporting levels lo-hi, cannot take level, or "".
+func notSupported(level int16, who string, lo, hi int16) string {
+	switch {
+	case level >= lo && level <= hi:
+		return ""
+	case hi == 0:
+		return who + " does not support this feature."
+	case lo == hi:
+		return fmt.Sprintf("%s only supports versions %d", who, lo)
+	}
+	return fmt.Sprintf("%s only supports versions %d-%d", who, lo, hi)
+}
+
+// brokerRange is the range of feature name broker b registered, 0-0 when
+// it lists none (Kafka's brokerSupportedFeatures default).
+func brokerRange(b *metadata.Broker, name string) (lo, hi int16) {
+	for _, f := range b.Features {
+		if f.Name == name {
+			return f.Min, f.Max
+		}
+	}
+	return 0, 0
 }

@@ -2,9 +2,15 @@ package raft
 
 import (
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/krabka-go/krabka/metadata"
 )
 
 // FeatureControlManager.updateFeature's checks, in its order, for the one
@@ -46,13 +52,17 @@ func TestCheckFeatureUpdates(t *testing.T) {
 		{"downgrade to a newer version", 2, 0, []update{{name: "kraft.version", level: 1, typ: 2}}, 0, false,
 			prefix + "1 for feature kraft.version. Can't downgrade to a newer version."},
 		{"metadata.version is set at format time", 2, 0, []update{{name: "metadata.version", level: 30, typ: 1}}, 0, false,
-			prefix + "30 for feature metadata.version. Krabka controllers change kraft.version only; metadata.version is set when the cluster is formatted (krabka storage format --release-version)."},
+			prefix + "30 for feature metadata.version. Krabka controllers do not change metadata.version; it is set when the cluster is formatted (krabka storage format --release-version)."},
 		{"metadata.version out of range", 2, 0, []update{{name: "metadata.version", level: 99, typ: 1}}, 0, false,
 			prefix + "99 for feature metadata.version. Local controller 3 only supports versions 7-30"},
-		{"a feature this controller does not support", 2, 0, []update{{name: "group.version", level: 1, typ: 1}}, 0, false,
-			prefix + "1 for feature group.version. Local controller 3 does not support this feature."},
-		{"the first refusal refuses all", 2, 0, []update{{name: "kraft.version", level: 1, typ: 1}, {name: "group.version", level: 1, typ: 1}}, 0, false,
-			prefix + "1 for feature group.version. Local controller 3 does not support this feature."},
+		{"a feature this controller does not know", 2, 0, []update{{name: "test.feature.version", level: 1, typ: 1}}, 0, false,
+			prefix + "1 for feature test.feature.version. Local controller 3 does not support this feature."},
+		{"another feature's upgrade is a record", 2, 0, []update{{name: "group.version", level: 1, typ: 1}}, 0, false, ""},
+		{"another feature's safe downgrade is a record", 2, 0, []update{{name: "transaction.version", level: 0, typ: 2}}, 0, false, ""},
+		{"a level beyond a feature's rows", 2, 0, []update{{name: "transaction.version", level: 3, typ: 1}}, 0, false,
+			prefix + "3 for feature transaction.version. Local controller 3 only supports versions 0-2"},
+		{"the first refusal refuses all", 2, 0, []update{{name: "kraft.version", level: 1, typ: 1}, {name: "test.feature.version", level: 1, typ: 1}}, 0, false,
+			prefix + "1 for feature test.feature.version. Local controller 3 does not support this feature."},
 		{"a feature named twice", 2, 0, []update{{name: "kraft.version", level: 1, typ: 1}, {name: "kraft.version", level: 1, typ: 1}}, 0, false,
 			prefix + "1 for feature kraft.version. The request updates this feature more than once."},
 	}
@@ -65,7 +75,10 @@ func TestCheckFeatureUpdates(t *testing.T) {
 				fu.Feature, fu.MaxVersionLevel, fu.UpgradeType, fu.AllowDowngrade = u.name, u.level, u.typ, u.allow
 				req.FeatureUpdates = append(req.FeatureUpdates, fu)
 			}
-			level, upgrade, err := checkFeatureUpdates(req, c.current, 3)
+			fc := featureCheck{id: 3, features: metadata.KnownFeatures(), kraftVersion: c.current,
+				finalized: map[string]int16{metadata.FeatureMetadataVersion: 30}}
+			plan, err := checkFeatureUpdates(req, fc)
+			level, upgrade := plan.kraftLevel, plan.upgrade
 			got := ""
 			if err != nil {
 				got = err.Error()
@@ -78,4 +91,159 @@ func TestCheckFeatureUpdates(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCheckFeatureUpdatesRowsAndUnstableLevels checks that UpdateFeatures
+// takes its ranges from the feature rows and unstable.feature.versions.enable,
+// and checks a level's dependencies on the levels the request proposes.
+func TestCheckFeatureUpdatesRowsAndUnstableLevels(t *testing.T) {
+	reg := withUnstableLevel(metadata.FeatureKRaftVersion, 2)
+	update := func(name string, level int16, typ int8) *kmsg.UpdateFeaturesRequest {
+		req := kmsg.NewPtrUpdateFeaturesRequest()
+		req.Version = 2
+		fu := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
+		fu.Feature, fu.MaxVersionLevel, fu.UpgradeType = name, level, typ
+		req.FeatureUpdates = append(req.FeatureUpdates, fu)
+		return req
+	}
+	const prefix = "Invalid update version "
+	for _, tc := range []struct {
+		what     string
+		req      *kmsg.UpdateFeaturesRequest
+		unstable bool
+		mv       int16
+		want     string
+		level    int16
+	}{
+		{"an unstable level without the flag", update("kraft.version", 2, 1), false, 30,
+			prefix + "2 for feature kraft.version. Local controller 3 only supports versions 0-1", 0},
+		{"an unstable level with the flag", update("kraft.version", 2, 1), true, 30, "", 2},
+		{"an unstable metadata.version without the flag", update("metadata.version", 31, 1), false, 30,
+			prefix + "31 for feature metadata.version. Local controller 3 only supports versions 7-30", 0},
+		{"a dependency not met", update("eligible.leader.replicas.version", 1, 1), false, 22,
+			prefix + "1 for feature eligible.leader.replicas.version. eligible.leader.replicas.version could not be set to 1 because it depends on metadata.version level 23", 0},
+	} {
+		t.Run(tc.what, func(t *testing.T) {
+			fc := featureCheck{id: 3, features: reg, unstable: tc.unstable, kraftVersion: 1,
+				finalized: map[string]int16{metadata.FeatureMetadataVersion: tc.mv}}
+			plan, err := checkFeatureUpdates(tc.req, fc)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tc.want || plan.kraftLevel != tc.level {
+				t.Errorf("checkFeatureUpdates = %d, %q; want %d, %q", plan.kraftLevel, got, tc.level, tc.want)
+			}
+		})
+	}
+}
+
+// TestCheckFeatureUpdatesPlansRecords checks what an accepted request
+// other than kraft.version writes, one FeatureLevelRecord per feature in
+// request order, and that each registered broker's range bounds the
+// level, as FeatureControlManager checks brokersAndFeatures.
+func TestCheckFeatureUpdatesPlansRecords(t *testing.T) {
+	req := kmsg.NewPtrUpdateFeaturesRequest()
+	req.Version = 2
+	for _, u := range []struct {
+		name  string
+		level int16
+		typ   int8
+	}{{"group.version", 1, 1}, {"kraft.version", 1, 1}, {"transaction.version", 0, 3}} {
+		fu := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
+		fu.Feature, fu.MaxVersionLevel, fu.UpgradeType = u.name, u.level, u.typ
+		req.FeatureUpdates = append(req.FeatureUpdates, fu)
+	}
+	fc := featureCheck{id: 3, features: metadata.KnownFeatures(),
+		finalized: map[string]int16{metadata.FeatureMetadataVersion: 30, metadata.FeatureTransactionVersion: 2}}
+	plan, err := checkFeatureUpdates(req, fc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range plan.records {
+		got = append(got, fmt.Sprintf("%s=%d", r.Name, r.FeatureLevel))
+	}
+	if !slices.Equal(got, []string{"group.version=1", "transaction.version=0"}) || !plan.upgrade || plan.kraftLevel != 1 {
+		t.Errorf("plan: records %v, kraft.version upgrade %v to %d", got, plan.upgrade, plan.kraftLevel)
+	}
+
+	// A registered broker that supports group.version only at 0.
+	d := metadata.NewDelta(metadata.EmptyImage())
+	for _, r := range []metadata.Record{featureLevelRecord(metadata.FeatureMetadataVersion, 30), brokerRecord(7)} {
+		if err := d.ReplayNext(r, 1, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fc.img = d.Apply()
+	_, err = checkFeatureUpdates(req, fc)
+	want := "Invalid update version 1 for feature group.version. Broker 7 does not support this feature."
+	if err == nil || err.Error() != want {
+		t.Errorf("with a broker without group.version: %v, want %q", err, want)
+	}
+}
+
+func featureLevelRecord(name string, level int16) *metadata.FeatureLevelRecord {
+	r := metadata.NewFeatureLevelRecord()
+	r.Name, r.FeatureLevel = name, level
+	return r
+}
+
+// brokerRecord registers broker id supporting metadata.version 7-30 and
+// nothing else.
+func brokerRecord(id int32) *metadata.RegisterBrokerRecord {
+	r := metadata.NewRegisterBrokerRecord()
+	r.BrokerId = id
+	r.IncarnationId[15] = 1
+	r.Features = append(r.Features, metadata.RegisterBrokerRecordBrokerFeature{Name: metadata.FeatureMetadataVersion, MinSupportedVersion: 7, MaxSupportedVersion: 30})
+	return r
+}
+
+// TestUpdateFeaturesWritesFeatureLevels sends UpdateFeatures to a
+// running controller, as kafka-features does: an upgrade and a safe
+// downgrade of group.version commit FeatureLevelRecords the image then
+// holds, a validate-only request changes nothing, and a level past the
+// feature's rows is refused.
+func TestUpdateFeaturesWritesFeatureLevels(t *testing.T) {
+	c := newTestCluster(t, 1)
+	node := c.node(c.leader())
+	cl := newKgoClient(t, node.Addr().String(), -1, 0)
+	send := func(name string, level int16, typ int8, validateOnly bool) *kmsg.UpdateFeaturesResponse {
+		t.Helper()
+		req := kmsg.NewPtrUpdateFeaturesRequest()
+		req.Version, req.TimeoutMillis, req.ValidateOnly = 2, 10000, validateOnly
+		fu := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
+		fu.Feature, fu.MaxVersionLevel, fu.UpgradeType = name, level, typ
+		req.FeatureUpdates = append(req.FeatureUpdates, fu)
+		resp, err := req.RequestWith(t.Context(), cl.SeedBrokers()[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	level := func() int16 { return node.CurrentImage().Features().Level(metadata.FeatureGroupVersion) }
+	// The first leader's bootstrap records set metadata.version.
+	waitFor(t, "the bootstrap metadata.version", func() bool { return node.CurrentImage().Features().MetadataVersion() != 0 })
+
+	if r := send(metadata.FeatureGroupVersion, 1, 1, true); r.ErrorCode != 0 || level() != 0 {
+		t.Fatalf("validate-only upgrade: error %d %q, group.version %d", r.ErrorCode, deref(r.ErrorMessage), level())
+	}
+	if r := send(metadata.FeatureGroupVersion, 1, 1, false); r.ErrorCode != 0 || level() != 1 {
+		t.Fatalf("upgrade: error %d %v, group.version %d", r.ErrorCode, r.ErrorMessage, level())
+	}
+	r := send(metadata.FeatureTransactionVersion, 3, 1, false)
+	if r.ErrorCode != kerr.InvalidUpdateVersion.Code || r.ErrorMessage == nil ||
+		!strings.HasSuffix(*r.ErrorMessage, "Invalid update version 3 for feature transaction.version. Local controller 1 only supports versions 0-2") {
+		t.Errorf("transaction.version 3: error %d %v", r.ErrorCode, r.ErrorMessage)
+	}
+	if r := send(metadata.FeatureGroupVersion, 0, 2, false); r.ErrorCode != 0 || level() != 0 {
+		t.Fatalf("safe downgrade: error %d %v, group.version %d", r.ErrorCode, r.ErrorMessage, level())
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "<nil>"
+	}
+	return *s
 }

@@ -41,7 +41,7 @@ func (h *handler) Serve(ctx context.Context, req *transport.Request, reply *tran
 	}
 	switch body := req.Body.(type) {
 	case *kmsg.ApiVersionsRequest:
-		reply.Send(wire.AnswerAPIVersions(body, featureState(e.pub.image.Load(), e.pub.finalizedKRaftVersion())))
+		reply.Send(wire.AnswerAPIVersions(body, c.rc.featureState(e.pub.image.Load(), e.pub.finalizedKRaftVersion())))
 	case *kmsg.VoteRequest, *kmsg.BeginQuorumEpochRequest, *kmsg.EndQuorumEpochRequest, *kmsg.FetchRequest, *kmsg.FetchSnapshotRequest:
 		msg, answer, err := wire.KRaftRequest(body, e.clusterID, c.rc.id)
 		switch {
@@ -249,14 +249,25 @@ func (h *handler) describeQuorum(ctx context.Context, req *kmsg.DescribeQuorumRe
 	reply.Send(resp)
 }
 
-// featureState is what ApiVersions reports: the metadata.version range
-// this node supports, the finalized levels of the image, and kraft.version
-// at kraftVersion when it is above 0 (a dynamic quorum; the level lives
-// in the log's control records, not in the image).
-func featureState(img *metadata.Image, kraftVersion int16) wire.FeatureState {
+// featureState is what ApiVersions reports: whether unstable API
+// versions are served, the feature ranges this node supports (every
+// feature of rc.features, capped as unstable.feature.versions.enable
+// caps them: Kafka's QuorumFeatures.defaultSupportedFeatureMap), the
+// finalized levels of the image, and kraft.version at kraftVersion when
+// it is above 0 (a dynamic quorum; the level lives in the log's control
+// records, not in the image).
+func (rc *runtimeConfig) featureState(img *metadata.Image, kraftVersion int16) wire.FeatureState {
+	lo, hi := rc.features.MetadataVersions(rc.unstableFeatures)
 	fs := wire.FeatureState{
-		MetadataVersion: wire.SupportedFeature{Min: metadata.MinMetadataVersion, Max: metadata.MaxMetadataVersion},
-		FinalizedEpoch:  img.Offset(),
+		MetadataVersion:     wire.SupportedFeature{Min: lo, Max: hi},
+		FinalizedEpoch:      img.Offset(),
+		UnstableAPIVersions: rc.unstableAPI,
+	}
+	for _, f := range rc.features.Supported(rc.unstableFeatures) {
+		// wire adds both itself.
+		if f.Name != metadata.FeatureMetadataVersion && f.Name != metadata.FeatureKRaftVersion {
+			fs.Other = append(fs.Other, wire.SupportedFeature{Name: f.Name, Min: f.Min, Max: f.Max})
+		}
 	}
 	if mv := img.Features().MetadataVersion(); mv > 0 {
 		fs.Finalized = append(fs.Finalized, wire.FinalizedFeature{Name: metadata.FeatureMetadataVersion, Level: mv})

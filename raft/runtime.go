@@ -16,6 +16,7 @@ import (
 	"github.com/krabka-go/krabka/internal/logstore"
 	"github.com/krabka-go/krabka/internal/snapshot"
 	"github.com/krabka-go/krabka/internal/transport"
+	"github.com/krabka-go/krabka/metadata"
 )
 
 // PartitionDirName is the name of the metadata partition's directory under
@@ -75,6 +76,14 @@ type runtimeConfig struct {
 	// maxIdle is metadata.max.idle.interval.ms: how often an active
 	// leader appends a NoOpRecord (KIP-835); 0 disables it.
 	maxIdle time.Duration
+	// features are the feature rows this node supports, and
+	// unstableFeatures is unstable.feature.versions.enable, which
+	// decides whether their unstable levels count; unstableAPI is
+	// unstable.api.versions.enable (the listeners' decoders read it from
+	// server).
+	features         metadata.FeatureRegistry
+	unstableFeatures bool
+	unstableAPI      bool
 	// snapshotBytes, snapshotInterval, retentionBytes and retentionTime
 	// are metadata.log.max.record.bytes.between.snapshots,
 	// metadata.log.max.snapshot.interval.ms, metadata.max.retention.bytes
@@ -119,6 +128,10 @@ func newRuntimeConfigAs(cfg Config, observer bool) (runtimeConfig, error) {
 		dir:           filepath.Join(cfg.MetadataLogDir, PartitionDirName),
 		maxBatchBytes: int(cfg.InternalMaxBatchBytes),
 		maxIdle:       cfg.MaxIdleInterval,
+
+		features:         metadata.KnownFeatures(),
+		unstableFeatures: cfg.UnstableFeatureVersions,
+		unstableAPI:      cfg.UnstableAPIVersions,
 
 		snapshotBytes:    cfg.MaxRecordBytesBetweenSnapshots,
 		snapshotInterval: cfg.MaxSnapshotInterval,
@@ -196,6 +209,7 @@ func newRuntimeConfigAs(cfg Config, observer bool) (runtimeConfig, error) {
 	peer.RequestTimeout = cfg.RequestTimeout
 	peer.RetryBackoff = cfg.RetryBackoff
 	peer.MaxFrameSize = cfg.SocketRequestMaxBytes
+	peer.UnstableAPIVersions = cfg.UnstableAPIVersions
 	peer.Logger = logger
 	// This node reaches the other controllers on the first controller
 	// listener, with that listener's security protocol and settings, as
@@ -256,6 +270,7 @@ func newRuntimeConfigAs(cfg Config, observer bool) (runtimeConfig, error) {
 	}
 	srv.Logger = logger
 	srv.Meter = listenerMeter{rc.metrics}
+	srv.UnstableAPIVersions = cfg.UnstableAPIVersions
 	rc.server = srv
 
 	opts := logstore.DefaultOptions()

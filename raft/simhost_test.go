@@ -518,7 +518,7 @@ func (sc *simCluster) deliver(m *simMessage) {
 		s.complete = func(res SubmitResult, err error) { reply.Send(submitAnswer(body, res, err)) }
 		e.handle(event{submit: s})
 	case *kmsg.ApiVersionsRequest:
-		reply.Send(wire.AnswerAPIVersions(body, featureState(e.pub.image.Load(), e.pub.finalizedKRaftVersion())))
+		reply.Send(wire.AnswerAPIVersions(body, e.rc.featureState(e.pub.image.Load(), e.pub.finalizedKRaftVersion())))
 	case *kmsg.AddRaftVoterRequest, *kmsg.RemoveRaftVoterRequest, *kmsg.UpdateRaftVoterRequest:
 		e.handle(event{call: func(e *engine) { e.voterRPC(body, func(resp kmsg.Response) { reply.Send(resp) }) }})
 	case *kmsg.UpdateFeaturesRequest:

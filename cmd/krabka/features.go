@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/krabka-go/krabka/metadata"
 )
 
 // metadataVersions lists Kafka's metadata.version levels by name
@@ -23,10 +25,10 @@ var metadataVersions = []string{
 const (
 	// minMetadataVersion is 3.3-IV3, the oldest level a KRaft cluster of
 	// this release can be formatted at.
-	minMetadataVersion int16 = 7
+	minMetadataVersion = metadata.MinMetadataVersion
 	// latestMetadataVersion is 4.3-IV0, the newest production level and
 	// the default of storage format.
-	latestMetadataVersion int16 = 30
+	latestMetadataVersion = metadata.LatestProductionMetadataVersion
 )
 
 // metadataVersionName returns the release name of a level, e.g.
@@ -40,10 +42,14 @@ func metadataVersionName(level int16) string {
 
 // parseReleaseVersion reads a --release-version value: a full name such
 // as "3.9-IV0", or a release such as "3.9", which means that release's
-// newest level, as Kafka's MetadataVersion.fromVersionString does.
-func parseReleaseVersion(s string) (int16, error) {
+// newest level, as Kafka's MetadataVersion.fromVersionString does. Levels
+// past the latest production one count only when unstable
+// (unstable.feature.versions.enable).
+func parseReleaseVersion(s string, unstable bool) (int16, error) {
+	_, maxMV := knownFeatures.MetadataVersions(unstable)
+	maxMV = min(maxMV, int16(len(metadataVersions)-1))
 	var found int16 = -1
-	for level := minMetadataVersion; level <= latestMetadataVersion; level++ {
+	for level := minMetadataVersion; level <= maxMV; level++ {
 		name := metadataVersions[level]
 		if name == s {
 			return level, nil
@@ -54,40 +60,25 @@ func parseReleaseVersion(s string) (int16, error) {
 	}
 	if found < 0 {
 		return 0, fmt.Errorf("unknown release version %q: supported are %s to %s (for example 3.9 or 3.9-IV0)",
-			s, metadataVersions[minMetadataVersion], metadataVersions[latestMetadataVersion])
+			s, metadataVersions[minMetadataVersion], metadataVersions[maxMV])
 	}
 	return found, nil
 }
 
-// featureLevel is one level of a feature and the lowest metadata.version
-// that turns it on by default (Kafka's bootstrap metadata version of the
-// level).
-type featureLevel struct {
-	level       int16
-	bootstrapMV int16
-}
-
-// features lists the features storage format can set besides
-// metadata.version and kraft.version, with their levels in ascending
-// order (Feature.java and the *Version.java enums of Kafka 4.3).
-var features = map[string][]featureLevel{
-	"eligible.leader.replicas.version": {{1, 26}},
-	"group.version":                    {{1, 22}},
-	"share.version":                    {{1, 28}},
-	"streams.version":                  {{1, 28}},
-	"transaction.version":              {{1, 24}, {2, 24}},
-}
+// knownFeatures are the feature rows storage format and the features
+// command read: Kafka 4.3.1's (metadata.KnownFeatures).
+var knownFeatures = metadata.KnownFeatures()
 
 const (
-	featureMetadataVersion = "metadata.version"
-	featureKRaftVersion    = "kraft.version"
+	featureMetadataVersion = metadata.FeatureMetadataVersion
+	featureKRaftVersion    = metadata.FeatureKRaftVersion
 )
 
 // featureNames returns every feature name --feature accepts, sorted.
 func featureNames() []string {
-	names := []string{featureMetadataVersion, featureKRaftVersion}
-	for n := range features {
-		names = append(names, n)
+	names := []string{featureMetadataVersion}
+	for _, f := range knownFeatures.Features {
+		names = append(names, f.Name)
 	}
 	slices.Sort(names)
 	return names
@@ -95,19 +86,9 @@ func featureNames() []string {
 
 // defaultLevel returns the level of feature name that a cluster formatted
 // at metadata.version mv gets when --feature does not set it: the highest
-// level whose bootstrap metadata.version is at most mv, else 0.
+// level whose bootstrap metadata.version is at most mv, else 0 (Kafka's
+// Feature.defaultLevel).
 func defaultLevel(name string, mv int16) int16 {
-	var l int16
-	for _, fl := range features[name] {
-		if fl.bootstrapMV <= mv {
-			l = fl.level
-		}
-	}
-	return l
-}
-
-// maxLevel returns the highest level of a feature.
-func maxLevel(name string) int16 {
-	levels := features[name]
-	return levels[len(levels)-1].level
+	f, _ := knownFeatures.Lookup(name)
+	return f.DefaultLevel(mv)
 }

@@ -205,7 +205,9 @@ func parseFeatureUpdates(values []string) ([]featureUpdate, error) {
 // too (its default level for 4.x releases is 1), which makes a static
 // quorum dynamic without being asked (KAFKA-21426).
 func releaseUpdates(r string) ([]featureUpdate, error) {
-	mv, err := parseReleaseVersion(r)
+	// Every level this build knows is named; the controllers refuse an
+	// unstable one unless unstable.feature.versions.enable is set.
+	mv, err := parseReleaseVersion(r, true)
 	if err != nil {
 		return nil, fmt.Errorf("--release-version: %w", err)
 	}

@@ -48,9 +48,23 @@ func TestUpgradeStaticQuorumToDynamic(t *testing.T) {
 	via := addrs[0]
 
 	r := mustSucceed(t, "features", "--bootstrap-controller", via, "describe")
+	// Every feature Kafka 4.3.1 knows, by name, at the levels a 4.3
+	// format finalizes.
 	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
-	if len(lines) != 2 || !kraftVersionLine(0).MatchString(lines[0]) ||
-		!strings.HasPrefix(lines[1], "Feature: metadata.version\tSupportedMinVersion: 3.3-IV3\tSupportedMaxVersion: 4.3-IV0\tFinalizedVersionLevel: 4.3-IV0\tEpoch: ") {
+	wantLines := []string{
+		"Feature: eligible.leader.replicas.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 1\tEpoch: ",
+		"Feature: group.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 1\tEpoch: ",
+		"", // kraft.version, below
+		"Feature: metadata.version\tSupportedMinVersion: 3.3-IV3\tSupportedMaxVersion: 4.3-IV0\tFinalizedVersionLevel: 4.3-IV0\tEpoch: ",
+		"Feature: share.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 1\tEpoch: ",
+		"Feature: streams.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 1\tEpoch: ",
+		"Feature: transaction.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 2\tFinalizedVersionLevel: 2\tEpoch: ",
+	}
+	ok := len(lines) == len(wantLines) && kraftVersionLine(0).MatchString(lines[2])
+	for i := range wantLines {
+		ok = ok && i < len(lines) && strings.HasPrefix(lines[i], wantLines[i])
+	}
+	if !ok {
 		t.Fatalf("features describe:\n%s", r.stdout)
 	}
 

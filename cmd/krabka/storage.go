@@ -271,13 +271,17 @@ func standaloneVoter(cfg raft.Config) (initialVoter, error) {
 // level above 0 sorted by name; kraft.version is never written (Kafka's
 // BootstrapMetadata.fromVersions). It also returns the metadata.version level
 // and the kraft.version that --feature asked for (-1 when not given).
-func featureRecords(release string, flags []string) (values [][]byte, mv, kraftVersion int16, err error) {
+// Levels past a feature's latest production one are refused unless
+// unstable (unstable.feature.versions.enable), and every level must have
+// the levels it depends on (Kafka's Formatter and Feature.validateVersion).
+func featureRecords(release string, flags []string, unstable bool) (values [][]byte, mv, kraftVersion int16, err error) {
 	mv, kraftVersion = latestMetadataVersion, -1
 	if release != "" {
-		if mv, err = parseReleaseVersion(release); err != nil {
+		if mv, err = parseReleaseVersion(release, unstable); err != nil {
 			return nil, 0, 0, fmt.Errorf("--release-version: %w", err)
 		}
 	}
+	_, maxMV := knownFeatures.MetadataVersions(unstable)
 	levels := map[string]int16{}
 	for _, f := range flags {
 		name, levelText, ok := strings.Cut(f, "=")
@@ -292,29 +296,41 @@ func featureRecords(release string, flags []string) (values [][]byte, mv, kraftV
 		if _, dup := levels[name]; dup {
 			return nil, 0, 0, fmt.Errorf("--feature %s is given more than once", name)
 		}
+		spec, known := knownFeatures.Lookup(name)
 		switch {
 		case name == featureMetadataVersion:
 			if release != "" {
 				return nil, 0, 0, errors.New("--release-version and --feature metadata.version cannot be used together")
 			}
-			if int16(level) < minMetadataVersion || int16(level) > latestMetadataVersion {
-				return nil, 0, 0, fmt.Errorf("--feature metadata.version=%d: supported levels are %d (%s) to %d (%s)",
-					level, minMetadataVersion, metadataVersions[minMetadataVersion], latestMetadataVersion, metadataVersions[latestMetadataVersion])
+			if int16(level) < minMetadataVersion || int16(level) > maxMV {
+				return nil, 0, 0, fmt.Errorf("--feature metadata.version=%d: supported levels are %d (%s) to %d (%s)%s",
+					level, minMetadataVersion, metadataVersionName(minMetadataVersion), maxMV, metadataVersionName(maxMV), unstableHint(int16(level), maxMV, knownFeatures.LatestMetadataVersion))
 			}
 			mv = int16(level)
-		case name == featureKRaftVersion:
-			if level > 1 {
-				return nil, 0, 0, fmt.Errorf("--feature kraft.version=%d: supported levels are 0 and 1", level)
-			}
-			kraftVersion = int16(level)
-		case features[name] != nil:
-			if max := maxLevel(name); int16(level) > max {
-				return nil, 0, 0, fmt.Errorf("--feature %s=%d: supported levels are 0 to %d", name, level, max)
-			}
-		default:
+		case !known:
 			return nil, 0, 0, fmt.Errorf("--feature %s: unknown feature; supported features are %s", name, strings.Join(featureNames(), ", "))
+		case int16(level) > spec.MaxLevel(unstable):
+			return nil, 0, 0, fmt.Errorf("--feature %s=%d: supported levels are %d to %d%s", name, level, spec.MinLevel(), spec.MaxLevel(unstable), unstableHint(int16(level), spec.MaxLevel(unstable), spec.MaxLevel(true)))
+		case name == featureKRaftVersion:
+			kraftVersion = int16(level)
 		}
 		levels[name] = int16(level)
+	}
+	final := map[string]int16{featureMetadataVersion: mv}
+	for _, f := range knownFeatures.Features {
+		level, ok := levels[f.Name]
+		if !ok {
+			level = f.DefaultLevel(mv)
+		}
+		final[f.Name] = level
+	}
+	for _, f := range knownFeatures.Features {
+		if _, asked := levels[f.Name]; !asked && f.Name == featureKRaftVersion {
+			continue // decided by the quorum mode, later
+		}
+		if err := knownFeatures.CheckLevel(f.Name, final[f.Name], final, unstable); err != nil {
+			return nil, 0, 0, fmt.Errorf("--feature: %w", err)
+		}
 	}
 	rec := metadata.NewFeatureLevelRecord()
 	rec.Name, rec.FeatureLevel = featureMetadataVersion, mv
@@ -323,17 +339,9 @@ func featureRecords(release string, flags []string) (values [][]byte, mv, kraftV
 		return nil, 0, 0, fmt.Errorf("encode %s: %w", featureMetadataVersion, err)
 	}
 	values = append(values, b)
-	names := make([]string, 0, len(features))
-	for n := range features {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	for _, n := range names {
-		level, ok := levels[n]
-		if !ok {
-			level = defaultLevel(n, mv)
-		}
-		if level == 0 {
+	for _, f := range knownFeatures.Features {
+		n, level := f.Name, final[f.Name]
+		if level == 0 || n == featureKRaftVersion {
 			continue
 		}
 		rec := metadata.NewFeatureLevelRecord()
@@ -345,6 +353,16 @@ func featureRecords(release string, flags []string) (values [][]byte, mv, kraftV
 		values = append(values, b)
 	}
 	return values, mv, kraftVersion, nil
+}
+
+// unstableHint tells how to reach level when it is past the supported
+// maximum but not past the newest known level: it is an unstable level
+// and unstable.feature.versions.enable is off.
+func unstableHint(level, supported, newest int16) string {
+	if level > supported && level <= newest {
+		return " (a level past the latest production one needs unstable.feature.versions.enable=true)"
+	}
+	return ""
 }
 
 // logDirectories returns the directories to format: metadata.log.dir and
@@ -420,7 +438,7 @@ func runFormat(a *app, o formatOptions, now time.Time) error {
 		//lint:ignore ST1005 Kafka's exact message, which operators search for
 		return errors.New("Because controller.quorum.voters is not set on this controller, you must specify one of the following: --standalone, --initial-controllers, or --no-initial-controllers.")
 	}
-	values, mv, kraftVersion, err := featureRecords(o.releaseVersion, o.features)
+	values, mv, kraftVersion, err := featureRecords(o.releaseVersion, o.features, cfg.UnstableFeatureVersions)
 	if err != nil {
 		return err
 	}

@@ -309,6 +309,9 @@ func TestFormatFeatures(t *testing.T) {
 	}{
 		{"release 4.1", []string{"-r", "4.1"}, []string{"metadata.version=27", "eligible.leader.replicas.version=1", "group.version=1", "transaction.version=2"}},
 		{"release 3.7-IV4", []string{"--release-version", "3.7-IV4"}, []string{"metadata.version=19"}},
+		// streams.version 1 comes with 4.2-IV1 (StreamsVersion.SV_1).
+		{"release 4.2-IV0", []string{"-r", "4.2-IV0"}, []string{"metadata.version=28", "eligible.leader.replicas.version=1", "group.version=1", "share.version=1", "transaction.version=2"}},
+		{"release 4.2", []string{"-r", "4.2"}, []string{"metadata.version=29", "eligible.leader.replicas.version=1", "group.version=1", "share.version=1", "streams.version=1", "transaction.version=2"}},
 		{"explicit metadata.version", []string{"-f", "metadata.version=22"}, []string{"metadata.version=22", "group.version=1"}},
 		{"feature turned off and down", []string{"-f", "group.version=0", "--feature", "transaction.version=1"},
 			[]string{"metadata.version=30", "eligible.leader.replicas.version=1", "share.version=1", "streams.version=1", "transaction.version=1"}},
@@ -321,6 +324,23 @@ func TestFormatFeatures(t *testing.T) {
 				t.Errorf("features %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestFormatWithUnstableFeatureVersions checks that format reads
+// unstable.feature.versions.enable from the configuration: accepted, and,
+// with this release's rows, where every known level is a production
+// one, formatting the same records as without it.
+func TestFormatWithUnstableFeatureVersions(t *testing.T) {
+	var got [][]string
+	for _, v := range []string{"false", "true"} {
+		n := newTestNode(t, 1, staticVoters, "unstable.feature.versions.enable="+v)
+		mustSucceed(t, "storage", "format", "-t", testClusterID, "-c", n.props)
+		got = append(got, readBootstrapFeatures(t, n.meta))
+		mustFail(t, "--feature transaction.version=3: supported levels are 0 to 2", "storage", "format", "-t", testClusterID, "-c", n.props, "--ignore-formatted", "-f", "transaction.version=3")
+	}
+	if !reflect.DeepEqual(got[0], got[1]) {
+		t.Errorf("records without unstable feature versions %v, with %v", got[0], got[1])
 	}
 }
 
@@ -378,6 +398,10 @@ func TestFormatBadInputs(t *testing.T) {
 		{"feature without level", `--feature "group.version": want NAME=LEVEL`, base(static, "-f", "group.version")},
 		{"feature level too high", "--feature group.version=2: supported levels are 0 to 1", base(static, "-f", "group.version=2")},
 		{"feature twice", "--feature group.version is given more than once", base(static, "-f", "group.version=1", "-f", "group.version=0")},
+		{"a level whose metadata.version is too old", "--feature: eligible.leader.replicas.version could not be set to 1 because it depends on metadata.version level 23",
+			base(static, "-r", "4.0-IV0", "-f", "eligible.leader.replicas.version=1")},
+		{"share groups before 4.1-IV1", "--feature: share.version could not be set to 1 because it depends on metadata.version level 27",
+			base(static, "-r", "4.1-IV0", "-f", "share.version=1")},
 		{"release and metadata.version", "--release-version and --feature metadata.version cannot be used together", base(static, "-r", "3.9", "-f", "metadata.version=21")},
 		{"unknown release", `unknown release version "2.8"`, base(static, "-r", "2.8")},
 		{"metadata.version too old", "supported levels are 7 (3.3-IV3) to 30 (4.3-IV0)", base(static, "-f", "metadata.version=6")},
@@ -467,5 +491,14 @@ func TestFormatBootstrapCheckpointMatchesKafka(t *testing.T) {
 				t.Errorf("our bootstrap.checkpoint:\n%s\nKafka's:\n%s", ours, kafka)
 			}
 		})
+	}
+}
+
+// TestReleaseNamesCoverTheFeatureRows checks that every metadata.version
+// the feature rows support, unstable ones included, has a release name
+// for --release-version.
+func TestReleaseNamesCoverTheFeatureRows(t *testing.T) {
+	if _, hi := knownFeatures.MetadataVersions(true); int(hi) >= len(metadataVersions) {
+		t.Errorf("metadata.version %d has no release name (names end at %d)", hi, len(metadataVersions)-1)
 	}
 }

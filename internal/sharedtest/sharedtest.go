@@ -10,8 +10,11 @@
 package sharedtest
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -37,6 +40,35 @@ func Dir(t testing.TB, sub string) string {
 	}
 	t.Skip(msg)
 	return ""
+}
+
+// Files returns the files below the shared subdirectory sub whose names
+// end in one of suffixes, by path relative to it (slash-separated), with
+// their bytes. It skips or fails t as [Dir] does when the folder is
+// absent, and fails t when it holds no such file.
+func Files(t testing.TB, sub string, suffixes ...string) map[string][]byte {
+	t.Helper()
+	root := Dir(t, sub)
+	files := map[string][]byte{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !slices.ContainsFunc(suffixes, func(s string) bool { return strings.HasSuffix(path, s) }) {
+			return err
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		files[filepath.ToSlash(rel)] = data
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatalf("no %v files below %s", suffixes, root)
+	}
+	return files
 }
 
 // find returns the shared folder: $KRABKA_SHARED_DIR, or ../shared relative

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -30,6 +31,18 @@ type ReadOptions struct {
 	MaxDecompressedSize int
 }
 
+// resolve returns o with its defaults filled in, or an error naming path
+// for a negative limit.
+func (o ReadOptions) resolve(path string) (ReadOptions, error) {
+	if o.MaxBatchBytes < 0 || o.MaxDecompressedSize < 0 {
+		return o, fmt.Errorf("snapshot: open %s: negative limit in %+v", path, o)
+	}
+	if o.MaxBatchBytes == 0 {
+		o.MaxBatchBytes = DefaultMaxReadBatchBytes
+	}
+	return o, nil
+}
+
 // Reader reads a snapshot file. [Open] verifies the whole file before it
 // returns, so a Reader is only ever handed out for a snapshot that is
 // complete and well-formed; the caller can then stream its data batches
@@ -48,7 +61,7 @@ type ReadOptions struct {
 //
 // A Reader is used by one goroutine.
 type Reader struct {
-	f      vfs.File
+	f      io.Closer // nil once closed
 	path   string
 	id     kraft.OffsetAndEpoch
 	epoch  int32
@@ -58,6 +71,7 @@ type Reader struct {
 
 	records int64 // data records, counted by the verify pass
 	batches int   // all batches
+	times   BatchTimes
 
 	sc    scanner
 	batch *recordbatch.Batch
@@ -117,11 +131,9 @@ func loadableID(path string) (kraft.OffsetAndEpoch, error) {
 }
 
 func open(fsys vfs.FS, path string, id kraft.OffsetAndEpoch, o ReadOptions) (*Reader, error) {
-	if o.MaxBatchBytes == 0 {
-		o.MaxBatchBytes = DefaultMaxReadBatchBytes
-	}
-	if o.MaxBatchBytes < 0 || o.MaxDecompressedSize < 0 {
-		return nil, fmt.Errorf("snapshot: open %s: negative limit in %+v", path, o)
+	o, err := o.resolve(path)
+	if err != nil {
+		return nil, err
 	}
 	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
@@ -135,11 +147,43 @@ func open(fsys vfs.FS, path string, id kraft.OffsetAndEpoch, o ReadOptions) (*Re
 		_ = f.Close() // the Stat error is the one to report
 		return nil, fmt.Errorf("snapshot: open %s: %w", path, err)
 	}
-	r := &Reader{f: f, path: path, id: id, epoch: int32(id.Epoch), size: fi.Size(), opts: o}
-	r.sc = scanner{f: f, path: path, size: r.size, epoch: r.epoch, max: o.MaxBatchBytes,
+	r, err := verified(f, f, path, id, fi.Size(), o)
+	if err != nil {
+		_ = f.Close() // the verification error is the one to report
+		return nil, err
+	}
+	return r, nil
+}
+
+// OpenBytes is [OpenAs] for a snapshot file held in memory: it verifies
+// data as the snapshot id, exactly as Open verifies a file, and returns a
+// Reader over it. name stands for the file in errors. The Reader copies
+// each batch out of data into its own buffer, so it allocates at most
+// the size of data plus the decompression limit, and data may be reused
+// once the Reader is no longer used.
+func OpenBytes(name string, data []byte, id kraft.OffsetAndEpoch, o ReadOptions) (*Reader, error) {
+	if err := checkID(id); err != nil {
+		return nil, fmt.Errorf("snapshot: open %s: %w", name, err)
+	}
+	o, err := o.resolve(name)
+	if err != nil {
+		return nil, err
+	}
+	return verified(bytes.NewReader(data), nopCloser{}, name, id, int64(len(data)), o)
+}
+
+// nopCloser is what a Reader over bytes closes.
+type nopCloser struct{}
+
+func (nopCloser) Close() error { return nil }
+
+// verified returns a Reader over src, of size bytes, once it has
+// verified it; c is what Close closes.
+func verified(src io.ReaderAt, c io.Closer, path string, id kraft.OffsetAndEpoch, size int64, o ReadOptions) (*Reader, error) {
+	r := &Reader{f: c, path: path, id: id, epoch: int32(id.Epoch), size: size, opts: o}
+	r.sc = scanner{f: src, path: path, size: size, epoch: r.epoch, max: o.MaxBatchBytes,
 		dec: recordbatch.Decoder{MaxDecompressedSize: o.MaxDecompressedSize}}
 	if err := r.verify(); err != nil {
-		_ = f.Close() // the verification error is the one to report
 		return nil, err
 	}
 	return r, nil
@@ -162,6 +206,7 @@ func (r *Reader) verify() error {
 		}
 	}
 	r.header = sc.header
+	r.times = sc.times
 	r.batches = sc.index
 	sc.rewind()
 	return nil
@@ -180,6 +225,10 @@ func (r *Reader) Size() int64 { return r.size }
 // Header returns what the header control batch says. Voters is shared
 // with the Reader; do not modify it.
 func (r *Reader) Header() Header { return r.header }
+
+// Times returns the timestamps of the file's batches: the header batch,
+// the first data batch (0 when there is none) and the footer batch.
+func (r *Reader) Times() BatchTimes { return r.times }
 
 // Records returns the number of metadata records (data records; control
 // records not counted).
@@ -244,7 +293,7 @@ func (r *Reader) Close() error {
 // scanner reads and checks one batch at a time. Its checks are the
 // snapshot rules listed on [Open].
 type scanner struct {
-	f     vfs.File
+	f     io.ReaderAt
 	path  string
 	size  int64
 	epoch int32
@@ -256,7 +305,9 @@ type scanner struct {
 	nextOffset int64 // expected base offset of the next batch
 	index      int   // batches read
 	footer     bool  // the footer has been read
+	data       bool  // a data batch has been read
 	header     Header
+	times      BatchTimes
 	cur        recordbatch.Batch
 }
 
@@ -321,7 +372,7 @@ func (s *scanner) next() (*recordbatch.Batch, int64, error) {
 
 // rewind starts the scan again from the first batch.
 func (s *scanner) rewind() {
-	s.pos, s.nextOffset, s.index, s.footer, s.header = 0, 0, 0, false, Header{}
+	s.pos, s.nextOffset, s.index, s.footer, s.data, s.header, s.times = 0, 0, 0, false, false, Header{}, BatchTimes{}
 }
 
 // read fills s.buf[from:n] from the file at pos, keeping s.buf[:from].
@@ -366,9 +417,13 @@ func (s *scanner) check(b *recordbatch.Batch, pos int64) error {
 		if !b.IsControl() {
 			return s.corrupt(pos, false, nil, "first batch is not a control batch")
 		}
+		s.times.Header = b.BaseTimestamp
 		return s.checkHeader(b, pos)
 	}
 	if !b.IsControl() {
+		if !s.data {
+			s.times.Data, s.data = b.BaseTimestamp, true
+		}
 		for i := range b.Records {
 			if b.Records[i].Value == nil {
 				return s.corrupt(pos, false, nil, "record %d has a null value", i)
@@ -395,6 +450,7 @@ func (s *scanner) check(b *recordbatch.Batch, pos int64) error {
 			return s.corrupt(pos, false, nil, "%d records after the SnapshotFooter", n-1-i)
 		}
 		s.footer = true
+		s.times.Footer = b.BaseTimestamp
 	}
 	return nil
 }

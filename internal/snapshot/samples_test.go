@@ -2,10 +2,8 @@ package snapshot
 
 import (
 	"bytes"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/krabka-go/krabka/internal/control"
@@ -43,26 +41,9 @@ var sampleCounts = map[string]struct {
 
 // sampleFiles returns every .checkpoint file under kafka-samples, relative
 // to root, with its bytes.
-func sampleFiles(t *testing.T) (map[string][]byte, string) {
+func sampleFiles(t *testing.T) map[string][]byte {
 	t.Helper()
-	root := sharedtest.Dir(t, "kafka-samples")
-	files := map[string][]byte{}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, Suffix) {
-			return err
-		}
-		rel, err := filepath.Rel(root, path)
-		if err != nil {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		files[filepath.ToSlash(rel)] = data
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files, root
+	return sharedtest.Files(t, "kafka-samples", Suffix)
 }
 
 // TestKafkaSamplesReadAndRewrite reads every checkpoint Kafka 3.5-4.2
@@ -74,7 +55,7 @@ func sampleFiles(t *testing.T) (map[string][]byte, string) {
 // timestamps (the time each batch was opened) are the only inputs that
 // vary, and the test feeds the writer the times read from the file.
 func TestKafkaSamplesReadAndRewrite(t *testing.T) {
-	files, _ := sampleFiles(t)
+	files := sampleFiles(t)
 	if len(files) != len(sampleCounts) {
 		t.Errorf("found %d checkpoint files, the table lists %d", len(files), len(sampleCounts))
 	}
@@ -176,7 +157,7 @@ func TestKafkaSamplesReadAndRewrite(t *testing.T) {
 // SnapshotHeader{format time}, KRaftVersion 1 and Voters, then the footer
 // batch, no data batch, epoch 0.
 func TestKafkaBootstrapSnapshotLayout(t *testing.T) {
-	files, _ := sampleFiles(t)
+	files := sampleFiles(t)
 	data := files["kafka41-dynamic-bootstrap-nolog/__cluster_metadata-0/00000000000000000000-0000000000.checkpoint"]
 	if data == nil {
 		t.Fatal("0-0 bootstrap snapshot missing from kafka-samples")

@@ -78,6 +78,11 @@ type PeerConfig struct {
 	// request may wait for its answer, from the moment it was queued. It
 	// also bounds a dial.
 	RequestTimeout time.Duration
+	// UnstableAPIVersions is unstable.api.versions.enable: whether a
+	// negotiated version may be one the version table marks unstable
+	// (wire.APIVersion.MaxEnabled). A node sends only what it would
+	// serve.
+	UnstableAPIVersions bool
 	// RetryBackoff is controller.quorum.retry.backoff.ms: the wait before
 	// dialling again after a failed dial. Consecutive failures double it up
 	// to MaxRetryBackoff.
@@ -593,7 +598,7 @@ func (s *sender) pickVersion(req kmsg.Request) error {
 	key := req.Key()
 	ourMin, ourMax := int16(0), req.MaxVersion()
 	if a, ok := wire.LookupAPI(key); ok {
-		ourMin, ourMax = a.Min, a.Max
+		ourMin, ourMax = a.Min, a.MaxEnabled(s.p.cfg.UnstableAPIVersions)
 	}
 	v := req.GetVersion()
 	if s.versions == nil {

@@ -127,6 +127,14 @@ type ServerConfig struct {
 	// Meter counts the accepted connections, the request frames read and
 	// the response frames written; nil counts nothing.
 	Meter Meter
+	// UnstableAPIVersions is unstable.api.versions.enable: whether a
+	// request at an API version the version table marks unstable is
+	// served (wire.Decoder.UnstableAPIVersions); without it the
+	// connection is closed, as Kafka closes it. Requests read before
+	// authentication (ApiVersions, SaslHandshake, SaslAuthenticate) are
+	// checked against the stable versions: none of the three has an
+	// unstable version.
+	UnstableAPIVersions bool
 }
 
 // DefaultServerConfig returns Kafka's defaults (socket.request.max.bytes

@@ -58,20 +58,25 @@ type FeatureState struct {
 	// FinalizedEpoch is the epoch of the finalized features (the offset of
 	// the image they come from), or -1 when unknown.
 	FinalizedEpoch int64
+	// UnstableAPIVersions is the listener's unstable.api.versions.enable:
+	// whether the API rows advertise their unstable versions
+	// ([APIVersion.MaxEnabled]).
+	UnstableAPIVersions bool
 }
 
 // UnsupportedAPIVersionsResponse returns Kafka's answer to an ApiVersions
 // request at a version it does not support (KIP-511): a version-0 response
 // with UNSUPPORTED_VERSION whose ApiKeys holds only the ApiVersions row, so
 // the client can retry at a version both sides speak
-// (ApiVersionsRequest.getErrorResponse, RequestContext.apiVersion).
-func UnsupportedAPIVersionsResponse() *kmsg.ApiVersionsResponse {
+// (ApiVersionsRequest.getErrorResponse, RequestContext.apiVersion);
+// unstable says whether an unstable ApiVersions version is served.
+func UnsupportedAPIVersionsResponse(unstable bool) *kmsg.ApiVersionsResponse {
 	a, _ := LookupAPI(KeyAPIVersions)
 	resp := kmsg.NewPtrApiVersionsResponse()
 	resp.SetVersion(0)
 	resp.ErrorCode = kerr.UnsupportedVersion.Code
 	k := kmsg.NewApiVersionsResponseApiKey()
-	k.ApiKey, k.MinVersion, k.MaxVersion = a.Key, a.Min, a.Max
+	k.ApiKey, k.MinVersion, k.MaxVersion = a.Key, a.Min, a.MaxEnabled(unstable)
 	resp.ApiKeys = append(resp.ApiKeys, k)
 	return resp
 }
@@ -83,7 +88,8 @@ func UnsupportedAPIVersionsResponse() *kmsg.ApiVersionsResponse {
 //   - v3+ with a ClientSoftwareName or ClientSoftwareVersion that does not
 //     match [ValidClientSoftware] ⇒ INVALID_REQUEST with no API list (the
 //     error response of ApiVersionsRequest.getErrorResponse);
-//   - otherwise NONE, every row of the version table, the supported
+//   - otherwise NONE, every row of the version table (capped at its
+//     stable versions unless st.UnstableAPIVersions), the supported
 //     features (kraft.version MinKRaftVersion..MaxKRaftVersion,
 //     metadata.version and st.Other), the finalized features with a level
 //     above 0 (min = max = level) and their epoch. For request versions
@@ -102,7 +108,7 @@ func AnswerAPIVersions(req *kmsg.ApiVersionsRequest, st FeatureState) *kmsg.ApiV
 	}
 	for _, a := range SupportedAPIs() {
 		k := kmsg.NewApiVersionsResponseApiKey()
-		k.ApiKey, k.MinVersion, k.MaxVersion = a.Key, a.Min, a.Max
+		k.ApiKey, k.MinVersion, k.MaxVersion = a.Key, a.Min, a.MaxEnabled(st.UnstableAPIVersions)
 		resp.ApiKeys = append(resp.ApiKeys, k)
 	}
 	supported := make([]SupportedFeature, 0, 2+len(st.Other))

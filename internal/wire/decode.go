@@ -65,6 +65,12 @@ func DecodeRequest(frame []byte) (*Request, error) {
 // a follower fetches continuously, and its requests are translated for
 // the consensus core as soon as they are read.
 type Decoder struct {
+	// UnstableAPIVersions is unstable.api.versions.enable: whether a
+	// request at an unstable version ([APIVersion.LatestUnstable]) is
+	// served. Without it such a request is refused as one at an
+	// unsupported version.
+	UnstableAPIVersions bool
+
 	clientID string
 	fetch    *kmsg.FetchRequest
 }
@@ -99,20 +105,24 @@ func (d *Decoder) decode(frame []byte, req *Request, reuse bool) error {
 	if err != nil {
 		return &RequestError{Kind: ErrMalformedHeader, Header: h, Close: true, Err: err}
 	}
-	if !api.Supports(h.APIVersion) {
+	// Kafka's SocketServer closes the connection of a request at a
+	// version that is not enabled (ApiVersionManager.isApiEnabled), an
+	// unstable one without unstable.api.versions.enable included; an
+	// ApiVersions request it answers instead (KIP-511).
+	if maxV := api.MaxEnabled(d.UnstableAPIVersions); !api.Enabled(h.APIVersion, d.UnstableAPIVersions) {
 		if h.APIKey == KeyAPIVersions {
 			return &RequestError{
 				Kind:   ErrUnsupportedVersion,
 				Header: h,
-				Answer: UnsupportedAPIVersionsResponse(),
-				Err:    fmt.Errorf("ApiVersions v%d is outside %d-%d; answered at v0", h.APIVersion, api.Min, api.Max),
+				Answer: UnsupportedAPIVersionsResponse(d.UnstableAPIVersions),
+				Err:    fmt.Errorf("ApiVersions v%d is outside %d-%d; answered at v0", h.APIVersion, api.Min, maxV),
 			}
 		}
 		return &RequestError{
 			Kind:   ErrUnsupportedVersion,
 			Header: h,
 			Close:  true,
-			Err:    fmt.Errorf("%s v%d is outside %d-%d", api.Name, h.APIVersion, api.Min, api.Max),
+			Err:    fmt.Errorf("%s v%d is outside %d-%d", api.Name, h.APIVersion, api.Min, maxV),
 		}
 	}
 	var body kmsg.Request

@@ -65,6 +65,13 @@
 //     case as a *[RequestError] with Close false and the answer ready in
 //     Answer ([UnsupportedAPIVersionsResponse]).
 //
+// A row's newest version may be marked unstable, as Kafka's schemas mark
+// it latestVersionUnstable ([APIVersion.LatestUnstable]): it is decoded,
+// advertised and answered only when unstable.api.versions.enable is set
+// ([Decoder.UnstableAPIVersions], [FeatureState.UnstableAPIVersions]),
+// and a request at it otherwise closes the connection like any version
+// outside the table. No row of Kafka 4.3.1's table is.
+//
 // [AnswerAPIVersions] builds the normal answer: the version table, the
 // supported and finalized features (with KAFKA-17492's rule that versions
 // below 4 leave out features whose minimum level is 0), or INVALID_REQUEST

@@ -139,7 +139,7 @@ func fillPrivateResponse(resp kmsg.Response, rng *rand.Rand) {
 
 func TestDecodeResponseFallsBackToV0ForApiVersions(t *testing.T) {
 	// A server that does not know ApiVersions v4 answers at v0.
-	frame := AppendResponse(nil, 9, UnsupportedAPIVersionsResponse())
+	frame := AppendResponse(nil, 9, UnsupportedAPIVersionsResponse(false))
 	req := kmsg.NewPtrApiVersionsRequest()
 	req.SetVersion(4)
 	resp, err := DecodeResponse(frame[4:], req)

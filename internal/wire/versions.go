@@ -45,10 +45,30 @@ type APIVersion struct {
 	// header is v2 and the response header v1 (except ApiVersions, whose
 	// response header is always v0).
 	FlexibleFrom int16
+	// LatestUnstable marks Max as unstable, as Kafka's schema flag
+	// latestVersionUnstable does: that version is advertised and served
+	// only with unstable.api.versions.enable (ApiKeys.latestVersion).
+	LatestUnstable bool
 }
 
-// Supports reports whether version v is within [a.Min, a.Max].
+// Supports reports whether version v is within [a.Min, a.Max]: whether
+// this build can decode it.
 func (a APIVersion) Supports(v int16) bool { return v >= a.Min && v <= a.Max }
+
+// MaxEnabled is the highest version served: Max, or the version below
+// it when Max is unstable and unstable API versions are not enabled.
+func (a APIVersion) MaxEnabled(unstable bool) int16 {
+	if a.LatestUnstable && !unstable {
+		return a.Max - 1
+	}
+	return a.Max
+}
+
+// Enabled reports whether version v is served (Kafka's
+// ApiKeys.isVersionEnabled): within [a.Min, a.MaxEnabled(unstable)].
+func (a APIVersion) Enabled(v int16, unstable bool) bool {
+	return v >= a.Min && v <= a.MaxEnabled(unstable)
+}
 
 // Flexible reports whether version v of the API uses the flexible encoding
 // (compact strings and arrays, tagged fields).
@@ -75,8 +95,13 @@ func (a APIVersion) Flexible(v int16) bool { return v >= a.FlexibleFrom }
 // with ILLEGAL_SASL_STATE, as ControllerApis answers them.
 //
 // A test (versions_test.go) checks every row against Kafka's JSON schemas:
-// each range lies within Kafka's validVersions and each FlexibleFrom equals
-// Kafka's flexibleVersions.
+// each range lies within Kafka's validVersions, each FlexibleFrom equals
+// Kafka's flexibleVersions and each LatestUnstable Kafka's
+// latestVersionUnstable. In Kafka 4.3.1 none of these APIs has an
+// unstable version, so unstable.api.versions.enable changes nothing in
+// what a Krabka controller advertises or serves; the flag is still
+// carried to every check ([APIVersion.Enabled]), so a row that gains one
+// is gated by it.
 func versionTable() [17]APIVersion {
 	return [17]APIVersion{
 		{Key: KeyFetch, Name: "Fetch", Min: 13, Max: 18, FlexibleFrom: 12},

@@ -23,6 +23,8 @@ type schema struct {
 	Listeners        []string `json:"listeners"`
 	ValidVersions    string   `json:"validVersions"`
 	FlexibleVersions string   `json:"flexibleVersions"`
+	// LatestVersionUnstable is absent (false) in most schemas.
+	LatestVersionUnstable bool `json:"latestVersionUnstable"`
 }
 
 // stripComments removes // comments (outside strings) from Kafka's JSON.
@@ -154,6 +156,9 @@ func TestVersionTableMatchesKafkaSchemas(t *testing.T) {
 				}
 				if f := parseFlexible(t, s.FlexibleVersions); f != api.FlexibleFrom {
 					t.Errorf("%s: flexible from %d, Kafka's flexibleVersions is %s", kind, api.FlexibleFrom, s.FlexibleVersions)
+				}
+				if kind == "Request" && s.LatestVersionUnstable != api.LatestUnstable {
+					t.Errorf("LatestUnstable %v, Kafka's latestVersionUnstable is %v", api.LatestUnstable, s.LatestVersionUnstable)
 				}
 				if kind == "Request" && !slices.Contains(s.Listeners, "controller") {
 					t.Errorf("Kafka does not serve %s on the controller listener (%v)", api.Name, s.Listeners)
