@@ -3,6 +3,7 @@ package raft
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,6 +89,89 @@ func TestSnapshotOfUnsupportedMetadataVersionRefusesToStart(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, snapshot.FileName(id))); err != nil {
 			t.Errorf("level %d: the snapshot is gone: %v", level, err)
 		}
+	}
+}
+
+// writeMetadataSnapshot writes snapshot id into dir: a metadata.version
+// record at level and a topic.
+func writeMetadataSnapshot(t *testing.T, dir string, id kraft.OffsetAndEpoch, level int16) {
+	t.Helper()
+	now := time.Now().UnixMilli()
+	w, err := snapshot.Create(vfs.OS(), dir, id, 1, snapshot.Header{LastContainedLogTimestamp: now}, now, snapshot.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range []metadata.Record{metadataVersionAt(level), topicRecord("t")} {
+		v, err := metadata.Encode(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Append(now, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Freeze(now); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFetchedSnapshotOfUnsupportedMetadataVersionStopsTheNode (a fatal
+// fault): a node that downloads from its leader a snapshot finalizing a
+// metadata.version outside the range it supports (as a leader of a newer
+// release serves) stops with an UnsupportedMetadataVersionError naming the
+// snapshot once the download is complete, and its fatal-fault check
+// fails. The leader is a node of this release whose snapshot file is
+// replaced, after it loaded it, by one of the same id at the unsupported
+// level: it serves the file's bytes without reading them.
+func TestFetchedSnapshotOfUnsupportedMetadataVersionStopsTheNode(t *testing.T) {
+	cfg := ForTests(1, t.TempDir())
+	dir := filepath.Join(cfg.MetadataLogDir, PartitionDirName)
+	if err := logstore.MkdirAllDurable(vfs.OS(), dir); err != nil {
+		t.Fatal(err)
+	}
+	id := kraft.OffsetAndEpoch{Offset: 5, Epoch: 1}
+	writeMetadataSnapshot(t, dir, id, metadata.MaxMetadataVersion)
+	leader, err := Start(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = leader.Shutdown(context.Background()) })
+	waitFor(t, "node 1 to lead", func() bool { return leader.QuorumState().Role == RoleLeader })
+	if _, ok := leader.CurrentImage().Topics().ByName("t"); !ok {
+		t.Fatal("the leader did not load its snapshot")
+	}
+	newer := t.TempDir()
+	writeMetadataSnapshot(t, newer, id, metadata.MaxMetadataVersion+1)
+	if err := os.Rename(filepath.Join(newer, snapshot.FileName(id)), filepath.Join(dir, snapshot.FileName(id))); err != nil {
+		t.Fatal(err)
+	}
+
+	ocfg := ForTests(2, t.TempDir())
+	port := leader.Addr().(*net.TCPAddr).Port
+	ocfg.QuorumVoters = []QuorumVoter{{ID: 1, Host: "127.0.0.1", Port: uint16(port)}}
+	o, err := StartObserver(t.Context(), ocfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = o.Shutdown(context.Background()) })
+	select {
+	case <-o.Done():
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the node still runs on a downloaded snapshot of a metadata.version it does not support: %+v", o.QuorumState())
+	}
+	var ue *UnsupportedMetadataVersionError
+	if err := o.Err(); !errors.As(err, &ue) || ue.Snapshot != id.String() || !errors.Is(err, metadata.ErrUnsupportedMetadataVersion) {
+		t.Fatalf("Err = %v, want an UnsupportedMetadataVersionError for snapshot %s", err, id)
+	}
+	rs, err := o.c.LiveChecks(DefaultHealthOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err, _ := checkErr(rs, CheckFatalFault); !errors.Is(err, metadata.ErrUnsupportedMetadataVersion) {
+		t.Errorf("%s = %v, want the unsupported metadata.version", CheckFatalFault, err)
+	}
+	if st := leader.QuorumState(); st.Role != RoleLeader {
+		t.Errorf("the leader stopped leading: %+v", st)
 	}
 }
 
