@@ -402,7 +402,15 @@ func (n *Node) handleEndQuorumEpochRequest(m *EndQuorumEpochRequest) {
 	}
 	n.maybeTransition(m.LeaderID, m.LeaderEpoch)
 	if n.s.role == Follower && n.s.leaderID == m.LeaderID {
+		// Kafka's position counts the candidates listed before this node:
+		// the list's length when it is not listed, 0 for an empty list,
+		// which a leader restarted into Resigned sends (it has no fetch
+		// offsets to rank its successors by), so every voter campaigns at
+		// once (KafkaRaftClient.endEpochElectionBackoff).
 		pos := slices.IndexFunc(m.PreferredCandidates, func(k ReplicaKey) bool { return k.Matches(n.me) })
+		if pos < 0 {
+			pos = len(m.PreferredCandidates)
+		}
 		d := electionBackoff(pos, len(m.PreferredCandidates), Instant(n.cfg.ElectionBackoffMax.Milliseconds()))
 		// Kafka overrides the fetch timer and keeps refusing pre-votes
 		// until it fires; here the resigned leader is no longer heard, so
@@ -416,9 +424,10 @@ func (n *Node) handleEndQuorumEpochRequest(m *EndQuorumEpochRequest) {
 	answer(CodeNone)
 }
 
-// electionBackoff is Kafka's strictExponentialElectionBackoffMs: the first
-// preferred successor starts at once, the others wait exponentially longer,
-// capped at max; an unlisted voter waits max.
+// electionBackoff is Kafka's strictExponentialElectionBackoffMs: position
+// 0 starts at once (the first preferred successor, or any voter of an
+// empty list), the others wait exponentially longer, capped at max; a
+// position at or past the list's length (an unlisted voter) waits max.
 func electionBackoff(pos, n int, maxMs Instant) Instant {
 	switch {
 	case pos == 0:
