@@ -29,11 +29,11 @@
 // FeatureLevelRecord for metadata.version, one per other finalized
 // feature, and SCRAM credentials. [Bootstrap] is that content.
 //
-// The bootstrap snapshot of a dynamic quorum, 00000000000000000000-
-// 0000000000.checkpoint, which kafka-storage format --standalone or
-// --initial-controllers writes, is an ordinary [Snapshot]: epoch 0, a
-// [Control] with the format time, kraft.version 1 and the initial voters,
-// and no records.
+// The bootstrap snapshot of a dynamic quorum, which kafka-storage format
+// --standalone or --initial-controllers writes as
+// 00000000000000000000-0000000000.checkpoint, is an ordinary [Snapshot]:
+// epoch 0, a [Control] with the format time, kraft.version 1 and the
+// initial voters, and no records.
 //
 // # Encoding
 //
