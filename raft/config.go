@@ -376,6 +376,10 @@ type Config struct {
 	// in place of an authorizer; it has no Kafka property and excludes
 	// AuthorizerClassName.
 	ClusterGrants ClusterGrants
+	// ShardRouter, when not nil, serves the KRaft RPCs the controller
+	// listeners receive for partitions other than __cluster_metadata-0
+	// (see [ShardRouter]); it has no Kafka property.
+	ShardRouter ShardRouter
 
 	// Logger receives the node's log lines. It has no Kafka property;
 	// nil discards them.

@@ -29,6 +29,9 @@ type handler struct {
 	authz *requestAuthz
 	// foreign rate-limits the ERROR about requests of another cluster.
 	foreign foreignRequests
+	// shards serves KRaft RPCs for other partitions (Config.ShardRouter),
+	// nil for none.
+	shards ShardRouter
 }
 
 // Serve implements [transport.Handler].
@@ -43,6 +46,10 @@ func (h *handler) Serve(ctx context.Context, req *transport.Request, reply *tran
 	case *kmsg.ApiVersionsRequest:
 		reply.Send(wire.AnswerAPIVersions(body, c.rc.featureState(e.pub.image.Load(), e.pub.finalizedKRaftVersion())))
 	case *kmsg.VoteRequest, *kmsg.BeginQuorumEpochRequest, *kmsg.EndQuorumEpochRequest, *kmsg.FetchRequest, *kmsg.FetchSnapshotRequest:
+		if h.shards != nil && wire.ForOtherPartitions(body) {
+			h.serveShard(ctx, h.shards, req, reply)
+			return
+		}
 		msg, answer, err := wire.KRaftRequest(body, e.clusterID, c.rc.id)
 		switch {
 		case err != nil:
