@@ -127,8 +127,9 @@ func KnownFeatures() FeatureRegistry {
 		Features: []FeatureSpec{
 			{Name: FeatureEligibleLeaderReplicas, LatestProduction: 1, Levels: []FeatureLevel{
 				{0, MinMetadataVersion, none},
-				// ELR records need 4.0-IV1 (KIP-966).
-				{1, 26, []FeatureRequirement{{FeatureMetadataVersion, MetadataVersion4_0_IV1}}},
+				// KIP-966; Kafka's EligibleLeaderReplicasVersion.ELRV_1
+				// depends on 4.0-IV2, though ELR records exist from 4.0-IV1.
+				{1, 26, []FeatureRequirement{{FeatureMetadataVersion, 24}}},
 			}},
 			{Name: FeatureGroupVersion, LatestProduction: 1, Levels: []FeatureLevel{
 				{0, MinMetadataVersion, none},

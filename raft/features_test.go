@@ -121,7 +121,7 @@ func TestCheckFeatureUpdatesRowsAndUnstableLevels(t *testing.T) {
 		{"an unstable metadata.version without the flag", update("metadata.version", 31, 1), false, 30,
 			prefix + "31 for feature metadata.version. Local controller 3 only supports versions 7-30", 0},
 		{"a dependency not met", update("eligible.leader.replicas.version", 1, 1), false, 22,
-			prefix + "1 for feature eligible.leader.replicas.version. eligible.leader.replicas.version could not be set to 1 because it depends on metadata.version level 23", 0},
+			prefix + "1 for feature eligible.leader.replicas.version. eligible.leader.replicas.version could not be set to 1 because it depends on metadata.version level 24", 0},
 	} {
 		t.Run(tc.what, func(t *testing.T) {
 			fc := featureCheck{id: 3, features: reg, unstable: tc.unstable, kraftVersion: 1,

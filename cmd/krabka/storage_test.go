@@ -398,7 +398,7 @@ func TestFormatBadInputs(t *testing.T) {
 		{"feature without level", `--feature "group.version": want NAME=LEVEL`, base(static, "-f", "group.version")},
 		{"feature level too high", "--feature group.version=2: supported levels are 0 to 1", base(static, "-f", "group.version=2")},
 		{"feature twice", "--feature group.version is given more than once", base(static, "-f", "group.version=1", "-f", "group.version=0")},
-		{"a level whose metadata.version is too old", "--feature: eligible.leader.replicas.version could not be set to 1 because it depends on metadata.version level 23",
+		{"a level whose metadata.version is too old", "--feature: eligible.leader.replicas.version could not be set to 1 because it depends on metadata.version level 24",
 			base(static, "-r", "4.0-IV0", "-f", "eligible.leader.replicas.version=1")},
 		{"share groups before 4.1-IV1", "--feature: share.version could not be set to 1 because it depends on metadata.version level 27",
 			base(static, "-r", "4.1-IV0", "-f", "share.version=1")},
