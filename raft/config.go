@@ -322,8 +322,8 @@ type Config struct {
 	ConnectionsMaxIdle time.Duration
 	// MaxConnections is max.connections (2147483647): the most
 	// connections the node holds open at once, over all its listeners; a
-	// connection beyond it is closed at accept. 0 admits none, as in
-	// Kafka.
+	// connection beyond it waits unserved until one closes, as Kafka's
+	// acceptor waits. 0 serves none, as in Kafka.
 	MaxConnections int32
 	// MaxConnectionsPerIP is max.connections.per.ip (2147483647): the
 	// most connections the node holds open at once from one IP address,

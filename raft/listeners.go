@@ -119,9 +119,10 @@ type ListenerStats struct {
 	// the number open now.
 	Accepted uint64
 	Active   int64
-	// Rejected counts the connections closed at accept by the connection
-	// quotas (max.connections, max.connections.per.ip and its overrides).
-	Rejected uint64
+	// Rejected counts the connections closed at accept by the per-address
+	// connection quotas (max.connections.per.ip and its overrides);
+	// SlotWaits the accepts that waited for a slot at max.connections.
+	Rejected, SlotWaits uint64
 	// Throttled counts the accepts delayed by max.connection.creation.rate;
 	// IPThrottled the connections held and then closed by an address's
 	// connection_creation_rate quota (KIP-612).
@@ -146,7 +147,7 @@ func (c *Controller) ListenerStats() []ListenerStats {
 		st := s.Stats()
 		out[i] = ListenerStats{
 			Name: c.srv.names[i], Accepted: st.Accepted, Active: st.Active, Rejected: st.Rejected,
-			Throttled: st.Throttled, IPThrottled: st.IPThrottled,
+			SlotWaits: st.SlotWaits, Throttled: st.Throttled, IPThrottled: st.IPThrottled,
 			ClosedInvalid: st.ClosedInvalid, ClosedIdle: st.ClosedIdle, ClosedExpired: st.ClosedExpired,
 			Reauthenticated: st.Reauthenticated, ReauthFailed: st.ReauthFailed,
 		}

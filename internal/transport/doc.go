@@ -10,8 +10,10 @@
 // (max.connection.creation.rate, KIP-612), which may hold it, and every
 // later accept, for up to one quota window; it then reserves a slot against the
 // [ConnectionQuotas] its servers share
-// (max.connections, max.connections.per.ip and its overrides; a connection
-// over a limit is closed at once, without a byte), then gets two
+// (max.connections, max.connections.per.ip and its overrides: at
+// max.connections the acceptor waits for a slot, holding the connection;
+// one over its address's limit is closed at once, without a byte), then
+// gets two
 // goroutines:
 //
 //   - the reader runs the [Handshake] ([Plaintext] by default, [TLS] on

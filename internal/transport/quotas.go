@@ -29,12 +29,16 @@ type QuotaConfig struct {
 	MaxConnectionsPerIPOverrides map[netip.Addr]int
 }
 
-// ConnectionQuotas counts a node's open connections and admits or refuses
-// each new one by a [QuotaConfig], as Kafka's ConnectionQuotas does: the
-// counts cover every listener that shares the value (set
-// [ServerConfig.Quotas] to the same ConnectionQuotas on each). A refused
-// connection is closed right after accept, without a byte written. Its
-// methods are safe for concurrent use.
+// ConnectionQuotas counts a node's open connections and admits, holds or
+// refuses each new one by a [QuotaConfig], as Kafka's ConnectionQuotas
+// does: the counts cover every listener that shares the value (set
+// [ServerConfig.Quotas] to the same ConnectionQuotas on each). At
+// max.connections a listener's acceptor waits, holding the connection it
+// accepted unserved, until a connection closes (Kafka's
+// waitForConnectionSlot); the connections after it wait in the kernel's
+// backlog. A connection over its address's limit is refused: closed right
+// after accept, without a byte written. Its methods are safe for
+// concurrent use.
 type ConnectionQuotas struct {
 	maxTotal, maxPerIP int
 	overrides          map[string]int // by addressKey
@@ -42,6 +46,9 @@ type ConnectionQuotas struct {
 	mu    sync.Mutex
 	total int
 	perIP map[string]int // by addressKey; only connected addresses
+	// freed is closed, and cleared, when a slot is released while an
+	// acceptor waits for one; nil while none waits.
+	freed chan struct{}
 }
 
 // NewConnectionQuotas returns quotas that enforce cfg, or an error when a
@@ -91,15 +98,43 @@ func addressKey(a net.Addr) string {
 	return host
 }
 
+// errNoSlot reports that an acceptor stopped waiting for a slot because
+// its listener closed.
+var errNoSlot = errors.New("transport: the listener closed while waiting for a connection slot under max.connections")
+
 // reserve takes a slot for the address key ip and returns "", or returns
-// the property whose limit refuses it. The node-wide and the per-address
+// the property whose limit refuses it. At max.connections it first waits
+// for a slot, and calls waiting once when it starts to; it returns
+// errNoSlot when done is closed first. The node-wide and the per-address
 // count are taken together or not at all.
-func (q *ConnectionQuotas) reserve(ip string) string {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.total >= q.maxTotal {
-		return "max.connections"
+func (q *ConnectionQuotas) reserve(ip string, done <-chan struct{}, waiting func()) (string, error) {
+	for {
+		q.mu.Lock()
+		if q.total < q.maxTotal {
+			break // q.mu held
+		}
+		if q.freed == nil {
+			q.freed = make(chan struct{})
+		}
+		freed := q.freed
+		q.mu.Unlock()
+		if waiting != nil {
+			waiting()
+			waiting = nil
+		}
+		select {
+		case <-done:
+			return "", errNoSlot
+		case <-freed:
+		}
 	}
+	defer q.mu.Unlock()
+	return q.take(ip), nil
+}
+
+// take takes a slot below max.connections for ip, or returns the
+// per-address property refusing it; q.mu is held.
+func (q *ConnectionQuotas) take(ip string) string {
 	limit, overridden := q.overrides[ip]
 	if !overridden {
 		limit = q.maxPerIP
@@ -124,6 +159,10 @@ func (q *ConnectionQuotas) release(ip string) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.total--
+	if q.freed != nil {
+		close(q.freed)
+		q.freed = nil
+	}
 	if q.perIP[ip] <= 1 {
 		delete(q.perIP, ip)
 	} else {

@@ -1,9 +1,11 @@
 package transport
 
 import (
+	"errors"
 	"math"
 	"net"
 	"net/netip"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +38,29 @@ func dialTCPFrom(t *testing.T, from string, addr net.Addr) *client {
 func (c *client) admitted(corr int32) {
 	c.t.Helper()
 	c.send(corr, describeQuorum())
+	if got, _ := c.recv(describeQuorum()); got != corr {
+		c.t.Fatalf("correlation id %d, want %d", got, corr)
+	}
+}
+
+// held sends a request on c and checks that no answer comes within a
+// while, nor a close: the connection waits unserved for a slot. Its
+// answer comes once the wait ends (answered).
+func (c *client) held(corr int32) {
+	c.t.Helper()
+	c.send(corr, describeQuorum())
+	_ = c.nc.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	var b [1]byte
+	n, err := c.nc.Read(b[:])
+	if n != 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
+		c.t.Fatalf("read = %d bytes, %v; want the connection held unserved", n, err)
+	}
+	_ = c.nc.SetReadDeadline(time.Now().Add(testDeadline))
+}
+
+// answered reads the answer to the request held sent.
+func (c *client) answered(corr int32) {
+	c.t.Helper()
 	if got, _ := c.recv(describeQuorum()); got != corr {
 		c.t.Fatalf("correlation id %d, want %d", got, corr)
 	}
@@ -84,8 +109,9 @@ func TestQuotasPerIPZeroAdmitsOnlyOverridesTCP(t *testing.T) {
 	dialTCPFrom(t, "127.0.0.4", s.Addr()).expectClosed()
 }
 
-// TestQuotasMaxConnectionsZeroTCP: max.connections=0 admits no connection
-// at all, overrides or not.
+// TestQuotasMaxConnectionsZeroTCP: max.connections=0 serves no connection
+// at all, overrides or not: the acceptor waits for a slot that never
+// comes, holding the first connection unserved, as Kafka's does.
 func TestQuotasMaxConnectionsZeroTCP(t *testing.T) {
 	cfg := testServerConfig(echoHandler())
 	cfg.Quotas = newQuotas(t, QuotaConfig{
@@ -94,10 +120,10 @@ func TestQuotasMaxConnectionsZeroTCP(t *testing.T) {
 		MaxConnectionsPerIPOverrides: map[netip.Addr]int{netip.MustParseAddr("127.0.0.1"): 5},
 	})
 	s := startTCP(t, cfg)
-	dialTCPFrom(t, "127.0.0.1", s.Addr()).expectClosed()
-	dialTCPFrom(t, "127.0.0.2", s.Addr()).expectClosed()
-	if st := s.Stats(); st.Accepted != 0 || st.Rejected != 2 {
-		t.Errorf("stats = %+v, want none accepted, 2 rejected", st)
+	dialTCPFrom(t, "127.0.0.1", s.Addr()).held(1)
+	dialTCPFrom(t, "127.0.0.2", s.Addr()).held(2)
+	if st := s.Stats(); st.Accepted != 0 || st.Rejected != 0 || st.SlotWaits != 1 {
+		t.Errorf("stats = %+v, want none accepted or rejected and one accept waiting", st)
 	}
 }
 
@@ -115,13 +141,17 @@ func TestQuotasSharedByListenersTCP(t *testing.T) {
 	dialTCPFrom(t, "127.0.0.1", s2.Addr()).admitted(2)
 	dialTCPFrom(t, "127.0.0.1", s2.Addr()).expectClosed() // 2 from 127.0.0.1 over both
 	dialTCPFrom(t, "127.0.0.2", s1.Addr()).admitted(3)
-	dialTCPFrom(t, "127.0.0.3", s2.Addr()).expectClosed() // 3 over both
+	waiting := dialTCPFrom(t, "127.0.0.3", s2.Addr())
+	waiting.held(4) // 3 over both: s2's acceptor waits for a slot
 	if q.Open() != 3 {
 		t.Errorf("Open() = %d, want 3", q.Open())
 	}
+	// A slot freed on either listener ends the wait.
 	_ = a.nc.Close()
-	waitFor(t, func() bool { return q.Open() == 2 }, "the closed connection's slot freed")
-	dialTCPFrom(t, "127.0.0.3", s2.Addr()).admitted(4)
+	waiting.answered(4)
+	if q.Open() != 3 {
+		t.Errorf("Open() = %d, want 3", q.Open())
+	}
 }
 
 func TestNewConnectionQuotasRejectsBadLimits(t *testing.T) {

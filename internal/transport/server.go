@@ -182,6 +182,9 @@ type ServerStats struct {
 	// IPThrottled counts the connections held and then closed by
 	// IPCreationRates.
 	IPThrottled uint64
+	// SlotWaits counts the accepts that waited for a slot at
+	// max.connections (Quotas).
+	SlotWaits uint64
 	// Active is the number of connections open now.
 	Active int64
 	// ClosedInvalid counts connections closed because of an invalid frame
@@ -268,7 +271,7 @@ type Server struct {
 
 	accepted, rejected, closedInvalid, closedIdle atomic.Uint64
 	closedExpired, reauthenticated, reauthFailed  atomic.Uint64
-	throttled, ipThrottled                        atomic.Uint64
+	throttled, ipThrottled, slotWaits             atomic.Uint64
 
 	// held are the connections IPCreationRates throttled, each closed
 	// by its timer, or when the accept loop ends.
@@ -336,6 +339,7 @@ func (s *Server) Stats() ServerStats {
 		Rejected:      s.rejected.Load(),
 		Throttled:     s.throttled.Load(),
 		IPThrottled:   s.ipThrottled.Load(),
+		SlotWaits:     s.slotWaits.Load(),
 		Active:        s.active.Load(),
 		ClosedInvalid: s.closedInvalid.Load(),
 		Invalid:       s.invalid.load(),
@@ -447,7 +451,16 @@ func (s *Server) acceptLoop(ctx context.Context) {
 				continue
 			}
 		}
-		if reason := s.limit.reserve(ip); reason != "" {
+		reason, err := s.limit.reserve(ip, ctx.Done(), func() {
+			s.slotWaits.Add(1)
+			s.log.LogAttrs(ctx, slog.LevelDebug, "accept waits for a connection slot",
+				slog.String(keyRemoteAddr, nc.RemoteAddr().String()), slog.String(keyReason, "max.connections"))
+		})
+		if err != nil {
+			_ = nc.Close()
+			return
+		}
+		if reason != "" {
 			s.rejected.Add(1)
 			s.log.LogAttrs(ctx, slog.LevelDebug, "connection rejected",
 				slog.String(keyRemoteAddr, nc.RemoteAddr().String()), slog.String(keyReason, reason))

@@ -142,6 +142,10 @@ func TestSlowFrameIsCutOff(t *testing.T) {
 	})
 }
 
+// TestMaxConnectionsPerIP: a connection over its address's limit is
+// refused at once; one over max.connections waits unserved for a slot,
+// holding the acceptor, and is served when a connection closes. A refusal
+// takes no slot.
 func TestMaxConnectionsPerIP(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		n := NewMemNetwork()
@@ -155,28 +159,31 @@ func TestMaxConnectionsPerIP(t *testing.T) {
 			t.Error("a third connection from one IP was admitted (max.connections.per.ip 2)")
 		}
 		b1 := memDial(t, n, "10.0.0.2")
-		b2 := memDial(t, n, "10.0.0.3")
 		synctest.Wait()
 		if !b1.isOpen() {
 			t.Error("a connection from another IP was refused")
-		}
-		if b2.isOpen() {
-			t.Error("a fourth connection was admitted (max.connections 3)")
 		}
 		for _, c := range []*client{a1, a2, b1} {
 			c.send(1, describeQuorum())
 			c.recv(describeQuorum())
 		}
-		if st := s.Stats(); st.Accepted != 3 || st.Rejected != 2 || st.Active != 3 {
-			t.Errorf("stats = %+v, want 3 accepted, 2 rejected, 3 active", st)
+		b2 := memDial(t, n, "10.0.0.3") // a fourth: waits for a slot
+		synctest.Wait()
+		if st := s.Stats(); st.Accepted != 3 || st.Rejected != 1 || st.SlotWaits != 1 || st.Active != 3 {
+			t.Errorf("stats = %+v, want 3 accepted, 1 rejected, 1 accept waiting, 3 active", st)
 		}
-		// A per-IP rejection did not leak a global slot: after one closes,
-		// a new connection from the first IP fits again.
 		_ = a1.nc.Close()
+		b2.send(2, describeQuorum()) // the memory pipe's write waits for the server to read
+		if corr, _ := b2.recv(describeQuorum()); corr != 2 {
+			t.Fatalf("correlation id %d", corr)
+		}
+		// The per-IP refusal took no slot: with one more closed, a new
+		// connection from the first IP fits again.
+		_ = b1.nc.Close()
 		synctest.Wait()
 		a4 := memDial(t, n, "10.0.0.1")
-		a4.send(2, describeQuorum())
-		if corr, _ := a4.recv(describeQuorum()); corr != 2 {
+		a4.send(3, describeQuorum())
+		if corr, _ := a4.recv(describeQuorum()); corr != 3 {
 			t.Fatalf("correlation id %d", corr)
 		}
 	})

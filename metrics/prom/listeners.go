@@ -13,12 +13,13 @@ import (
 //	krabka_listener_connections_accepted_total{listener}
 //	krabka_listener_connections_refused_total{listener,reason="quota|ip_creation_rate"}
 //	krabka_listener_accepts_throttled_total{listener}
+//	krabka_listener_accepts_waited_total{listener}
 //	krabka_listener_connections_closed_total{listener,reason="invalid|idle|session_expired|reauthentication_failed"}
 //	krabka_listener_reauthentications_total{listener}
 //	krabka_listener_connections_active{listener}
 type ListenerCollector struct {
-	stats                                            func() []raft.ListenerStats
-	accepted, refused, throttled, closed, reauth, on *prometheus.Desc
+	stats                                                    func() []raft.ListenerStats
+	accepted, refused, throttled, waited, closed, reauth, on *prometheus.Desc
 }
 
 // NewListenerCollector returns a collector of what stats returns.
@@ -31,6 +32,7 @@ func NewListenerCollector(stats func() []raft.ListenerStats) *ListenerCollector 
 		accepted:  d("connections_accepted_total", "Connections a controller listener accepted and admitted."),
 		refused:   d("connections_refused_total", "Connections a controller listener closed at accept, by the quota that refused them.", "reason"),
 		throttled: d("accepts_throttled_total", "Accepts a controller listener delayed for max.connection.creation.rate."),
+		waited:    d("accepts_waited_total", "Accepts a controller listener held, waiting for a connection slot under max.connections."),
 		closed:    d("connections_closed_total", "Connections a controller listener closed, by reason: an invalid frame or request, idle for connections.max.idle.ms, a request after the SASL session expired, a failed re-authentication.", "reason"),
 		reauth:    d("reauthentications_total", "Successful SASL re-authentications (KIP-368) on a controller listener."),
 		on:        d("connections_active", "Connections open on a controller listener."),
@@ -39,7 +41,7 @@ func NewListenerCollector(stats func() []raft.ListenerStats) *ListenerCollector 
 
 // Describe implements [prometheus.Collector].
 func (c *ListenerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.accepted, c.refused, c.throttled, c.closed, c.reauth, c.on} {
+	for _, d := range []*prometheus.Desc{c.accepted, c.refused, c.throttled, c.waited, c.closed, c.reauth, c.on} {
 		ch <- d
 	}
 }
@@ -54,6 +56,7 @@ func (c *ListenerCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(c.refused, s.Rejected, s.Name, "quota")
 		counter(c.refused, s.IPThrottled, s.Name, "ip_creation_rate")
 		counter(c.throttled, s.Throttled, s.Name)
+		counter(c.waited, s.SlotWaits, s.Name)
 		counter(c.closed, s.ClosedInvalid, s.Name, "invalid")
 		counter(c.closed, s.ClosedIdle, s.Name, "idle")
 		counter(c.closed, s.ClosedExpired, s.Name, "session_expired")

@@ -46,7 +46,7 @@ func gatherSeries(t *testing.T, c prometheus.Collector) map[string]float64 {
 // read from the stats at each scrape.
 func TestListenerCollector(t *testing.T) {
 	stats := []raft.ListenerStats{{
-		Name: "CONTROLLER", Accepted: 7, Active: 3, Rejected: 2, Throttled: 4, IPThrottled: 1,
+		Name: "CONTROLLER", Accepted: 7, Active: 3, Rejected: 2, SlotWaits: 11, Throttled: 4, IPThrottled: 1,
 		ClosedInvalid: 5, ClosedIdle: 6, ClosedExpired: 8, Reauthenticated: 9, ReauthFailed: 10,
 	}, {Name: "CONTROLLER2", Accepted: 1}}
 	c := NewListenerCollector(func() []raft.ListenerStats { return stats })
@@ -56,6 +56,7 @@ func TestListenerCollector(t *testing.T) {
 		"krabka_listener_connections_refused_total{CONTROLLER,quota}":                  2,
 		"krabka_listener_connections_refused_total{CONTROLLER,ip_creation_rate}":       1,
 		"krabka_listener_accepts_throttled_total{CONTROLLER}":                          4,
+		"krabka_listener_accepts_waited_total{CONTROLLER}":                             11,
 		"krabka_listener_connections_closed_total{CONTROLLER,invalid}":                 5,
 		"krabka_listener_connections_closed_total{CONTROLLER,idle}":                    6,
 		"krabka_listener_connections_closed_total{CONTROLLER,session_expired}":         8,
@@ -69,8 +70,8 @@ func TestListenerCollector(t *testing.T) {
 			t.Errorf("%s = %v, want %v", k, got[k], v)
 		}
 	}
-	if len(got) != 20 {
-		t.Errorf("%d series, want 10 per listener", len(got))
+	if len(got) != 22 {
+		t.Errorf("%d series, want 11 per listener", len(got))
 	}
 	stats[0].Accepted = 8
 	if got := gatherSeries(t, c); got["krabka_listener_connections_accepted_total{CONTROLLER}"] != 8 {
