@@ -185,6 +185,10 @@ func fromProperties(keys []string, values map[string]string) (Config, Warnings, 
 			c.ListenerMaxConnectionCreationRate[strings.ToUpper(listener)] = n
 			continue
 		}
+		if slices.Contains(clientOnlyKeys, k) {
+			warnings = append(warnings, Warning{Key: k, Reason: "a client setting, read by krabka metadata-quorum add-controller when this file is its --command-config; a controller does not read it"})
+			continue
+		}
 		if reason := refusal(k, v); reason != "" {
 			// The value is left out: it may be a secret.
 			errs = append(errs, &ConfigError{Key: k, Reason: reason})

@@ -30,7 +30,6 @@ var kafkaSecurityProperties = []struct{ key, value, reason string }{
 	{"sasl.mechanism.controller.protocol", "PLAIN", "SASL"},
 	{"sasl.mechanism.controller.protocol", "GSSAPI", "SASL"}, // Kafka's default, but only a SASL listener reads it
 	{"sasl.mechanism.inter.broker.protocol", "PLAIN", "SASL"},
-	{"sasl.mechanism", "PLAIN", "SASL"},
 	{"sasl.jaas.config", `org.apache.kafka.common.security.plain.PlainLoginModule required username="a" password="hunter2";`, "SASL"},
 	{"sasl.server.callback.handler.class", "com.example.Handler", "SASL"},
 	{"sasl.client.callback.handler.class", "com.example.Handler", "SASL"},

@@ -2,9 +2,12 @@ package raft
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/binary"
 	"errors"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -237,6 +240,63 @@ func TestSSLStoreReload(t *testing.T) {
 				t.Errorf("a client of the next CA after the trust store changed: %v", err)
 			}
 		})
+	}
+}
+
+// TestSSLStoresFromKeytool checks the stores against Java's own tool:
+// a listener serves TLS from a JKS key store that keytool generated
+// (its key under its own password) and a PKCS12 key store keytool
+// converted from it, each checked by a client that trusts the
+// certificate keytool exported.
+func TestSSLStoresFromKeytool(t *testing.T) {
+	keytool, err := exec.LookPath("keytool")
+	if err != nil {
+		t.Skip("keytool is not installed; the stores are checked against go-pkcs12 and keystore-go only")
+	}
+	dir := t.TempDir()
+	run := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command(keytool, args...).CombinedOutput(); err != nil {
+			t.Fatalf("keytool %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	jks, p12, cert := filepath.Join(dir, "ks.jks"), filepath.Join(dir, "ks.p12"), filepath.Join(dir, "cert.pem")
+	run("-genkeypair", "-alias", "server", "-keyalg", "EC", "-groupname", "secp256r1", "-dname", "CN=server",
+		"-ext", "SAN=ip:127.0.0.1", "-validity", "1", "-keystore", jks, "-storetype", "JKS", "-storepass", "store-secret", "-keypass", "key-secret")
+	run("-importkeystore", "-srckeystore", jks, "-srcstoretype", "JKS", "-srcstorepass", "store-secret", "-srckeypass", "key-secret",
+		"-srcalias", "server", "-destkeystore", p12, "-deststoretype", "PKCS12", "-deststorepass", "store-secret")
+	run("-exportcert", "-rfc", "-alias", "server", "-keystore", jks, "-storepass", "store-secret", "-file", cert)
+	pem, err := os.ReadFile(cert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(pem)
+	for _, store := range []map[string]string{
+		{keySSLKeystoreType: storeJKS, keySSLKeystoreLocation: jks, keySSLKeystorePassword: "store-secret", keySSLKeyPassword: "key-secret"},
+		{keySSLKeystoreType: storePKCS12, keySSLKeystoreLocation: p12, keySSLKeystorePassword: "store-secret"},
+	} {
+		cfg := ForTests(1, t.TempDir())
+		cfg.ListenerSecurityProtocolMap = map[string]SecurityProtocol{"CONTROLLER": SecuritySSL}
+		cfg.SSL = store
+		if _, err := dialTLS(t, startNode(t, cfg).Addr(), &tls.Config{RootCAs: roots, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}); err != nil {
+			t.Errorf("%s key store from keytool: %v", store[keySSLKeystoreType], err)
+		}
+	}
+}
+
+// TestPKCS12TruststoreWithoutPassword: a PKCS12 trust store written
+// without a password reads without ssl.truststore.password, which
+// Validate then does not require.
+func TestPKCS12TruststoreWithoutPassword(t *testing.T) {
+	ca := tlstest.NewCA(t, "test CA")
+	pool, err := decodePKCS12Truststore(tlstest.PKCS12Truststore(t, "", ca), "")
+	if err != nil || !pool.Equal(tlstest.Pool(ca)) {
+		t.Errorf("decodePKCS12Truststore = %v, %v; want the CA", pool, err)
+	}
+	_, _, err = ParseProperties([]byte(sslBase + "ssl.truststore.type=PKCS12\nssl.truststore.location=/t.p12\n"))
+	if err != nil {
+		t.Errorf("a PKCS12 trust store without a password: %v", err)
 	}
 }
 

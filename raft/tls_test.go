@@ -24,11 +24,7 @@ import (
 // writeFile writes data to name in dir and returns its path.
 func writeFile(t *testing.T, dir, name string, data []byte) string {
 	t.Helper()
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return tlstest.WriteFile(t, dir, name, data)
 }
 
 // sslNode makes cfg's CONTROLLER listener SSL with leaf's key store and

@@ -9,7 +9,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/krabka-go/krabka/internal/transport"
 	"github.com/krabka-go/krabka/internal/wire"
+	"github.com/krabka-go/krabka/raft"
 )
 
 // clientID is the request header's client id of krabka's tools.
@@ -27,12 +29,21 @@ type controllerConn struct {
 	versions map[int16]kmsg.ApiVersionsResponseApiKey
 }
 
-// dialController connects to addr and exchanges ApiVersions.
-func dialController(ctx context.Context, addr string) (*controllerConn, error) {
+// dialController connects to addr with the client security sec (TLS,
+// then SASL, as a controller's own peer connections do) and exchanges
+// ApiVersions.
+func dialController(ctx context.Context, addr string, sec raft.ClientSecurity) (*controllerConn, error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("connect to controller %s: %w", addr, err)
+	}
+	var sasl *transport.SASLClient
+	if sec.SASLMechanism != "" {
+		sasl = &transport.SASLClient{Mechanism: sec.SASLMechanism, Username: sec.SASLUsername, Password: sec.SASLPassword}
+	}
+	if conn, _, err = transport.UpgradeClient(ctx, conn, addr, sec.TLS, sasl, clientID, wire.DefaultMaxFrameSize); err != nil {
+		return nil, fmt.Errorf("connect to controller %s as %s: %w", addr, sec.Protocol, err)
 	}
 	c := &controllerConn{addr: addr, conn: conn}
 	req := kmsg.NewPtrApiVersionsRequest()

@@ -29,7 +29,10 @@ func newAddControllerCommand(a *app, o *quorumOptions) *cobra.Command {
 		Long: "add-controller reads the new controller's own server.properties\n" +
 			"(--command-config): its node.id, the directory.id of meta.properties in its\n" +
 			"metadata log directory, and the endpoints of its controller listeners. It\n" +
-			"then asks the quorum leader to add it as a voter (AddRaftVoter). The new\n" +
+			"then asks the quorum leader to add it as a voter (AddRaftVoter), reaching\n" +
+			"the quorum with the client settings the same file carries\n" +
+			"(security.protocol, sasl.mechanism, sasl.jaas.config and the ssl.* keys),\n" +
+			"as Kafka's tool does. The new\n" +
 			"controller must run, as an observer, and have caught up with the leader:\n" +
 			"wait until describe --replication shows it without lag.",
 		Args: cobra.NoArgs,
@@ -68,13 +71,17 @@ type newController struct {
 	id        int32
 	dir       kraft.UUID
 	endpoints []raft.Endpoint
+	// security is how the tool reaches the quorum: the client settings
+	// the file carries, as Kafka's tool builds its admin client from the
+	// same file.
+	security raft.ClientSecurity
 }
 
-// readNewController reads node.id, the directory id and the controller
-// endpoints from the server.properties at path, as Kafka's tool does: an
-// endpoint without a host is named localhost.
+// readNewController reads node.id, the directory id, the controller
+// endpoints and the client settings from the server.properties at path,
+// as Kafka's tool does: an endpoint without a host is named localhost.
 func readNewController(path string) (newController, error) {
-	cfg, _, err := raft.LoadConfig(path)
+	cfg, _, sec, err := raft.LoadConfigWithClient(path)
 	if err != nil {
 		return newController{}, fmt.Errorf("--command-config %s: %w", path, err)
 	}
@@ -88,7 +95,7 @@ func readNewController(path string) (newController, error) {
 	if mp.DirectoryID.IsZero() {
 		return newController{}, fmt.Errorf("--command-config %s: %s/meta.properties has no directory.id", path, cfg.MetadataLogDir)
 	}
-	nc := newController{id: int32(cfg.NodeID), dir: mp.DirectoryID}
+	nc := newController{id: int32(cfg.NodeID), dir: mp.DirectoryID, security: sec}
 	for _, ep := range cfg.AdvertisedControllerEndpoints() {
 		if ep.Host == "" {
 			ep.Host = "localhost"
@@ -113,6 +120,7 @@ func formatEndpoints(eps []raft.Endpoint) string {
 
 // runAddController is "krabka metadata-quorum add-controller".
 func runAddController(ctx context.Context, stdout io.Writer, o quorumOptions) error {
+	o.commandConfigServer = true
 	addrs, err := o.controllers()
 	if err != nil {
 		return err
@@ -124,6 +132,7 @@ func runAddController(ctx context.Context, stdout io.Writer, o quorumOptions) er
 	if err != nil {
 		return err
 	}
+	addrs.security = nc.security
 	what := fmt.Sprintf("controller %d with directory id %s and endpoints: %s", nc.id, nc.dir, formatEndpoints(nc.endpoints))
 	if o.dryRun {
 		_, err := fmt.Fprintf(stdout, "DRY RUN of adding %s\n", what)

@@ -120,10 +120,10 @@ func runDescribeFeatures(ctx context.Context, stdout io.Writer, o quorumOptions)
 // apiVersionsOf asks the first controller of addrs that answers for its
 // ApiVersions at v4, the first version that lists the features whose
 // minimum level is 0 (kraft.version among them).
-func apiVersionsOf(ctx context.Context, addrs []string) (*kmsg.ApiVersionsResponse, error) {
+func apiVersionsOf(ctx context.Context, cs controllers) (*kmsg.ApiVersionsResponse, error) {
 	var errs []error
-	for _, addr := range addrs {
-		c, err := dialController(ctx, addr)
+	for _, addr := range cs.addrs {
+		c, err := dialController(ctx, addr, cs.security)
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -15,6 +15,7 @@ import (
 
 	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/wire"
+	"github.com/krabka-go/krabka/raft"
 )
 
 // quorumOptions are the flags of "krabka metadata-quorum".
@@ -22,12 +23,15 @@ type quorumOptions struct {
 	bootstrapControllers string
 	bootstrapServers     string
 	commandConfig        string
-	timeout              time.Duration
-	status, replication  bool
-	humanReadable        bool
-	dryRun               bool
-	controllerID         int32
-	controllerDirID      string
+	// commandConfigServer: --command-config is a controller's
+	// server.properties (add-controller), not a client properties file.
+	commandConfigServer bool
+	timeout             time.Duration
+	status, replication bool
+	humanReadable       bool
+	dryRun              bool
+	controllerID        int32
+	controllerDirID     string
 }
 
 // newMetadataQuorumCommand builds "krabka metadata-quorum", Kafka's
@@ -47,9 +51,7 @@ func newMetadataQuorumCommand(a *app) *cobra.Command {
 			return errors.New("metadata-quorum needs a subcommand: describe, add-controller, remove-controller or snapshot")
 		},
 	}
-	pf := cmd.PersistentFlags()
 	connectionFlags(cmd, &o)
-	pf.StringVarP(&o.commandConfig, "command-config", "c", "", "add-controller: the server.properties of the controller to add")
 	describe := &cobra.Command{
 		Use:   "describe (--status | --replication [--human-readable])",
 		Short: "Print the quorum's status or its replication table",
@@ -117,20 +119,38 @@ func connectionFlags(cmd *cobra.Command, o *quorumOptions) {
 	pf.StringVar(&o.bootstrapControllers, "bootstrap-controller", "", "comma-separated host:port of controllers to connect to")
 	pf.StringVar(&o.bootstrapServers, "bootstrap-server", "", "comma-separated host:port of brokers (not supported: krabka runs controllers only)")
 	pf.DurationVar(&o.timeout, "timeout", 30*time.Second, "how long to wait for a leader to answer")
+	pf.StringVarP(&o.commandConfig, "command-config", "c", "", "a properties file of client settings (security.protocol, ssl.*, sasl.mechanism, sasl.jaas.config); for add-controller, the server.properties of the controller to add, whose client settings are used too")
+}
+
+// controllers are the controllers a tool reaches, and how: the
+// addresses of --bootstrap-controller and the client security settings
+// of --command-config.
+type controllers struct {
+	addrs    []string
+	security raft.ClientSecurity
 }
 
 // controllers checks the connection flags and returns the addresses of
-// --bootstrap-controller.
-func (o quorumOptions) controllers() ([]string, error) {
+// --bootstrap-controller with the client settings of --command-config
+// (none when it is a server.properties: its reader sets them).
+func (o quorumOptions) controllers() (controllers, error) {
 	switch {
 	case o.bootstrapServers != "" && o.bootstrapControllers != "":
-		return nil, errors.New("only one of --bootstrap-server and --bootstrap-controller can be given")
+		return controllers{}, errors.New("only one of --bootstrap-server and --bootstrap-controller can be given")
 	case o.bootstrapServers != "":
-		return nil, errors.New("--bootstrap-server: krabka runs controllers only; name them with --bootstrap-controller")
+		return controllers{}, errors.New("--bootstrap-server: krabka runs controllers only; name them with --bootstrap-controller")
 	case o.bootstrapControllers == "":
-		return nil, errors.New("--bootstrap-controller is required")
+		return controllers{}, errors.New("--bootstrap-controller is required")
 	case o.timeout <= 0:
-		return nil, fmt.Errorf("--timeout %v: must be positive", o.timeout)
+		return controllers{}, fmt.Errorf("--timeout %v: must be positive", o.timeout)
+	}
+	var cs controllers
+	if o.commandConfig != "" && !o.commandConfigServer {
+		sec, err := raft.LoadClientConfig(o.commandConfig)
+		if err != nil {
+			return controllers{}, fmt.Errorf("--command-config %s: %w", o.commandConfig, err)
+		}
+		cs.security = sec
 	}
 	var addrs []string
 	for _, s := range strings.Split(o.bootstrapControllers, ",") {
@@ -139,14 +159,15 @@ func (o quorumOptions) controllers() ([]string, error) {
 			continue
 		}
 		if _, _, err := net.SplitHostPort(s); err != nil {
-			return nil, fmt.Errorf("--bootstrap-controller %q: %w", s, err)
+			return controllers{}, fmt.Errorf("--bootstrap-controller %q: %w", s, err)
 		}
 		addrs = append(addrs, s)
 	}
 	if len(addrs) == 0 {
-		return nil, errors.New("--bootstrap-controller names no controller")
+		return controllers{}, errors.New("--bootstrap-controller names no controller")
 	}
-	return addrs, nil
+	cs.addrs = addrs
+	return cs, nil
 }
 
 // quorumInfo is what describe prints: the cluster id from DescribeCluster
@@ -168,12 +189,13 @@ type leaderAction func(ctx context.Context, leader *controllerConn, clusterID st
 //
 // Its failure for want of a leader is a *noLeaderError naming each
 // address it tried in its last round once, with what it answered.
-func withLeader(ctx context.Context, addrs []string, f leaderAction) error {
+func withLeader(ctx context.Context, cs controllers, f leaderAction) error {
+	addrs := cs.addrs
 	var last *noLeaderError
 	for {
 		nl := &noLeaderError{bootstrap: addrs, reached: last != nil}
 		for _, addr := range addrs {
-			ok, err := withLeaderVia(ctx, addr, f, &nl.tried)
+			ok, err := withLeaderVia(ctx, cs.security, addr, f, &nl.tried)
 			if err == nil {
 				return nil
 			}
@@ -265,8 +287,8 @@ func (e *noLeaderError) Unwrap() []error { return e.errs }
 // withLeaderVia asks the controller at addr for the leader, then runs f
 // on the leader, noting in tried what each address answered. ok reports
 // whether addr answered ApiVersions.
-func withLeaderVia(ctx context.Context, addr string, f leaderAction, tried *triedAddrs) (ok bool, err error) {
-	c, err := dialController(ctx, addr)
+func withLeaderVia(ctx context.Context, sec raft.ClientSecurity, addr string, f leaderAction, tried *triedAddrs) (ok bool, err error) {
+	c, err := dialController(ctx, addr, sec)
 	if err != nil {
 		tried.note(addr, err)
 		return false, err
@@ -297,7 +319,7 @@ func withLeaderVia(ctx context.Context, addr string, f leaderAction, tried *trie
 		return fail(addr, fmt.Errorf("controller %s names leader %d without an endpoint: %w", addr, cluster.ControllerID, errRetry))
 	} else if a != addr {
 		tried.note(addr, fmt.Errorf("names leader %d", cluster.ControllerID))
-		lc, err := dialController(ctx, a)
+		lc, err := dialController(ctx, a, sec)
 		if err != nil {
 			return fail(a, fmt.Errorf("leader %d: %s: %w", cluster.ControllerID, withoutAddr(err, a), errRetry))
 		}

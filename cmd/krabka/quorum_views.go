@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/krabka-go/krabka/internal/wire"
+	"github.com/krabka-go/krabka/raft"
 )
 
 // viewTimeout bounds asking every controller for its own view once no
@@ -29,18 +30,18 @@ type nodeView struct {
 // quorum: a DescribeQuorum that a controller which is not the leader
 // answers with NOT_LEADER_OR_FOLLOWER and its view in a tagged field (a
 // leader answers with the quorum, which gives its view too).
-func collectNodeViews(ctx context.Context, addrs []string) []nodeView {
-	views := make([]nodeView, 0, len(addrs))
-	for _, addr := range addrs {
-		v, err := askNodeView(ctx, addr)
+func collectNodeViews(ctx context.Context, cs controllers) []nodeView {
+	views := make([]nodeView, 0, len(cs.addrs))
+	for _, addr := range cs.addrs {
+		v, err := askNodeView(ctx, addr, cs.security)
 		views = append(views, nodeView{addr: addr, view: v, err: err})
 	}
 	return views
 }
 
 // askNodeView asks the controller at addr for its view.
-func askNodeView(ctx context.Context, addr string) (wire.NodeView, error) {
-	c, err := dialController(ctx, addr)
+func askNodeView(ctx context.Context, addr string, sec raft.ClientSecurity) (wire.NodeView, error) {
+	c, err := dialController(ctx, addr, sec)
 	if err != nil {
 		return wire.NodeView{}, err
 	}

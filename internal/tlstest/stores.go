@@ -3,6 +3,8 @@ package tlstest
 import (
 	"bytes"
 	"crypto/x509"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -78,6 +80,17 @@ func JKSTruststore(t testing.TB, password string, cas ...*CA) []byte {
 		}
 	}
 	return storeJKS(t, ks, password)
+}
+
+// WriteFile writes data to name in dir, readable by its owner only as a
+// store file should be, and returns its path.
+func WriteFile(t testing.TB, dir, name string, data []byte) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 func storeJKS(t testing.TB, ks keystore.KeyStore, password string) []byte {

@@ -42,15 +42,8 @@ func NewCA(t testing.TB, name string) *CA {
 		BasicConstraintsValid: true,
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &CA{Cert: cert, key: key, PEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
+	cert := certify(t, tmpl, tmpl, key, key)
+	return &CA{Cert: cert, key: key, PEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})}
 }
 
 // Leaf is an issued certificate and its key.
@@ -110,14 +103,8 @@ func (ca *CA) Issue(t testing.TB, cn string, o Options) *Leaf {
 			tmpl.DNSNames = append(tmpl.DNSNames, n)
 		}
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cert := certify(t, tmpl, ca.Cert, key, ca.key)
+	der := cert.Raw
 	pkcs8, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
 		t.Fatal(err)
@@ -139,6 +126,29 @@ func Pool(cas ...*CA) *x509.CertPool {
 		p.AddCert(ca.Cert)
 	}
 	return p
+}
+
+// SelfSigned returns tmpl as a certificate signed by a new key of its
+// own, for tests of what a certificate's fields become.
+func SelfSigned(t testing.TB, tmpl *x509.Certificate) *x509.Certificate {
+	t.Helper()
+	key := newKey(t)
+	return certify(t, tmpl, tmpl, key, key)
+}
+
+// certify returns tmpl, for key's public key, signed by signer as
+// parent.
+func certify(t testing.TB, tmpl, parent *x509.Certificate, key, signer *ecdsa.PrivateKey) *x509.Certificate {
+	t.Helper()
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert
 }
 
 func newKey(t testing.TB) *ecdsa.PrivateKey {

@@ -495,12 +495,9 @@ func (s *sender) dial(ctx context.Context) error {
 	p.dials.Add(1)
 	dctx, cancel := context.WithTimeout(ctx, p.cfg.RequestTimeout)
 	nc, err := p.cfg.Dial(dctx, "tcp", p.cfg.Addr)
-	if err == nil && p.cfg.TLS != nil {
-		nc, err = dialTLS(dctx, nc, p.cfg.TLS, p.cfg.Addr)
-	}
 	var lifetime time.Duration
-	if err == nil && p.cfg.SASL != nil {
-		nc, lifetime, err = dialSASL(dctx, nc, p.cfg)
+	if err == nil {
+		nc, lifetime, err = UpgradeClient(dctx, nc, p.cfg.Addr, p.cfg.TLS, p.cfg.SASL, p.cfg.ClientID, p.cfg.MaxFrameSize)
 	}
 	cancel()
 	if err != nil {

@@ -3,6 +3,7 @@ package transport
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"slices"
@@ -168,14 +169,29 @@ func roundTrip(nc net.Conn, corr int32, clientID string, req kmsg.Request, maxFr
 	return wire.DecodeResponse(frame, req)
 }
 
-// dialSASL authenticates nc with cfg.SASL within ctx and returns the
-// session lifetime; on an error nc is closed.
-func dialSASL(ctx context.Context, nc net.Conn, cfg PeerConfig) (net.Conn, time.Duration, error) {
+// UpgradeClient secures nc, a connection just made to addr, as a [Peer]
+// does before its first request: a TLS client handshake with the
+// configuration tlsFor returns for addr's host (when tlsFor is not nil),
+// then SASL authentication with sasl (when not nil) under clientID, with
+// frames of at most maxFrame bytes, all within ctx. It returns the
+// connection to use from then on and the session lifetime the server
+// gave (KIP-368; 0 for none). On an error nc is closed; the error never
+// holds the password.
+func UpgradeClient(ctx context.Context, nc net.Conn, addr string, tlsFor func(host string) *tls.Config, sasl *SASLClient, clientID string, maxFrame int32) (net.Conn, time.Duration, error) {
+	var err error
+	if tlsFor != nil {
+		if nc, err = dialTLS(ctx, nc, tlsFor, addr); err != nil {
+			return nil, 0, err
+		}
+	}
+	if sasl == nil {
+		return nc, 0, nil
+	}
 	stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Now()) })
-	lifetime, err := cfg.SASL.authenticate(nc, cfg.ClientID, cfg.MaxFrameSize)
+	lifetime, err := sasl.authenticate(nc, clientID, maxFrame)
 	if !stop() || err != nil {
 		_ = nc.Close()
-		return nil, 0, fmt.Errorf("transport: SASL with %s: %w", cfg.Addr, cmp.Or(err, ctx.Err()))
+		return nil, 0, fmt.Errorf("transport: SASL with %s: %w", addr, cmp.Or(err, ctx.Err()))
 	}
 	return nc, lifetime, nil
 }

@@ -10,7 +10,7 @@ import (
 // TLS is the Handshake of an SSL listener: it runs a TLS server handshake
 // with Config and names the peer by its certificate, as Kafka's
 // DefaultKafkaPrincipalBuilder does for SSL: the subject's distinguished
-// name (RFC 2253), or [Anonymous] when the client sent no certificate
+// name in RFC 2253 form as Java writes it, or [Anonymous] when the client sent no certificate
 // (ssl.client.auth=none or requested).
 type TLS struct {
 	Config *tls.Config
@@ -50,7 +50,7 @@ func tlsPrincipal(cs tls.ConnectionState) Principal {
 	if len(cs.PeerCertificates) == 0 {
 		return Anonymous()
 	}
-	return Principal{Type: "User", Name: cs.PeerCertificates[0].Subject.String()}
+	return Principal{Type: "User", Name: subjectName(cs.PeerCertificates[0])}
 }
 
 // dialTLS runs a TLS client handshake over nc within ctx, with the
