@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/krabka-go/krabka/internal/tlstest"
 )
 
 // composeCommand returns the docker compose command line available:
@@ -42,9 +44,42 @@ func TestComposeQuorum(t *testing.T) { testCompose(t, "docker-compose.yml") }
 // voters and healthy.
 func TestComposeDynamicQuorum(t *testing.T) { testCompose(t, "docker-compose.dynamic.yml") }
 
+// TestComposeSecureQuorum does the same with
+// deploy/docker-compose.secure.yml: three controllers on SASL_SSL,
+// authenticating to each other with SCRAM-SHA-512 over TLS with
+// certificates made here (a CA, and one certificate per controller for
+// its compose host name) and mounted as KRABKA_CERTS; describe runs with
+// the client settings of config/secure/client.properties.
+func TestComposeSecureQuorum(t *testing.T) {
+	certs := t.TempDir()
+	ca := tlstest.NewCA(t, "krabka-compose-ca")
+	tlstest.WriteFile(t, certs, "ca.pem", ca.PEM)
+	for id := 1; id <= 3; id++ {
+		host := "controller-" + strconv.Itoa(id)
+		leaf := ca.Issue(t, host, tlstest.Options{Names: []string{host}})
+		tlstest.WriteFile(t, certs, host+".pem", leaf.Keystore())
+	}
+	// The containers read them through the bind mount, whatever user
+	// the engine maps the image's root to.
+	for _, p := range []string{"ca.pem", "controller-1.pem", "controller-2.pem", "controller-3.pem"} {
+		if err := os.Chmod(filepath.Join(certs, p), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(certs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	testComposeWith(t, "docker-compose.secure.yml", []string{"KRABKA_CERTS=" + certs},
+		"--command-config", "/etc/krabka/client.properties")
+}
+
 // testCompose runs the compose file name of deploy/ until its three
 // controllers are voters under one leader and healthy.
-func testCompose(t *testing.T, name string) {
+func testCompose(t *testing.T, name string) { testComposeWith(t, name, nil) }
+
+// testComposeWith is testCompose with env added to compose's environment
+// and describeArgs to the describe command line.
+func testComposeWith(t *testing.T, name string, extraEnv []string, describeArgs ...string) {
 	if testing.Short() {
 		t.Skip("runs real processes for seconds")
 	}
@@ -70,7 +105,7 @@ func testCompose(t *testing.T, name string) {
 	}
 	t.Cleanup(func() { _, _ = run("docker", "rmi", "-f", image) })
 	file := filepath.Join(repoRoot(), "deploy", name)
-	env := append(os.Environ(), "KRABKA_IMAGE="+image)
+	env := append(append(os.Environ(), "KRABKA_IMAGE="+image), extraEnv...)
 	dc := func(args ...string) (string, error) {
 		full := append(append(append([]string(nil), compose[1:]...), "-f", file, "-p", project), args...)
 		cmd := exec.Command(compose[0], full...)
@@ -111,9 +146,10 @@ func testCompose(t *testing.T, name string) {
 	container = strings.TrimSpace(container)
 	var out string
 	waitFor(t, 90*time.Second, "leader of the compose quorum", func() bool {
-		out, err = run("docker", "exec", container, "/krabka", "metadata-quorum",
+		args := append([]string{"exec", container, "/krabka", "metadata-quorum",
 			"--bootstrap-controller", "controller-1:9093,controller-2:9093,controller-3:9093",
-			"--timeout", "5s", "describe", "--status")
+			"--timeout", "5s"}, describeArgs...)
+		out, err = run("docker", append(args, "describe", "--status")...)
 		if err != nil {
 			out = err.Error()
 			return false
@@ -129,6 +165,13 @@ func testCompose(t *testing.T, name string) {
 			strings.Contains(voters, `{"id": 2,`) && strings.Contains(voters, `{"id": 3,`)
 	}, func() string { return out })
 	t.Logf("compose project %s:\n%s", project, out)
+	if len(describeArgs) > 0 {
+		// Without the client settings the listener serves nothing.
+		if out, err := run("docker", "exec", container, "/krabka", "metadata-quorum",
+			"--bootstrap-controller", "controller-1:9093", "--timeout", "5s", "describe", "--status"); err == nil {
+			t.Errorf("describe without %v succeeded:\n%s", describeArgs, out)
+		}
+	}
 	// The compose file's healthcheck runs krabka healthcheck against each
 	// controller's /readyz: with a leader elected, all three turn healthy.
 	for id := 1; id <= 3; id++ {
