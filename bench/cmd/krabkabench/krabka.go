@@ -41,17 +41,26 @@ type krabkaSystem struct {
 	scrapeEvery time.Duration
 	adminPorts  []int
 	scrape      *scraper
+
+	// tls: the controller listener is SASL_SSL with SCRAM-SHA-512 (the
+	// system "krabka-tls"); secure holds its certificates and settings.
+	tls    bool
+	secure *secureSetup
 }
 
 // Names of the two Krabka systems.
 const (
 	krabkaName        = "krabka"
 	krabkaMetricsName = "krabka-metrics"
+	krabkaTLSName     = "krabka-tls"
 )
 
 func (s *krabkaSystem) name() string {
-	if s.metrics {
+	switch {
+	case s.metrics:
 		return krabkaMetricsName
+	case s.tls:
+		return krabkaTLSName
 	}
 	return krabkaName
 }
@@ -75,6 +84,13 @@ func (s *krabkaSystem) setup() error {
 		return fmt.Errorf("krabka storage random-uuid: %w", err)
 	}
 	clusterID := strings.TrimSpace(string(out))
+	var extra, formatArgs []string
+	if s.tls {
+		if s.secure, err = newSecureSetup(s.dir); err != nil {
+			return err
+		}
+		extra, formatArgs = s.secure.properties(), s.secure.formatArgs()
+	}
 	for i, p := range ports {
 		id := strconv.Itoa(i + 1)
 		nodeDir := filepath.Join(s.dir, "node-"+id)
@@ -88,11 +104,11 @@ func (s *krabkaSystem) setup() error {
 			"metadata.log.dir=" + nodeDir,
 			"controller.quorum.fetch.timeout.ms=" + strconv.Itoa(s.detectMS),
 			"controller.quorum.election.timeout.ms=" + strconv.Itoa(s.detectMS),
-		}, "\n") + "\n"
+		}, "\n") + "\n" + strings.Join(extra, "\n") + "\n"
 		if err := os.WriteFile(props, []byte(text), 0o644); err != nil {
 			return err
 		}
-		if out, err := exec.Command(s.bin, "storage", "format", "-t", clusterID, "-c", props).CombinedOutput(); err != nil {
+		if out, err := exec.Command(s.bin, append([]string{"storage", "format", "-t", clusterID, "-c", props}, formatArgs...)...).CombinedOutput(); err != nil {
 			return fmt.Errorf("krabka storage format node %s: %w: %s", id, err, out)
 		}
 		env := append([]string(nil), s.env...)
@@ -176,7 +192,7 @@ func (s *krabkaSystem) leader(ctx context.Context) (int, error) {
 		if s.procs[i].pid() == 0 {
 			continue
 		}
-		c, err := dialKrabka(ctx, s.addr(i))
+		c, err := s.dialNode(ctx, s.addr(i))
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -200,7 +216,7 @@ func (s *krabkaSystem) leader(ctx context.Context) (int, error) {
 }
 
 func (s *krabkaSystem) knowsLeader(ctx context.Context, i int) bool {
-	c, err := dialKrabka(ctx, s.addr(i))
+	c, err := s.dialNode(ctx, s.addr(i))
 	if err != nil {
 		return false
 	}
@@ -218,7 +234,7 @@ type krabkaWriter struct {
 }
 
 func (s *krabkaSystem) dial(ctx context.Context, i, conns int) (writer, error) {
-	p, err := dialPool(conns, func() (*kconn, error) { return dialKrabka(ctx, s.addr(i)) }, (*kconn).close)
+	p, err := dialPool(conns, func() (*kconn, error) { return s.dialNode(ctx, s.addr(i)) }, (*kconn).close)
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +272,7 @@ func (s *krabkaSystem) dialAny(ctx context.Context, idx []int) (writer, error) {
 	}
 	p := &krabkaProbe{s: s, idx: all, conns: map[int]*kconn{}, target: idx[0]}
 	for _, i := range idx {
-		c, err := dialKrabka(ctx, s.addr(i))
+		c, err := s.dialNode(ctx, s.addr(i))
 		if err != nil {
 			p.close()
 			return nil, err
@@ -274,7 +290,7 @@ func (p *krabkaProbe) conn(ctx context.Context) (int, *kconn, error) {
 	if c != nil && !c.broken() {
 		return i, c, nil
 	}
-	c, err := dialKrabka(ctx, p.s.addr(i))
+	c, err := p.s.dialNode(ctx, p.s.addr(i))
 	if err != nil {
 		p.moveOn(i, -1)
 		return i, nil, err
@@ -366,13 +382,20 @@ type kresult struct {
 
 var benchClientID = "krabkabench"
 
-func dialKrabka(ctx context.Context, addr string) (*kconn, error) {
+// dialNode connects to the node at addr, over TLS and SCRAM for a
+// krabka-tls system.
+func (s *krabkaSystem) dialNode(ctx context.Context, addr string) (*kconn, error) {
 	var d net.Dialer
-	dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	nc, err := d.DialContext(dctx, "tcp", addr)
 	if err != nil {
 		return nil, err
+	}
+	if s.secure != nil {
+		if nc, err = s.secure.upgrade(dctx, nc, addr); err != nil {
+			return nil, err
+		}
 	}
 	c := &kconn{c: nc, pending: make(chan *kcall, 4096), done: make(chan struct{})}
 	go c.readLoop()

@@ -107,7 +107,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.failRounds, "failover-rounds", 5, "failover rounds per system and kind (the median is reported)")
 	fs.IntVar(&o.fillWrites, "fill", 100000, "writes before the restart-to-serving measurement")
 	fs.IntVar(&o.detectMS, "detect-ms", 1000, "failure-detection timeout of every system, ms")
-	fs.StringVar(&systems, "systems", "krabka,etcd,zookeeper", "systems to run: krabka, krabka-metrics (krabka with its admin endpoint on and scraped, for the cost of metrics), etcd, zookeeper")
+	fs.StringVar(&systems, "systems", "krabka,etcd,zookeeper", "systems to run: krabka, krabka-metrics (krabka with its admin endpoint on and scraped, for the cost of metrics), krabka-tls (krabka on SASL_SSL with SCRAM-SHA-512, for the cost of security), etcd, zookeeper")
 	fs.DurationVar(&o.scrapeEvery, "scrape-interval", time.Second, "how often the harness scrapes each krabka-metrics node's /metrics")
 	fs.StringVar(&o.zkClasspath, "zk-classpath", "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar", "ZooKeeper's class path (Debian packages zookeeper and libslf4j-java)")
 	fs.StringVar(&o.java, "java", "java", "the java command for ZooKeeper")
@@ -157,8 +157,8 @@ func parseFlags(args []string) (options, error) {
 	}
 	o.systems = strings.Split(systems, ",")
 	for _, s := range o.systems {
-		if s != krabkaName && s != krabkaMetricsName && s != "etcd" && s != "zookeeper" {
-			return o, fmt.Errorf("-systems: unknown system %q (krabka, krabka-metrics, etcd, zookeeper)", s)
+		if s != krabkaName && s != krabkaMetricsName && s != krabkaTLSName && s != "etcd" && s != "zookeeper" {
+			return o, fmt.Errorf("-systems: unknown system %q (krabka, krabka-metrics, krabka-tls, etcd, zookeeper)", s)
 		}
 	}
 	if o.traceHops {
@@ -251,14 +251,14 @@ func newSystems(o options, bins binaries, dir, tag string, n, keys int) ([]syste
 		}
 		var s system
 		switch name {
-		case krabkaName, krabkaMetricsName:
-			// Only the first Krabka system gets the pprof ports.
+		case krabkaName, krabkaMetricsName, krabkaTLSName:
+			// Only the plain Krabka system gets the pprof ports when it runs.
 			pprof := o.krabkaPprof
-			if name == krabkaMetricsName && slices.Contains(o.systems, krabkaName) {
+			if name != krabkaName && slices.Contains(o.systems, krabkaName) {
 				pprof = 0
 			}
 			s = &krabkaSystem{bin: bins.krabka, dir: d, n: n, detectMS: o.detectMS, pprofBase: pprof, env: o.krabkaEnv,
-				metrics: name == krabkaMetricsName, scrapeEvery: o.scrapeEvery}
+				metrics: name == krabkaMetricsName, scrapeEvery: o.scrapeEvery, tls: name == krabkaTLSName}
 		case "etcd":
 			s = &etcdSystem{bin: bins.etcd, dir: d, n: n, detectMS: o.detectMS}
 		case "zookeeper":
