@@ -79,8 +79,8 @@ func TestCheckLevel(t *testing.T) {
 		{"unknown level", "transaction.version", 3, mv(30), "no feature:transaction.version with feature level 3"},
 		{"unknown feature", "test.feature.version", 1, mv(30), "feature test.feature.version not found"},
 		{"metadata.version dependency", "eligible.leader.replicas.version", 1, mv(22),
-			"eligible.leader.replicas.version could not be set to 1 because it depends on metadata.version level 23"},
-		{"met dependency", "eligible.leader.replicas.version", 1, mv(23), ""},
+			"eligible.leader.replicas.version could not be set to 1 because it depends on metadata.version level 24"},
+		{"met dependency", "eligible.leader.replicas.version", 1, mv(24), ""},
 		{"share groups need 4.1-IV1", "share.version", 1, mv(26), "share.version could not be set to 1 because it depends on metadata.version level 27"},
 		{"no metadata.version", "group.version", 1, nil, "group.version could not be set to 1 because it depends on metadata.version=7"},
 	} {
