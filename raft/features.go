@@ -24,9 +24,13 @@ import (
 // (QuorumController.updateFeatures is atomic). A kraft.version upgrade
 // runs the raft upgrade (upgrade.go); the other features are changed by
 // FeatureLevelRecords committed as one batch; the answer comes when all
-// of it has committed. metadata.version is refused with
-// INVALID_UPDATE_VERSION, saying why: it is set when the cluster is
-// formatted.
+// of it has committed; a level of 0 disables a feature (its record
+// removes it from the image). Downgrades follow FeatureControlManager: a
+// safe or unsafe downgrade type is needed, kraft.version is never
+// downgraded, and a metadata.version downgrade across a level that
+// changed the metadata is refused. Any other change of metadata.version
+// is refused with INVALID_UPDATE_VERSION, saying why: it is set when the
+// cluster is formatted; asking for the level in force changes nothing.
 
 // Kafka's FeatureUpdate.UpgradeType codes (UpdateFeatures v1+; v0 has
 // AllowDowngrade instead).
@@ -151,7 +155,9 @@ type featurePlan struct {
 // change, and the levels the new level depends on, given every level
 // the request asks for (Feature.validateVersion). It returns the plan,
 // or a [*FeatureUpdateError] for the first update it refuses.
-// metadata.version is refused: it is set when the cluster is formatted.
+// metadata.version passes only at the level in force: a downgrade Kafka
+// refuses gets Kafka's reason ([checkMetadataVersionUpdate]), any other
+// change the reason it is set when the cluster is formatted.
 func checkFeatureUpdates(r *kmsg.UpdateFeaturesRequest, fc featureCheck) (plan featurePlan, err error) {
 	seen := map[string]bool{}
 	proposed := maps.Clone(fc.finalized)
@@ -204,9 +210,20 @@ func checkFeatureUpdates(r *kmsg.UpdateFeaturesRequest, fc featureCheck) (plan f
 		}
 		switch u.Feature {
 		case metadata.FeatureMetadataVersion:
-			return featurePlan{}, refuse("Krabka controllers do not change metadata.version; it is set when the cluster is formatted (krabka storage format --release-version).")
+			if err := checkMetadataVersionUpdate(current, l, typ == upgradeTypeUnsafeDowngrade); err != nil {
+				return featurePlan{}, err
+			}
+			if l != current {
+				return featurePlan{}, refuse("Krabka controllers do not change metadata.version; it is set when the cluster is formatted (krabka storage format --release-version).")
+			}
+			continue
 		case metadata.FeatureKRaftVersion:
 		default:
+			if _, ok := fc.features.Lookup(u.Feature); !ok {
+				// Only level 0 of a feature no node knows passes the
+				// range checks (Kafka's Feature.featureFromName).
+				return featurePlan{}, refuse(fmt.Sprintf("Feature %s not found.", u.Feature))
+			}
 			// The range was checked above, unstable levels included.
 			if err := fc.features.CheckLevel(u.Feature, l, proposed, true); err != nil {
 				return featurePlan{}, refuse(err.Error())
@@ -224,6 +241,24 @@ func checkFeatureUpdates(r *kmsg.UpdateFeaturesRequest, fc featureCheck) (plan f
 		}
 	}
 	return plan, nil
+}
+
+// checkMetadataVersionUpdate refuses a downgrade of metadata.version
+// from current to level that might lose metadata, as Kafka's
+// FeatureControlManager.updateMetadataVersion does: a level between
+// them changed the metadata (Kafka's MetadataVersion.didMetadataChange),
+// and an unsafe downgrade is not supported either. A downgrade Kafka
+// accepts, an upgrade or the level in force pass; both levels lie in the
+// supported range, checked before.
+func checkMetadataVersionUpdate(current, level int16, unsafe bool) error {
+	if level >= current || !metadata.MetadataChangedBetween(current, level) {
+		return nil
+	}
+	reason := "Refusing to perform the requested downgrade because it might delete metadata information."
+	if unsafe {
+		reason = "Unsafe metadata downgrade is not supported in this version."
+	}
+	return &FeatureUpdateError{Message: fmt.Sprintf("Unsupported metadata.version downgrade from %d to %d. %s", current, level, reason)}
 }
 
 // notSupported is Kafka's QuorumFeatures.reasonNotSupported: why who,
