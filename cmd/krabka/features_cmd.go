@@ -35,17 +35,18 @@ type featuresOptions struct {
 func newFeaturesCommand(a *app) *cobra.Command {
 	var o featuresOptions
 	cmd := &cobra.Command{
-		Use:   "features --bootstrap-controller HOST:PORT[,...] (describe | upgrade | downgrade | disable)",
+		Use:   "features --bootstrap-controller HOST:PORT[,...] (describe | upgrade | downgrade | disable) | (version-mapping | feature-dependencies)",
 		Short: "Describe, upgrade, downgrade or disable feature levels (kafka-features)",
 		Long: "features describe prints, for each feature the controller supports, its\n" +
 			"supported range and finalized level (ApiVersions), in the layout of\n" +
 			"Kafka's kafka-features. features upgrade, downgrade and disable ask the\n" +
 			"quorum leader to change feature levels (UpdateFeatures); upgrade --feature\n" +
 			"kraft.version=1 turns a static quorum (controller.quorum.voters) into a\n" +
-			"dynamic one.",
+			"dynamic one. version-mapping and feature-dependencies read this build's\n" +
+			"feature table and connect to nothing.",
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return errors.New("features needs a subcommand: describe, upgrade, downgrade or disable")
+			return errors.New("features needs a subcommand: describe, upgrade, downgrade, disable, version-mapping or feature-dependencies")
 		},
 	}
 	connectionFlags(cmd, &o.quorum)
@@ -84,7 +85,7 @@ func newFeaturesCommand(a *app) *cobra.Command {
 			"downgrade. kraft.version and metadata.version cannot be disabled.\n"+
 			"--dry-run has the leader check it and change nothing.",
 		"a feature to disable, by name, e.g. group.version (repeatable)")
-	cmd.AddCommand(describe, upgrade, downgrade, disable)
+	cmd.AddCommand(describe, upgrade, downgrade, disable, newVersionMappingCommand(a, &o), newFeatureDependenciesCommand(a, &o))
 	return cmd
 }
 
