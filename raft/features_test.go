@@ -62,8 +62,9 @@ func TestCheckFeatureUpdates(t *testing.T) {
 			prefix + "3 for feature transaction.version. Local controller 3 only supports versions 0-2"},
 		{"the first refusal refuses all", 2, 0, []update{{name: "kraft.version", level: 1, typ: 1}, {name: "test.feature.version", level: 1, typ: 1}}, 0, false,
 			prefix + "1 for feature test.feature.version. Local controller 3 does not support this feature."},
-		{"a feature named twice", 2, 0, []update{{name: "kraft.version", level: 1, typ: 1}, {name: "kraft.version", level: 1, typ: 1}}, 0, false,
-			prefix + "1 for feature kraft.version. The request updates this feature more than once."},
+		{"a feature named twice: the last row counts", 2, 0, []update{{name: "kraft.version", level: 2, typ: 1}, {name: "kraft.version", level: 1, typ: 1}}, 1, true, ""},
+		{"refusals in Kafka's HashMap order, not the request's", 2, 0, []update{{name: "metadata.version", level: 29, typ: 2}, {name: "streams.version", level: 0, typ: 1}, {name: "group.version", level: 2, typ: 1}}, 0, false,
+			prefix + "2 for feature group.version. Local controller 3 only supports versions 0-1"},
 	}
 	for _, c := range cases {
 		t.Run(c.what, func(t *testing.T) {
@@ -317,5 +318,23 @@ func TestCheckFeatureUpdatesDowngrades(t *testing.T) {
 				t.Errorf("checkFeatureUpdates = records %q, kraft upgrade %v, error %q; want records %q, error %q", rs, plan.upgrade, got, c.records, c.err)
 			}
 		})
+	}
+}
+
+// The key order of a java.util.HashMap<String, …> filled in turn, as
+// Java 17 prints it for these lists (HashMap.keySet()).
+func TestJavaHashMapOrder(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"metadata.version eligible.leader.replicas.version group.version share.version streams.version transaction.version",
+			"group.version metadata.version share.version streams.version transaction.version eligible.leader.replicas.version"},
+		{"kraft.version test.feature.version", "kraft.version test.feature.version"},
+		{"transaction.version group.version kraft.version group.version", "group.version kraft.version transaction.version"},
+		{"a b c d e f g h i j k l m n o p", "a b c d e f g h i j k l m n o p"}, // 16 keys: capacity 32
+		{"zz.version é.version metadata.version", "é.version metadata.version zz.version"},
+	}
+	for _, c := range cases {
+		if got := strings.Join(javaHashMapOrder(strings.Fields(c.in)), " "); got != c.want {
+			t.Errorf("javaHashMapOrder(%s) = %s, want %s", c.in, got, c.want)
+		}
 	}
 }
