@@ -219,3 +219,26 @@ func (r FeatureRegistry) CheckLevel(name string, level int16, levels map[string]
 	}
 	return nil
 }
+
+// metadataChanges marks the metadata.version levels that changed the
+// metadata (Kafka's MetadataVersion.didMetadataChange), index = level,
+// from MinMetadataVersion to MaxMetadataVersion.
+var metadataChanges = [MaxMetadataVersion + 1]bool{
+	7: true, 8: true, 11: true, 13: true, 14: true, 15: true, 17: true,
+	23: true, 30: true,
+}
+
+// MetadataChangedBetween reports whether a level in (lower, upper] of
+// metadata.version changed the metadata, so that a downgrade from upper
+// to lower might lose metadata (Kafka's
+// MetadataVersion.checkIfMetadataChanged). Both levels must lie in
+// [MinMetadataVersion, MaxMetadataVersion]; their order does not matter.
+func MetadataChangedBetween(a, b int16) bool {
+	lower, upper := min(a, b), max(a, b)
+	for l := upper; l > lower; l-- {
+		if metadataChanges[l] {
+			return true
+		}
+	}
+	return false
+}

@@ -170,3 +170,31 @@ func TestSupportedOmitsFeaturesWithoutLevels(t *testing.T) {
 		t.Error("with unstable feature versions, a feature with an unstable level 1 is not advertised")
 	}
 }
+
+// Kafka's MetadataVersion.checkIfMetadataChanged over 4.3.1's levels: a
+// downgrade loses metadata when a level above the target, up to the
+// source, changed it (3.3-IV3, 3.4-IV0, 3.5-IV2, 3.6-IV1, 3.6-IV2,
+// 3.7-IV0, 3.7-IV2, 4.0-IV1, 4.3-IV0).
+func TestMetadataChangedBetween(t *testing.T) {
+	cases := []struct {
+		from, to int16
+		want     bool
+	}{
+		{30, 30, false},
+		{30, 29, true}, // 4.3-IV0 changed the metadata
+		{29, 24, false},
+		{29, 23, false}, // 4.0-IV1's own change is kept
+		{29, 22, true},
+		{22, 17, false},
+		{17, 16, true},
+		{8, 7, true},
+		{10, 8, false},
+		{24, 29, false}, // the order does not matter
+		{22, 23, true},
+	}
+	for _, c := range cases {
+		if got := metadata.MetadataChangedBetween(c.from, c.to); got != c.want {
+			t.Errorf("MetadataChangedBetween(%d, %d) = %v, want %v", c.from, c.to, got, c.want)
+		}
+	}
+}

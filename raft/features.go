@@ -1,11 +1,14 @@
 package raft
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
+	"unicode/utf16"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -18,15 +21,20 @@ import (
 // UpdateFeatures (API 57, KIP-584) on the controller listener, authorized
 // as ALTER on CLUSTER (ControllerApis.handleUpdateFeatures). The active
 // controller checks every update as Kafka's FeatureControlManager does,
-// in request order, against the feature rows ApiVersions advertises
+// in the order Kafka's controller checks them (the last row of a feature
+// named twice), against the feature rows ApiVersions advertises
 // (metadata.KnownFeatures, capped by unstable.feature.versions.enable),
 // and the first refusal refuses the request as a whole
 // (QuorumController.updateFeatures is atomic). A kraft.version upgrade
 // runs the raft upgrade (upgrade.go); the other features are changed by
 // FeatureLevelRecords committed as one batch; the answer comes when all
-// of it has committed. metadata.version is refused with
-// INVALID_UPDATE_VERSION, saying why: it is set when the cluster is
-// formatted.
+// of it has committed; a level of 0 disables a feature (its record
+// removes it from the image). Downgrades follow FeatureControlManager: a
+// safe or unsafe downgrade type is needed, kraft.version is never
+// downgraded, and a metadata.version downgrade across a level that
+// changed the metadata is refused. Any other change of metadata.version
+// is refused with INVALID_UPDATE_VERSION, saying why: it is set when the
+// cluster is formatted; asking for the level in force changes nothing.
 
 // Kafka's FeatureUpdate.UpgradeType codes (UpdateFeatures v1+; v0 has
 // AllowDowngrade instead).
@@ -143,29 +151,35 @@ type featurePlan struct {
 	upgrade    bool
 }
 
-// checkFeatureUpdates checks the updates of r against fc, in request
-// order, as FeatureControlManager.updateFeature does: the upgrade type,
+// checkFeatureUpdates checks the updates of r against fc, the last row
+// of a feature named twice, in the order of Kafka's HashMap of them
+// ([javaHashMapOrder]), as FeatureControlManager.updateFeature does: the upgrade type,
 // a level of at least 0 within this controller's supported range
 // (QuorumFeatures.reasonNotLocallySupported, which unstable feature
 // versions widen) and every registered broker's, the direction of the
 // change, and the levels the new level depends on, given every level
 // the request asks for (Feature.validateVersion). It returns the plan,
 // or a [*FeatureUpdateError] for the first update it refuses.
-// metadata.version is refused: it is set when the cluster is formatted.
+// metadata.version passes only at the level in force: a downgrade Kafka
+// refuses gets Kafka's reason ([checkMetadataVersionUpdate]), any other
+// change the reason it is set when the cluster is formatted.
 func checkFeatureUpdates(r *kmsg.UpdateFeaturesRequest, fc featureCheck) (plan featurePlan, err error) {
-	seen := map[string]bool{}
+	// Kafka's QuorumController.updateFeatures puts the updates in a
+	// HashMap by feature name: the last row for a name wins, and the
+	// updates are checked in the map's order.
+	last := map[string]kmsg.UpdateFeaturesRequestFeatureUpdate{}
+	var names []string
 	proposed := maps.Clone(fc.finalized)
 	for _, u := range r.FeatureUpdates {
+		names = append(names, u.Feature)
+		last[u.Feature] = u
 		proposed[u.Feature] = u.MaxVersionLevel
 	}
-	for _, u := range r.FeatureUpdates {
+	for _, name := range javaHashMapOrder(names) {
+		u := last[name]
 		refuse := func(reason string) error {
 			return &FeatureUpdateError{Message: fmt.Sprintf("Invalid update version %d for feature %s. %s", u.MaxVersionLevel, u.Feature, reason)}
 		}
-		if seen[u.Feature] {
-			return featurePlan{}, refuse("The request updates this feature more than once.")
-		}
-		seen[u.Feature] = true
 		typ := u.UpgradeType
 		if r.Version < 1 {
 			typ = upgradeTypeUpgrade
@@ -204,9 +218,20 @@ func checkFeatureUpdates(r *kmsg.UpdateFeaturesRequest, fc featureCheck) (plan f
 		}
 		switch u.Feature {
 		case metadata.FeatureMetadataVersion:
-			return featurePlan{}, refuse("Krabka controllers do not change metadata.version; it is set when the cluster is formatted (krabka storage format --release-version).")
+			if err := checkMetadataVersionUpdate(current, l, typ == upgradeTypeUnsafeDowngrade); err != nil {
+				return featurePlan{}, err
+			}
+			if l != current {
+				return featurePlan{}, refuse("Krabka controllers do not change metadata.version; it is set when the cluster is formatted (krabka storage format --release-version).")
+			}
+			continue
 		case metadata.FeatureKRaftVersion:
 		default:
+			if _, ok := fc.features.Lookup(u.Feature); !ok {
+				// Only level 0 of a feature no node knows passes the
+				// range checks (Kafka's Feature.featureFromName).
+				return featurePlan{}, refuse(fmt.Sprintf("Feature %s not found.", u.Feature))
+			}
 			// The range was checked above, unstable levels included.
 			if err := fc.features.CheckLevel(u.Feature, l, proposed, true); err != nil {
 				return featurePlan{}, refuse(err.Error())
@@ -224,6 +249,24 @@ func checkFeatureUpdates(r *kmsg.UpdateFeaturesRequest, fc featureCheck) (plan f
 		}
 	}
 	return plan, nil
+}
+
+// checkMetadataVersionUpdate refuses a downgrade of metadata.version
+// from current to level that might lose metadata, as Kafka's
+// FeatureControlManager.updateMetadataVersion does: a level between
+// them changed the metadata (Kafka's MetadataVersion.didMetadataChange),
+// and an unsafe downgrade is not supported either. A downgrade Kafka
+// accepts, an upgrade or the level in force pass; both levels lie in the
+// supported range, checked before.
+func checkMetadataVersionUpdate(current, level int16, unsafe bool) error {
+	if level >= current || !metadata.MetadataChangedBetween(current, level) {
+		return nil
+	}
+	reason := "Refusing to perform the requested downgrade because it might delete metadata information."
+	if unsafe {
+		reason = "Unsafe metadata downgrade is not supported in this version."
+	}
+	return &FeatureUpdateError{Message: fmt.Sprintf("Unsupported metadata.version downgrade from %d to %d. %s", current, level, reason)}
 }
 
 // notSupported is Kafka's QuorumFeatures.reasonNotSupported: why who,
@@ -249,4 +292,34 @@ func brokerRange(b *metadata.Broker, name string) (lo, hi int16) {
 		}
 	}
 	return 0, 0
+}
+
+// javaHashMapOrder returns names, each once, in the order a Java
+// HashMap<String, …> into which they are put in turn iterates its keys
+// (default capacity 16, doubled past a load of 0.75; String.hashCode
+// over UTF-16, spread as HashMap.hash does; a key put again keeps its
+// place). Kafka's controller checks UpdateFeatures in this order, which
+// decides whose refusal answers a request with several. It is exact
+// while no bucket holds 8 names, which would make Java resize early.
+func javaHashMapOrder(names []string) []string {
+	var keys []string
+	for _, n := range names {
+		if !slices.Contains(keys, n) {
+			keys = append(keys, n)
+		}
+	}
+	capacity := 16
+	for len(keys) > capacity*3/4 {
+		capacity *= 2
+	}
+	bucket := func(s string) int {
+		var h int32
+		for _, c := range utf16.Encode([]rune(s)) {
+			h = 31*h + int32(c)
+		}
+		u := uint32(h)
+		return int((u ^ u>>16) & uint32(capacity-1))
+	}
+	slices.SortStableFunc(keys, func(a, b string) int { return cmp.Compare(bucket(a), bucket(b)) })
+	return keys
 }

@@ -51,8 +51,7 @@ func TestCheckFeatureUpdates(t *testing.T) {
 			prefix + "0 for feature kraft.version. Can't downgrade the version of this feature."},
 		{"downgrade to a newer version", 2, 0, []update{{name: "kraft.version", level: 1, typ: 2}}, 0, false,
 			prefix + "1 for feature kraft.version. Can't downgrade to a newer version."},
-		{"metadata.version is set at format time", 2, 0, []update{{name: "metadata.version", level: 30, typ: 1}}, 0, false,
-			prefix + "30 for feature metadata.version. Krabka controllers do not change metadata.version; it is set when the cluster is formatted (krabka storage format --release-version)."},
+		{"metadata.version at the level in force changes nothing", 2, 0, []update{{name: "metadata.version", level: 30, typ: 1}}, 0, false, ""},
 		{"metadata.version out of range", 2, 0, []update{{name: "metadata.version", level: 99, typ: 1}}, 0, false,
 			prefix + "99 for feature metadata.version. Local controller 3 only supports versions 7-30"},
 		{"a feature this controller does not know", 2, 0, []update{{name: "test.feature.version", level: 1, typ: 1}}, 0, false,
@@ -63,8 +62,9 @@ func TestCheckFeatureUpdates(t *testing.T) {
 			prefix + "3 for feature transaction.version. Local controller 3 only supports versions 0-2"},
 		{"the first refusal refuses all", 2, 0, []update{{name: "kraft.version", level: 1, typ: 1}, {name: "test.feature.version", level: 1, typ: 1}}, 0, false,
 			prefix + "1 for feature test.feature.version. Local controller 3 does not support this feature."},
-		{"a feature named twice", 2, 0, []update{{name: "kraft.version", level: 1, typ: 1}, {name: "kraft.version", level: 1, typ: 1}}, 0, false,
-			prefix + "1 for feature kraft.version. The request updates this feature more than once."},
+		{"a feature named twice: the last row counts", 2, 0, []update{{name: "kraft.version", level: 2, typ: 1}, {name: "kraft.version", level: 1, typ: 1}}, 1, true, ""},
+		{"refusals in Kafka's HashMap order, not the request's", 2, 0, []update{{name: "metadata.version", level: 29, typ: 2}, {name: "streams.version", level: 0, typ: 1}, {name: "group.version", level: 2, typ: 1}}, 0, false,
+			prefix + "2 for feature group.version. Local controller 3 only supports versions 0-1"},
 	}
 	for _, c := range cases {
 		t.Run(c.what, func(t *testing.T) {
@@ -246,4 +246,95 @@ func deref(s *string) string {
 		return "<nil>"
 	}
 	return *s
+}
+
+// Kafka's FeatureControlManager on downgrades and level 0 (what
+// kafka-features downgrade and disable send): the direction must match
+// the upgrade type, kraft.version is never downgraded, a metadata.version
+// downgrade across a level that changed the metadata is refused, safe or
+// unsafe (updateMetadataVersion), and a level 0 disables a feature with a
+// record, which a feature no node knows cannot take.
+func TestCheckFeatureUpdatesDowngrades(t *testing.T) {
+	const (
+		upgrade, safe, unsafe = 1, 2, 3
+		prefix                = "Invalid update version "
+		formatted             = "Krabka controllers do not change metadata.version; it is set when the cluster is formatted (krabka storage format --release-version)."
+	)
+	cases := []struct {
+		what    string
+		mv      int16 // the finalized metadata.version
+		name    string
+		level   int16
+		typ     int8
+		records string // the planned records, "name=level ..."
+		err     string
+	}{
+		{"safe downgrade", 30, "transaction.version", 1, safe, "transaction.version=1", ""},
+		{"unsafe downgrade", 30, "transaction.version", 1, unsafe, "transaction.version=1", ""},
+		{"disable", 30, "group.version", 0, safe, "group.version=0", ""},
+		{"unsafe disable", 30, "group.version", 0, unsafe, "group.version=0", ""},
+		{"disable a feature already off", 30, "streams.version", 0, safe, "streams.version=0", ""},
+		{"downgrade typed as an upgrade", 30, "transaction.version", 1, upgrade, "",
+			prefix + "1 for feature transaction.version. Can't downgrade the version of this feature without setting the upgrade type to either safe or unsafe downgrade."},
+		{"downgrade to a newer level", 30, "streams.version", 1, safe, "",
+			prefix + "1 for feature streams.version. Can't downgrade to a newer version."},
+		{"disable a feature no node knows", 30, "test.feature.version", 0, safe, "",
+			prefix + "0 for feature test.feature.version. Feature test.feature.version not found."},
+		{"disable kraft.version", 30, "kraft.version", 0, safe, "",
+			prefix + "0 for feature kraft.version. Can't downgrade the version of this feature."},
+		{"unsafely disable kraft.version", 30, "kraft.version", 0, unsafe, "",
+			prefix + "0 for feature kraft.version. Can't downgrade the version of this feature."},
+		{"metadata.version past a metadata change", 30, "metadata.version", 29, safe, "",
+			"Unsupported metadata.version downgrade from 30 to 29. Refusing to perform the requested downgrade because it might delete metadata information."},
+		{"metadata.version unsafely past a metadata change", 30, "metadata.version", 22, unsafe, "",
+			"Unsupported metadata.version downgrade from 30 to 22. Unsafe metadata downgrade is not supported in this version."},
+		{"metadata.version downgrade typed as an upgrade", 30, "metadata.version", 29, upgrade, "",
+			prefix + "29 for feature metadata.version. Can't downgrade the version of this feature without setting the upgrade type to either safe or unsafe downgrade."},
+		{"metadata.version below the supported range", 30, "metadata.version", 6, safe, "",
+			prefix + "6 for feature metadata.version. Local controller 3 only supports versions 7-30"},
+		{"metadata.version downgrade without a metadata change", 29, "metadata.version", 24, safe, "", prefix + "24 for feature metadata.version. " + formatted},
+		{"metadata.version upgrade", 29, "metadata.version", 30, upgrade, "", prefix + "30 for feature metadata.version. " + formatted},
+		{"metadata.version safe downgrade at the level in force", 29, "metadata.version", 29, safe, "", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.what, func(t *testing.T) {
+			req := kmsg.NewPtrUpdateFeaturesRequest()
+			req.Version = 2
+			fu := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
+			fu.Feature, fu.MaxVersionLevel, fu.UpgradeType = c.name, c.level, c.typ
+			req.FeatureUpdates = append(req.FeatureUpdates, fu)
+			fc := featureCheck{id: 3, features: metadata.KnownFeatures(), kraftVersion: 1,
+				finalized: map[string]int16{metadata.FeatureMetadataVersion: c.mv, "transaction.version": 2, "group.version": 1}}
+			plan, err := checkFeatureUpdates(req, fc)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			var records []string
+			for _, r := range plan.records {
+				records = append(records, fmt.Sprintf("%s=%d", r.Name, r.FeatureLevel))
+			}
+			if rs := strings.Join(records, " "); got != c.err || rs != c.records || plan.upgrade {
+				t.Errorf("checkFeatureUpdates = records %q, kraft upgrade %v, error %q; want records %q, error %q", rs, plan.upgrade, got, c.records, c.err)
+			}
+		})
+	}
+}
+
+// The key order of a java.util.HashMap<String, …> filled in turn, as
+// Java 17 prints it for these lists (HashMap.keySet()).
+func TestJavaHashMapOrder(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"metadata.version eligible.leader.replicas.version group.version share.version streams.version transaction.version",
+			"group.version metadata.version share.version streams.version transaction.version eligible.leader.replicas.version"},
+		{"kraft.version test.feature.version", "kraft.version test.feature.version"},
+		{"transaction.version group.version kraft.version group.version", "group.version kraft.version transaction.version"},
+		{"a b c d e f g h i j k l m n o p", "a b c d e f g h i j k l m n o p"}, // 16 keys: capacity 32
+		{"zz.version é.version metadata.version", "é.version metadata.version zz.version"},
+	}
+	for _, c := range cases {
+		if got := strings.Join(javaHashMapOrder(strings.Fields(c.in)), " "); got != c.want {
+			t.Errorf("javaHashMapOrder(%s) = %s, want %s", c.in, got, c.want)
+		}
+	}
 }

@@ -42,19 +42,24 @@ func metadataVersionName(level int16) string {
 
 // parseReleaseVersion reads a --release-version value: a full name such
 // as "3.9-IV0", or a release such as "3.9", which means that release's
-// newest level, as Kafka's MetadataVersion.fromVersionString does. Levels
-// past the latest production one count only when unstable
+// newest level, as Kafka's MetadataVersion.fromVersionString does; like
+// it, only the first two dot-separated parts count, so "4.3.1" is 4.3.
+// Levels past the latest production one count only when unstable
 // (unstable.feature.versions.enable).
 func parseReleaseVersion(s string, unstable bool) (int16, error) {
+	key := s
+	if parts := strings.Split(s, "."); len(parts) > 2 && strings.Join(parts[2:], "") != "" {
+		key = parts[0] + "." + parts[1]
+	}
 	_, maxMV := knownFeatures.MetadataVersions(unstable)
 	maxMV = min(maxMV, int16(len(metadataVersions)-1))
 	var found int16 = -1
 	for level := minMetadataVersion; level <= maxMV; level++ {
 		name := metadataVersions[level]
-		if name == s {
+		if name == key {
 			return level, nil
 		}
-		if release, _, _ := strings.Cut(name, "-"); release == s {
+		if release, _, _ := strings.Cut(name, "-"); release == key {
 			found = level
 		}
 	}

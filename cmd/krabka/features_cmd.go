@@ -28,22 +28,25 @@ type featuresOptions struct {
 	features       []string
 	releaseVersion string
 	dryRun         bool
+	unsafe         bool
 }
 
 // newFeaturesCommand builds "krabka features".
 func newFeaturesCommand(a *app) *cobra.Command {
 	var o featuresOptions
 	cmd := &cobra.Command{
-		Use:   "features --bootstrap-controller HOST:PORT[,...] (describe | upgrade)",
-		Short: "Describe or upgrade feature levels (kafka-features)",
+		Use:   "features --bootstrap-controller HOST:PORT[,...] (describe | upgrade | downgrade | disable) | (version-mapping | feature-dependencies)",
+		Short: "Describe, upgrade, downgrade or disable feature levels (kafka-features)",
 		Long: "features describe prints, for each feature the controller supports, its\n" +
 			"supported range and finalized level (ApiVersions), in the layout of\n" +
-			"Kafka's kafka-features. features upgrade asks the quorum leader to raise\n" +
-			"feature levels (UpdateFeatures); upgrade --feature kraft.version=1 turns\n" +
-			"a static quorum (controller.quorum.voters) into a dynamic one.",
+			"Kafka's kafka-features. features upgrade, downgrade and disable ask the\n" +
+			"quorum leader to change feature levels (UpdateFeatures); upgrade --feature\n" +
+			"kraft.version=1 turns a static quorum (controller.quorum.voters) into a\n" +
+			"dynamic one. version-mapping and feature-dependencies read this build's\n" +
+			"feature table and connect to nothing.",
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return errors.New("features needs a subcommand: describe or upgrade")
+			return errors.New("features needs a subcommand: describe, upgrade, downgrade, disable, version-mapping or feature-dependencies")
 		},
 	}
 	connectionFlags(cmd, &o.quorum)
@@ -55,24 +58,59 @@ func newFeaturesCommand(a *app) *cobra.Command {
 			return runDescribeFeatures(cmd.Context(), a.stdout, o.quorum)
 		},
 	}
-	upgrade := &cobra.Command{
-		Use:   "upgrade (--feature NAME=LEVEL ... | --release-version VERSION) [--dry-run]",
-		Short: "Upgrade feature levels",
-		Long: "upgrade asks the quorum leader to raise each --feature to its level. With\n" +
-			"--release-version it asks for that release's metadata.version and the\n" +
-			"default levels of the other features, but never for kraft.version, which\n" +
-			"changes only when named (--feature kraft.version=1): that upgrade cannot\n" +
-			"be undone. --dry-run has the leader check the upgrade and change nothing.",
+	upgrade := newUpdateCommand(a, &o, opUpgrade, "upgrade (--feature NAME=LEVEL ... | --release-version VERSION) [--dry-run]",
+		"Upgrade feature levels",
+		"upgrade asks the quorum leader to raise each --feature to its level. With\n"+
+			"--release-version it asks for that release's metadata.version and the\n"+
+			"default levels above 0 of the other features, but never for kraft.version,\n"+
+			"which changes only when named (--feature kraft.version=1): that upgrade\n"+
+			"cannot be undone. --dry-run has the leader check the upgrade and change\n"+
+			"nothing.",
+		"a feature upgrade NAME=LEVEL, e.g. kraft.version=1 (repeatable)")
+	downgrade := newUpdateCommand(a, &o, opDowngrade, "downgrade (--feature NAME=LEVEL ... | --release-version VERSION) [--dry-run] [--unsafe]",
+		"Downgrade feature levels",
+		"downgrade asks the quorum leader to lower each --feature to its level\n"+
+			"(a safe downgrade; --unsafe asks for an unsafe one, which may destroy\n"+
+			"metadata). With --release-version it asks for that release's\n"+
+			"metadata.version and the default level of every other feature but\n"+
+			"kraft.version, which is never downgraded. The leader refuses, as Kafka's\n"+
+			"controller does, a metadata.version downgrade past a level that changed\n"+
+			"the metadata. --dry-run has the leader check the downgrade and change\n"+
+			"nothing.",
+		"a feature downgrade NAME=LEVEL, e.g. transaction.version=1 (repeatable)")
+	disable := newUpdateCommand(a, &o, opDisable, "disable --feature NAME ... [--dry-run] [--unsafe]",
+		"Disable features (downgrade them to level 0)",
+		"disable asks the quorum leader to downgrade each --feature to level 0,\n"+
+			"which removes it from the finalized features; --unsafe asks for an unsafe\n"+
+			"downgrade. kraft.version and metadata.version cannot be disabled.\n"+
+			"--dry-run has the leader check it and change nothing.",
+		"a feature to disable, by name, e.g. group.version (repeatable)")
+	cmd.AddCommand(describe, upgrade, downgrade, disable, newVersionMappingCommand(a, &o), newFeatureDependenciesCommand(a, &o))
+	return cmd
+}
+
+// newUpdateCommand builds the subcommand of op (upgrade, downgrade or
+// disable) with its flags: --feature (described by featureHelp) and
+// --dry-run; --release-version for upgrade and downgrade; --unsafe for
+// downgrade and disable.
+func newUpdateCommand(a *app, o *featuresOptions, op featureOp, use, short, long, featureHelp string) *cobra.Command {
+	cmd := &cobra.Command{
+		Use: use, Short: short, Long: long,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runUpgradeFeatures(cmd.Context(), a.stdout, o)
+			return runUpdateFeatures(cmd.Context(), a.stdout, *o, op)
 		},
 	}
-	f := upgrade.Flags()
-	f.StringArrayVar(&o.features, "feature", nil, "a feature upgrade NAME=LEVEL, e.g. kraft.version=1 (repeatable)")
-	f.StringVar(&o.releaseVersion, "release-version", "", "the release whose metadata.version and default feature levels to upgrade to, e.g. 4.3 (kraft.version is left as it is)")
-	f.BoolVar(&o.dryRun, "dry-run", false, "validate the upgrade on the leader, but do not perform it")
-	cmd.AddCommand(describe, upgrade)
+	f := cmd.Flags()
+	f.StringArrayVar(&o.features, "feature", nil, featureHelp)
+	if op != opDisable {
+		example := map[featureOp]string{opUpgrade: "4.3", opDowngrade: "4.2"}[op]
+		f.StringVar(&o.releaseVersion, "release-version", "", fmt.Sprintf("the release whose metadata.version and default feature levels to %s to, e.g. %s (kraft.version is left as it is)", op, example))
+	}
+	if op != opUpgrade {
+		f.BoolVar(&o.unsafe, "unsafe", false, "ask for an unsafe downgrade, which may destroy metadata")
+	}
+	f.BoolVar(&o.dryRun, "dry-run", false, fmt.Sprintf("validate the %s on the leader, but do not perform it", op))
 	return cmd
 }
 
@@ -201,10 +239,12 @@ func parseFeatureUpdates(values []string) ([]featureUpdate, error) {
 
 // releaseUpdates are the updates of --release-version r: its
 // metadata.version and the default level of every other feature at that
-// level. kraft.version is not among them: Kafka's kafka-features sets it
-// too (its default level for 4.x releases is 1), which makes a static
-// quorum dynamic without being asked (KAFKA-21426).
-func releaseUpdates(r string) ([]featureUpdate, error) {
+// level, leaving out the levels of 0 of an upgrade, as Kafka's
+// kafka-features does (an upgrade to 0 would be a downgrade).
+// kraft.version is not among them: Kafka's kafka-features sets it too
+// (its default level for 4.x releases is 1), which makes a static quorum
+// dynamic without being asked (KAFKA-21426).
+func releaseUpdates(r string, op featureOp) ([]featureUpdate, error) {
 	// Every level this build knows is named; the controllers refuse an
 	// unstable one unless unstable.feature.versions.enable is set.
 	mv, err := parseReleaseVersion(r, true)
@@ -216,32 +256,87 @@ func releaseUpdates(r string) ([]featureUpdate, error) {
 		if name == featureMetadataVersion || name == featureKRaftVersion {
 			continue
 		}
-		out = append(out, featureUpdate{name: name, level: defaultLevel(name, mv)})
+		if l := defaultLevel(name, mv); l > 0 || op != opUpgrade {
+			out = append(out, featureUpdate{name: name, level: l})
+		}
 	}
 	return out, nil
 }
 
-// runUpgradeFeatures is "krabka features upgrade".
-func runUpgradeFeatures(ctx context.Context, stdout io.Writer, o featuresOptions) error {
+// featureOp is the change "krabka features" asks for: its subcommand.
+type featureOp string
+
+const (
+	opUpgrade   featureOp = "upgrade"
+	opDowngrade featureOp = "downgrade"
+	opDisable   featureOp = "disable"
+)
+
+// upgradeType is the UpdateFeatures v1+ UpgradeType op asks for:
+// UPGRADE (1), SAFE_DOWNGRADE (2), or UNSAFE_DOWNGRADE (3) with --unsafe
+// (Kafka's FeatureCommand.downgradeType).
+func (op featureOp) upgradeType(unsafe bool) int8 {
+	switch {
+	case op == opUpgrade:
+		return 1
+	case unsafe:
+		return 3
+	}
+	return 2
+}
+
+// featureUpdates are the updates the flags of op ask for.
+func featureUpdates(o featuresOptions, op featureOp) ([]featureUpdate, error) {
+	if op == opDisable {
+		return parseFeatureNames(o.features)
+	}
+	switch {
+	case o.releaseVersion != "" && len(o.features) > 0:
+		return nil, errors.New("can not specify --release-version with other feature flags (--feature)")
+	case o.releaseVersion != "":
+		return releaseUpdates(o.releaseVersion, op)
+	}
+	return parseFeatureUpdates(o.features)
+}
+
+// parseFeatureNames reads the --feature values of disable, each a
+// feature name, at level 0.
+func parseFeatureNames(values []string) ([]featureUpdate, error) {
+	var out []featureUpdate
+	for _, v := range values {
+		name := strings.TrimSpace(v)
+		switch {
+		case name == "":
+			return nil, fmt.Errorf("--feature %q: a feature name is needed", v)
+		case strings.Contains(name, "="):
+			return nil, fmt.Errorf("--feature %q: disable takes a feature name, not NAME=LEVEL", v)
+		case slices.ContainsFunc(out, func(u featureUpdate) bool { return u.name == name }):
+			return nil, fmt.Errorf("--feature %q: feature %s was specified more than once", v, name)
+		}
+		out = append(out, featureUpdate{name: name})
+	}
+	return out, nil
+}
+
+// runUpdateFeatures is "krabka features upgrade", "downgrade" and
+// "disable": one UpdateFeatures request to the quorum leader, with
+// kafka-features' line for each feature.
+func runUpdateFeatures(ctx context.Context, stdout io.Writer, o featuresOptions, op featureOp) error {
 	addrs, err := o.quorum.controllers()
 	if err != nil {
 		return err
 	}
-	var updates []featureUpdate
-	switch {
-	case o.releaseVersion != "" && len(o.features) > 0:
-		return errors.New("can not specify --release-version with other feature flags (--feature)")
-	case o.releaseVersion != "":
-		updates, err = releaseUpdates(o.releaseVersion)
-	default:
-		updates, err = parseFeatureUpdates(o.features)
-	}
+	updates, err := featureUpdates(o, op)
 	if err != nil {
 		return err
 	}
 	if len(updates) == 0 {
-		return errors.New("you must specify at least one feature to upgrade: --feature NAME=LEVEL or --release-version VERSION")
+		if op == opDisable {
+			return errors.New("you must specify at least one feature to disable: --feature NAME")
+		}
+		return fmt.Errorf("you must specify at least one feature to %s: --feature NAME=LEVEL or --release-version VERSION", op)
 	}
+	typ := op.upgradeType(o.unsafe)
 	ctx, cancel := context.WithTimeout(ctx, o.quorum.timeout)
 	defer cancel()
 	var out strings.Builder
@@ -254,14 +349,18 @@ func runUpgradeFeatures(ctx context.Context, stdout io.Writer, o featuresOptions
 		if req.Version, err = leader.version(req, "UpdateFeatures", 0, 2); err != nil {
 			return err
 		}
-		if o.dryRun && req.Version < 1 {
+		switch {
+		case o.dryRun && req.Version < 1:
 			return fmt.Errorf("controller %s does not support --dry-run (UpdateFeatures v1)", leader.addr)
+		case typ == 3 && req.Version < 1:
+			return fmt.Errorf("controller %s does not support --unsafe (UpdateFeatures v1)", leader.addr)
 		}
 		req.TimeoutMillis = int32(min(o.quorum.timeout, time.Minute) / time.Millisecond)
 		req.ValidateOnly = o.dryRun
 		for _, u := range updates {
 			fu := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
-			fu.Feature, fu.MaxVersionLevel, fu.UpgradeType = u.name, u.level, 1
+			// v0 has AllowDowngrade in place of the upgrade type.
+			fu.Feature, fu.MaxVersionLevel, fu.UpgradeType, fu.AllowDowngrade = u.name, u.level, typ, typ != 1
 			req.FeatureUpdates = append(req.FeatureUpdates, fu)
 		}
 		resp, err := leader.request(ctx, req)
@@ -270,8 +369,8 @@ func runUpgradeFeatures(ctx context.Context, stdout io.Writer, o featuresOptions
 		}
 		answer = resp.(*kmsg.UpdateFeaturesResponse)
 		if wire.Retriable(answer.ErrorCode) {
-			// The leader moved (NOT_CONTROLLER), or the upgrade did not
-			// commit in time: ask again; an upgrade made meanwhile is
+			// The leader moved (NOT_CONTROLLER), or the change did not
+			// commit in time: ask again; a change made meanwhile is
 			// then done already.
 			return fmt.Errorf("controller %s: UpdateFeatures: %w: %w", leader.addr, wire.ErrorForCode(answer.ErrorCode), errRetry)
 		}
@@ -280,7 +379,7 @@ func runUpgradeFeatures(ctx context.Context, stdout io.Writer, o featuresOptions
 	if err != nil {
 		return err
 	}
-	failed := printUpgradeResults(&out, updates, answer, o.dryRun)
+	failed := printUpdateResults(&out, op, updates, answer, o.dryRun)
 	if _, err := io.WriteString(stdout, out.String()); err != nil {
 		return err
 	}
@@ -290,27 +389,33 @@ func runUpgradeFeatures(ctx context.Context, stdout io.Writer, o featuresOptions
 	return nil
 }
 
-// printUpgradeResults writes kafka-features' line for each update, sorted
-// by feature name, and returns how many failed: the top-level error of
-// the answer fails every feature, as Kafka's admin client completes each
+// printUpdateResults writes kafka-features' line for each update of op,
+// sorted by feature name ("X was upgraded to N.", "X was disabled.",
+// "Could not downgrade X to N. <reason>"; "can be" and "Can not" for a
+// dry run), and returns how many failed: the top-level error of the
+// answer fails every feature, as Kafka's admin client completes each
 // feature's result with it.
-func printUpgradeResults(w io.Writer, updates []featureUpdate, resp *kmsg.UpdateFeaturesResponse, dryRun bool) int {
+func printUpdateResults(w io.Writer, op featureOp, updates []featureUpdate, resp *kmsg.UpdateFeaturesResponse, dryRun bool) int {
 	sorted := slices.Clone(updates)
 	slices.SortFunc(sorted, func(a, b featureUpdate) int { return strings.Compare(a.name, b.name) })
 	failed := 0
 	for _, u := range sorted {
+		done, what := fmt.Sprintf("%sd to %d.", op, u.level), fmt.Sprintf("%s %s to %d", op, u.name, u.level)
+		if op == opDisable {
+			done, what = "disabled.", "disable "+u.name
+		}
 		reason := featureError(resp, u.name)
 		switch {
 		case reason == "" && dryRun:
-			fmt.Fprintf(w, "%s can be upgraded to %d.\n", u.name, u.level)
+			fmt.Fprintf(w, "%s can be %s\n", u.name, done)
 		case reason == "":
-			fmt.Fprintf(w, "%s was upgraded to %d.\n", u.name, u.level)
+			fmt.Fprintf(w, "%s was %s\n", u.name, done)
 		case dryRun:
 			failed++
-			fmt.Fprintf(w, "Can not upgrade %s to %d. %s\n", u.name, u.level, reason)
+			fmt.Fprintf(w, "Can not %s. %s\n", what, reason)
 		default:
 			failed++
-			fmt.Fprintf(w, "Could not upgrade %s to %d. %s\n", u.name, u.level, reason)
+			fmt.Fprintf(w, "Could not %s. %s\n", what, reason)
 		}
 	}
 	return failed

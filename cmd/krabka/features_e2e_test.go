@@ -83,10 +83,11 @@ func TestUpgradeStaticQuorumToDynamic(t *testing.T) {
 		t.Errorf("add-controller on a static quorum: exit %d, stderr %q; want one line naming %q", r.code, r.stderr, fix)
 	}
 
-	// --release-version never upgrades kraft.version, and says so.
+	// --release-version never upgrades kraft.version, and says so; the
+	// release's levels are the ones in force.
 	r = runKrabka(t, "features", "--bootstrap-controller", via, "upgrade", "--release-version", "4.3", "--dry-run")
-	if r.code != 1 || !strings.HasPrefix(r.stdout, "--release-version does not change kraft.version; to make a static quorum dynamic, upgrade it by name: --feature kraft.version=1\n") ||
-		strings.Contains(r.stdout, "kraft.version can") || !strings.Contains(r.stdout, "Can not upgrade metadata.version to 30. ") {
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "--release-version does not change kraft.version; to make a static quorum dynamic, upgrade it by name: --feature kraft.version=1\n") ||
+		strings.Contains(r.stdout, "kraft.version can") || !strings.Contains(r.stdout, "\nmetadata.version can be upgraded to 30.\n") {
 		t.Errorf("upgrade --release-version: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 
@@ -165,4 +166,79 @@ func waitTopics(t *testing.T, c *raft.Controller, n int) {
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && c.CurrentImage().Topics().Len() < n; time.Sleep(10 * time.Millisecond) {
 	}
 	checkTopics(t, c, n)
+}
+
+// TestDowngradeAndDisableFeatures runs features downgrade and disable
+// against a single in-process controller formatted at 4.3's defaults: a
+// dry run changes nothing, a downgrade and a disable change the finalized
+// levels, and the downgrades Kafka's controller refuses are refused with
+// its reasons and exit 1, changing nothing.
+func TestDowngradeAndDisableFeatures(t *testing.T) {
+	port := freePort(t)
+	via := fmt.Sprintf("127.0.0.1:%d", port)
+	// Advertised as it listens: after the kraft.version upgrade below the
+	// voter set holds the advertised endpoint.
+	n := newTestNode(t, 1, "listeners=CONTROLLER://"+via, "advertised.listeners=CONTROLLER://"+via,
+		"controller.quorum.voters=1@"+via)
+	mustSucceed(t, "storage", "format", "-t", testClusterID, "-c", n.props)
+	ctl := launchNode(t, n.props)
+	features := []string{"features", "--bootstrap-controller", via}
+	level := func(name string) int16 { return ctl.CurrentImage().Features().Level(name) }
+	finalized := func(name string, want int) {
+		t.Helper()
+		re := regexp.MustCompile(fmt.Sprintf(`(?m)^Feature: %s\t.*\tFinalizedVersionLevel: %d\t`, regexp.QuoteMeta(name), want))
+		if r := mustSucceed(t, append(features, "describe")...); !re.MatchString(r.stdout) {
+			t.Errorf("describe: want %s at %d:\n%s", name, want, r.stdout)
+		}
+	}
+
+	// The first command waits for the leader's bootstrap records.
+	retryCLI(t, "transaction.version can be downgraded to 1.\n", append(features, "downgrade", "--feature", "transaction.version=1", "--dry-run")...)
+	finalized("transaction.version", 2)
+	if r := mustSucceed(t, append(features, "downgrade", "--feature", "transaction.version=1")...); r.stdout != "transaction.version was downgraded to 1.\n" {
+		t.Errorf("downgrade: stdout %q", r.stdout)
+	}
+	finalized("transaction.version", 1)
+	if r := mustSucceed(t, append(features, "disable", "--feature", "group.version", "--dry-run")...); r.stdout != "group.version can be disabled.\n" || level("group.version") != 1 {
+		t.Errorf("disable --dry-run: stdout %q, group.version %d", r.stdout, level("group.version"))
+	}
+	if r := mustSucceed(t, append(features, "disable", "--feature", "group.version", "--unsafe")...); r.stdout != "group.version was disabled.\n" {
+		t.Errorf("disable: stdout %q", r.stdout)
+	}
+	finalized("group.version", 0)
+
+	// kraft.version 0 is the level in force, so disabling it changes
+	// nothing; once it is 1 it cannot be disabled (below).
+	if r := mustSucceed(t, append(features, "disable", "--feature", "kraft.version", "--dry-run")...); r.stdout != "kraft.version can be disabled.\n" {
+		t.Errorf("disable kraft.version at 0: stdout %q", r.stdout)
+	}
+	retryCLI(t, "kraft.version was upgraded to 1.\n", append(features, "upgrade", "--feature", "kraft.version=1")...)
+
+	const all = "The update failed for all features since the following feature had an error: "
+	refused := []struct {
+		args []string
+		out  string
+	}{
+		{[]string{"downgrade", "--feature", "metadata.version=29"},
+			"Could not downgrade metadata.version to 29. " + all + "Unsupported metadata.version downgrade from 30 to 29. Refusing to perform the requested downgrade because it might delete metadata information.\n"},
+		{[]string{"downgrade", "--feature", "metadata.version=22", "--unsafe", "--dry-run"},
+			"Can not downgrade metadata.version to 22. " + all + "Unsupported metadata.version downgrade from 30 to 22. Unsafe metadata downgrade is not supported in this version.\n"},
+		{[]string{"disable", "--feature", "kraft.version"},
+			"Could not disable kraft.version. " + all + "Invalid update version 0 for feature kraft.version. Can't downgrade the version of this feature.\n"},
+		{[]string{"downgrade", "--feature", "group.version=1"},
+			"Could not downgrade group.version to 1. " + all + "Invalid update version 1 for feature group.version. Can't downgrade to a newer version.\n"},
+		{[]string{"upgrade", "--feature", "streams.version=0"},
+			"Could not upgrade streams.version to 0. " + all + "Invalid update version 0 for feature streams.version. Can't downgrade the version of this feature without setting the upgrade type to either safe or unsafe downgrade.\n"},
+		{[]string{"disable", "--feature", "no.such.version"},
+			"Could not disable no.such.version. " + all + "Invalid update version 0 for feature no.such.version. Feature no.such.version not found.\n"},
+	}
+	for _, c := range refused {
+		r := runKrabka(t, append(features, c.args...)...)
+		if r.code != 1 || r.stdout != c.out || r.stderr != "Error: 1 out of 1 operation(s) failed\n" {
+			t.Errorf("features %s: exit %d, stdout %q, stderr %q; want exit 1, stdout %q", strings.Join(c.args, " "), r.code, r.stdout, r.stderr, c.out)
+		}
+	}
+	if mv, tv, gv := ctl.CurrentImage().Features().MetadataVersion(), level("transaction.version"), level("group.version"); mv != 30 || tv != 1 || gv != 0 {
+		t.Errorf("after the refusals: metadata.version %d, transaction.version %d, group.version %d; want 30, 1, 0", mv, tv, gv)
+	}
 }
