@@ -66,7 +66,7 @@ func TestFeatureDependencies(t *testing.T) {
 		{"levels without one", []string{"kraft.version=1", "transaction.version=2", "group.version=0", "streams.version=1"},
 			"kraft.version=1 has no dependencies.\ntransaction.version=2 has no dependencies.\ngroup.version=0 has no dependencies.\nstreams.version=1 has no dependencies.\n", ""},
 		{"metadata.version", []string{"metadata.version=21", "eligible.leader.replicas.version=1"},
-			"metadata.version=21 (3.9-IV0) has no dependencies.\neligible.leader.replicas.version=1 requires:\n    metadata.version=23 (4.0-IV1)\n", ""},
+			"metadata.version=21 (3.9-IV0) has no dependencies.\neligible.leader.replicas.version=1 requires:\n    metadata.version=24 (4.0-IV2)\n", ""},
 		{"an unknown feature", []string{"group.version=1", "test.feature.version=1"}, "group.version=1 has no dependencies.\n",
 			"unknown feature: test.feature.version (known: eligible.leader.replicas.version, group.version, kraft.version, metadata.version, share.version, streams.version, transaction.version)"},
 		{"an unknown level", []string{"transaction.version=3"}, "", "no feature:transaction.version with feature level 3"},
