@@ -62,21 +62,7 @@ func TestSnapshotOfUnsupportedMetadataVersionRefusesToStart(t *testing.T) {
 			t.Fatal(err)
 		}
 		id := kraft.OffsetAndEpoch{Offset: 5, Epoch: 1}
-		now := time.Now().UnixMilli()
-		w, err := snapshot.Create(vfs.OS(), dir, id, 1, snapshot.Header{LastContainedLogTimestamp: now}, now, snapshot.WriterOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		v, err := metadata.Encode(metadataVersionAt(level))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Append(now, v); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Freeze(now); err != nil {
-			t.Fatal(err)
-		}
+		writeMetadataSnapshot(t, dir, id, level)
 		c, err := Start(t.Context(), cfg)
 		if err == nil {
 			_ = c.Shutdown(context.Background())
