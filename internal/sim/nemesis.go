@@ -222,6 +222,12 @@ func (w *world) voterChange() error {
 	cur := st.Voters.Keys()
 	var cand kraft.ReplicaKey
 	switch {
+	case len(cur) > 3 && st.HighWatermark == st.LogEndOffset && w.rng.IntN(3) == 0:
+		// A leader removing itself is the change with the most rules
+		// (docs/decisions.md, "The vote of a removed voter, and a leader
+		// that removes itself"); a random pick among the voters makes it
+		// too rare to exercise in a short campaign.
+		cand = kraft.ReplicaKey{ID: l.id}
 	case w.opts.Observers > 0 && w.rng.IntN(2) == 0:
 		cand = kraft.ReplicaKey{ID: kraft.NodeID(w.opts.Voters + 1)}
 	default:
