@@ -112,6 +112,9 @@ func (e *engine) applyCommitted() error {
 		e.pub.publishImage(e.applier.delta.Apply())
 	}
 	e.reportApplied(e.applier.applied)
+	// QuorumState shows the applied offset before any submission it
+	// covers is answered.
+	e.publishQuorum(e.lastStatus)
 	e.sub.completeApplied(e.applier.applied)
 	e.reads.complete(e.applier.applied, e.pub.image.Load())
 	return nil

@@ -277,9 +277,16 @@ func (e *engine) publishQuorumState() {
 			e.sub.leadershipLost(err)
 		}
 	}
+	e.publishQuorum(st)
+}
+
+// publishQuorum publishes the QuorumState of core status st and the
+// applied offset, when it changed.
+func (e *engine) publishQuorum(st kraft.Status) {
 	q := QuorumState{
 		NodeID: NodeID(st.ID), Role: Role(st.Role.String()), Epoch: int32(st.Epoch),
-		LeaderID: NodeID(st.Leader.LeaderID), HighWatermark: int64(st.HighWatermark),
+		// The applier may hold a newer high watermark than st.
+		LeaderID: NodeID(st.Leader.LeaderID), HighWatermark: int64(max(st.HighWatermark, e.applier.hw)),
 		LogEndOffset: int64(st.LogEndOffset), AppliedOffset: int64(e.applier.applied),
 	}
 	if old := e.pub.quorum.Load(); old == nil || *old != q {
