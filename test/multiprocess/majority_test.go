@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestLoseMajorityStaticQuorum: a three-process static quorum commits
@@ -28,7 +29,7 @@ func TestLoseMajorityStaticQuorum(t *testing.T) {
 	leader, _ := q.leader(-1)
 	q.submit(leader, "metadata.version", metadataVersionRecord(t))
 	l := q.startLoader(leader)
-	waitFor(t, 60e9, "40 acknowledged writes under load", func() bool { return l.count() >= 40 }, func() string { return fmt.Sprint(l.count()) })
+	waitFor(t, time.Minute, "40 acknowledged writes under load", func() bool { return l.count() >= 40 }, func() string { return fmt.Sprint(l.count()) })
 	acked := l.halt()
 
 	// The survivor is a follower that holds every acknowledged write; the
@@ -36,16 +37,13 @@ func TestLoseMajorityStaticQuorum(t *testing.T) {
 	survivor := leader%3 + 1
 	q.hasAll(survivor, acked)
 	lost := []int{leader, survivor%3 + 1}
-	if lost[1] == leader {
-		lost[1] = lost[1]%3 + 1
-	}
 	for _, id := range lost {
-		_ = q.stop(id, syscall.SIGKILL)
+		_ = q.stop(id, syscall.SIGKILL) // killed: its exit status says so
 		if err := os.RemoveAll(filepath.Join(q.dir, fmt.Sprintf("node-%d", id))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_ = q.stop(survivor, syscall.SIGTERM)
+	stopGracefully(q, survivor)
 
 	props := q.nodes[survivor].props
 	var end struct {
@@ -91,7 +89,7 @@ func TestLoseMajorityStaticQuorum(t *testing.T) {
 		return line
 	}
 	first, second := lost[0], lost[1]
-	_ = q.stop(survivor, syscall.SIGTERM)
+	stopGracefully(q, survivor)
 	q.writeProps(survivor, voters(survivor, first))
 	q.writeProps(first, voters(survivor, first))
 	q.mustKrabka("storage", "format", "-t", end.ClusterID, "-c", q.nodes[first].props)
@@ -101,7 +99,7 @@ func TestLoseMajorityStaticQuorum(t *testing.T) {
 
 	all := voters(1, 2, 3)
 	for _, id := range []int{first, survivor} {
-		_ = q.stop(id, syscall.SIGTERM)
+		stopGracefully(q, id)
 		q.writeProps(id, all)
 		q.start(id)
 		q.hasAll(id, acked)
@@ -117,5 +115,14 @@ func TestLoseMajorityStaticQuorum(t *testing.T) {
 	}
 	for id := 1; id <= 3; id++ {
 		q.hasAll(id, acked)
+	}
+}
+
+// stopGracefully stops node id with SIGTERM and fails the test unless it
+// exits cleanly.
+func stopGracefully(q *quorum, id int) {
+	q.t.Helper()
+	if err := q.stop(id, syscall.SIGTERM); err != nil {
+		q.t.Fatalf("node %d after SIGTERM: %v", id, err)
 	}
 }

@@ -68,15 +68,18 @@ func (s *krabkaSystem) name() string {
 func (s *krabkaSystem) nodes() []*proc { return s.procs }
 
 func (s *krabkaSystem) setup() error {
-	ports, err := freePorts(2 * s.n)
+	admin := 0
+	if s.metrics {
+		admin = s.n
+	}
+	ports, err := freePorts(s.n + admin)
 	if err != nil {
 		return err
 	}
-	ports, s.adminPorts = ports[:s.n], ports[s.n:]
-	s.ports = ports
+	s.ports, s.adminPorts = ports[:s.n], ports[s.n:]
 	var urls []string
 	var voters []string
-	for i, p := range ports {
+	for i, p := range s.ports {
 		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i+1, p))
 	}
 	out, err := exec.Command(s.bin, "storage", "random-uuid").Output()
@@ -91,7 +94,7 @@ func (s *krabkaSystem) setup() error {
 		}
 		extra, formatArgs = s.secure.properties(), s.secure.formatArgs()
 	}
-	for i, p := range ports {
+	for i, p := range s.ports {
 		id := strconv.Itoa(i + 1)
 		nodeDir := filepath.Join(s.dir, "node-"+id)
 		props := filepath.Join(s.dir, "node-"+id+".properties")

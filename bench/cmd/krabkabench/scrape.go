@@ -1,11 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 )
@@ -57,7 +57,7 @@ func (s *scraper) scrapeOnce(ctx context.Context, url string) (int64, error) {
 	if resp.StatusCode != http.StatusOK {
 		return 0, fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
-	if !strings.Contains(string(body), metricsProbe) {
+	if !bytes.Contains(body, []byte(metricsProbe)) {
 		return 0, fmt.Errorf("GET %s: no %s in %d bytes", url, metricsProbe, len(body))
 	}
 	return int64(len(body)), nil
