@@ -367,7 +367,11 @@ func (h *dockerHosts) saveLogs(id int, path string) error {
 		return err
 	}
 	defer f.Close()
-	cmd := exec.Command("docker", "logs", h.container(id))
+	// Bounded like every other docker command (run): an engine that has
+	// stopped answering must fail the save, not hang the suite.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "docker", "logs", h.container(id))
 	cmd.Stdout, cmd.Stderr = f, f
 	return cmd.Run()
 }
