@@ -70,6 +70,40 @@ type ClusterGrants interface {
 	Allowed(principal, host string, op ClusterOperation) bool
 }
 
+// ResourceType is the type of a resource ACL entries protect, by Kafka's
+// ResourceType code.
+type ResourceType int8
+
+// The resource types of Kafka's ACLs (ResourceType).
+const (
+	ResourceTopic ResourceType = iota + 2
+	ResourceGroup
+	ResourceCluster
+	ResourceTransactionalID
+	ResourceDelegationToken
+	ResourceUser
+)
+
+// Resource is one resource an operation is asked for: a topic by name, the
+// cluster as [ClusterResource], and so on.
+type Resource struct {
+	Type ResourceType
+	Name string
+}
+
+// ClusterResource is the cluster, as Kafka names it in ACL entries
+// ("kafka-cluster").
+var ClusterResource = Resource{Type: ResourceCluster, Name: clusterResource}
+
+// ResourceGrants is what a [ClusterGrants] implements to judge resources
+// other than the cluster as well: whether principal, connected from host,
+// may perform op on res. An [AdminRouter] asks through
+// [AdminHandle.Authorized]; a ClusterGrants without it refuses every
+// resource but the cluster.
+type ResourceGrants interface {
+	AllowedOn(principal, host string, op ClusterOperation, res Resource) bool
+}
+
 // StandardAuthorizerClass is the one authorizer.class.name Krabka accepts:
 // Kafka's KRaft authorizer, whose ACLs live in the metadata log
 // (AccessControlEntryRecord).
@@ -79,7 +113,7 @@ const StandardAuthorizerClass = "org.apache.kafka.metadata.authorizer.StandardAu
 // AclPermissionType), and the names of the cluster resource and the
 // wildcards.
 const (
-	aclResourceCluster = 4
+	aclResourceCluster = int8(ResourceCluster)
 	aclPatternLiteral  = 3
 	aclPatternPrefixed = 4
 	aclDeny            = 2
@@ -131,6 +165,25 @@ func (a *standardAuthorizer) Allowed(principal, host string, op ClusterOperation
 	return decide(a.current().cluster, a.allowEveryone, principal, host, op)
 }
 
+// AllowedOn implements [ResourceGrants]: Kafka's StandardAuthorizer rules
+// over the entries that protect res (a literal entry naming it or the
+// wildcard, a prefixed entry whose prefix it starts with).
+func (a *standardAuthorizer) AllowedOn(principal, host string, op ClusterOperation, res Resource) bool {
+	if res == ClusterResource {
+		return a.Allowed(principal, host, op)
+	}
+	if a.superUsers[principal] {
+		return true
+	}
+	var matching []*metadata.ACL
+	for _, e := range a.current().all {
+		if protects(e, res) {
+			matching = append(matching, e)
+		}
+	}
+	return decide(matching, a.allowEveryone, principal, host, op)
+}
+
 // current returns the table of the current image, rebuilding it when the
 // image's ACLs are not those of the table: a new image with the same
 // entries (most commits) reuses the table.
@@ -179,18 +232,21 @@ func buildACLTable(img *metadata.Image) *aclTable {
 	return t
 }
 
-// onCluster reports whether entry e protects the cluster resource: a
-// CLUSTER entry whose literal name is kafka-cluster or the wildcard, or
-// whose prefix kafka-cluster starts with.
-func onCluster(e *metadata.ACL) bool {
-	if e.ResourceType != aclResourceCluster {
+// onCluster reports whether entry e protects the cluster resource.
+func onCluster(e *metadata.ACL) bool { return protects(e, ClusterResource) }
+
+// protects reports whether entry e protects res: an entry of res's type
+// whose literal name is res's or the wildcard, or whose prefix res's name
+// starts with (Kafka's StandardAuthorizerData matching).
+func protects(e *metadata.ACL, res Resource) bool {
+	if ResourceType(e.ResourceType) != res.Type {
 		return false
 	}
 	switch e.PatternType {
 	case aclPatternLiteral:
-		return e.ResourceName == clusterResource || e.ResourceName == aclWildcard
+		return e.ResourceName == res.Name || e.ResourceName == aclWildcard
 	case aclPatternPrefixed:
-		return strings.HasPrefix(clusterResource, e.ResourceName)
+		return strings.HasPrefix(res.Name, e.ResourceName)
 	}
 	return false
 }

@@ -102,6 +102,23 @@ func (a *requestAuthz) allows(ctx context.Context, req *transport.Request) bool 
 	return false
 }
 
+// allowedOn reports whether principal, connected from host, may perform
+// op on res (the check of [AdminHandle.Authorized]): always without an
+// authorizer; by the grants' AllowedOn when they implement
+// [ResourceGrants]; by Allowed for the cluster; else not.
+func (a *requestAuthz) allowedOn(principal, host string, op ClusterOperation, res Resource) bool {
+	if a == nil || a.grants == nil {
+		return true
+	}
+	if rg, ok := a.grants.(ResourceGrants); ok {
+		return rg.AllowedOn(principal, host, op, res)
+	}
+	if res == ClusterResource {
+		return a.grants.Allowed(principal, host, op)
+	}
+	return false
+}
+
 // shouldLog reports whether a refusal of principal is to be logged now.
 func (a *requestAuthz) shouldLog(principal string) bool {
 	now := time.Now()

@@ -380,6 +380,10 @@ type Config struct {
 	// listeners receive for partitions other than __cluster_metadata-0
 	// (see [ShardRouter]); it has no Kafka property.
 	ShardRouter ShardRouter
+	// AdminRouter, when not nil, serves the admin APIs it claims on the
+	// controller listeners (see [AdminRouter]); it has no Kafka
+	// property.
+	AdminRouter AdminRouter
 
 	// Logger receives the node's log lines. It has no Kafka property;
 	// nil discards them.

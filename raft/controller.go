@@ -224,7 +224,7 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 	e.publishVoters()
 
 	srvCfg := rc.server
-	srvCfg.Handler = &handler{c: c, authz: newRequestAuthz(cfg, e.pub.image.Load, rc.logger), shards: cfg.ShardRouter}
+	srvCfg.Handler = &handler{c: c, authz: newRequestAuthz(cfg, e.pub.image.Load, rc.logger), shards: cfg.ShardRouter, admin: cfg.AdminRouter}
 	warnUnprotectedListeners(ctx, cfg, rc.logger)
 	// A SASL listener answers ApiVersions before authentication as the
 	// handler does after it. On a node whose log is empty it takes SCRAM

@@ -32,6 +32,9 @@ type handler struct {
 	// shards serves KRaft RPCs for other partitions (Config.ShardRouter),
 	// nil for none.
 	shards ShardRouter
+	// admin serves the claimed admin APIs (Config.AdminRouter), nil for
+	// none.
+	admin AdminRouter
 }
 
 // Serve implements [transport.Handler].
@@ -88,6 +91,12 @@ func (h *handler) Serve(ctx context.Context, req *transport.Request, reply *tran
 		}
 		reply.Send(resp)
 	default:
+		if h.admin != nil {
+			// The decoder hands over no other API than the version
+			// table's, which have their cases above, and the claimed ones.
+			h.serveAdmin(ctx, req, reply)
+			return
+		}
 		e.logger.LogAttrs(ctx, slog.LevelDebug, "request not served by this controller; closing the connection",
 			slog.Int(logKeyAPIKey, int(req.Body.Key())))
 		reply.Close()
@@ -269,6 +278,7 @@ func (rc *runtimeConfig) featureState(img *metadata.Image, kraftVersion int16) w
 		MetadataVersion:     wire.SupportedFeature{Min: lo, Max: hi},
 		FinalizedEpoch:      img.Offset(),
 		UnstableAPIVersions: rc.unstableAPI,
+		Claimed:             rc.claimed,
 	}
 	for _, f := range rc.features.Supported(rc.unstableFeatures) {
 		// wire adds both itself.

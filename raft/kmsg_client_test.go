@@ -124,12 +124,7 @@ func TestKmsgClient(t *testing.T) {
 	broker := cl.SeedBrokers()[0]
 
 	// ApiVersions: every row of the version table, nothing else.
-	avReq := kmsg.NewPtrApiVersionsRequest()
-	avReq.ClientSoftwareName, avReq.ClientSoftwareVersion = "kgo-test", "1.0"
-	av, err := avReq.RequestWith(t.Context(), broker)
-	if err != nil {
-		t.Fatal(err)
-	}
+	av := askAPIVersions(t, broker)
 	var got, want []string
 	for _, k := range av.ApiKeys {
 		got = append(got, fmt.Sprintf("%d:%d-%d", k.ApiKey, k.MinVersion, k.MaxVersion))

@@ -16,6 +16,7 @@ import (
 	"github.com/krabka-go/krabka/internal/logstore"
 	"github.com/krabka-go/krabka/internal/snapshot"
 	"github.com/krabka-go/krabka/internal/transport"
+	"github.com/krabka-go/krabka/internal/wire"
 	"github.com/krabka-go/krabka/metadata"
 )
 
@@ -84,6 +85,10 @@ type runtimeConfig struct {
 	features         metadata.FeatureRegistry
 	unstableFeatures bool
 	unstableAPI      bool
+	// claimed are the rows of Config.AdminRouter's claims, which every
+	// ApiVersions answer lists (the listeners' decoders read them from
+	// server).
+	claimed []wire.APIVersion
 	// snapshotBytes, snapshotInterval, retentionBytes and retentionTime
 	// are metadata.log.max.record.bytes.between.snapshots,
 	// metadata.log.max.snapshot.interval.ms, metadata.max.retention.bytes
@@ -271,6 +276,10 @@ func newRuntimeConfigAs(cfg Config, observer bool) (runtimeConfig, error) {
 	srv.Logger = logger
 	srv.Meter = listenerMeter{rc.metrics}
 	srv.UnstableAPIVersions = cfg.UnstableAPIVersions
+	if rc.claimed, err = claimedAPIs(cfg.AdminRouter); err != nil {
+		return runtimeConfig{}, err
+	}
+	srv.ClaimedAPIs = rc.claimed
 	rc.server = srv
 
 	opts := logstore.DefaultOptions()

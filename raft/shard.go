@@ -52,74 +52,92 @@ type ShardRequest struct {
 	Listener, RemoteAddr net.Addr
 }
 
-// errShardTimedOut answers a routed request the router did not answer
-// within the request timeout.
-var errShardTimedOut = errors.New("raft: the shard router did not answer within controller.quorum.request.timeout.ms")
-
 // serveShard hands a KRaft RPC for another partition to the router and
-// sends its answer: the router runs off the connection's reader
-// goroutine, bounded by the request timeout, with panics contained, so
-// that a router that blocks or fails costs only its own request.
+// sends its answer, contained as [handler.serveRouted] contains it.
 func (h *handler) serveShard(ctx context.Context, router ShardRouter, req *transport.Request, reply *transport.Reply) {
-	e := h.c.eng
 	sr := ShardRequest{
 		Request: req.Body, Principal: req.Conn.Principal.String(), ClientID: req.Header.ClientID,
 		Listener: req.Conn.LocalAddr, RemoteAddr: req.Conn.RemoteAddr,
 	}
+	h.serveRouted(ctx, req, reply, "shard", func(ctx context.Context) (kmsg.Response, error) {
+		return router.ServeShard(ctx, sr)
+	}, func(code int16, msg string) (kmsg.Response, bool) {
+		return wire.ErrorAnswer(req.Body, code, msg), true
+	})
+}
+
+// errRouteTimedOut answers a routed request the router did not answer
+// within the request timeout.
+var errRouteTimedOut = errors.New("did not answer within controller.quorum.request.timeout.ms")
+
+// serveRouted runs serve, a router's handling of req, and sends its
+// answer: the router runs off the connection's reader goroutine, bounded
+// by the request timeout, with panics contained, so that a router that
+// blocks or fails costs only its own request. A failure is answered with
+// errorAnswer's response for its code (REQUEST_TIMED_OUT for a timeout,
+// UNKNOWN_SERVER_ERROR otherwise), or closes the connection when
+// errorAnswer has none. kind names the router in errors and logs.
+func (h *handler) serveRouted(ctx context.Context, req *transport.Request, reply *transport.Reply, kind string,
+	serve func(context.Context) (kmsg.Response, error), errorAnswer func(code int16, msg string) (kmsg.Response, bool)) {
+	e := h.c.eng
 	rctx, cancel := context.WithTimeout(ctx, h.c.rc.core.RequestTimeout)
-	done := make(chan shardAnswer, 1)
+	done := make(chan routedAnswer, 1)
 	go func() {
 		defer func() {
 			if p := recover(); p != nil {
-				done <- shardAnswer{err: fmt.Errorf("raft: the shard router panicked: %v", p), panicked: true}
+				done <- routedAnswer{err: fmt.Errorf("panicked: %v", p), panicked: true}
 			}
 		}()
-		resp, err := router.ServeShard(rctx, sr)
-		done <- shardAnswer{resp: resp, err: err}
+		resp, err := serve(rctx)
+		done <- routedAnswer{resp: resp, err: err}
 	}()
 	go func() {
 		defer cancel()
-		var a shardAnswer
+		var a routedAnswer
 		select {
 		case a = <-done:
 		case <-rctx.Done():
-			a = shardAnswer{err: errShardTimedOut}
+			a = routedAnswer{err: errRouteTimedOut}
 		}
-		resp, code, err := shardResponse(req.Body, a)
-		if err != nil {
-			level := slog.LevelWarn
-			if a.panicked {
-				level = slog.LevelError
-			}
-			e.logger.LogAttrs(ctx, level, "a routed request failed",
-				slog.Int(logKeyAPIKey, int(req.Body.Key())), slog.String(logKeyError, err.Error()))
+		resp, code, err := routedResponse(req.Body, a)
+		if err == nil {
+			reply.Send(resp)
+			return
 		}
-		if resp == nil {
-			resp = wire.ErrorAnswer(req.Body, code, err.Error())
+		err = fmt.Errorf("raft: the %s router: %w", kind, err)
+		level := slog.LevelWarn
+		if a.panicked {
+			level = slog.LevelError
 		}
-		reply.Send(resp)
+		e.logger.LogAttrs(ctx, level, "a routed request failed",
+			slog.Int(logKeyAPIKey, int(req.Body.Key())), slog.String(logKeyError, err.Error()))
+		if resp, ok := errorAnswer(code, err.Error()); ok {
+			reply.Send(resp)
+			return
+		}
+		reply.Close()
 	}()
 }
 
-// shardAnswer is what a router's goroutine returned.
-type shardAnswer struct {
+// routedAnswer is what a router's goroutine returned.
+type routedAnswer struct {
 	resp     kmsg.Response
 	err      error
 	panicked bool
 }
 
-// shardResponse checks a router's answer to req: the response to send, or
-// nil and the error code to answer with, and the error to log.
-func shardResponse(req kmsg.Request, a shardAnswer) (kmsg.Response, int16, error) {
+// routedResponse checks a router's answer to req: the response to send,
+// or nil, the error code to answer with and the error to log.
+func routedResponse(req kmsg.Request, a routedAnswer) (kmsg.Response, int16, error) {
 	switch {
-	case errors.Is(a.err, errShardTimedOut):
+	case errors.Is(a.err, errRouteTimedOut):
 		return nil, kerr.RequestTimedOut.Code, a.err
 	case a.err != nil:
 		return nil, kerr.UnknownServerError.Code, a.err
 	case a.resp == nil:
-		return nil, kerr.UnknownServerError.Code, errors.New("raft: the shard router returned no response")
+		return nil, kerr.UnknownServerError.Code, errors.New("returned no response")
 	case a.resp.Key() != req.Key():
-		return nil, kerr.UnknownServerError.Code, fmt.Errorf("raft: the shard router answered api key %d with api key %d", req.Key(), a.resp.Key())
+		return nil, kerr.UnknownServerError.Code, fmt.Errorf("answered api key %d with api key %d", req.Key(), a.resp.Key())
 	}
 	a.resp.SetVersion(req.GetVersion())
 	return a.resp, 0, nil

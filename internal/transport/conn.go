@@ -240,7 +240,7 @@ func (c *conn) read(ctx context.Context, done chan<- completion, slots chan stru
 	// size prefix and body with one, instead of two per frame. The
 	// deadlines still apply to every read from the connection.
 	in := bufio.NewReaderSize(c.nc, readBufferSize)
-	dec := wire.Decoder{UnstableAPIVersions: cfg.UnstableAPIVersions}
+	dec := wire.Decoder{UnstableAPIVersions: cfg.UnstableAPIVersions, Claimed: cfg.ClaimedAPIs}
 	// spare is the frame of the last request when nothing decoded from it
 	// outlives Serve (a Fetch, wire.Request.Transient): the next frame
 	// is read into it.

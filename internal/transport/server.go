@@ -135,6 +135,10 @@ type ServerConfig struct {
 	// checked against the stable versions: none of the three has an
 	// unstable version.
 	UnstableAPIVersions bool
+	// ClaimedAPIs are the rows of the APIs the handler serves besides
+	// the version table's (wire.Decoder.Claimed): their requests are
+	// decoded and handed to it, once the connection has authenticated.
+	ClaimedAPIs []wire.APIVersion
 }
 
 // DefaultServerConfig returns Kafka's defaults (socket.request.max.bytes

@@ -62,6 +62,9 @@ type FeatureState struct {
 	// whether the API rows advertise their unstable versions
 	// ([APIVersion.MaxEnabled]).
 	UnstableAPIVersions bool
+	// Claimed are the rows of the APIs an embedder serves on the
+	// listener ([ClaimedAPI]), listed with the version table's.
+	Claimed []APIVersion
 }
 
 // UnsupportedAPIVersionsResponse returns Kafka's answer to an ApiVersions
@@ -89,7 +92,8 @@ func UnsupportedAPIVersionsResponse(unstable bool) *kmsg.ApiVersionsResponse {
 //     match [ValidClientSoftware] ⇒ INVALID_REQUEST with no API list (the
 //     error response of ApiVersionsRequest.getErrorResponse);
 //   - otherwise NONE, every row of the version table (capped at its
-//     stable versions unless st.UnstableAPIVersions), the supported
+//     stable versions unless st.UnstableAPIVersions) and of st.Claimed,
+//     sorted by key, the supported
 //     features (kraft.version MinKRaftVersion..MaxKRaftVersion,
 //     metadata.version and st.Other), the finalized features with a level
 //     above 0 (min = max = level) and their epoch. For request versions
@@ -106,7 +110,12 @@ func AnswerAPIVersions(req *kmsg.ApiVersionsRequest, st FeatureState) *kmsg.ApiV
 		resp.ErrorCode = kerr.InvalidRequest.Code
 		return resp
 	}
-	for _, a := range SupportedAPIs() {
+	apis := SupportedAPIs()
+	if len(st.Claimed) > 0 {
+		apis = append(apis, st.Claimed...)
+		slices.SortStableFunc(apis, func(a, b APIVersion) int { return cmp.Compare(a.Key, b.Key) })
+	}
+	for _, a := range apis {
 		k := kmsg.NewApiVersionsResponseApiKey()
 		k.ApiKey, k.MinVersion, k.MaxVersion = a.Key, a.Min, a.MaxEnabled(st.UnstableAPIVersions)
 		resp.ApiKeys = append(resp.ApiKeys, k)

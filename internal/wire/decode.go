@@ -70,6 +70,11 @@ type Decoder struct {
 	// served. Without it such a request is refused as one at an
 	// unsupported version.
 	UnstableAPIVersions bool
+	// Claimed are the rows of the APIs an embedder serves besides the
+	// version table's ([ClaimedAPI]): their requests are decoded like
+	// the table's, at the claimed versions. None may share a key with
+	// the table.
+	Claimed []APIVersion
 
 	clientID string
 	fetch    *kmsg.FetchRequest
@@ -97,11 +102,11 @@ func (d *Decoder) decode(frame []byte, req *Request, reuse bool) error {
 	if len(frame) >= 8 {
 		h.CorrelationID = int32(binary.BigEndian.Uint32(frame[4:]))
 	}
-	api, ok := LookupAPI(h.APIKey)
+	api, ok := d.lookup(h.APIKey)
 	if !ok {
 		return &RequestError{Kind: ErrUnknownAPIKey, Header: h, Close: true}
 	}
-	h, off, err := parseRequestHeader(frame, d.clientID)
+	h, off, err := parseRequestHeader(frame, d.clientID, api)
 	if err != nil {
 		return &RequestError{Kind: ErrMalformedHeader, Header: h, Close: true, Err: err}
 	}
@@ -155,7 +160,22 @@ func (d *Decoder) decode(frame []byte, req *Request, reuse bool) error {
 	return nil
 }
 
-// newRequest returns an empty request for a key of the version table.
+// lookup returns the row of key: the version table's, else a claimed
+// one.
+func (d *Decoder) lookup(key int16) (APIVersion, bool) {
+	if a, ok := LookupAPI(key); ok {
+		return a, true
+	}
+	for _, a := range d.Claimed {
+		if a.Key == key {
+			return a, true
+		}
+	}
+	return APIVersion{}, false
+}
+
+// newRequest returns an empty request for a key of the version table or
+// a claimed one.
 func newRequest(key int16) kmsg.Request {
 	switch key {
 	case KeySubmitChange:

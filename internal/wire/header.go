@@ -67,7 +67,9 @@ func flexible(key, version int16) bool {
 // replacement characters). Neither can come from a correct client.
 //
 // A client id equal to last is returned as last, not as a new string.
-func parseRequestHeader(frame []byte, last string) (RequestHeader, int, error) {
+// api is the row of the frame's API key, which decides the header
+// version.
+func parseRequestHeader(frame []byte, last string, api APIVersion) (RequestHeader, int, error) {
 	var h RequestHeader
 	r := kbin.NewReader(frame)
 	h.APIKey = r.Int16()
@@ -76,7 +78,10 @@ func parseRequestHeader(frame []byte, last string) (RequestHeader, int, error) {
 	if r.Err() != nil {
 		return h, 0, fmt.Errorf("%w: frame of %d bytes is shorter than a request header", ErrMalformedHeader, len(frame))
 	}
-	h.Version = RequestHeaderVersion(h.APIKey, h.APIVersion)
+	h.Version = 1
+	if api.Flexible(h.APIVersion) {
+		h.Version = 2
+	}
 	n := r.Int16()
 	switch {
 	case r.Err() != nil:

@@ -1,5 +1,11 @@
 package wire
 
+import (
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
 // API keys of the requests a Krabka controller serves. The Kafka keys are
 // Kafka's (apache/kafka ApiKeys.java); KeySubmitChange, KeyMetadataFetch and
 // KeyReadImage are Krabka's private RPCs, documented in docs/wire.md.
@@ -145,4 +151,37 @@ func LookupAPI(key int16) (APIVersion, bool) {
 		}
 	}
 	return APIVersion{}, false
+}
+
+// ClaimedAPI returns the row of an API that an embedder serves on the
+// controller listener in place of the node (raft.Config.AdminRouter):
+// versions min through max of a Kafka API that kmsg knows, with Kafka's
+// name and first flexible version. It fails for a key of the version
+// table (an API the node serves itself), a key kmsg does not know, and a
+// range that is empty, negative or beyond the newest version kmsg
+// decodes.
+func ClaimedAPI(key, minVersion, maxVersion int16) (APIVersion, error) {
+	if a, ok := LookupAPI(key); ok {
+		return APIVersion{}, fmt.Errorf("wire: api key %d (%s) is served by the controller itself", key, a.Name)
+	}
+	req := kmsg.RequestForKey(key)
+	if req == nil {
+		return APIVersion{}, fmt.Errorf("wire: api key %d is not a Kafka API", key)
+	}
+	name := kmsg.NameForKey(key)
+	switch {
+	case minVersion < 0 || minVersion > maxVersion:
+		return APIVersion{}, fmt.Errorf("wire: %s versions %d-%d: not a range of versions", name, minVersion, maxVersion)
+	case maxVersion > req.MaxVersion():
+		return APIVersion{}, fmt.Errorf("wire: %s v%d is newer than the newest version decoded (%d)", name, maxVersion, req.MaxVersion())
+	}
+	a := APIVersion{Key: key, Name: name, Min: minVersion, Max: maxVersion, FlexibleFrom: neverFlexible}
+	for v := int16(0); v <= req.MaxVersion(); v++ {
+		req.SetVersion(v)
+		if req.IsFlexible() {
+			a.FlexibleFrom = v
+			break
+		}
+	}
+	return a, nil
 }
