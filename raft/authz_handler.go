@@ -55,7 +55,7 @@ func newRequestAuthz(cfg Config, image func() *metadata.Image, logger *slog.Logg
 
 // requiredOperation is the operation on the cluster that req needs, as
 // Kafka's ControllerApis asks: CLUSTER_ACTION for the replication and
-// election RPCs, DESCRIBE for DescribeQuorum, ALTER for the voter changes,
+// election RPCs and ControllerRegistration, DESCRIBE for DescribeQuorum, ALTER for the voter changes,
 // UpdateFeatures and DescribeCluster. Of the private RPCs, SubmitChange writes the log
 // (ALTER) and ReadImage reads the image (DESCRIBE); MetadataFetch returns
 // the committed log's batches as Fetch does, so it needs what Fetch needs
@@ -70,7 +70,7 @@ func requiredOperation(req kmsg.Request) (op ClusterOperation, ok bool) {
 		}
 		return OperationClusterAction, true
 	case *kmsg.VoteRequest, *kmsg.BeginQuorumEpochRequest, *kmsg.EndQuorumEpochRequest,
-		*kmsg.FetchSnapshotRequest, *kmsg.UpdateRaftVoterRequest, *wire.MetadataFetchRequest:
+		*kmsg.FetchSnapshotRequest, *kmsg.UpdateRaftVoterRequest, *kmsg.ControllerRegistrationRequest, *wire.MetadataFetchRequest:
 		return OperationClusterAction, true
 	case *kmsg.DescribeQuorumRequest, *wire.ReadImageRequest:
 		return OperationDescribe, true

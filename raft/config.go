@@ -384,6 +384,13 @@ type Config struct {
 	// controller listeners (see [AdminRouter]); it has no Kafka
 	// property.
 	AdminRouter AdminRouter
+	// DisableControllerRegistration keeps the node from registering
+	// itself in the metadata log (RegisterControllerRecord, KIP-919),
+	// which Kafka's controllers always do once caught up at
+	// metadata.version 3.7-IV0 or later; it has no Kafka property.
+	// [ForTests] sets it, so that a test's log holds only what the test
+	// writes. The node still serves the registrations of others.
+	DisableControllerRegistration bool
 
 	// Logger receives the node's log lines. It has no Kafka property;
 	// nil discards them.
@@ -456,9 +463,10 @@ func DefaultConfig() Config {
 //
 // Timers are short so that tests run fast: election timeout 100 ms,
 // election backoff 100 ms, fetch and request timeouts 1 s, retry backoff
-// 10 ms, append linger 1 ms. NoOpRecords are off (MaxIdleInterval 0), so
-// the log holds only what a test writes. Everything else keeps Kafka's
-// defaults.
+// 10 ms, append linger 1 ms. NoOpRecords (MaxIdleInterval 0) and the
+// node's own controller registration (DisableControllerRegistration) are
+// off, so the log holds only what a test writes. Everything else keeps
+// Kafka's defaults.
 func ForTests(nodeID NodeID, dir string) Config {
 	c := DefaultConfig()
 	c.NodeID = nodeID
@@ -474,6 +482,7 @@ func ForTests(nodeID NodeID, dir string) Config {
 	c.RetryBackoff = 10 * time.Millisecond
 	c.AppendLinger = time.Millisecond
 	c.MaxIdleInterval = 0
+	c.DisableControllerRegistration = true
 	return c
 }
 

@@ -208,6 +208,9 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 		return nil, err
 	}
 	e := newEngine(rc, fsys, log, clk, clusterID)
+	if opts.seed != 0 {
+		e.reg.incarnation = newIncarnation(opts.seed)
+	}
 	if err := e.load(cfg.QuorumVoters); err != nil {
 		return nil, err
 	}
@@ -350,6 +353,7 @@ func newEngine(rc runtimeConfig, fsys vfs.FS, log *logstore.Log, clk clock, clus
 		activatedEpoch:    -1,
 		votersCopiedEpoch: -1,
 		updatedEpoch:      -1,
+		reg:               registration{off: !rc.registers, incarnation: newIncarnation(0)},
 	}
 }
 

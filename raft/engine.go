@@ -101,6 +101,8 @@ type engine struct {
 	dialProbe    func(addr string) (peerSender, error)
 	selfDue      time.Time
 	updatedEpoch kraft.Epoch
+	// reg is this controller's own registration (registration.go).
+	reg registration
 
 	// handles are the bytes the core names by a RecordsHandle (ready.go).
 	handles       handleTable

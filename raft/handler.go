@@ -84,6 +84,8 @@ func (h *handler) Serve(ctx context.Context, req *transport.Request, reply *tran
 		reply.Send(saslOutOfPlace(body))
 	case *kmsg.UpdateFeaturesRequest:
 		h.serveUpdateFeatures(ctx, body, reply)
+	case *kmsg.ControllerRegistrationRequest:
+		h.serveControllerRegistration(ctx, body, reply)
 	case *kmsg.DescribeClusterRequest:
 		resp := h.describeCluster(body, req.Conn.LocalAddr)
 		if h.authz != nil && h.authz.grants != nil && body.IncludeClusterAuthorizedOperations {
@@ -100,6 +102,24 @@ func (h *handler) Serve(ctx context.Context, req *transport.Request, reply *tran
 		e.logger.LogAttrs(ctx, slog.LevelDebug, "request not served by this controller; closing the connection",
 			slog.Int(logKeyAPIKey, int(req.Body.Key())))
 		reply.Close()
+	}
+}
+
+// serveControllerRegistration answers a ControllerRegistration request
+// (registration.go).
+func (h *handler) serveControllerRegistration(ctx context.Context, req *kmsg.ControllerRegistrationRequest, reply *transport.Reply) {
+	ev := event{call: func(e *engine) {
+		e.registerController(req, func(code int16, msg string) {
+			resp := req.ResponseKind().(*kmsg.ControllerRegistrationResponse)
+			resp.ErrorCode = code
+			if code != 0 {
+				resp.ErrorMessage = &msg
+			}
+			reply.Send(resp)
+		})
+	}}
+	if h.c.enqueue(ctx, ev) != nil {
+		reply.Send(wire.ErrorAnswer(req, kerr.NotController.Code, kerr.NotController.Description))
 	}
 }
 

@@ -229,6 +229,7 @@ func (e *engine) runUntilQuiet() error {
 		e.maybeCopyBootstrapVoters()
 		e.resolveVoterChange()
 		e.reconcileOwnVoterEntry()
+		e.maybeRegister()
 		e.flushSubmissions()
 		if !e.node.HasReady() {
 			break

@@ -64,6 +64,11 @@ type runtimeConfig struct {
 	// listenerName; autoJoin is controller.quorum.auto.join.enable.
 	advertised []Endpoint
 	autoJoin   bool
+	// advertisedProtocols are the security protocols of advertised, in
+	// its order; registers is whether the node registers itself as a
+	// controller (not an observer, not DisableControllerRegistration).
+	advertisedProtocols []SecurityProtocol
+	registers           bool
 
 	core    kraft.Config
 	peer    transport.PeerConfig
@@ -176,6 +181,11 @@ func newRuntimeConfigAs(cfg Config, observer bool) (runtimeConfig, error) {
 	rc.voters = cfg.QuorumVoters
 	rc.dynamic = len(cfg.QuorumVoters) == 0
 	rc.advertised = cfg.AdvertisedControllerEndpoints()
+	for _, ep := range rc.advertised {
+		p, _ := cfg.ListenerSecurityProtocol(ep.Name) // validated
+		rc.advertisedProtocols = append(rc.advertisedProtocols, p)
+	}
+	rc.registers = !observer && !cfg.DisableControllerRegistration
 	rc.autoJoin = cfg.AutoJoin
 
 	core := kraft.DefaultConfig()

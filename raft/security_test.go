@@ -101,13 +101,14 @@ func guardedRequests(t *testing.T, h *hostileNode) map[int16]kmsg.Request {
 		wire.KeyUpdateFeatures:   features,
 		wire.KeyFetchSnapshot: kraftRequest(t, h, &kraft.FetchSnapshotRequest{Replica: kraft.ReplicaKey{ID: 2}, CurrentLeaderEpoch: epoch,
 			SnapshotID: kraft.OffsetAndEpoch{Offset: 1, Epoch: epoch}, MaxBytes: 1 << 20}),
-		wire.KeyDescribeCluster: kmsg.NewPtrDescribeClusterRequest(),
-		wire.KeyAddRaftVoter:    add,
-		wire.KeyRemoveRaftVoter: remove,
-		wire.KeyUpdateRaftVoter: update,
-		wire.KeySubmitChange:    submitReq,
-		wire.KeyMetadataFetch:   wire.NewMetadataFetchRequest(),
-		wire.KeyReadImage:       wire.NewReadImageRequest(),
+		wire.KeyDescribeCluster:        kmsg.NewPtrDescribeClusterRequest(),
+		wire.KeyControllerRegistration: registrationRequestFor(9, 1),
+		wire.KeyAddRaftVoter:           add,
+		wire.KeyRemoveRaftVoter:        remove,
+		wire.KeyUpdateRaftVoter:        update,
+		wire.KeySubmitChange:           submitReq,
+		wire.KeyMetadataFetch:          wire.NewMetadataFetchRequest(),
+		wire.KeyReadImage:              wire.NewReadImageRequest(),
 	}
 	for _, a := range wire.SupportedAPIs() {
 		r, ok := reqs[a.Key]

@@ -34,6 +34,9 @@ const (
 	// timerSelfCheck is when a voter or observer of a dynamic quorum next
 	// checks its own entry in the voter set.
 	timerSelfCheck
+	// timerRegistration is when this controller next checks its
+	// registration (registration.go).
+	timerRegistration
 	// timerRetention is when retention next runs.
 	timerRetention
 	// timerCheckpoint is when the log's recovery point is next

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/krabka-go/krabka/internal/kraft"
@@ -68,6 +69,8 @@ func voterAnswerError(resp kmsg.Response) error {
 		code = r.ErrorCode
 	case *kmsg.UpdateRaftVoterResponse:
 		code = r.ErrorCode
+	case *kmsg.ControllerRegistrationResponse:
+		return kerr.ErrorForCode(r.ErrorCode)
 	case *kmsg.UpdateFeaturesResponse:
 		if err := wire.UpdateFeaturesError(r); err == nil || !errors.Is(err, ErrNotLeader) {
 			return err

@@ -62,6 +62,28 @@ func (q *testQuorum) start(t *testing.T) {
 			}
 		}
 	}
+	// Every controller registers itself once it has caught up (KIP-919):
+	// wait for the registrations, so that what the log holds from now on
+	// is what the test writes.
+	for deadline := time.Now().Add(20 * time.Second); !q.registered(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the controllers did not register within 20s")
+		}
+	}
+}
+
+// registered reports whether every node's image holds the registration
+// of every node, or sets a metadata.version without controller
+// registration.
+func (q *testQuorum) registered() bool {
+	for _, c := range q.ctls {
+		img := c.CurrentImage()
+		mv := img.Features().MetadataVersion()
+		if mv == 0 || mv >= metadata.MetadataVersion3_7_IV0 && img.Cluster().NumControllers() != len(q.ctls) {
+			return false
+		}
+	}
+	return true
 }
 
 // snapshotSource is a running three-voter quorum with topics 0..4 in its

@@ -5,10 +5,9 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 // AdminErrorAnswer returns the error response of a claimed admin request
 // ([ClaimedAPI]) carrying code, as Kafka's getErrorResponse of that
 // request builds it: every topic or resource the request names, each
-// with code (and msg where the schema has a message), or the top-level
-// code of an API that has one. ok is false for an API it cannot answer
-// so: the caller closes the connection instead, which is what Kafka does
-// with a request it cannot serve. The response has req's version.
+// with code (and msg where the schema has a message). ok is false for
+// an API it cannot answer so: the caller closes the connection instead,
+// which is what Kafka does with a request it cannot serve. The response has req's version.
 func AdminErrorAnswer(req kmsg.Request, code int16, msg string) (_ kmsg.Response, ok bool) {
 	resp := req.ResponseKind()
 	resp.SetVersion(req.GetVersion())
@@ -44,9 +43,6 @@ func AdminErrorAnswer(req kmsg.Request, code int16, msg string) (_ kmsg.Response
 		resp.(*kmsg.AlterConfigsResponse).Resources = rowsOf(r.Resources, func(res kmsg.AlterConfigsRequestResource) kmsg.AlterConfigsResponseResource {
 			return kmsg.AlterConfigsResponseResource{ResourceType: res.ResourceType, ResourceName: res.ResourceName, ErrorCode: code, ErrorMessage: &msg}
 		})
-	case *kmsg.ControllerRegistrationRequest:
-		out := resp.(*kmsg.ControllerRegistrationResponse)
-		out.ErrorCode, out.ErrorMessage = code, &msg
 	default:
 		return nil, false
 	}

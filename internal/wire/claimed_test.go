@@ -184,9 +184,6 @@ func TestAdminErrorAnswer(t *testing.T) {
 			rs := r.(*kmsg.AlterConfigsResponse).Resources
 			return rs[0].ResourceName, rs[0].ErrorCode
 		}, "1"},
-		{kmsg.NewPtrControllerRegistrationRequest(), func(r kmsg.Response) (string, int16) {
-			return "", r.(*kmsg.ControllerRegistrationResponse).ErrorCode
-		}, ""},
 	} {
 		resp, ok := AdminErrorAnswer(tc.req, code, "boom")
 		if !ok || resp.Key() != tc.req.Key() || resp.GetVersion() != tc.req.GetVersion() {

@@ -49,6 +49,8 @@ func ErrorAnswer(req kmsg.Request, code int16, msg string) kmsg.Response {
 		r.ErrorCode, r.ErrorMessage = code, &msg
 	case *kmsg.UpdateFeaturesResponse:
 		r.ErrorCode, r.ErrorMessage = code, &msg
+	case *kmsg.ControllerRegistrationResponse:
+		r.ErrorCode, r.ErrorMessage = code, &msg
 	case *kmsg.ApiVersionsResponse:
 		r.ErrorCode = code
 	case *kmsg.SASLHandshakeResponse:

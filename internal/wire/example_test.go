@@ -50,6 +50,6 @@ func ExampleDecodeRequest() {
 			corr, av.Version, av.ErrorCode, len(av.ApiKeys), len(out))
 	}
 	// Output:
-	// correlation id 1: v4, error 0, 17 APIs, 179-byte frame
+	// correlation id 1: v4, error 0, 18 APIs, 186-byte frame
 	// correlation id 2: v0, error 35, 1 APIs, 20-byte frame
 }

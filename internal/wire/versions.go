@@ -21,9 +21,12 @@ const (
 	KeyUpdateFeatures   int16 = 57
 	KeyFetchSnapshot    int16 = 59
 	KeyDescribeCluster  int16 = 60
-	KeyAddRaftVoter     int16 = 80
-	KeyRemoveRaftVoter  int16 = 81
-	KeyUpdateRaftVoter  int16 = 82
+	// KeyControllerRegistration is the RPC a controller registers itself
+	// with (KIP-919).
+	KeyControllerRegistration int16 = 70
+	KeyAddRaftVoter           int16 = 80
+	KeyRemoveRaftVoter        int16 = 81
+	KeyUpdateRaftVoter        int16 = 82
 
 	// KeySubmitChange is the private RPC a follower or tool uses to hand
 	// metadata records to the leader and wait for their commit.
@@ -108,8 +111,8 @@ func (a APIVersion) Flexible(v int16) bool { return v >= a.FlexibleFrom }
 // what a Krabka controller advertises or serves; the flag is still
 // carried to every check ([APIVersion.Enabled]), so a row that gains one
 // is gated by it.
-func versionTable() [17]APIVersion {
-	return [17]APIVersion{
+func versionTable() [18]APIVersion {
+	return [18]APIVersion{
 		{Key: KeyFetch, Name: "Fetch", Min: 13, Max: 18, FlexibleFrom: 12},
 		{Key: KeySASLHandshake, Name: "SaslHandshake", Min: 0, Max: 1, FlexibleFrom: neverFlexible},
 		{Key: KeyAPIVersions, Name: "ApiVersions", Min: 0, Max: 4, FlexibleFrom: 3},
@@ -121,6 +124,7 @@ func versionTable() [17]APIVersion {
 		{Key: KeyUpdateFeatures, Name: "UpdateFeatures", Min: 0, Max: 2, FlexibleFrom: 0},
 		{Key: KeyFetchSnapshot, Name: "FetchSnapshot", Min: 0, Max: 1, FlexibleFrom: 0},
 		{Key: KeyDescribeCluster, Name: "DescribeCluster", Min: 0, Max: 2, FlexibleFrom: 0},
+		{Key: KeyControllerRegistration, Name: "ControllerRegistration", Min: 0, Max: 0, FlexibleFrom: 0},
 		{Key: KeyAddRaftVoter, Name: "AddRaftVoter", Min: 0, Max: 1, FlexibleFrom: 0},
 		{Key: KeyRemoveRaftVoter, Name: "RemoveRaftVoter", Min: 0, Max: 0, FlexibleFrom: 0},
 		{Key: KeyUpdateRaftVoter, Name: "UpdateRaftVoter", Min: 0, Max: 0, FlexibleFrom: 0},

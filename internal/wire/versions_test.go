@@ -119,11 +119,14 @@ func readSchema(t *testing.T, dir, name string) schema {
 // SaslHandshakeRequest.json declares validVersions 0-1 and
 // flexibleVersions none, SaslAuthenticateRequest.json 0-2 and 2+, and
 // both list the controller listener (ControllerApis.handleSaslHandshakeRequest,
-// handleSaslAuthenticateRequest).
+// handleSaslAuthenticateRequest); ControllerRegistrationRequest.json
+// declares validVersions 0 and flexibleVersions 0+, and lists the
+// controller listener only (ControllerApis.handleControllerRegistration).
 var beyondSchemaCopy = map[int16]APIVersion{
-	KeyUpdateFeatures:   {Key: KeyUpdateFeatures, Name: "UpdateFeatures", Min: 0, Max: 2, FlexibleFrom: 0},
-	KeySASLHandshake:    {Key: KeySASLHandshake, Name: "SaslHandshake", Min: 0, Max: 1, FlexibleFrom: 0x7fff},
-	KeySASLAuthenticate: {Key: KeySASLAuthenticate, Name: "SaslAuthenticate", Min: 0, Max: 2, FlexibleFrom: 2},
+	KeyUpdateFeatures:         {Key: KeyUpdateFeatures, Name: "UpdateFeatures", Min: 0, Max: 2, FlexibleFrom: 0},
+	KeySASLHandshake:          {Key: KeySASLHandshake, Name: "SaslHandshake", Min: 0, Max: 1, FlexibleFrom: 0x7fff},
+	KeySASLAuthenticate:       {Key: KeySASLAuthenticate, Name: "SaslAuthenticate", Min: 0, Max: 2, FlexibleFrom: 2},
+	KeyControllerRegistration: {Key: KeyControllerRegistration, Name: "ControllerRegistration", Min: 0, Max: 0, FlexibleFrom: 0},
 }
 
 // TestVersionTableMatchesKafkaSchemas checks every Kafka API of the version
@@ -206,7 +209,7 @@ func TestVersionTableShape(t *testing.T) {
 		"EndQuorumEpoch": "0-1", "DescribeQuorum": "0-2", "FetchSnapshot": "0-1",
 		"DescribeCluster": "0-2", "AddRaftVoter": "0-1", "RemoveRaftVoter": "0-0",
 		"UpdateRaftVoter": "0-0", "SubmitChange": "0-0", "MetadataFetch": "0-0", "UpdateFeatures": "0-2",
-		"ReadImage": "0-0", "SaslHandshake": "0-1", "SaslAuthenticate": "0-2",
+		"ReadImage": "0-0", "SaslHandshake": "0-1", "SaslAuthenticate": "0-2", "ControllerRegistration": "0-0",
 	}
 	got := map[string]string{}
 	for _, a := range apis {
