@@ -87,7 +87,7 @@ func (h *handler) Serve(ctx context.Context, req *transport.Request, reply *tran
 	case *kmsg.ControllerRegistrationRequest:
 		h.serveControllerRegistration(ctx, body, reply)
 	case *kmsg.DescribeClusterRequest:
-		resp := h.describeCluster(body, req.Conn.LocalAddr)
+		resp := h.describeCluster(body, req.Conn.LocalAddr, req.Conn.Listener)
 		if h.authz != nil && h.authz.grants != nil && body.IncludeClusterAuthorizedOperations {
 			resp.ClusterAuthorizedOperations = clusterAuthorizedOperations(h.authz.grants, req.Conn.Principal.String(), clientHost(req.Conn.RemoteAddr))
 		}
@@ -322,14 +322,53 @@ func (rc *runtimeConfig) featureState(img *metadata.Image, kraftVersion int16) w
 }
 
 // describeCluster answers DescribeCluster (KIP-919) for an admin client
-// bootstrapping to the controllers: the cluster id, the voters of the
-// set in force with their endpoints on the first controller listener, and
-// the leader this node knows as the controller id. Kafka lists the
-// controllers registered in the metadata image (RegisterControllerRecord);
-// Krabka's controllers do not register, so the voters stand in for the
-// registrations. Without an authorizer every cluster operation is
-// reported as authorized.
-func (h *handler) describeCluster(req *kmsg.DescribeClusterRequest, local net.Addr) *kmsg.DescribeClusterResponse {
+// bootstrapping to the controllers, as Kafka's
+// ControllerApis.handleDescribeCluster does: the cluster id, the
+// controllers registered in the image (RegisterControllerRecord) with
+// their endpoint on the listener the request arrived on (a registration
+// without one is left out, as ControllerRegistrationsPublisher leaves it
+// out), and the leader this node knows as the controller id. While no
+// controller has registered (metadata.version below 3.7-IV0, or
+// registration off), the voters of the set in force stand in for the
+// registrations, with their endpoints on the first controller listener.
+// Without an authorizer every cluster operation is reported as
+// authorized.
+func (h *handler) describeCluster(req *kmsg.DescribeClusterRequest, local net.Addr, listener string) *kmsg.DescribeClusterResponse {
+	c := h.c
+	nodes, ok := registeredControllers(c.eng.pub.image.Load(), listener)
+	if !ok {
+		nodes = h.voterNodes(local)
+	}
+	leader := kraft.NoNode
+	if q := c.eng.pub.quorum.Load(); q != nil { // nil before the engine's first publication
+		leader = kraft.NodeID(q.LeaderID)
+	}
+	return wire.AnswerDescribeCluster(req, c.eng.clusterID, leader, nodes)
+}
+
+// registeredControllers are the controllers img registers with an
+// endpoint named listener; ok is false when no controller is registered.
+func registeredControllers(img *metadata.Image, listener string) (nodes []wire.ClusterNode, ok bool) {
+	cluster := img.Cluster()
+	if cluster.NumControllers() == 0 {
+		return nil, false
+	}
+	for r := range cluster.Controllers() {
+		for _, ep := range r.Endpoints {
+			if ep.Name == listener {
+				nodes = append(nodes, wire.ClusterNode{ID: kraft.NodeID(r.ID), Host: ep.Host, Port: int32(ep.Port)})
+				break
+			}
+		}
+	}
+	return nodes, true
+}
+
+// voterNodes are the voters of the set in force with their endpoints on
+// the first controller listener. A node started with port 0 (ForTests)
+// names the port the request reached, at local, the only one a client
+// can use.
+func (h *handler) voterNodes(local net.Addr) []wire.ClusterNode {
 	c := h.c
 	voters := c.eng.pub.voterList()
 	nodes := make([]wire.ClusterNode, 0, len(voters))
@@ -340,17 +379,11 @@ func (h *handler) describeCluster(req *kmsg.DescribeClusterRequest, local net.Ad
 		}
 		n := wire.ClusterNode{ID: kraft.NodeID(vi.id), Host: v.Host, Port: int32(v.Port)}
 		if vi.id == NodeID(c.rc.id) && v.Port == 0 {
-			// A node started with port 0 (ForTests) names the port the
-			// request reached, the only one a client can use.
 			if a, ok := local.(*net.TCPAddr); ok {
 				n.Port = int32(a.Port)
 			}
 		}
 		nodes = append(nodes, n)
 	}
-	leader := kraft.NoNode
-	if q := c.eng.pub.quorum.Load(); q != nil { // nil before the engine's first publication
-		leader = kraft.NodeID(q.LeaderID)
-	}
-	return wire.AnswerDescribeCluster(req, c.eng.clusterID, leader, nodes)
+	return nodes
 }

@@ -43,6 +43,7 @@ func serveListeners(ctx context.Context, eps []Endpoint, tlsConfigs []*transport
 			}
 		}
 		lcfg := cfg
+		lcfg.Name = ep.Name
 		lcfg.CreationRates = rates[i]
 		if tlsConfigs[i] != nil {
 			lcfg.Handshake = *tlsConfigs[i]

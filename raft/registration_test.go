@@ -115,6 +115,19 @@ func TestControllersRegister(t *testing.T) {
 		incarnations[id] = r.IncarnationID
 	}
 
+	// DescribeCluster lists the registrations, each at its endpoint.
+	for i := range 3 {
+		resp := describeControllers(dialRaw(t, c.node(NodeID(i+1)).Addr()), 1)
+		if len(resp.Brokers) != 3 {
+			t.Fatalf("node %d: DescribeCluster lists %+v, want the three registrations", i+1, resp.Brokers)
+		}
+		for _, b := range resp.Brokers {
+			if ep := regs[b.NodeID].Endpoints[0]; b.Host != ep.Host || b.Port != int32(ep.Port) {
+				t.Errorf("node %d: DescribeCluster lists %+v, registered at %s:%d", i+1, b, ep.Host, ep.Port)
+			}
+		}
+	}
+
 	restarted := c.follower(leader)
 	c.stop(restarted)
 	c.restart(restarted)
@@ -218,4 +231,65 @@ func TestControllerRegistrationNeedsClusterAction(t *testing.T) {
 		t.Errorf("without CLUSTER_ACTION a registration answered %d", resp.ErrorCode)
 	}
 	n.unchanged(before)
+}
+
+// describeControllers sends DescribeCluster for the controllers on conn.
+func describeControllers(conn *rawConn, corr int32) *kmsg.DescribeClusterResponse {
+	req := kmsg.NewPtrDescribeClusterRequest()
+	req.Version, req.EndpointType = 2, 2
+	return conn.call(corr, req).(*kmsg.DescribeClusterResponse)
+}
+
+// TestDescribeClusterListsRegisteredControllers: once controllers have
+// registered, DescribeCluster lists them, each at its endpoint on the
+// listener the request arrived on, and leaves out a registration without
+// such an endpoint; the controller id is the leader when it is listed.
+// Before any registration the voters stand in for them.
+func TestDescribeClusterListsRegisteredControllers(t *testing.T) {
+	c := newTestCluster(t, 3)
+	leader := c.leader()
+	waitFor(t, "the bootstrap metadata.version to be applied", func() bool {
+		return c.node(leader).CurrentImage().Features().MetadataVersion() == metadata.MaxMetadataVersion
+	})
+	conn := dialRaw(t, c.node(leader).Addr())
+	if resp := describeControllers(conn, 1); resp.ErrorCode != 0 || len(resp.Brokers) != 3 || NodeID(resp.ControllerID) != leader {
+		t.Fatalf("without registrations DescribeCluster answered %+v, want the three voters", resp)
+	}
+
+	other := registrationRequestFor(8, 2)
+	other.Listeners[0].Name = "REPLICATION"
+	for i, req := range []*kmsg.ControllerRegistrationRequest{registrationRequestFor(9, 1), other} {
+		if resp := conn.call(int32(2+i), req).(*kmsg.ControllerRegistrationResponse); resp.ErrorCode != 0 {
+			t.Fatalf("registration %d answered %d", req.ControllerID, resp.ErrorCode)
+		}
+	}
+	resp := describeControllers(conn, 4)
+	if resp.ErrorCode != 0 || len(resp.Brokers) != 1 || resp.Brokers[0].NodeID != 9 || resp.Brokers[0].Host != "controller-9.example" ||
+		resp.Brokers[0].Port != 9093 || resp.ControllerID != -1 {
+		t.Fatalf("DescribeCluster answered %+v, want controller 9 alone, on CONTROLLER, and no controller id", resp)
+	}
+
+	own := registrationRequestFor(int32(leader), 3)
+	own.Listeners[0].Host, own.Listeners[0].Port = "leader.example", 19093
+	if r := conn.call(5, own).(*kmsg.ControllerRegistrationResponse); r.ErrorCode != 0 {
+		t.Fatalf("the leader's registration answered %d", r.ErrorCode)
+	}
+	waitFor(t, "every node to apply the registrations", func() bool {
+		for i := range 3 {
+			if c.node(NodeID(i+1)).CurrentImage().Cluster().NumControllers() != 3 {
+				return false
+			}
+		}
+		return true
+	})
+	for i := range 3 {
+		resp := describeControllers(dialRaw(t, c.node(NodeID(i+1)).Addr()), 1)
+		ids := []int32{}
+		for _, b := range resp.Brokers {
+			ids = append(ids, b.NodeID)
+		}
+		if fmt.Sprint(ids) != fmt.Sprint([]int32{min(int32(leader), 9), max(int32(leader), 9)}) || NodeID(resp.ControllerID) != leader {
+			t.Errorf("node %d: DescribeCluster lists %v with controller %d, want %d and 9 with %d", i+1, ids, resp.ControllerID, leader, leader)
+		}
+	}
 }

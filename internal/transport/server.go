@@ -80,6 +80,9 @@ type ConnInfo struct {
 	LocalAddr, RemoteAddr net.Addr
 	// Principal is who the handshake says the peer is.
 	Principal Principal
+	// Listener is the name of the listener that accepted the connection
+	// (ServerConfig.Name).
+	Listener string
 }
 
 // ServerConfig configures a listener. Fields mirror Kafka's socket server
@@ -87,6 +90,9 @@ type ConnInfo struct {
 type ServerConfig struct {
 	// Handler serves requests. Required.
 	Handler Handler
+	// Name names the listener, as Kafka names listeners (CONTROLLER); the
+	// handler reads it from each request's ConnInfo.
+	Name string
 	// Handshake upgrades each accepted connection; nil means [Plaintext].
 	Handshake Handshake
 	// MaxFrameSize is socket.request.max.bytes: the largest request frame
@@ -482,6 +488,7 @@ func (s *Server) acceptLoop(ctx context.Context) {
 				ID:         s.nextID.Add(1),
 				LocalAddr:  nc.LocalAddr(),
 				RemoteAddr: nc.RemoteAddr(),
+				Listener:   s.cfg.Name,
 			},
 		}
 		s.wg.Go(func() { c.serve(ctx) })

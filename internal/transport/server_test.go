@@ -544,3 +544,22 @@ func TestServerReleasesPortBeforeReturning(t *testing.T) {
 		_ = ln2.Close()
 	}
 }
+
+// TestServerNamesItsListener: every request's ConnInfo names the listener
+// that accepted its connection.
+func TestServerNamesItsListener(t *testing.T) {
+	conns := make(chan ConnInfo, 1)
+	h := HandlerFunc(func(_ context.Context, req *Request, reply *Reply) {
+		conns <- req.Conn
+		reply.Send(req.Body.ResponseKind())
+	})
+	cfg := testServerConfig(h)
+	cfg.Name = "CONTROLLER"
+	s := startTCP(t, cfg)
+	c := dialTCP(t, s.Addr())
+	c.send(1, describeQuorum())
+	c.recv(describeQuorum())
+	if info := <-conns; info.Listener != "CONTROLLER" || info.LocalAddr.String() != s.Addr().String() {
+		t.Errorf("conn info %+v, want listener CONTROLLER at %s", info, s.Addr())
+	}
+}
