@@ -293,3 +293,20 @@ func TestDescribeClusterListsRegisteredControllers(t *testing.T) {
 		}
 	}
 }
+
+// TestRegistrationNamesTheBoundPort: a controller listening on port 0
+// registers the port it is bound to, and DescribeCluster lists it there.
+func TestRegistrationNamesTheBoundPort(t *testing.T) {
+	cfg := ForTests(1, t.TempDir())
+	registering(&cfg)
+	c := startNode(t, cfg)
+	waitFor(t, "the lone controller to register", func() bool { return c.CurrentImage().Cluster().NumControllers() == 1 })
+	r, _ := c.CurrentImage().Cluster().Controller(1)
+	if fmt.Sprintf("%s:%d", r.Endpoints[0].Host, r.Endpoints[0].Port) != c.Addr().String() {
+		t.Errorf("registered %+v, bound at %s", r.Endpoints, c.Addr())
+	}
+	resp := describeControllers(dialRaw(t, c.Addr()), 1)
+	if len(resp.Brokers) != 1 || fmt.Sprintf("%s:%d", resp.Brokers[0].Host, resp.Brokers[0].Port) != c.Addr().String() || resp.ControllerID != 1 {
+		t.Errorf("DescribeCluster answered %+v, want controller 1 at %s", resp, c.Addr())
+	}
+}
