@@ -15,7 +15,7 @@ import (
 // is formatted --standalone, nodes 2 and 3 --no-initial-controllers, as
 // an operator grows a quorum from one controller.
 func newDynamicQuorum(t *testing.T) *quorum {
-	q := newNodes(t)
+	q := newNodes(t, 3)
 	clusterID := strings.TrimSpace(q.mustKrabka("storage", "random-uuid"))
 	for id, n := range q.nodes {
 		q.writeProps(id, "controller.quorum.bootstrap.servers="+q.bootstrap())

@@ -114,7 +114,7 @@ func (l *loader) submitOnce(name string) bool {
 	req.Records = [][]byte{value}
 	resp, err := call(n.addr, req)
 	if err != nil {
-		l.via = l.via%3 + 1
+		l.via = l.q.next(l.via)
 		return false
 	}
 	r := resp.(*wire.SubmitChangeResponse)
@@ -124,7 +124,7 @@ func (l *loader) submitOnce(name string) bool {
 	case r.ErrorCode == kerr.NotLeaderForPartition.Code && r.LeaderID > 0:
 		l.via = int(r.LeaderID)
 	default:
-		l.via = l.via%3 + 1
+		l.via = l.q.next(l.via)
 	}
 	return false
 }
