@@ -32,9 +32,9 @@ import (
 // removes it from the image). Downgrades follow FeatureControlManager: a
 // safe or unsafe downgrade type is needed, kraft.version is never
 // downgraded, and a metadata.version downgrade across a level that
-// changed the metadata is refused. Any other change of metadata.version
-// is refused with INVALID_UPDATE_VERSION, saying why: it is set when the
-// cluster is formatted; asking for the level in force changes nothing.
+// changed the metadata is refused; metadata.version's other changes,
+// upgrades and the downgrades that lose nothing, are FeatureLevelRecords
+// like any feature's.
 
 // Kafka's FeatureUpdate.UpgradeType codes (UpdateFeatures v1+; v0 has
 // AllowDowngrade instead).
@@ -160,9 +160,9 @@ type featurePlan struct {
 // change, and the levels the new level depends on, given every level
 // the request asks for (Feature.validateVersion). It returns the plan,
 // or a [*FeatureUpdateError] for the first update it refuses.
-// metadata.version passes only at the level in force: a downgrade Kafka
-// refuses gets Kafka's reason ([checkMetadataVersionUpdate]), any other
-// change the reason it is set when the cluster is formatted.
+// metadata.version is checked as updateMetadataVersion does instead
+// ([checkMetadataVersionUpdate]): an upgrade, and a downgrade past no
+// level that changed the metadata, write its FeatureLevelRecord.
 func checkFeatureUpdates(r *kmsg.UpdateFeaturesRequest, fc featureCheck) (plan featurePlan, err error) {
 	// Kafka's QuorumController.updateFeatures puts the updates in a
 	// HashMap by feature name: the last row for a name wins, and the
@@ -217,15 +217,21 @@ func checkFeatureUpdates(r *kmsg.UpdateFeaturesRequest, fc featureCheck) (plan f
 			return featurePlan{}, refuse("Can't downgrade to a newer version.")
 		}
 		switch u.Feature {
+		case metadata.FeatureKRaftVersion:
+			switch {
+			case typ == upgradeTypeUpgrade:
+				plan.kraftLevel, plan.upgrade = l, true
+			case l != current:
+				return featurePlan{}, refuse("Can't downgrade the version of this feature.")
+			}
+			continue
 		case metadata.FeatureMetadataVersion:
+			// As Kafka's updateMetadataVersion, which writes the level
+			// in force again too and checks no other feature's
+			// dependencies against the new level.
 			if err := checkMetadataVersionUpdate(current, l, typ == upgradeTypeUnsafeDowngrade); err != nil {
 				return featurePlan{}, err
 			}
-			if l != current {
-				return featurePlan{}, refuse("Krabka controllers do not change metadata.version; it is set when the cluster is formatted (krabka storage format --release-version).")
-			}
-			continue
-		case metadata.FeatureKRaftVersion:
 		default:
 			if _, ok := fc.features.Lookup(u.Feature); !ok {
 				// Only level 0 of a feature no node knows passes the
@@ -236,28 +242,22 @@ func checkFeatureUpdates(r *kmsg.UpdateFeaturesRequest, fc featureCheck) (plan f
 			if err := fc.features.CheckLevel(u.Feature, l, proposed, true); err != nil {
 				return featurePlan{}, refuse(err.Error())
 			}
-			rec := metadata.NewFeatureLevelRecord()
-			rec.Name, rec.FeatureLevel = u.Feature, l
-			plan.records = append(plan.records, rec)
-			continue
 		}
-		switch {
-		case typ == upgradeTypeUpgrade:
-			plan.kraftLevel, plan.upgrade = l, true
-		case l != current:
-			return featurePlan{}, refuse("Can't downgrade the version of this feature.")
-		}
+		rec := metadata.NewFeatureLevelRecord()
+		rec.Name, rec.FeatureLevel = u.Feature, l
+		plan.records = append(plan.records, rec)
 	}
 	return plan, nil
 }
 
 // checkMetadataVersionUpdate refuses a downgrade of metadata.version
 // from current to level that might lose metadata, as Kafka's
-// FeatureControlManager.updateMetadataVersion does: a level between
-// them changed the metadata (Kafka's MetadataVersion.didMetadataChange),
-// and an unsafe downgrade is not supported either. A downgrade Kafka
-// accepts, an upgrade or the level in force pass; both levels lie in the
-// supported range, checked before.
+// FeatureControlManager.updateMetadataVersion does: a level above level,
+// up to current, changed the metadata (Kafka's
+// MetadataVersion.checkIfMetadataChanged), and an unsafe downgrade of
+// that kind is not supported either. A downgrade past no such level, safe
+// or unsafe, an upgrade and the level in force pass; both levels lie in
+// the supported range, checked before.
 func checkMetadataVersionUpdate(current, level int16, unsafe bool) error {
 	if level >= current || !metadata.MetadataChangedBetween(current, level) {
 		return nil
