@@ -136,21 +136,35 @@ func TestUpgradeStaticQuorumThenChangeVoters(t *testing.T) {
 // TestRemovedVoterKeepsStaticConfig: a static quorum of three is
 // upgraded to kraft.version 1, gains node 4 (formatted
 // --no-initial-controllers, added with add-controller) and loses node 3
-// (remove-controller), which fetches the VotersRecord that removes it and
-// stops. While it is down its last leader is killed and the other two
-// voters elect a new one. Node 3 restarts with its old server.properties,
-// which still list it in controller.quorum.voters and name no bootstrap
-// servers: the voter set in force is its log's, 1, 2 and 4, without it.
-// So it is an observer; its fetches to the dead leader fail, it asks the
-// voters of that set instead (as an observer asks bootstrap servers),
+// (remove-controller). Node 3 is stopped after it fetched the
+// VotersRecord that removes it, or before the removal. While it is down
+// its last leader is killed and the other two voters elect a new one.
+// Node 3 restarts with its old server.properties, which still list it in
+// controller.quorum.voters and name no bootstrap servers; its fetches to
+// the dead leader fail.
+//
+// Knowing its removal, it is an observer: the voter set in force is its
+// log's, 1, 2 and 4, and it asks those voters instead (as an observer
+// asks bootstrap servers), at the endpoints the log gives them, node 4's
+// among them. Not knowing it, it counts itself a voter of 1 to 4 and
+// asks the others of that set the same way (a pre-vote, should its fetch
+// timer run out first, is refused by voters that hear their leader);
+// the VotersRecord it then fetches makes it an observer. Either way it
 // finds the new leader and follows it, catching up and taking new
-// writes, and it never disturbs the quorum: the leader and its epoch
-// stay, and the voters stay 1, 2 and 4 with node 3 an observer
+// writes, and never disturbs the quorum: the leader and its epoch stay,
+// and the voters stay 1, 2 and 4 with node 3 an observer
 // (docs/operations.md, "Upgrade a static quorum to a dynamic one").
 func TestRemovedVoterKeepsStaticConfig(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
+	t.Run("knows its removal", func(t *testing.T) { removedVoterRestarts(t, false) })
+	t.Run("stopped before its removal", func(t *testing.T) { removedVoterRestarts(t, true) })
+}
+
+// removedVoterRestarts runs TestRemovedVoterKeepsStaticConfig, node 3
+// stopped before remove-controller when stopFirst is set.
+func removedVoterRestarts(t *testing.T, stopFirst bool) {
 	q := newNodes(t, 4)
 	clusterID := strings.TrimSpace(q.mustKrabka("storage", "random-uuid"))
 	for id := 1; id <= 3; id++ {
@@ -167,14 +181,19 @@ func TestRemovedVoterKeepsStaticConfig(t *testing.T) {
 	q.start(4)
 	q.addController(4)
 	out := q.status("four voters", func(out string) bool { return strings.Join(votersOf(out), ",") == "1,2,3,4" })
+	q.hasAll(3, []string{"a"})
+	if stopFirst {
+		stopGracefully(q, 3)
+	}
 	q.retry("Removed  KRaft controller 3 with directory id "+directoryIDOf(out, 3)+"\n", "metadata-quorum", "--bootstrap-controller", q.bootstrap(),
 		"--timeout", "10s", "remove-controller", "--controller-id", "3", "--controller-directory-id", directoryIDOf(out, 3))
 	q.status("voters 1, 2 and 4", func(out string) bool { return strings.Join(votersOf(out), ",") == "1,2,4" })
-	// Node 3 fetches what follows the VotersRecord that removes it, then
-	// stops; its last leader dies and the others elect a new one.
 	q.submit(1, "b", topicRecord(t, "b"))
-	q.hasAll(3, []string{"a", "b"})
-	stopGracefully(q, 3)
+	if !stopFirst {
+		// Node 3 holds what follows the VotersRecord that removes it.
+		q.hasAll(3, []string{"a", "b"})
+		stopGracefully(q, 3)
+	}
 	dead, _ := q.leader(-1)
 	if err := q.stop(dead, syscall.SIGKILL); err == nil {
 		t.Fatalf("node %d exited cleanly after SIGKILL", dead)
