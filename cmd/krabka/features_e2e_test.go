@@ -268,17 +268,26 @@ func checkRefused(t *testing.T, features []string, refused []refusal) {
 
 // TestDowngradeMetadataVersion runs features downgrade and upgrade of
 // metadata.version against a controller formatted at 4.2 (4.2-IV1, 29),
-// as Kafka's FeatureControlManager takes them: a dry run changes
-// nothing; a downgrade to 4.0-IV2 (24), past no level that changed the
-// metadata, commits; one past 4.0-IV1 (23), which changed it, is refused
-// with Kafka's reason, safe or unsafe, and changes nothing; an upgrade to
-// 4.3-IV0 (30) commits, after which even one level down is refused.
+// as Kafka's FeatureControlManager takes them: dry runs, by level and
+// with --release-version 4.1, change nothing; a downgrade to 4.0-IV2
+// (24), past no level that changed the metadata, commits; one past
+// 4.0-IV1 (23), which changed it, is refused with Kafka's reason, safe
+// or unsafe, and changes nothing; an upgrade to 4.3-IV0 (30) commits,
+// after which even one level down is refused.
 func TestDowngradeMetadataVersion(t *testing.T) {
 	features, ctl := startFeaturesNode(t, "--release-version", "4.2")
 	mv := func() int16 { return ctl.CurrentImage().Features().MetadataVersion() }
 	// The first command waits for the leader's bootstrap records.
 	retryCLI(t, "metadata.version can be downgraded to 24.\n", append(features, "downgrade", "--feature", "metadata.version=24", "--dry-run")...)
 	checkFinalized(t, features, "metadata.version", "4.2-IV1")
+	// 4.1's levels: metadata.version 27 (4.1-IV1) and the other
+	// features' defaults, kraft.version left out.
+	release := "--release-version does not change kraft.version; to make a static quorum dynamic, upgrade it by name: --feature kraft.version=1\n" +
+		"eligible.leader.replicas.version can be downgraded to 1.\ngroup.version can be downgraded to 1.\nmetadata.version can be downgraded to 27.\n" +
+		"share.version can be downgraded to 0.\nstreams.version can be downgraded to 0.\ntransaction.version can be downgraded to 2.\n"
+	if r := mustSucceed(t, append(features, "downgrade", "--release-version", "4.1", "--dry-run")...); r.stdout != release || mv() != 29 {
+		t.Errorf("downgrade --release-version 4.1 --dry-run: stdout %q, metadata.version %d; want stdout %q and 29", r.stdout, mv(), release)
+	}
 	if r := mustSucceed(t, append(features, "downgrade", "--feature", "metadata.version=24")...); r.stdout != "metadata.version was downgraded to 24.\n" || mv() != 24 {
 		t.Errorf("downgrade to 24: stdout %q, metadata.version %d", r.stdout, mv())
 	}
