@@ -57,15 +57,27 @@ func TestLoseMajorityFiveVoters(t *testing.T) {
 	}
 	q, leader, l := loadedQuorum(t, 5, 30)
 
-	// Two followers survive. The second stops under load and falls
-	// behind; the first holds every acknowledged write.
-	ahead, behind := q.next(leader), q.next(q.next(leader))
+	// Two followers survive. One stops under load and falls behind; the
+	// other, a follower of the leader at the loss, holds every
+	// acknowledged write. The leader and the two other followers are
+	// lost.
+	behind := q.next(leader)
 	stopGracefully(q, behind)
 	stoppedAt := l.count()
 	waitFor(t, time.Minute, "20 acknowledged writes with a survivor down", func() bool { return l.count() >= stoppedAt+20 }, func() string { return fmt.Sprint(l.count()) })
 	acked := l.halt()
+	leader, _ = q.leader(-1)
+	ahead := q.next(leader)
+	if ahead == behind {
+		ahead = q.next(ahead)
+	}
 	q.hasAll(ahead, acked)
-	lost := []int{leader, q.next(behind), q.next(q.next(behind))}
+	var lost []int
+	for id := 1; id <= 5; id++ {
+		if id != ahead && id != behind {
+			lost = append(lost, id)
+		}
+	}
 	q.lose(lost...)
 	stopGracefully(q, ahead)
 
