@@ -113,8 +113,8 @@ type featureCheck struct {
 	unstable     bool
 	kraftVersion int16
 	finalized    map[string]int16
-	// img holds the registered brokers, whose ranges a level must be
-	// in; nil checks none.
+	// img holds the registered brokers and controllers, whose ranges a
+	// level must be in; nil checks none.
 	img *metadata.Image
 }
 
@@ -156,7 +156,7 @@ type featurePlan struct {
 // ([javaHashMapOrder]), as FeatureControlManager.updateFeature does: the upgrade type,
 // a level of at least 0 within this controller's supported range
 // (QuorumFeatures.reasonNotLocallySupported, which unstable feature
-// versions widen) and every registered broker's, the direction of the
+// versions widen) and every registered node's, the direction of the
 // change, and the levels the new level depends on, given every level
 // the request asks for (Feature.validateVersion). It returns the plan,
 // or a [*FeatureUpdateError] for the first update it refuses.
@@ -198,13 +198,8 @@ func checkFeatureUpdates(r *kmsg.UpdateFeaturesRequest, fc featureCheck) (plan f
 		if reason := notSupported(l, fmt.Sprintf("Local controller %d", fc.id), lo, hi); reason != "" {
 			return featurePlan{}, refuse(reason)
 		}
-		if u.Feature != metadata.FeatureKRaftVersion && fc.img != nil {
-			for b := range fc.img.Cluster().Brokers() {
-				lo, hi := brokerRange(b, u.Feature)
-				if reason := notSupported(l, fmt.Sprintf("Broker %d", b.ID), lo, hi); reason != "" {
-					return featurePlan{}, refuse(reason)
-				}
-			}
+		if reason := fc.notSupportedByRegistered(u.Feature, l); reason != "" {
+			return featurePlan{}, refuse(reason)
 		}
 		current := fc.finalized[u.Feature]
 		if u.Feature == metadata.FeatureKRaftVersion {
@@ -283,10 +278,40 @@ func notSupported(level int16, who string, lo, hi int16) string {
 	return fmt.Sprintf("%s only supports versions %d-%d", who, lo, hi)
 }
 
-// brokerRange is the range of feature name broker b registered, 0-0 when
-// it lists none (Kafka's brokerSupportedFeatures default).
-func brokerRange(b *metadata.Broker, name string) (lo, hi int16) {
-	for _, f := range b.Features {
+// notSupportedByRegistered is why a registered node cannot take level of
+// feature name, or "", as Kafka's FeatureControlManager.reasonNotSupported
+// asks after this controller: every registered broker, then every other
+// registered controller (Kafka asks them from metadata.version 3.7-IV0,
+// the first that registers controllers, as the image does). kraft.version
+// is left to the raft upgrade, which checks the voters. Kafka also refuses
+// while a quorum voter has not registered; Krabka's controllers do not
+// register, so that rule is not applied.
+func (fc featureCheck) notSupportedByRegistered(name string, level int16) string {
+	if name == metadata.FeatureKRaftVersion || fc.img == nil {
+		return ""
+	}
+	for b := range fc.img.Cluster().Brokers() {
+		lo, hi := registeredRange(b.Features, name)
+		if reason := notSupported(level, fmt.Sprintf("Broker %d", b.ID), lo, hi); reason != "" {
+			return reason
+		}
+	}
+	for c := range fc.img.Cluster().Controllers() {
+		if kraft.NodeID(c.ID) == fc.id {
+			continue
+		}
+		lo, hi := registeredRange(c.Features, name)
+		if reason := notSupported(level, fmt.Sprintf("Controller %d", c.ID), lo, hi); reason != "" {
+			return reason
+		}
+	}
+	return ""
+}
+
+// registeredRange is the range of feature name a registration lists,
+// 0-0 when it lists none (Kafka's QuorumFeatures.DISABLED default).
+func registeredRange(features []metadata.SupportedFeature, name string) (lo, hi int16) {
+	for _, f := range features {
 		if f.Name == name {
 			return f.Min, f.Max
 		}

@@ -183,6 +183,72 @@ func TestCheckFeatureUpdatesPlansRecords(t *testing.T) {
 	}
 }
 
+// Registered controllers bound a level as FeatureControlManager's
+// reasonNotSupported checks them, after the brokers: one whose range
+// stops below the level refuses it with Kafka's "Controller N" reason,
+// this controller's own registration is skipped (its range was checked
+// as "Local controller"), and a controller that lists no range for a
+// feature supports only its level 0.
+func TestCheckFeatureUpdatesRegisteredControllers(t *testing.T) {
+	d := metadata.NewDelta(metadata.EmptyImage())
+	for _, r := range []metadata.Record{featureLevelRecord(metadata.FeatureMetadataVersion, 29),
+		controllerRecord(2, 29), controllerRecord(3, 29)} {
+		if err := d.ReplayNext(r, 1, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fc := featureCheck{id: 3, features: metadata.KnownFeatures(), kraftVersion: 1, img: d.Apply(),
+		finalized: map[string]int16{metadata.FeatureMetadataVersion: 29}}
+	check := func(name string, level int16, typ int8) string {
+		req := kmsg.NewPtrUpdateFeaturesRequest()
+		req.Version = 2
+		fu := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
+		fu.Feature, fu.MaxVersionLevel, fu.UpgradeType = name, level, typ
+		req.FeatureUpdates = append(req.FeatureUpdates, fu)
+		if _, err := checkFeatureUpdates(req, fc); err != nil {
+			return err.Error()
+		}
+		return ""
+	}
+	for _, c := range []struct {
+		name  string
+		level int16
+		typ   int8
+		want  string
+	}{
+		{metadata.FeatureMetadataVersion, 30, 1, "Invalid update version 30 for feature metadata.version. Controller 2 only supports versions 7-29"},
+		{metadata.FeatureMetadataVersion, 24, 2, ""},
+		{metadata.FeatureGroupVersion, 1, 1, "Invalid update version 1 for feature group.version. Controller 2 does not support this feature."},
+		{metadata.FeatureGroupVersion, 0, 2, ""},
+	} {
+		if got := check(c.name, c.level, c.typ); got != c.want {
+			t.Errorf("%s=%d: %q, want %q", c.name, c.level, got, c.want)
+		}
+	}
+	// Without controller 2, this controller's own registration, which
+	// stops at 29 too, does not refuse 30.
+	d = metadata.NewDelta(metadata.EmptyImage())
+	for _, r := range []metadata.Record{featureLevelRecord(metadata.FeatureMetadataVersion, 29), controllerRecord(3, 29)} {
+		if err := d.ReplayNext(r, 1, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fc.img = d.Apply()
+	if got := check(metadata.FeatureMetadataVersion, 30, 1); got != "" {
+		t.Errorf("metadata.version=30 with only this controller registered: %q", got)
+	}
+}
+
+// controllerRecord registers controller id supporting metadata.version
+// 7-maxMV and nothing else.
+func controllerRecord(id int32, maxMV int16) *metadata.RegisterControllerRecord {
+	r := metadata.NewRegisterControllerRecord()
+	r.ControllerId = id
+	r.IncarnationId[15] = 1
+	r.Features = append(r.Features, metadata.RegisterControllerRecordControllerFeature{Name: metadata.FeatureMetadataVersion, MinSupportedVersion: 7, MaxSupportedVersion: maxMV})
+	return r
+}
+
 func featureLevelRecord(name string, level int16) *metadata.FeatureLevelRecord {
 	r := metadata.NewFeatureLevelRecord()
 	r.Name, r.FeatureLevel = name, level
