@@ -276,11 +276,20 @@ type SubmitResult struct {
 // ErrOutcomeUnknown the records may still commit: a caller that retries
 // must make the retry safe to apply twice, or read the image first. The
 // next call goes to the leader the answer named.
-func (c *Client) SubmitChange(ctx context.Context, records []metadata.Record) (SubmitResult, error) {
+//
+// opts set the condition the leader appends the records under
+// ([IfUnchangedSince], [IfNoUncommittedTail]); a refused condition
+// answers [ErrImageChanged] or [ErrUncommittedTail] and appends nothing.
+// A conditional submission is sent as SubmitChange version 1, which a
+// controller that serves only version 0 refuses.
+func (c *Client) SubmitChange(ctx context.Context, records []metadata.Record, opts ...SubmitOption) (SubmitResult, error) {
 	if len(records) == 0 {
 		return SubmitResult{}, fmt.Errorf("%w: no records", ErrInvalidChange)
 	}
 	req := NewSubmitChangeRequest()
+	for _, o := range opts {
+		o.apply(req)
+	}
 	for _, r := range records {
 		b, err := metadata.Encode(r)
 		if err != nil {
@@ -297,6 +306,8 @@ func (c *Client) SubmitChange(ctx context.Context, records []metadata.Record) (S
 		switch {
 		case err != nil && notSent(err) && errors.Is(err, ErrClosed):
 			return SubmitResult{}, fmt.Errorf("client: SubmitChange: %w", err)
+		case errors.Is(err, kerr.UnsupportedVersion):
+			return SubmitResult{}, fmt.Errorf("client: SubmitChange to %s: the controller does not serve this version (conditional submissions need version 1), nothing was sent: %w", addr, err)
 		case err != nil && notSent(err) && ctx.Err() == nil:
 			c.unreachable(addr)
 			if werr := b.wait(ctx); werr != nil {
@@ -320,6 +331,37 @@ func (c *Client) SubmitChange(ctx context.Context, records []metadata.Record) (S
 		}
 		return SubmitResult{Offset: r.BaseOffset, LastOffset: r.BaseOffset + int64(len(records)) - 1, Epoch: r.Epoch}, nil
 	}
+}
+
+// A SubmitOption is a condition the leader appends a submission's records
+// under (raft.SubmitOption, on the wire). The zero SubmitOption sets none.
+type SubmitOption struct {
+	kind  int8
+	since int64
+}
+
+// IfUnchangedSince appends the records only if no record after offset
+// changed the leader's image: offset is the Offset of the image the
+// records were made against (a ReadImage answer's, or an observer's).
+// It implies [IfNoUncommittedTail]. See raft.IfUnchangedSince.
+func IfUnchangedSince(offset int64) SubmitOption { return SubmitOption{kind: 2, since: offset} }
+
+// IfNoUncommittedTail appends the records only if no uncommitted record
+// ahead of them changes the leader's image. See raft.IfNoUncommittedTail.
+func IfNoUncommittedTail() SubmitOption { return SubmitOption{kind: 1} }
+
+// apply sets o on req, keeping the strictest condition (an
+// unchanged-since check with the lowest offset).
+func (o SubmitOption) apply(req *SubmitChangeRequest) {
+	switch {
+	case o.kind == 0:
+		return
+	case o.kind == 2 && (req.Condition != 2 || o.since < req.UnchangedSince):
+		req.Condition, req.UnchangedSince = 2, o.since
+	case o.kind > req.Condition:
+		req.Condition = o.kind
+	}
+	req.Version = 1
 }
 
 // ReadImage sends req (its Linearizable flag, config resources and topic
@@ -450,7 +492,13 @@ func (c *Client) call(ctx context.Context, addr string, req kmsg.Request) (kmsg.
 		err  error
 	}
 	done := make(chan outcome, 1)
-	req.SetVersion(transport.NegotiateVersion)
+	if req.GetVersion() == 0 {
+		// Version 0 asks for the highest version both ends serve; a
+		// request that needs a later version (a conditional
+		// SubmitChange) keeps it, and fails before it is sent when the
+		// controller does not serve it.
+		req.SetVersion(transport.NegotiateVersion)
+	}
 	if !p.Send(req, func(resp kmsg.Response, err error) { done <- outcome{resp, err} }) {
 		return nil, fmt.Errorf("%w: request queue to %s is full", transport.ErrBackoff, addr)
 	}

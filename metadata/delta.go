@@ -145,6 +145,10 @@ func (d *Delta) InTransaction() bool { return d.txn != nil }
 // records included.
 func (d *Delta) Offset() int64 { return d.cur.offset }
 
+// ChangedAt is [Image.ChangedAt] of the records replayed so far,
+// those of an open transaction included.
+func (d *Delta) ChangedAt() int64 { return d.cur.changed }
+
 // Apply returns the image of everything replayed so far, or, while a
 // transaction is open, of everything before the transaction. The delta
 // stays usable: later records continue from its current state.
@@ -292,6 +296,9 @@ func (d *Delta) replayOne(rec Record, offset int64, epoch int32) error {
 		return fail(err)
 	}
 	next.offset, next.epoch = offset, epoch
+	if _, noop := rec.(*NoOpRecord); !noop {
+		next.changed = offset
+	}
 	d.cur = next
 	return nil
 }

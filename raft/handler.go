@@ -105,9 +105,13 @@ func saslOutOfPlace(req kmsg.Request) kmsg.Response {
 }
 
 // submit runs a forwarded SubmitChange through the engine like a local
-// one, but never forwards it again.
+// one, under the condition it carries (version 1), but never forwards it
+// again.
 func (h *handler) submit(ctx context.Context, req *wire.SubmitChangeRequest, reply *transport.Reply) {
 	s, err := decodeSubmission(req.Records)
+	if err == nil {
+		s.cond, err = conditionFromWire(req.Condition, req.UnchangedSince)
+	}
 	if err != nil {
 		reply.Send(submitAnswer(req, SubmitResult{}, err))
 		return

@@ -34,7 +34,9 @@ type submission struct {
 	// forwarded marks a submission that arrived over the private RPC: a
 	// node that is not the leader answers it instead of forwarding again.
 	forwarded bool
-	complete  func(SubmitResult, error)
+	// cond is the condition the leader appends the records under.
+	cond     condition
+	complete func(SubmitResult, error)
 
 	base, last kraft.Offset
 	epoch      kraft.Epoch
@@ -183,6 +185,10 @@ func (q *submitter) propose(subs []*submission, st kraft.Status, img *metadata.I
 		left -= ssize
 		if ssize+recordbatch.HeaderSize > maxBatchBytes {
 			s.complete(SubmitResult{}, fmt.Errorf("%w: %d records of %d bytes exceed the batch limit of %d bytes", ErrInvalidChange, len(s.records), ssize, maxBatchBytes))
+			continue
+		}
+		if err := s.cond.check(img, q.spec); err != nil {
+			s.complete(SubmitResult{}, err)
 			continue
 		}
 		if err := q.validate(s, offset, st.Epoch); err != nil {
@@ -399,6 +405,12 @@ func (e *engine) forward(s *submission, st kraft.Status) {
 	p := l.forward
 	req := wire.NewSubmitChangeRequest()
 	req.Records = s.encoded
+	if s.cond.kind != condNone {
+		// Version 1 carries the condition; a leader that serves only
+		// version 0 fails the send (UNSUPPORTED_VERSION) rather than
+		// appending the records unconditionally.
+		req.Version, req.Condition, req.UnchangedSince = 1, int8(s.cond.kind), s.cond.since
+	}
 	sent := p.Send(req, func(resp kmsg.Response, err error) {
 		if bugzoo.Active(bugzoo.Z21) && err != nil {
 			// Z21: send the records again, through whichever node leads

@@ -27,6 +27,11 @@ func TestPrivateGoldenDecode(t *testing.T) {
 		"ReadImageRequest empty":  func() privateMsg { return NewReadImageRequest() },
 		"ReadImageResponse":       func() privateMsg { return NewReadImageResponse() },
 		"SubmitChangeRequest one": func() privateMsg { return NewSubmitChangeRequest() },
+		"SubmitChangeRequest v1": func() privateMsg {
+			m := NewSubmitChangeRequest()
+			m.SetVersion(1)
+			return m
+		},
 	}
 	cases := append(privateGoldenCases(), readImageGolden()...)
 	cases = append(cases, goldenCase{
@@ -97,19 +102,21 @@ func TestPrivateEncodeAtUnknownVersionPanics(t *testing.T) {
 		m := fresh().(interface {
 			privateMsg
 			SetVersion(int16)
+			MaxVersion() int16
 		})
-		m.SetVersion(1)
+		v := m.MaxVersion() + 1
+		m.SetVersion(v)
 		func() {
 			defer func() {
 				if _, ok := recover().(*UnsupportedVersionError); !ok {
-					t.Errorf("%T.AppendTo at version 1 did not panic with an *UnsupportedVersionError", m)
+					t.Errorf("%T.AppendTo at version %d did not panic with an *UnsupportedVersionError", m, v)
 				}
 			}()
 			m.AppendTo(nil)
 		}()
 		var uv *UnsupportedVersionError
-		if err := m.ReadFrom([]byte{0}); !errors.As(err, &uv) || uv.Version != 1 {
-			t.Errorf("%T.ReadFrom at version 1 = %v, want an *UnsupportedVersionError", m, err)
+		if err := m.ReadFrom([]byte{0}); !errors.As(err, &uv) || uv.Version != v {
+			t.Errorf("%T.ReadFrom at version %d = %v, want an *UnsupportedVersionError", m, v, err)
 		}
 	}
 }
