@@ -2,6 +2,7 @@ package raft
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"maps"
@@ -22,6 +23,8 @@ import (
 type simAck struct {
 	res     SubmitResult
 	encoded [][]byte
+	// cond is the submission's condition.
+	cond condition
 }
 
 // simPending is a client's call on one incarnation of a node that has
@@ -48,6 +51,11 @@ type simWorkload struct {
 	// configs counts the config values submitted, each unique, so that
 	// the committed log can show one twice.
 	configs int
+	// conds counts the conditional submissions made; refused holds the
+	// config value of each one refused by its condition, which the
+	// committed log must never hold (K9).
+	conds   int
+	refused []string
 	// reads counts the linearizable reads answered with an image;
 	// voterChanges the voter changes acknowledged, selfRemovals those
 	// that removed the leader that made them.
@@ -77,10 +85,13 @@ func (w *simWorkload) outstanding() int {
 
 // submit sends one change through node n, which forwards it when it is
 // not the leader: a topic creation of a few names over and over (the
-// image must refuse every name that exists), or a config value of its
-// own (which the image always accepts).
+// image must refuse every name that exists), a config value of its own
+// (which the image always accepts), or such a value under a condition
+// made against the image n holds (IfUnchangedSince, or
+// IfNoUncommittedTail).
 func (w *simWorkload) submit(t *testing.T, n *simNode, i int) {
 	var recs []metadata.Record
+	var cond condition
 	switch {
 	case i%5 == 0:
 		w.configs++
@@ -88,10 +99,20 @@ func (w *simWorkload) submit(t *testing.T, n *simNode, i int) {
 		r := metadata.NewConfigRecord()
 		r.ResourceType, r.Name, r.Value = metadata.ConfigResourceBroker, "key", &v
 		recs = []metadata.Record{metadataVersionRecord(), r}
+	case i%5 == 2:
+		w.conds++
+		v := fmt.Sprint("cas", w.conds)
+		r := metadata.NewConfigRecord()
+		r.ResourceType, r.Name, r.Value = metadata.ConfigResourceBroker, "cas", &v
+		recs = []metadata.Record{r}
+		cond = conditionOf([]SubmitOption{IfUnchangedSince(n.e.pub.image.Load().Offset())})
+		if i%3 == 0 {
+			cond = conditionOf([]SubmitOption{IfNoUncommittedTail()})
+		}
 	default:
 		recs = []metadata.Record{topicRecord(w.names[w.sc.rng.IntN(len(w.names))])}
 	}
-	s := &submission{records: recs}
+	s := &submission{records: recs, cond: cond}
 	for _, r := range recs {
 		b, err := metadata.Encode(r)
 		if err != nil {
@@ -102,9 +123,12 @@ func (w *simWorkload) submit(t *testing.T, n *simNode, i int) {
 	answered := w.call(n)
 	s.complete = func(res SubmitResult, err error) {
 		answered()
-		if err == nil {
-			w.acked = append(w.acked, simAck{res: res, encoded: s.encoded})
+		switch {
+		case err == nil:
+			w.acked = append(w.acked, simAck{res: res, encoded: s.encoded, cond: cond})
 			w.ackedEnd = max(w.ackedEnd, res.LastOffset+1)
+		case errors.Is(err, ErrImageChanged), errors.Is(err, ErrUncommittedTail):
+			w.refused = append(w.refused, *recs[0].(*metadata.ConfigRecord).Value)
 		}
 	}
 	n.e.handle(event{submit: s})
@@ -375,16 +399,45 @@ func (w *simWorkload) checkAcknowledged(t *testing.T, seed uint64) {
 		}
 	}
 	seen := map[string]int64{}
+	changes := []int64{} // the offsets of committed records that change the image
 	for _, off := range slices.Sorted(maps.Keys(sc.committed)) {
 		rec, err := metadata.Decode(sc.committed[off])
 		if err != nil {
 			t.Fatalf("committed record at %d: %v", off, err)
+		}
+		if _, noop := rec.(*metadata.NoOpRecord); !noop {
+			changes = append(changes, off)
 		}
 		if c, ok := rec.(*metadata.ConfigRecord); ok && c.Value != nil {
 			if first, dup := seen[*c.Value]; dup {
 				t.Fatalf("K2 each submission is committed once: config value %s was committed at offsets %d and %d (seed %d)", *c.Value, first, off, seed)
 			}
 			seen[*c.Value] = off
+		}
+	}
+	w.checkConditions(t, seed, seen, changes)
+}
+
+// checkConditions fails unless every acknowledged IfUnchangedSince
+// submission was appended to the image it named (no committed record
+// between that offset and its own changed the image) and the committed
+// log holds no submission its condition refused (invariant K9 in
+// docs/reliability.md). committed maps each config value of the
+// committed log to its offset; changes are the offsets of the committed
+// records that change the image, in order.
+func (w *simWorkload) checkConditions(t *testing.T, seed uint64, committed map[string]int64, changes []int64) {
+	for _, v := range w.refused {
+		if off, ok := committed[v]; ok {
+			t.Fatalf("K9 conditional submissions: the submission of %s, refused by its condition, is committed at offset %d (seed %d)", v, off, seed)
+		}
+	}
+	for _, a := range w.acked {
+		if a.cond.kind != condUnchangedSince {
+			continue
+		}
+		i, _ := slices.BinarySearch(changes, a.cond.since+1)
+		if i < len(changes) && changes[i] < a.res.Offset {
+			t.Fatalf("K9 conditional submissions: the submission acknowledged at offset %d was made against offset %d, but the record at %d changed the image in between (seed %d)", a.res.Offset, a.cond.since, changes[i], seed)
 		}
 	}
 }
@@ -409,14 +462,15 @@ var simSeeds = flag.Int("sim-seeds", 20, "seeds TestSimulatedEngines runs")
 // (K5); once healed, the cluster converges, every node as far as the
 // leader holds the leader's image (S3), every acknowledged submission is
 // in the committed log where it was acknowledged (K1) and none is
-// committed twice (K2). Invariants are named as in
+// committed twice (K2), and every conditional submission was appended to
+// the image it named, or not at all (K9). Invariants are named as in
 // docs/reliability.md.
 func TestSimulatedEngines(t *testing.T) {
 	seeds := *simSeeds
 	if testing.Short() {
 		seeds = min(seeds, 5)
 	}
-	var acked, crashes, diskFaults, reads, chunks, changes, selfRemovals, steps int
+	var acked, crashes, diskFaults, reads, chunks, changes, selfRemovals, steps, condAcked, condRefused int
 	began := time.Now()
 	for seed := range uint64(seeds) {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
@@ -430,18 +484,24 @@ func TestSimulatedEngines(t *testing.T) {
 			chunks += sc.snapshotChunks
 			changes += w.voterChanges
 			selfRemovals += w.selfRemovals
+			condRefused += len(w.refused)
+			for _, a := range w.acked {
+				if a.cond.kind == condUnchangedSince {
+					condAcked++
+				}
+			}
 		})
 	}
 	// A campaign that never lost power or never read did not test what
 	// it claims to.
 	// (A seed of its own may be so hostile, with nodes cut off or down
 	// most of the time, that no call gets through.)
-	if !t.Failed() && (acked == 0 || crashes == 0 || diskFaults == 0 || reads == 0 || chunks == 0 || changes == 0) {
-		t.Fatalf("%d seeds acknowledged %d submissions, made %d power losses (%d on a failed write or fsync), answered %d reads, sent %d FetchSnapshot requests and made %d voter changes: the schedule misses one of them", seeds, acked, crashes, diskFaults, reads, chunks, changes)
+	if !t.Failed() && (acked == 0 || crashes == 0 || diskFaults == 0 || reads == 0 || chunks == 0 || changes == 0 || condAcked == 0 || condRefused == 0) {
+		t.Fatalf("%d seeds acknowledged %d submissions (%d made against an image), refused %d by their condition, made %d power losses (%d on a failed write or fsync), answered %d reads, sent %d FetchSnapshot requests and made %d voter changes: the schedule misses one of them", seeds, acked, condAcked, condRefused, crashes, diskFaults, reads, chunks, changes)
 	}
 	el := time.Since(began)
-	t.Logf("%d seeds: %d steps in %v (%.0f steps/s), %d submissions acknowledged, %d power losses (%d on a failed write or fsync), %d reads answered, %d FetchSnapshot requests, %d voter changes (%d removed their leader)",
-		seeds, steps, el.Round(time.Millisecond), float64(steps)/el.Seconds(), acked, crashes, diskFaults, reads, chunks, changes, selfRemovals)
+	t.Logf("%d seeds: %d steps in %v (%.0f steps/s), %d submissions acknowledged (%d made against an image), %d refused by their condition, %d power losses (%d on a failed write or fsync), %d reads answered, %d FetchSnapshot requests, %d voter changes (%d removed their leader)",
+		seeds, steps, el.Round(time.Millisecond), float64(steps)/el.Seconds(), acked, condAcked, condRefused, crashes, diskFaults, reads, chunks, changes, selfRemovals)
 }
 
 // TestSimulatedEnginesRemoveTheirLeader runs the seeds that found a
