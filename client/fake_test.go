@@ -28,10 +28,10 @@ type fakeController struct {
 	// the ApiVersions answer.
 	cluster  func(*kmsg.DescribeClusterResponse)
 	versions func(*kmsg.ApiVersionsResponse)
-	wg      sync.WaitGroup
-	mu      sync.Mutex
-	keys    []int16
-	conns   []net.Conn
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	keys     []int16
+	conns    []net.Conn
 }
 
 func newFakeController(t *testing.T, answer func(req kmsg.Request) (kmsg.Response, []byte)) *fakeController {
