@@ -344,6 +344,7 @@ func newEngine(rc runtimeConfig, fsys vfs.FS, log *logstore.Log, clk clock, clus
 		inbound:    map[uint64]pendingReply{},
 		parkedFrom: map[kraft.NodeID]uint64{},
 		applier:    applier{delta: metadata.NewDelta(metadata.EmptyImage()), hw: -1},
+		sub:        submitter{admission: rc.admission},
 		metrics:    metricsState{m: rc.metrics},
 
 		caughtUpEpoch:     -1,

@@ -109,6 +109,11 @@ func (w *simWorkload) submit(t *testing.T, n *simNode, i int) {
 		if i%3 == 0 {
 			cond = conditionOf([]SubmitOption{IfNoUncommittedTail()})
 		}
+	case i%10 == 4:
+		// A broker registers, anew or again: the leader sets its epoch.
+		reg := brokerRecord(int32(i/10%4 + 1))
+		reg.IncarnationId[0] = byte(i / 40 % 3)
+		recs = []metadata.Record{reg}
 	default:
 		recs = []metadata.Record{topicRecord(w.names[w.sc.rng.IntN(len(w.names))])}
 	}
@@ -125,13 +130,37 @@ func (w *simWorkload) submit(t *testing.T, n *simNode, i int) {
 		answered()
 		switch {
 		case err == nil:
-			w.acked = append(w.acked, simAck{res: res, encoded: s.encoded, cond: cond})
+			w.acked = append(w.acked, simAck{res: res, encoded: withBrokerEpochs(t, recs, s.encoded, res.Offset), cond: cond})
 			w.ackedEnd = max(w.ackedEnd, res.LastOffset+1)
 		case errors.Is(err, ErrImageChanged), errors.Is(err, ErrUncommittedTail):
 			w.refused = append(w.refused, *recs[0].(*metadata.ConfigRecord).Value)
 		}
 	}
 	n.e.handle(event{submit: s})
+}
+
+// withBrokerEpochs is encoded, the records recs acknowledged at offset
+// base, as the leader appends them: each RegisterBrokerRecord with its
+// offset for broker epoch (KIP-903).
+func withBrokerEpochs(t *testing.T, recs []metadata.Record, encoded [][]byte, base int64) [][]byte {
+	out := encoded
+	for i, r := range recs {
+		reg, ok := r.(*metadata.RegisterBrokerRecord)
+		if !ok {
+			continue
+		}
+		cp := *reg
+		cp.BrokerEpoch = base + int64(i)
+		b, err := metadata.Encode(&cp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if &out[0] == &encoded[0] {
+			out = slices.Clone(encoded)
+		}
+		out[i] = b
+	}
+	return out
 }
 
 // read starts a linearizable read (Controller.ReadImage) on n and fails
@@ -408,6 +437,9 @@ func (w *simWorkload) checkAcknowledged(t *testing.T, seed uint64) {
 		if _, noop := rec.(*metadata.NoOpRecord); !noop {
 			changes = append(changes, off)
 		}
+		if reg, ok := rec.(*metadata.RegisterBrokerRecord); ok && reg.BrokerEpoch != off {
+			t.Fatalf("K10 broker epochs: the RegisterBrokerRecord of broker %d at offset %d has broker epoch %d (seed %d)", reg.BrokerId, off, reg.BrokerEpoch, seed)
+		}
 		if c, ok := rec.(*metadata.ConfigRecord); ok && c.Value != nil {
 			if first, dup := seen[*c.Value]; dup {
 				t.Fatalf("K2 each submission is committed once: config value %s was committed at offsets %d and %d (seed %d)", *c.Value, first, off, seed)
@@ -462,8 +494,9 @@ var simSeeds = flag.Int("sim-seeds", 20, "seeds TestSimulatedEngines runs")
 // (K5); once healed, the cluster converges, every node as far as the
 // leader holds the leader's image (S3), every acknowledged submission is
 // in the committed log where it was acknowledged (K1) and none is
-// committed twice (K2), and every conditional submission was appended to
-// the image it named, or not at all (K9). Invariants are named as in
+// committed twice (K2), every conditional submission was appended to
+// the image it named, or not at all (K9), and every broker registration
+// has its offset for broker epoch (K10). Invariants are named as in
 // docs/reliability.md.
 func TestSimulatedEngines(t *testing.T) {
 	seeds := *simSeeds

@@ -105,6 +105,8 @@ type submitter struct {
 	// to flush.
 	builder  recordbatch.Builder
 	batchBuf []*submission
+	// admission is Config.RegistrationAdmission (admission.go).
+	admission RegistrationAdmission
 }
 
 // queue adds s to the submissions of the next flush.
@@ -181,14 +183,18 @@ func (q *submitter) propose(subs []*submission, st kraft.Status, img *metadata.I
 		left += s.batchBytes()
 	}
 	for _, s := range subs {
-		ssize := s.batchBytes()
-		left -= ssize
-		if ssize+recordbatch.HeaderSize > maxBatchBytes {
-			s.complete(SubmitResult{}, fmt.Errorf("%w: %d records of %d bytes exceed the batch limit of %d bytes", ErrInvalidChange, len(s.records), ssize, maxBatchBytes))
-			continue
-		}
+		left -= s.batchBytes()
 		if err := s.cond.check(img, q.spec); err != nil {
 			s.complete(SubmitResult{}, err)
+			continue
+		}
+		if err := q.admit(s, int64(offset)); err != nil {
+			s.complete(SubmitResult{}, err)
+			continue
+		}
+		ssize := s.batchBytes()
+		if ssize+recordbatch.HeaderSize > maxBatchBytes {
+			s.complete(SubmitResult{}, fmt.Errorf("%w: %d records of %d bytes exceed the batch limit of %d bytes", ErrInvalidChange, len(s.records), ssize, maxBatchBytes))
 			continue
 		}
 		if err := q.validate(s, offset, st.Epoch); err != nil {
@@ -344,7 +350,10 @@ func (e *engine) flushSubmissions() {
 		return // a leader removing itself waits for its log to commit (appendOwnRemoval)
 	}
 	subs := e.sub.take()
-	e.sub.propose(subs, st, e.pub.image.Load(), e.clock.Now().UnixMilli(), e.rc.maxBatchBytes, e)
+	// The turn's checks may have appended control records (a Voters or
+	// KRaftVersion record) since lastStatus: the records' offsets, which
+	// validation and broker epochs use, start at the core's log end now.
+	e.sub.propose(subs, e.node.Brief(), e.pub.image.Load(), e.clock.Now().UnixMilli(), e.rc.maxBatchBytes, e)
 	latency.Count("leader: submissions per flush", len(subs))
 }
 
