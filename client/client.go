@@ -288,7 +288,9 @@ func (c *Client) SubmitChange(ctx context.Context, records []metadata.Record, op
 	}
 	req := NewSubmitChangeRequest()
 	for _, o := range opts {
-		o.apply(req)
+		if err := o.apply(req); err != nil {
+			return SubmitResult{}, err
+		}
 	}
 	for _, r := range records {
 		b, err := metadata.Encode(r)
@@ -338,6 +340,19 @@ func (c *Client) SubmitChange(ctx context.Context, records []metadata.Record, op
 type SubmitOption struct {
 	kind  int8
 	since int64
+	// bound marks a binding to the delegation token tokenID as token
+	// describes it (nil: no such token).
+	bound   bool
+	tokenID string
+	token   *metadata.DelegationToken
+}
+
+// IfDelegationToken appends the records only if the leader's committed
+// image holds the delegation token id as observed describes it (nil: no
+// token of that id) and no uncommitted change to it is ahead. See
+// raft.IfDelegationToken.
+func IfDelegationToken(id string, observed *metadata.DelegationToken) SubmitOption {
+	return SubmitOption{bound: true, tokenID: id, token: observed}
 }
 
 // IfUnchangedSince appends the records only if no record after offset
@@ -351,17 +366,30 @@ func IfUnchangedSince(offset int64) SubmitOption { return SubmitOption{kind: 2, 
 func IfNoUncommittedTail() SubmitOption { return SubmitOption{kind: 1} }
 
 // apply sets o on req, keeping the strictest condition (an
-// unchanged-since check with the lowest offset).
-func (o SubmitOption) apply(req *SubmitChangeRequest) {
+// unchanged-since check with the lowest offset). A request binds one
+// delegation token.
+func (o SubmitOption) apply(req *SubmitChangeRequest) error {
 	switch {
-	case o.kind == 0:
-		return
 	case o.kind == 2 && (req.Condition != 2 || o.since < req.UnchangedSince):
-		req.Condition, req.UnchangedSince = 2, o.since
+		req.Condition, req.UnchangedSince, req.Version = 2, o.since, 1
 	case o.kind > req.Condition:
-		req.Condition = o.kind
+		req.Condition, req.Version = o.kind, 1
 	}
-	req.Version = 1
+	if !o.bound {
+		return nil
+	}
+	if req.TokenID != nil && *req.TokenID != o.tokenID {
+		return fmt.Errorf("%w: a submission is bound to one delegation token, not to %s and %s", ErrInvalidChange, *req.TokenID, o.tokenID)
+	}
+	req.TokenID, req.Token, req.Version = &o.tokenID, nil, 1
+	if o.token != nil {
+		b, err := metadata.Encode(o.token.Record())
+		if err != nil {
+			return fmt.Errorf("%w: encode the delegation token %s: %w", ErrInvalidChange, o.tokenID, err)
+		}
+		req.Token = b
+	}
+	return nil
 }
 
 // ReadImage sends req (its Linearizable flag, config resources and topic

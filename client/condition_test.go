@@ -48,6 +48,29 @@ func TestConditionalSubmitChange(t *testing.T) {
 	if _, err := cl.SubmitChange(t.Context(), []metadata.Record{topic("payments")}, client.IfNoUncommittedTail()); err != nil {
 		t.Fatalf("no uncommitted tail on an idle leader: %v", err)
 	}
+
+	// A token renewal bound to the token read: the first of two made
+	// from one read wins.
+	token := func(expires int64) metadata.Record {
+		r := metadata.NewDelegationTokenRecord()
+		r.TokenId, r.Owner, r.Requester = "t1", "User:alice", "User:alice"
+		r.IssueTimestamp, r.MaxTimestamp, r.ExpirationTimestamp = 1, 100, expires
+		return r
+	}
+	if _, err := cl.SubmitChange(t.Context(), []metadata.Record{token(10)}, client.IfDelegationToken("t1", nil)); err != nil {
+		t.Fatalf("token creation bound to no token: %v", err)
+	}
+	poll(t, "the token on the leader", func() bool {
+		_, ok := q.nodes[q.leader()-1].CurrentImage().DelegationTokens().Get("t1")
+		return ok
+	})
+	readToken, _ := q.nodes[q.leader()-1].CurrentImage().DelegationTokens().Get("t1")
+	if _, err := cl.SubmitChange(t.Context(), []metadata.Record{token(20)}, client.IfDelegationToken("t1", readToken)); err != nil {
+		t.Fatalf("renewal of the token read: %v", err)
+	}
+	if _, err := cl.SubmitChange(t.Context(), []metadata.Record{token(30)}, client.IfDelegationToken("t1", readToken)); !errors.Is(err, client.ErrImageChanged) {
+		t.Fatalf("second renewal from the same read: err = %v, want ErrImageChanged", err)
+	}
 	for i, n := range q.nodes {
 		if n == nil {
 			continue

@@ -149,6 +149,10 @@ func (d *Delta) Offset() int64 { return d.cur.offset }
 // those of an open transaction included.
 func (d *Delta) ChangedAt() int64 { return d.cur.changed }
 
+// DelegationToken returns the token as the records replayed so far leave
+// it, those of an open transaction included.
+func (d *Delta) DelegationToken(id string) (*DelegationToken, bool) { return d.cur.tokens.Get(id) }
+
 // Apply returns the image of everything replayed so far, or, while a
 // transaction is open, of everything before the transaction. The delta
 // stays usable: later records continue from its current state.

@@ -3,6 +3,7 @@ package raft
 import (
 	"fmt"
 
+	"github.com/krabka-go/krabka/internal/wire"
 	"github.com/krabka-go/krabka/metadata"
 )
 
@@ -42,6 +43,29 @@ func IfNoUncommittedTail() SubmitOption {
 	return SubmitOption{cond: condition{kind: condNoUncommittedTail}}
 }
 
+// IfDelegationToken appends the records only if the leader's committed
+// image holds the delegation token id as observed describes it (nil: the
+// image holds no token of that id) and no uncommitted change to the token
+// is ahead of the records: a token mutation (a renewal, an expiry, a
+// removal) bound to the token its caller read, so that two callers that
+// read the same token cannot both change it.
+//
+// Refusals: [ErrImageChanged] when the committed token differs from
+// observed; [ErrUncommittedTail] while an uncommitted change to it is
+// ahead. The comparison is of the token's fields, which every node holds
+// alike, whether it loaded a snapshot or replayed the log. A submission
+// binds at most one token; combined with [IfUnchangedSince] or
+// [IfNoUncommittedTail], both conditions must hold.
+func IfDelegationToken(id string, observed *metadata.DelegationToken) SubmitOption {
+	return SubmitOption{cond: condition{token: &tokenBinding{id: id, observed: observed}}}
+}
+
+// tokenBinding is the delegation token a submission is bound to.
+type tokenBinding struct {
+	id       string
+	observed *metadata.DelegationToken // nil: no such token
+}
+
 // conditionKind is what a condition checks, in the values of the private
 // SubmitChange request's Condition field (docs/wire.md).
 type conditionKind int8
@@ -53,36 +77,90 @@ const (
 )
 
 // condition is the condition of one submission: the strictest of its
-// options (an unchanged-since check with the lowest offset).
+// options (an unchanged-since check with the lowest offset), and the
+// delegation token it is bound to, if any.
 type condition struct {
 	kind  conditionKind
 	since int64
+	token *tokenBinding
 }
 
-// conditionOf combines opts into one condition.
-func conditionOf(opts []SubmitOption) condition {
+// none reports whether c sets no condition.
+func (c condition) none() bool { return c.kind == condNone && c.token == nil }
+
+// conditionOf combines opts into one condition. Binding two tokens is an
+// invalid change.
+func conditionOf(opts []SubmitOption) (condition, error) {
 	var c condition
 	for _, o := range opts {
 		switch {
 		case o.cond.kind == condUnchangedSince && (c.kind != condUnchangedSince || o.cond.since < c.since):
-			c = o.cond
+			c.kind, c.since = o.cond.kind, o.cond.since
 		case o.cond.kind > c.kind:
-			c = o.cond
+			c.kind = o.cond.kind
+		}
+		if t := o.cond.token; t != nil {
+			if c.token != nil && (c.token.id != t.id || !c.token.observed.Equal(t.observed)) {
+				return condition{}, fmt.Errorf("%w: a submission is bound to one delegation token, not to %s and %s", ErrInvalidChange, c.token.id, t.id)
+			}
+			c.token = t
 		}
 	}
-	return c
+	return c, nil
 }
 
-// conditionFromWire is the condition of a private SubmitChange request's
-// Condition and UnchangedSince fields.
-func conditionFromWire(kind int8, since int64) (condition, error) {
-	switch c := conditionKind(kind); c {
-	case condNone, condNoUncommittedTail:
-		return condition{kind: c}, nil
-	case condUnchangedSince:
-		return condition{kind: c, since: since}, nil
+// setWire sets c on req, which it turns into a version 1 request.
+func (c condition) setWire(req *wire.SubmitChangeRequest) error {
+	req.Version, req.Condition, req.UnchangedSince = 1, int8(c.kind), c.since
+	if c.token == nil {
+		return nil
 	}
-	return condition{}, fmt.Errorf("%w: unknown submission condition %d", ErrInvalidChange, kind)
+	req.TokenID = &c.token.id
+	if c.token.observed != nil {
+		b, err := metadata.Encode(c.token.observed.Record())
+		if err != nil {
+			return fmt.Errorf("%w: encode the delegation token %s: %w", ErrInvalidChange, c.token.id, err)
+		}
+		req.Token = b
+	}
+	return nil
+}
+
+// conditionFromWire is the condition of a private SubmitChange request:
+// its Condition, UnchangedSince, TokenId and Token fields.
+func conditionFromWire(req *wire.SubmitChangeRequest) (condition, error) {
+	var c condition
+	switch k := conditionKind(req.Condition); k {
+	case condNone, condNoUncommittedTail:
+		c.kind = k
+	case condUnchangedSince:
+		c.kind, c.since = k, req.UnchangedSince
+	default:
+		return condition{}, fmt.Errorf("%w: unknown submission condition %d", ErrInvalidChange, req.Condition)
+	}
+	switch {
+	case req.TokenID == nil && req.Token != nil:
+		return condition{}, fmt.Errorf("%w: a delegation token without its id", ErrInvalidChange)
+	case req.TokenID == nil:
+		return c, nil
+	}
+	c.token = &tokenBinding{id: *req.TokenID}
+	if req.Token == nil {
+		return c, nil
+	}
+	rec, err := metadata.Decode(req.Token)
+	if err != nil {
+		return condition{}, fmt.Errorf("%w: the delegation token of the condition: %w", ErrInvalidChange, err)
+	}
+	r, ok := rec.(*metadata.DelegationTokenRecord)
+	if !ok || r.TokenId != *req.TokenID {
+		return condition{}, fmt.Errorf("%w: the condition's token is a %s, not the DelegationTokenRecord of %s", ErrInvalidChange, rec.APIKey(), *req.TokenID)
+	}
+	c.token.observed = &metadata.DelegationToken{
+		TokenID: r.TokenId, Owner: r.Owner, Requester: r.Requester, Renewers: r.Renewers,
+		IssueTimestamp: r.IssueTimestamp, MaxTimestamp: r.MaxTimestamp, ExpirationTimestamp: r.ExpirationTimestamp,
+	}
+	return c, nil
 }
 
 // check reports whether records may be appended under c after the
@@ -90,6 +168,16 @@ func conditionFromWire(kind int8, since int64) (condition, error) {
 // and pending, the Delta of applied plus every uncommitted change the
 // leader accepted (the submitter's speculative image).
 func (c condition) check(applied *metadata.Image, pending *metadata.Delta) error {
+	if t := c.token; t != nil {
+		committed, _ := applied.DelegationTokens().Get(t.id)
+		ahead, _ := pending.DelegationToken(t.id)
+		switch {
+		case !committed.Equal(ahead):
+			return fmt.Errorf("%w: a change to the delegation token %s is not committed yet", ErrUncommittedTail, t.id)
+		case !committed.Equal(t.observed):
+			return fmt.Errorf("%w: the delegation token %s is not as the submission read it", ErrImageChanged, t.id)
+		}
+	}
 	if c.kind == condNone {
 		return nil
 	}

@@ -31,7 +31,7 @@ func (p *recordingProposer) proposeBatch(_ []byte, records int) (kraft.BatchInfo
 // in *err (nil once accepted and committed).
 func condSubmission(t *testing.T, out *error, recs []metadata.Record, opts ...SubmitOption) *submission {
 	t.Helper()
-	s := &submission{records: recs, cond: conditionOf(opts)}
+	s := &submission{records: recs, cond: mustCondition(t, opts...)}
 	for _, r := range recs {
 		b, err := metadata.Encode(r)
 		if err != nil {
@@ -42,6 +42,16 @@ func condSubmission(t *testing.T, out *error, recs []metadata.Record, opts ...Su
 	*out = errPending
 	s.complete = func(_ SubmitResult, err error) { *out = err }
 	return s
+}
+
+// mustCondition is the condition of opts.
+func mustCondition(t *testing.T, opts ...SubmitOption) condition {
+	t.Helper()
+	c, err := conditionOf(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // errPending marks a submission not answered yet.
@@ -168,15 +178,42 @@ func TestConditionsSeeTheUncommittedTail(t *testing.T) {
 // 1, an unknown condition is an invalid change, and the leader's refusals
 // come back as the same errors through a follower.
 func TestConditionOnTheWire(t *testing.T) {
-	for _, o := range []SubmitOption{{}, IfNoUncommittedTail(), IfUnchangedSince(42)} {
-		c := conditionOf([]SubmitOption{o})
-		got, err := conditionFromWire(int8(c.kind), c.since)
-		if err != nil || got != c {
+	tok := &metadata.DelegationToken{TokenID: "t1", Owner: "User:alice", Requester: "User:alice", Renewers: []string{"User:bob"},
+		IssueTimestamp: 1, MaxTimestamp: 9, ExpirationTimestamp: 5}
+	for _, opts := range [][]SubmitOption{
+		{{}}, {IfNoUncommittedTail()}, {IfUnchangedSince(42)},
+		{IfDelegationToken("t1", tok)}, {IfDelegationToken("t2", nil), IfUnchangedSince(7)},
+	} {
+		c := mustCondition(t, opts...)
+		req := wire.NewSubmitChangeRequest()
+		if err := c.setWire(req); err != nil {
+			t.Fatal(err)
+		}
+		again := wire.NewSubmitChangeRequest()
+		again.SetVersion(req.Version)
+		if err := again.ReadFrom(req.AppendTo(nil)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := conditionFromWire(again)
+		if err != nil || got.kind != c.kind || got.since != c.since || (got.token == nil) != (c.token == nil) ||
+			(c.token != nil && (got.token.id != c.token.id || !got.token.observed.Equal(c.token.observed))) {
 			t.Errorf("%+v: from the wire %+v, %v", c, got, err)
 		}
 	}
-	if _, err := conditionFromWire(3, 0); !errors.Is(err, ErrInvalidChange) {
-		t.Errorf("condition 3: err = %v, want ErrInvalidChange", err)
+	if _, err := conditionOf([]SubmitOption{IfDelegationToken("t1", nil), IfDelegationToken("t2", nil)}); !errors.Is(err, ErrInvalidChange) {
+		t.Errorf("two tokens: err = %v, want ErrInvalidChange", err)
+	}
+	other, _ := metadata.Encode(topicRecord("orders"))
+	for name, req := range map[string]*wire.SubmitChangeRequest{
+		"condition 3":       {Version: 1, Condition: 3},
+		"token without id":  {Version: 1, Token: other},
+		"token not a token": {Version: 1, TokenID: new("t1"), Token: other},
+		"token of another":  {Version: 1, TokenID: new("t2"), Token: mustEncode(t, tok.Record())},
+		"token undecodable": {Version: 1, TokenID: new("t1"), Token: []byte{0xff}},
+	} {
+		if _, err := conditionFromWire(req); !errors.Is(err, ErrInvalidChange) {
+			t.Errorf("%s: err = %v, want ErrInvalidChange", name, err)
+		}
 	}
 	for _, want := range []error{ErrImageChanged, ErrUncommittedTail} {
 		req := wire.NewSubmitChangeRequest()
@@ -191,6 +228,16 @@ func TestConditionOnTheWire(t *testing.T) {
 	if _, err := forwardOutcome(nil, refused, 1); errors.Is(err, ErrOutcomeUnknown) || !errors.Is(err, kerr.UnsupportedVersion) {
 		t.Errorf("unsupported version: %v, want UNSUPPORTED_VERSION and a known outcome", err)
 	}
+}
+
+// mustEncode is metadata.Encode of r.
+func mustEncode(t *testing.T, r metadata.Record) []byte {
+	t.Helper()
+	b, err := metadata.Encode(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // TestClusterConditionalSubmissions: on a running quorum, a submission
@@ -238,4 +285,77 @@ func TestClusterConditionalSubmissions(t *testing.T) {
 	if _, err := c.node(f).SubmitChange(t.Context(), []metadata.Record{topicRecord("payments")}, IfUnchangedSince(latest.Offset())); err != nil {
 		t.Fatalf("condition made before NoOpRecords only: %v", err)
 	}
+}
+
+// tokenRecord is a DelegationTokenRecord of id expiring at expires.
+func tokenRecord(id string, expires int64) *metadata.DelegationTokenRecord {
+	r := metadata.NewDelegationTokenRecord()
+	r.TokenId, r.Owner, r.Requester = id, "User:alice", "User:alice"
+	r.IssueTimestamp, r.MaxTimestamp, r.ExpirationTimestamp = 1, 100, expires
+	return r
+}
+
+// TestDelegationTokenBinding: a submission bound to a delegation token
+// is appended only while the committed token is the one its caller read
+// and no uncommitted change to that token is ahead; changes to other
+// tokens and other records do not refuse it.
+func TestDelegationTokenBinding(t *testing.T) {
+	d := metadata.NewDelta(committedImage(t))
+	for i, r := range []metadata.Record{tokenRecord("t1", 10), tokenRecord("t2", 10)} {
+		if err := d.Replay(r, int64(4+i), 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	img := d.Apply()
+	read, _ := img.DelegationTokens().Get("t1")
+	st := kraft.Status{Role: kraft.Leader, Epoch: 3, LogEndOffset: 6}
+	renew := func(id string, expires int64) []metadata.Record { return []metadata.Record{tokenRecord(id, expires)} }
+	stale := *read
+	stale.ExpirationTimestamp = 5
+
+	var q submitter
+	p := &recordingProposer{next: 6}
+	var first, again, other, staleErr, absent, plain error
+	q.propose([]*submission{
+		condSubmission(t, &staleErr, renew("t1", 40), IfDelegationToken("t1", &stale)),
+		condSubmission(t, &first, renew("t1", 20), IfDelegationToken("t1", read)),
+		condSubmission(t, &again, renew("t1", 30), IfDelegationToken("t1", read)),
+		condSubmission(t, &other, renew("t2", 20), IfDelegationToken("t2", read2(t, img))),
+		condSubmission(t, &absent, renew("t3", 20), IfDelegationToken("t3", nil)),
+		condSubmission(t, &plain, []metadata.Record{topicRecord("payments")}, IfDelegationToken("t9", nil)),
+	}, st, img, 0, 1<<20, p)
+	switch {
+	case first != errPending:
+		t.Errorf("renewal of the token read: %v", first)
+	case !errors.Is(again, ErrUncommittedTail):
+		t.Errorf("second renewal of the same read: %v, want ErrUncommittedTail", again)
+	case other != errPending:
+		t.Errorf("renewal of another token: %v", other)
+	case !errors.Is(staleErr, ErrImageChanged):
+		t.Errorf("renewal of a token read before a change: %v, want ErrImageChanged", staleErr)
+	case absent != errPending || plain != errPending:
+		t.Errorf("bound to an absent token: %v, %v", absent, plain)
+	}
+
+	// Once committed, the old read is stale: ErrImageChanged.
+	d = metadata.NewDelta(img)
+	if err := d.Replay(tokenRecord("t1", 20), 6, 3); err != nil {
+		t.Fatal(err)
+	}
+	var q2 submitter
+	var late error
+	q2.propose([]*submission{condSubmission(t, &late, renew("t1", 30), IfDelegationToken("t1", read))}, kraft.Status{Role: kraft.Leader, Epoch: 3, LogEndOffset: 7}, d.Apply(), 0, 1<<20, &recordingProposer{next: 7})
+	if !errors.Is(late, ErrImageChanged) {
+		t.Errorf("renewal after another committed: %v, want ErrImageChanged", late)
+	}
+}
+
+// read2 is img's token t2.
+func read2(t *testing.T, img *metadata.Image) *metadata.DelegationToken {
+	t.Helper()
+	tok, ok := img.DelegationTokens().Get("t2")
+	if !ok {
+		t.Fatal("no token t2")
+	}
+	return tok
 }

@@ -473,7 +473,11 @@ func (c *Controller) SubmitChange(ctx context.Context, records []metadata.Record
 	if len(records) == 0 {
 		return SubmitResult{}, fmt.Errorf("%w: no records", ErrInvalidChange)
 	}
-	s := &submission{records: records, cond: conditionOf(opts)}
+	cond, err := conditionOf(opts)
+	if err != nil {
+		return SubmitResult{}, err
+	}
+	s := &submission{records: records, cond: cond}
 	for _, r := range records {
 		b, err := metadata.Encode(r)
 		if err != nil {

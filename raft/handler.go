@@ -124,7 +124,7 @@ func (h *handler) submit(ctx context.Context, req *wire.SubmitChangeRequest, rep
 func receivedSubmission(req *wire.SubmitChangeRequest, send func(kmsg.Response) bool) *submission {
 	s, err := decodeSubmission(req.Records)
 	if err == nil {
-		s.cond, err = conditionFromWire(req.Condition, req.UnchangedSince)
+		s.cond, err = conditionFromWire(req)
 	}
 	if err != nil {
 		send(submitAnswer(req, SubmitResult{}, err))

@@ -56,6 +56,11 @@ type simWorkload struct {
 	// committed log must never hold (K9).
 	conds   int
 	refused []string
+	// tokens counts the renewals of the delegation token simToken, each
+	// to an expiry of its own; refusedExpiries are those its binding
+	// refused (K9).
+	tokens          int
+	refusedExpiries []int64
 	// reads counts the linearizable reads answered with an image;
 	// voterChanges the voter changes acknowledged, selfRemovals those
 	// that removed the leader that made them.
@@ -105,10 +110,18 @@ func (w *simWorkload) submit(t *testing.T, n *simNode, i int) {
 		r := metadata.NewConfigRecord()
 		r.ResourceType, r.Name, r.Value = metadata.ConfigResourceBroker, "cas", &v
 		recs = []metadata.Record{r}
-		cond = conditionOf([]SubmitOption{IfUnchangedSince(n.e.pub.image.Load().Offset())})
+		cond = mustCondition(t, IfUnchangedSince(n.e.pub.image.Load().Offset()))
 		if i%3 == 0 {
-			cond = conditionOf([]SubmitOption{IfNoUncommittedTail()})
+			cond = mustCondition(t, IfNoUncommittedTail())
 		}
+	case i%10 == 9:
+		// A renewal of one delegation token, bound to the token n holds.
+		w.tokens++
+		read, _ := n.e.pub.image.Load().DelegationTokens().Get(simToken)
+		tok := tokenRecord(simToken, int64(1000+w.tokens))
+		tok.MaxTimestamp = 1 << 40
+		recs = []metadata.Record{tok}
+		cond = mustCondition(t, IfDelegationToken(simToken, read))
 	case i%10 == 4:
 		// A broker registers, anew or again: the leader sets its epoch.
 		reg := brokerRecord(int32(i/10%4 + 1))
@@ -132,7 +145,10 @@ func (w *simWorkload) submit(t *testing.T, n *simNode, i int) {
 		case err == nil:
 			w.acked = append(w.acked, simAck{res: res, encoded: withBrokerEpochs(t, recs, s.encoded, res.Offset), cond: cond})
 			w.ackedEnd = max(w.ackedEnd, res.LastOffset+1)
-		case errors.Is(err, ErrImageChanged), errors.Is(err, ErrUncommittedTail):
+		case !errors.Is(err, ErrImageChanged) && !errors.Is(err, ErrUncommittedTail):
+		case cond.token != nil:
+			w.refusedExpiries = append(w.refusedExpiries, recs[0].(*metadata.DelegationTokenRecord).ExpirationTimestamp)
+		default:
 			w.refused = append(w.refused, *recs[0].(*metadata.ConfigRecord).Value)
 		}
 	}
@@ -429,6 +445,8 @@ func (w *simWorkload) checkAcknowledged(t *testing.T, seed uint64) {
 	}
 	seen := map[string]int64{}
 	changes := []int64{} // the offsets of committed records that change the image
+	var tokens []int64    // the offsets of committed records of simToken
+	expiries := map[int64]int64{}
 	for _, off := range slices.Sorted(maps.Keys(sc.committed)) {
 		rec, err := metadata.Decode(sc.committed[off])
 		if err != nil {
@@ -440,6 +458,10 @@ func (w *simWorkload) checkAcknowledged(t *testing.T, seed uint64) {
 		if reg, ok := rec.(*metadata.RegisterBrokerRecord); ok && reg.BrokerEpoch != off {
 			t.Fatalf("K10 broker epochs: the RegisterBrokerRecord of broker %d at offset %d has broker epoch %d (seed %d)", reg.BrokerId, off, reg.BrokerEpoch, seed)
 		}
+		if tr, ok := rec.(*metadata.DelegationTokenRecord); ok && tr.TokenId == simToken {
+			tokens = append(tokens, off)
+			expiries[tr.ExpirationTimestamp] = off
+		}
 		if c, ok := rec.(*metadata.ConfigRecord); ok && c.Value != nil {
 			if first, dup := seen[*c.Value]; dup {
 				t.Fatalf("K2 each submission is committed once: config value %s was committed at offsets %d and %d (seed %d)", *c.Value, first, off, seed)
@@ -448,6 +470,44 @@ func (w *simWorkload) checkAcknowledged(t *testing.T, seed uint64) {
 		}
 	}
 	w.checkConditions(t, seed, seen, changes)
+	w.checkTokenBindings(t, seed, tokens, expiries)
+}
+
+// simToken is the delegation token the simulated clients renew.
+const simToken = "sim-token"
+
+// checkTokenBindings fails unless every acknowledged renewal bound to
+// simToken was appended to the token its caller read (the last committed
+// record of the token before it is the one read, or there is none and the
+// caller read none), and no renewal its binding refused is committed
+// (invariant K9). tokens are the offsets of the committed records of the
+// token, in order; expiries maps each committed expiry to its offset.
+func (w *simWorkload) checkTokenBindings(t *testing.T, seed uint64, tokens []int64, expiries map[int64]int64) {
+	for _, e := range w.refusedExpiries {
+		if off, ok := expiries[e]; ok {
+			t.Fatalf("K9 conditional submissions: the renewal to %d, refused by its token binding, is committed at offset %d (seed %d)", e, off, seed)
+		}
+	}
+	for _, a := range w.acked {
+		b := a.cond.token
+		if b == nil {
+			continue
+		}
+		i, _ := slices.BinarySearch(tokens, a.res.Offset)
+		var before *metadata.DelegationToken
+		if i > 0 {
+			rec, err := metadata.Decode(w.sc.committed[tokens[i-1]])
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := rec.(*metadata.DelegationTokenRecord)
+			before = &metadata.DelegationToken{TokenID: r.TokenId, Owner: r.Owner, Requester: r.Requester, Renewers: r.Renewers,
+				IssueTimestamp: r.IssueTimestamp, MaxTimestamp: r.MaxTimestamp, ExpirationTimestamp: r.ExpirationTimestamp}
+		}
+		if !before.Equal(b.observed) {
+			t.Fatalf("K9 conditional submissions: the renewal acknowledged at offset %d was bound to %+v, but the token committed before it is %+v (seed %d)", a.res.Offset, b.observed, before, seed)
+		}
+	}
 }
 
 // checkConditions fails unless every acknowledged IfUnchangedSince
@@ -517,9 +577,9 @@ func TestSimulatedEngines(t *testing.T) {
 			chunks += sc.snapshotChunks
 			changes += w.voterChanges
 			selfRemovals += w.selfRemovals
-			condRefused += len(w.refused)
+			condRefused += len(w.refused) + len(w.refusedExpiries)
 			for _, a := range w.acked {
-				if a.cond.kind == condUnchangedSince {
+				if a.cond.kind == condUnchangedSince || a.cond.token != nil {
 					condAcked++
 				}
 			}
@@ -530,10 +590,10 @@ func TestSimulatedEngines(t *testing.T) {
 	// (A seed of its own may be so hostile, with nodes cut off or down
 	// most of the time, that no call gets through.)
 	if !t.Failed() && (acked == 0 || crashes == 0 || diskFaults == 0 || reads == 0 || chunks == 0 || changes == 0 || condAcked == 0 || condRefused == 0) {
-		t.Fatalf("%d seeds acknowledged %d submissions (%d made against an image), refused %d by their condition, made %d power losses (%d on a failed write or fsync), answered %d reads, sent %d FetchSnapshot requests and made %d voter changes: the schedule misses one of them", seeds, acked, condAcked, condRefused, crashes, diskFaults, reads, chunks, changes)
+		t.Fatalf("%d seeds acknowledged %d submissions (%d made against an image or a token), refused %d by their condition, made %d power losses (%d on a failed write or fsync), answered %d reads, sent %d FetchSnapshot requests and made %d voter changes: the schedule misses one of them", seeds, acked, condAcked, condRefused, crashes, diskFaults, reads, chunks, changes)
 	}
 	el := time.Since(began)
-	t.Logf("%d seeds: %d steps in %v (%.0f steps/s), %d submissions acknowledged (%d made against an image), %d refused by their condition, %d power losses (%d on a failed write or fsync), %d reads answered, %d FetchSnapshot requests, %d voter changes (%d removed their leader)",
+	t.Logf("%d seeds: %d steps in %v (%.0f steps/s), %d submissions acknowledged (%d made against an image or a token), %d refused by their condition, %d power losses (%d on a failed write or fsync), %d reads answered, %d FetchSnapshot requests, %d voter changes (%d removed their leader)",
 		seeds, steps, el.Round(time.Millisecond), float64(steps)/el.Seconds(), acked, condAcked, condRefused, crashes, diskFaults, reads, chunks, changes, selfRemovals)
 }
 

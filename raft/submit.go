@@ -414,11 +414,14 @@ func (e *engine) forward(s *submission, st kraft.Status) {
 	p := l.forward
 	req := wire.NewSubmitChangeRequest()
 	req.Records = s.encoded
-	if s.cond.kind != condNone {
+	if !s.cond.none() {
 		// Version 1 carries the condition; a leader that serves only
 		// version 0 fails the send (UNSUPPORTED_VERSION) rather than
 		// appending the records unconditionally.
-		req.Version, req.Condition, req.UnchangedSince = 1, int8(s.cond.kind), s.cond.since
+		if err := s.cond.setWire(req); err != nil {
+			s.complete(SubmitResult{}, err)
+			return
+		}
 	}
 	sent := p.Send(req, func(resp kmsg.Response, err error) {
 		if bugzoo.Active(bugzoo.Z21) && err != nil {

@@ -19,19 +19,16 @@ import (
 // section, which decoding ignores.
 func TestPrivateGoldenDecode(t *testing.T) {
 	fresh := map[string]func() privateMsg{
-		"SubmitChangeRequest":     func() privateMsg { return NewSubmitChangeRequest() },
-		"SubmitChangeResponse":    func() privateMsg { return NewSubmitChangeResponse() },
-		"MetadataFetchRequest":    func() privateMsg { return NewMetadataFetchRequest() },
-		"MetadataFetchResponse":   func() privateMsg { return NewMetadataFetchResponse() },
-		"ReadImageRequest":        func() privateMsg { return NewReadImageRequest() },
-		"ReadImageRequest empty":  func() privateMsg { return NewReadImageRequest() },
-		"ReadImageResponse":       func() privateMsg { return NewReadImageResponse() },
-		"SubmitChangeRequest one": func() privateMsg { return NewSubmitChangeRequest() },
-		"SubmitChangeRequest v1": func() privateMsg {
-			m := NewSubmitChangeRequest()
-			m.SetVersion(1)
-			return m
-		},
+		"SubmitChangeRequest":             func() privateMsg { return NewSubmitChangeRequest() },
+		"SubmitChangeResponse":            func() privateMsg { return NewSubmitChangeResponse() },
+		"MetadataFetchRequest":            func() privateMsg { return NewMetadataFetchRequest() },
+		"MetadataFetchResponse":           func() privateMsg { return NewMetadataFetchResponse() },
+		"ReadImageRequest":                func() privateMsg { return NewReadImageRequest() },
+		"ReadImageRequest empty":          func() privateMsg { return NewReadImageRequest() },
+		"ReadImageResponse":               func() privateMsg { return NewReadImageResponse() },
+		"SubmitChangeRequest one":         func() privateMsg { return NewSubmitChangeRequest() },
+		"SubmitChangeRequest v1":          submitChangeV1,
+		"SubmitChangeRequest v1 no token": submitChangeV1,
 	}
 	cases := append(privateGoldenCases(), readImageGolden()...)
 	cases = append(cases, goldenCase{
@@ -91,6 +88,13 @@ func TestPrivateDecodeAliasesFrame(t *testing.T) {
 	if &mf.Records[0] != &enc[len(enc)-4] {
 		t.Error("MetadataFetchResponse records are a copy of the frame")
 	}
+}
+
+// submitChangeV1 is an empty SubmitChangeRequest at version 1.
+func submitChangeV1() privateMsg {
+	m := NewSubmitChangeRequest()
+	m.SetVersion(1)
+	return m
 }
 
 // TestPrivateEncodeAtUnknownVersionPanics: a private message set to a

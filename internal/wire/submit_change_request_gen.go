@@ -38,6 +38,20 @@ type SubmitChangeRequest struct {
 	// Versions 1+.
 	UnchangedSince int64
 
+	// TokenID holds the delegation token the records are bound to, or null for
+	// none: the leader appends them only if its committed image holds that token
+	// as Token describes it and no uncommitted change to it is ahead.
+	//
+	// Versions 1+; nullable 1+; default null.
+	TokenID *string
+
+	// Token: With TokenId, the token the records were made against: its
+	// DelegationTokenRecord in the metadata-record framing, or null if there was
+	// no such token.
+	//
+	// Versions 1+; nullable 1+; default null.
+	Token []byte
+
 	// recordsInline holds the elements of a decoded Records of at most 1, which
 	// then needs no array of its own; decoding into s again overwrites them.
 	recordsInline [1][]byte
@@ -131,6 +145,29 @@ func (s *SubmitChangeRequest) appendTo(dst []byte, version int16) ([]byte, error
 	if !(version >= 1) && s.UnchangedSince != 0 {
 		return dst, &EncodeError{Field: "UnchangedSince", Reason: "the field does not exist at this version and holds a non-default value"}
 	}
+	if version >= 1 {
+		if s.TokenID == nil {
+			dst = append(dst, 0)
+		} else {
+			dst = kbin.AppendCompactString(dst, *s.TokenID)
+		}
+	}
+	if !(version >= 1) && s.TokenID != nil {
+		return dst, &EncodeError{Field: "TokenID", Reason: "the field does not exist at this version and holds a non-default value"}
+	}
+	if version >= 1 {
+		if s.Token == nil {
+			dst = append(dst, 0)
+		} else {
+			if int64(len(s.Token)) > 0x7fffffff-1 {
+				return dst, &EncodeError{Field: "Token", Reason: "bytes longer than 2147483646"}
+			}
+			dst = kbin.AppendCompactBytes(dst, s.Token)
+		}
+	}
+	if !(version >= 1) && s.Token != nil {
+		return dst, &EncodeError{Field: "Token", Reason: "the field does not exist at this version and holds a non-default value"}
+	}
 	dst = append(dst, 0) // an empty tagged-field section
 	return dst, nil
 }
@@ -168,6 +205,22 @@ func (s *SubmitChangeRequest) readFrom(r *kbin.Reader, version int16) error {
 		}
 	} else {
 		s.UnchangedSince = 0
+	}
+	if version >= 1 {
+		s.TokenID = r.CompactNullableStringUTF8()
+		if err := r.Err(); err != nil {
+			return genrt.FieldError("TokenID", err)
+		}
+	} else {
+		s.TokenID = nil
+	}
+	if version >= 1 {
+		s.Token = r.CompactNullableBytesAlias()
+		if err := r.Err(); err != nil {
+			return genrt.FieldError("Token", err)
+		}
+	} else {
+		s.Token = nil
 	}
 	if r.SkipTags(); r.Err() != nil {
 		return genrt.FieldError("tagged fields", r.Err())
