@@ -445,7 +445,7 @@ func (w *simWorkload) checkAcknowledged(t *testing.T, seed uint64) {
 	}
 	seen := map[string]int64{}
 	changes := []int64{} // the offsets of committed records that change the image
-	var tokens []int64    // the offsets of committed records of simToken
+	var tokens []int64   // the offsets of committed records of simToken
 	expiries := map[int64]int64{}
 	for _, off := range slices.Sorted(maps.Keys(sc.committed)) {
 		rec, err := metadata.Decode(sc.committed[off])
