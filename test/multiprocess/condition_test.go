@@ -3,9 +3,14 @@ package multiprocess
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/krabka-go/krabka/client"
 	"github.com/krabka-go/krabka/internal/recordbatch"
@@ -163,4 +168,121 @@ func (q *quorum) recordAt(id int, offset int64) (metadata.Record, bool) {
 		}
 	}
 	return nil, false
+}
+
+// buildPrevious builds cmd/krabka into dir with the tag krabka_previous:
+// the previous release's private RPC versions (SubmitChange version 0
+// only, without conditions).
+func buildPrevious(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "krabka-previous")
+	cmd := exec.Command("go", "build", "-tags", "krabka_previous", "-o", bin, "./cmd/krabka")
+	cmd.Dir = filepath.Join("..", "..")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build -tags krabka_previous: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestMixedVersionUpgrade: a quorum of the previous release is upgraded
+// one process at a time under write load. No acknowledged write is lost;
+// while the leader runs the previous release a conditional submission is
+// refused before it is sent (UNSUPPORTED_VERSION: that leader would
+// append it unconditionally), and one that a leader refused is never
+// committed; once every process runs this release, conditions work.
+func TestMixedVersionUpgrade(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	q := newQuorum(t)
+	current, previous := q.bin, buildPrevious(t, q.dir)
+	q.bin = previous
+	for id := 1; id <= 3; id++ {
+		q.start(id)
+	}
+	leader, _ := q.leader(-1)
+	q.submit(leader, "metadata.version", metadataVersionRecord(t))
+	load := q.startLoader(leader%3 + 1)
+
+	cfg := client.DefaultConfig()
+	for id := 1; id <= 3; id++ {
+		cfg.Controllers = append(cfg.Controllers, q.nodes[id].addr)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
+	defer cancel()
+	cl, err := client.Dial(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var accepted, refused []string
+	conditional := func(name string) error {
+		rec := metadata.NewTopicRecord()
+		rec.Name = name
+		copy(rec.TopicId[:], name)
+		_, err := cl.SubmitChange(ctx, []metadata.Record{rec}, client.IfNoUncommittedTail())
+		switch {
+		case err == nil:
+			accepted = append(accepted, name)
+		case errors.Is(err, kerr.UnsupportedVersion), errors.Is(err, client.ErrUncommittedTail):
+			refused = append(refused, name)
+		}
+		return err
+	}
+	if err := conditional("cas-previous"); !errors.Is(err, kerr.UnsupportedVersion) || errors.Is(err, client.ErrOutcomeUnknown) {
+		t.Fatalf("conditional submission to a quorum of the previous release: err = %v, want UNSUPPORTED_VERSION before sending", err)
+	}
+
+	for id := 1; id <= 3; id++ {
+		if err := q.stop(id, syscall.SIGTERM); err != nil {
+			t.Fatalf("node %d exited with %v after SIGTERM", id, err)
+		}
+		q.bin = current
+		q.start(id)
+		before := load.count()
+		waitFor(t, 30*time.Second, fmt.Sprintf("writes after node %d was upgraded", id), func() bool { return load.count() > before+5 }, func() string {
+			out, err := q.krabka("metadata-quorum", "--bootstrap-controller", q.bootstrap(), "--timeout", "5s", "describe", "--replication")
+			return fmt.Sprintf("loader via %d; %s %v", load.via, out, err)
+		})
+		err := conditional(fmt.Sprintf("cas-mixed-%d", id))
+		t.Logf("node %d upgraded; a conditional submission: %v", id, err)
+	}
+
+	acked := load.halt()
+	q.leader(-1)
+	waitFor(t, 30*time.Second, "a conditional submission on the upgraded quorum", func() bool {
+		err := conditional(fmt.Sprintf("cas-current-%d", len(accepted)+len(refused)))
+		return err == nil
+	}, func() string { return fmt.Sprintf("refused %v", refused) })
+
+	want := append(acked, accepted...)
+	for id := 1; id <= 3; id++ {
+		waitFor(t, 30*time.Second, fmt.Sprintf("node %d holds every acknowledged write", id), func() bool {
+			got, err := q.committedTopics(id)
+			if err != nil {
+				return false
+			}
+			have := map[string]bool{}
+			for _, g := range got {
+				have[g] = true
+			}
+			for _, r := range refused {
+				if have[r] {
+					t.Fatalf("node %d: the refused conditional submission %s is committed", id, r)
+				}
+			}
+			for _, w := range want {
+				if !have[w] {
+					return false
+				}
+			}
+			return true
+		}, func() string { return "" })
+	}
+	t.Logf("%d writes acknowledged under load, conditional submissions accepted %v, refused %v", len(acked), accepted, refused)
+	for id := 1; id <= 3; id++ {
+		if err := q.stop(id, syscall.SIGTERM); err != nil {
+			t.Errorf("node %d exited with %v after SIGTERM", id, err)
+		}
+	}
 }
