@@ -380,6 +380,10 @@ type Config struct {
 	// listeners receive for partitions other than __cluster_metadata-0
 	// (see [ShardRouter]); it has no Kafka property.
 	ShardRouter ShardRouter
+	// RegistrationAdmission, when not nil, is asked by the leader before
+	// it appends a submission that registers a broker anew (see
+	// [RegistrationAdmission]); it has no Kafka property.
+	RegistrationAdmission RegistrationAdmission
 
 	// Logger receives the node's log lines. It has no Kafka property;
 	// nil discards them.
