@@ -276,11 +276,22 @@ type SubmitResult struct {
 // ErrOutcomeUnknown the records may still commit: a caller that retries
 // must make the retry safe to apply twice, or read the image first. The
 // next call goes to the leader the answer named.
-func (c *Client) SubmitChange(ctx context.Context, records []metadata.Record) (SubmitResult, error) {
+//
+// opts set the condition the leader appends the records under
+// ([IfUnchangedSince], [IfNoUncommittedTail]); a refused condition
+// answers [ErrImageChanged] or [ErrUncommittedTail] and appends nothing.
+// A conditional submission is sent as SubmitChange version 1, which a
+// controller that serves only version 0 refuses.
+func (c *Client) SubmitChange(ctx context.Context, records []metadata.Record, opts ...SubmitOption) (SubmitResult, error) {
 	if len(records) == 0 {
 		return SubmitResult{}, fmt.Errorf("%w: no records", ErrInvalidChange)
 	}
 	req := NewSubmitChangeRequest()
+	for _, o := range opts {
+		if err := o.apply(req); err != nil {
+			return SubmitResult{}, err
+		}
+	}
 	for _, r := range records {
 		b, err := metadata.Encode(r)
 		if err != nil {
@@ -297,6 +308,8 @@ func (c *Client) SubmitChange(ctx context.Context, records []metadata.Record) (S
 		switch {
 		case err != nil && notSent(err) && errors.Is(err, ErrClosed):
 			return SubmitResult{}, fmt.Errorf("client: SubmitChange: %w", err)
+		case errors.Is(err, kerr.UnsupportedVersion):
+			return SubmitResult{}, fmt.Errorf("client: SubmitChange to %s: the controller does not serve this version (conditional submissions need version 1), nothing was sent: %w", addr, err)
 		case err != nil && notSent(err) && ctx.Err() == nil:
 			c.unreachable(addr)
 			if werr := b.wait(ctx); werr != nil {
@@ -320,6 +333,63 @@ func (c *Client) SubmitChange(ctx context.Context, records []metadata.Record) (S
 		}
 		return SubmitResult{Offset: r.BaseOffset, LastOffset: r.BaseOffset + int64(len(records)) - 1, Epoch: r.Epoch}, nil
 	}
+}
+
+// A SubmitOption is a condition the leader appends a submission's records
+// under (raft.SubmitOption, on the wire). The zero SubmitOption sets none.
+type SubmitOption struct {
+	kind  int8
+	since int64
+	// bound marks a binding to the delegation token tokenID as token
+	// describes it (nil: no such token).
+	bound   bool
+	tokenID string
+	token   *metadata.DelegationToken
+}
+
+// IfDelegationToken appends the records only if the leader's committed
+// image holds the delegation token id as observed describes it (nil: no
+// token of that id) and no uncommitted change to it is ahead. See
+// raft.IfDelegationToken.
+func IfDelegationToken(id string, observed *metadata.DelegationToken) SubmitOption {
+	return SubmitOption{bound: true, tokenID: id, token: observed}
+}
+
+// IfUnchangedSince appends the records only if no record after offset
+// changed the leader's image: offset is the Offset of the image the
+// records were made against (a ReadImage answer's, or an observer's).
+// It implies [IfNoUncommittedTail]. See raft.IfUnchangedSince.
+func IfUnchangedSince(offset int64) SubmitOption { return SubmitOption{kind: 2, since: offset} }
+
+// IfNoUncommittedTail appends the records only if no uncommitted record
+// ahead of them changes the leader's image. See raft.IfNoUncommittedTail.
+func IfNoUncommittedTail() SubmitOption { return SubmitOption{kind: 1} }
+
+// apply sets o on req, keeping the strictest condition (an
+// unchanged-since check with the lowest offset). A request binds one
+// delegation token.
+func (o SubmitOption) apply(req *SubmitChangeRequest) error {
+	switch {
+	case o.kind == 2 && (req.Condition != 2 || o.since < req.UnchangedSince):
+		req.Condition, req.UnchangedSince, req.Version = 2, o.since, 1
+	case o.kind > req.Condition:
+		req.Condition, req.Version = o.kind, 1
+	}
+	if !o.bound {
+		return nil
+	}
+	if req.TokenID != nil && *req.TokenID != o.tokenID {
+		return fmt.Errorf("%w: a submission is bound to one delegation token, not to %s and %s", ErrInvalidChange, *req.TokenID, o.tokenID)
+	}
+	req.TokenID, req.Token, req.Version = &o.tokenID, nil, 1
+	if o.token != nil {
+		b, err := metadata.Encode(o.token.Record())
+		if err != nil {
+			return fmt.Errorf("%w: encode the delegation token %s: %w", ErrInvalidChange, o.tokenID, err)
+		}
+		req.Token = b
+	}
+	return nil
 }
 
 // ReadImage sends req (its Linearizable flag, config resources and topic
@@ -450,7 +520,13 @@ func (c *Client) call(ctx context.Context, addr string, req kmsg.Request) (kmsg.
 		err  error
 	}
 	done := make(chan outcome, 1)
-	req.SetVersion(transport.NegotiateVersion)
+	if req.GetVersion() == 0 {
+		// Version 0 asks for the highest version both ends serve; a
+		// request that needs a later version (a conditional
+		// SubmitChange) keeps it, and fails before it is sent when the
+		// controller does not serve it.
+		req.SetVersion(transport.NegotiateVersion)
+	}
 	if !p.Send(req, func(resp kmsg.Response, err error) { done <- outcome{resp, err} }) {
 		return nil, fmt.Errorf("%w: request queue to %s is full", transport.ErrBackoff, addr)
 	}

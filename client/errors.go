@@ -10,7 +10,7 @@ import (
 	"github.com/krabka-go/krabka/internal/wire"
 )
 
-// The conditions a [Client] reports. The first six are the values package
+// The conditions a [Client] reports. The first eight are the values package
 // raft exports under the same names, so errors.Is matches either.
 var (
 	// ErrNotLeader is matched by every [*NotLeaderError].
@@ -31,6 +31,13 @@ var (
 	// or may not commit; [Client.SubmitChange] never sends them again on
 	// its own.
 	ErrOutcomeUnknown = wire.ErrOutcomeUnknown
+	// ErrImageChanged: a conditional submission's image changed after the
+	// offset it names ([IfUnchangedSince]); nothing was appended.
+	ErrImageChanged = wire.ErrImageChanged
+	// ErrUncommittedTail: the leader holds an uncommitted change ahead of
+	// a conditional submission; nothing was appended, and a retry may
+	// succeed.
+	ErrUncommittedTail = wire.ErrUncommittedTail
 
 	// ErrUnreachable: no controller of the bootstrap list could be
 	// reached.
@@ -77,14 +84,16 @@ func (e *NotLeaderError) Is(target error) bool { return target == ErrNotLeader }
 // condition a caller branches on: nil for 0, a *NotLeaderError or
 // ErrLeaderUnknown for NOT_LEADER_OR_FOLLOWER, ErrShuttingDown for
 // BROKER_NOT_AVAILABLE, ErrInvalidChange for INVALID_REQUEST,
-// ErrReadTimeout for REQUEST_TIMED_OUT, and Kafka's error (a *kerr.Error)
+// ErrReadTimeout for REQUEST_TIMED_OUT, ErrImageChanged for
+// INVALID_UPDATE_VERSION, ErrUncommittedTail for CONCURRENT_TRANSACTIONS,
+// and Kafka's error (a *kerr.Error)
 // for any other code.
 func answerError(code int16, msg *string, leaderID, epoch int32) error {
 	text := ""
 	if msg != nil {
 		text = *msg
 	}
-	err := wire.ConditionForCode(code, ErrNotLeader, ErrShuttingDown, ErrInvalidChange, ErrReadTimeout)
+	err := wire.ConditionForCode(code, ErrNotLeader, ErrShuttingDown, ErrInvalidChange, ErrReadTimeout, ErrImageChanged, ErrUncommittedTail)
 	switch {
 	case err == nil:
 		return nil

@@ -24,12 +24,14 @@ import (
 type fakeController struct {
 	ln     net.Listener
 	answer func(req kmsg.Request) (kmsg.Response, []byte)
-	// cluster, when set, changes the DescribeCluster answer.
-	cluster func(*kmsg.DescribeClusterResponse)
-	wg      sync.WaitGroup
-	mu      sync.Mutex
-	keys    []int16
-	conns   []net.Conn
+	// cluster, when set, changes the DescribeCluster answer; versions
+	// the ApiVersions answer.
+	cluster  func(*kmsg.DescribeClusterResponse)
+	versions func(*kmsg.ApiVersionsResponse)
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	keys     []int16
+	conns    []net.Conn
 }
 
 func newFakeController(t *testing.T, answer func(req kmsg.Request) (kmsg.Response, []byte)) *fakeController {
@@ -94,7 +96,11 @@ func (f *fakeController) serve(c net.Conn) {
 		var out []byte
 		switch body := req.Body.(type) {
 		case *kmsg.ApiVersionsRequest:
-			out = wire.AppendResponse(nil, corr, wire.AnswerAPIVersions(body, wire.FeatureState{}))
+			resp := wire.AnswerAPIVersions(body, wire.FeatureState{})
+			if f.versions != nil {
+				f.versions(resp)
+			}
+			out = wire.AppendResponse(nil, corr, resp)
 		case *kmsg.DescribeClusterRequest:
 			host, port, _ := net.SplitHostPort(f.addr())
 			p, _ := strconv.Atoi(port)

@@ -6,8 +6,9 @@ import "github.com/krabka-go/krabka/internal/wire"
 // themselves, generated from the schemas of docs/wire.md: each request
 // and response implements kmsg.Request or kmsg.Response
 // (github.com/twmb/franz-go/pkg/kmsg), so AppendTo encodes a body and
-// ReadFrom decodes one at the version set with SetVersion. Version 0 is
-// the only version, and it is flexible. Byte fields of a decoded message
+// ReadFrom decodes one at the version set with SetVersion. Every version
+// is flexible; SubmitChange has versions 0 and 1 (the condition), the
+// others version 0. Byte fields of a decoded message
 // alias the input.
 type (
 	// SubmitChangeRequest (API key 1003) carries metadata records, each

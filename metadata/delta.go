@@ -145,6 +145,14 @@ func (d *Delta) InTransaction() bool { return d.txn != nil }
 // records included.
 func (d *Delta) Offset() int64 { return d.cur.offset }
 
+// ChangedAt is [Image.ChangedAt] of the records replayed so far,
+// those of an open transaction included.
+func (d *Delta) ChangedAt() int64 { return d.cur.changed }
+
+// DelegationToken returns the token as the records replayed so far leave
+// it, those of an open transaction included.
+func (d *Delta) DelegationToken(id string) (*DelegationToken, bool) { return d.cur.tokens.Get(id) }
+
 // Apply returns the image of everything replayed so far, or, while a
 // transaction is open, of everything before the transaction. The delta
 // stays usable: later records continue from its current state.
@@ -292,6 +300,9 @@ func (d *Delta) replayOne(rec Record, offset int64, epoch int32) error {
 		return fail(err)
 	}
 	next.offset, next.epoch = offset, epoch
+	if _, noop := rec.(*NoOpRecord); !noop {
+		next.changed = offset
+	}
 	d.cur = next
 	return nil
 }

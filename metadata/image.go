@@ -61,6 +61,9 @@ const (
 type Image struct {
 	offset int64
 	epoch  int32
+	// changed is the offset of the last record that changed the image
+	// ([Image.ChangedAt]).
+	changed int64
 	// edit is nil in a published image; in a Delta's working copy it is
 	// the token of the nodes the delta may still change in place.
 	edit *editToken
@@ -80,8 +83,9 @@ type Image struct {
 // no metadata.version, nothing registered, no producer id allocated.
 func EmptyImage() *Image {
 	return &Image{
-		offset: -1,
-		epoch:  -1,
+		offset:  -1,
+		epoch:   -1,
+		changed: -1,
 		features: FeaturesImage{
 			levels: newPMap[string, int16](strings.Compare),
 		},
@@ -118,6 +122,16 @@ func EmptyImage() *Image {
 // -1 for the empty image. Records of a metadata transaction count only
 // once the transaction has ended.
 func (img *Image) Offset() int64 { return img.offset }
+
+// ChangedAt returns the offset of the last record that changed the
+// image, or -1 for an image no record changed: [Image.Offset] less the
+// records that change nothing (NoOpRecords, records a replica skipped,
+// aborted transactions). Every record of a snapshot counts as a change at
+// the snapshot's offset, so an image loaded from a snapshot may name a
+// later offset than one replayed from the log: ChangedAt never names an
+// offset before the true last change. A compare-and-set submission
+// (raft.IfUnchangedSince) is checked against it.
+func (img *Image) ChangedAt() int64 { return img.changed }
 
 // Epoch returns the leader epoch of the record at [Image.Offset], or -1
 // for the empty image.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 )
 
@@ -267,6 +268,25 @@ type DelegationToken struct {
 	Renewers []string
 	// IssueTimestamp, MaxTimestamp and ExpirationTimestamp are in ms.
 	IssueTimestamp, MaxTimestamp, ExpirationTimestamp int64
+}
+
+// Equal reports whether t and u describe the same token; nil equals only
+// nil.
+func (t *DelegationToken) Equal(u *DelegationToken) bool {
+	if t == nil || u == nil {
+		return t == u
+	}
+	return t.TokenID == u.TokenID && t.Owner == u.Owner && t.Requester == u.Requester &&
+		slices.Equal(t.Renewers, u.Renewers) && t.IssueTimestamp == u.IssueTimestamp &&
+		t.MaxTimestamp == u.MaxTimestamp && t.ExpirationTimestamp == u.ExpirationTimestamp
+}
+
+// Record returns the DelegationTokenRecord that describes t.
+func (t *DelegationToken) Record() *DelegationTokenRecord {
+	r := NewDelegationTokenRecord()
+	r.TokenId, r.Owner, r.Requester, r.Renewers = t.TokenID, t.Owner, t.Requester, slices.Clone(t.Renewers)
+	r.IssueTimestamp, r.MaxTimestamp, r.ExpirationTimestamp = t.IssueTimestamp, t.MaxTimestamp, t.ExpirationTimestamp
+	return r
 }
 
 // DelegationTokensImage holds the delegation tokens by id (Kafka's

@@ -239,3 +239,58 @@ func TestSkipMovesOnlyTheOffset(t *testing.T) {
 		t.Errorf("Skip backwards = %v", err)
 	}
 }
+
+// TestChangedAtSkipsRecordsThatChangeNothing: ChangedAt is the offset of
+// the last record that changed the image; NoOps, skipped records and an
+// aborted transaction leave it, a snapshot's records move it to the
+// snapshot's offset.
+func TestChangedAtSkipsRecordsThatChangeNothing(t *testing.T) {
+	mv := &metadata.FeatureLevelRecord{Name: "metadata.version", FeatureLevel: 29}
+	cfg := func(v string) metadata.Record {
+		return &metadata.ConfigRecord{ResourceType: 4, ResourceName: "", Name: "min.insync.replicas", Value: &v}
+	}
+	d := metadata.NewDelta(metadata.EmptyImage())
+	if got := d.Apply().ChangedAt(); got != -1 {
+		t.Fatalf("empty image: ChangedAt %d, want -1", got)
+	}
+	steps := []struct {
+		rec  metadata.Record // nil: Skip
+		want int64
+	}{
+		{mv, 0},
+		{metadata.NewNoOpRecord(), 0},
+		{nil, 0}, // a record the replica skipped
+		{cfg("2"), 3},
+		{metadata.NewBeginTransactionRecord(), 3},
+		{cfg("3"), 5},
+		{metadata.NewAbortTransactionRecord(), 3},
+		{metadata.NewBeginTransactionRecord(), 3},
+		{cfg("3"), 8},
+		{metadata.NewEndTransactionRecord(), 8},
+		{metadata.NewNoOpRecord(), 8},
+	}
+	for i, s := range steps {
+		var err error
+		if s.rec == nil {
+			err = d.Skip(int64(i), 1)
+		} else {
+			err = d.Replay(s.rec, int64(i), 1)
+		}
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		if got := d.ChangedAt(); got != s.want {
+			t.Fatalf("step %d (%v): Delta.ChangedAt %d, want %d", i, s.rec, got, s.want)
+		}
+		if img := d.Apply(); !d.InTransaction() && img.ChangedAt() != s.want {
+			t.Fatalf("step %d: Image.ChangedAt %d, want %d", i, img.ChangedAt(), s.want)
+		}
+	}
+	snap := metadata.NewDelta(metadata.EmptyImage())
+	if err := snap.ReplaySnapshot([]metadata.Record{mv, cfg("2")}, 41, 2); err != nil {
+		t.Fatal(err)
+	}
+	if got := snap.Apply().ChangedAt(); got != 41 {
+		t.Fatalf("snapshot image: ChangedAt %d, want 41", got)
+	}
+}

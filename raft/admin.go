@@ -100,9 +100,10 @@ func (a *AdminHandle) Authorized(op ClusterOperation, res Resource) bool {
 }
 
 // SubmitChange appends records to the metadata log as
-// [Controller.SubmitChange] does, through the leader.
-func (a *AdminHandle) SubmitChange(ctx context.Context, records []metadata.Record) (SubmitResult, error) {
-	return a.c.SubmitChange(ctx, records)
+// [Controller.SubmitChange] does, through the leader, under the
+// conditions opts set.
+func (a *AdminHandle) SubmitChange(ctx context.Context, records []metadata.Record, opts ...SubmitOption) (SubmitResult, error) {
+	return a.c.SubmitChange(ctx, records, opts...)
 }
 
 // CurrentImage is [Controller.CurrentImage]: the node's image, which may

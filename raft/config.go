@@ -391,6 +391,10 @@ type Config struct {
 	// [ForTests] sets it, so that a test's log holds only what the test
 	// writes. The node still serves the registrations of others.
 	DisableControllerRegistration bool
+	// RegistrationAdmission, when not nil, is asked by the leader before
+	// it appends a submission that registers a broker anew (see
+	// [RegistrationAdmission]); it has no Kafka property.
+	RegistrationAdmission RegistrationAdmission
 
 	// Logger receives the node's log lines. It has no Kafka property;
 	// nil discards them.

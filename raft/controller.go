@@ -347,6 +347,7 @@ func newEngine(rc runtimeConfig, fsys vfs.FS, log *logstore.Log, clk clock, clus
 		inbound:    map[uint64]pendingReply{},
 		parkedFrom: map[kraft.NodeID]uint64{},
 		applier:    applier{delta: metadata.NewDelta(metadata.EmptyImage()), hw: -1},
+		sub:        submitter{admission: rc.admission},
 		metrics:    metricsState{m: rc.metrics},
 
 		caughtUpEpoch:     -1,
@@ -460,17 +461,27 @@ func (c *Controller) enqueue(ctx context.Context, ev event) error {
 // them committed, the call returns when this node has applied them too, so
 // [Controller.CurrentImage] on the same node shows the change.
 //
+// opts set the condition the leader appends the records under
+// ([IfUnchangedSince], [IfNoUncommittedTail]); without them the records
+// are validated against the image and every change accepted before them.
+//
 // Errors: a [*NotLeaderError] (errors.Is [ErrNotLeader]) when the node
 // that answered knows another leader; [ErrLeaderUnknown] during an
 // election; [ErrInvalidChange] when the image rejects a record;
-// [ErrShuttingDown]; ctx's error. Cancelling ctx stops the wait, not the
-// write: records already handed to the leader may still commit. The same
-// holds for a NotLeaderError after leadership was lost while waiting.
-func (c *Controller) SubmitChange(ctx context.Context, records []metadata.Record) (SubmitResult, error) {
+// [ErrImageChanged] and [ErrUncommittedTail] when the condition refused
+// them; [ErrShuttingDown]; ctx's error. Cancelling ctx stops the wait, not
+// the write: records already handed to the leader may still commit. The
+// same holds for a NotLeaderError after leadership was lost while
+// waiting.
+func (c *Controller) SubmitChange(ctx context.Context, records []metadata.Record, opts ...SubmitOption) (SubmitResult, error) {
 	if len(records) == 0 {
 		return SubmitResult{}, fmt.Errorf("%w: no records", ErrInvalidChange)
 	}
-	s := &submission{records: records}
+	cond, err := conditionOf(opts)
+	if err != nil {
+		return SubmitResult{}, err
+	}
+	s := &submission{records: records, cond: cond}
 	for _, r := range records {
 		b, err := metadata.Encode(r)
 		if err != nil {
@@ -632,6 +643,11 @@ func (c *Controller) closeAll() {
 // forwardOutcome turns the leader's answer to a forwarded submission into
 // SubmitChange's result.
 func forwardOutcome(resp kmsg.Response, err error, records int) (SubmitResult, error) {
+	if errors.Is(err, kerr.UnsupportedVersion) {
+		// The peer sender refused the version before sending: the
+		// leader does not serve the conditions of SubmitChange v1.
+		return SubmitResult{}, fmt.Errorf("raft: forward to the leader: the leader does not serve conditional submissions, nothing was sent: %w", err)
+	}
 	if err != nil {
 		return SubmitResult{}, fmt.Errorf("%w (%w): forward to the leader: %w", ErrOutcomeUnknown, ErrLeaderUnknown, err)
 	}
@@ -643,7 +659,7 @@ func forwardOutcome(resp kmsg.Response, err error, records int) (SubmitResult, e
 	if r.ErrorMessage != nil {
 		msg = *r.ErrorMessage
 	}
-	switch err := wire.ConditionForCode(r.ErrorCode, ErrNotLeader, ErrShuttingDown, ErrInvalidChange); {
+	switch err := wire.ConditionForCode(r.ErrorCode, ErrNotLeader, ErrShuttingDown, ErrInvalidChange, ErrImageChanged, ErrUncommittedTail); {
 	case err == nil:
 		return SubmitResult{Offset: r.BaseOffset, LastOffset: r.BaseOffset + int64(records) - 1, Epoch: r.Epoch}, nil
 	case errors.Is(err, ErrNotLeader):
@@ -653,8 +669,8 @@ func forwardOutcome(resp kmsg.Response, err error, records int) (SubmitResult, e
 		return SubmitResult{}, &NotLeaderError{LeaderID: NodeID(r.LeaderID), Epoch: r.LeaderEpoch}
 	case errors.Is(err, ErrShuttingDown):
 		return SubmitResult{}, fmt.Errorf("%w: the leader is shutting down", ErrLeaderUnknown)
-	case errors.Is(err, ErrInvalidChange):
-		return SubmitResult{}, fmt.Errorf("%w: %s", ErrInvalidChange, msg)
+	case errors.Is(err, ErrInvalidChange), errors.Is(err, ErrImageChanged), errors.Is(err, ErrUncommittedTail):
+		return SubmitResult{}, fmt.Errorf("%w: %s", err, msg)
 	default:
 		return SubmitResult{}, fmt.Errorf("raft: forwarded submission failed on the leader: %w: %s", err, msg)
 	}

@@ -49,6 +49,20 @@
 // answer timed out, the connection was lost) reports [ErrOutcomeUnknown]:
 // the leader may have committed it. The runtime never resends it.
 //
+// A submission can be made safe to send again, or against a race, by a
+// condition the leader checks in log order: [IfUnchangedSince] appends the
+// records only to the image the caller read (compare-and-set on the whole
+// image; NoOpRecords do not count as changes), [IfNoUncommittedTail] only
+// when no uncommitted change is ahead of them, and [IfDelegationToken]
+// binds a token mutation to the token its caller read. A refused condition
+// appends nothing: [ErrImageChanged] (read again), [ErrUncommittedTail]
+// (retry). A follower forwards the condition with the records.
+//
+// The leader gives every RegisterBrokerRecord the offset it takes for
+// broker epoch (KIP-903), and asks [Config.RegistrationAdmission], when
+// set, before it appends a registration of a broker anew: the embedder's
+// own checks and the records that go with it, in the same batch.
+//
 // [Controller.Subscribe] delivers every image the node publishes, in
 // order; a reader that falls further behind than its buffer is cut off
 // with [ErrSlowSubscriber], so the engine never waits for one.
@@ -128,5 +142,10 @@
 // controller.quorum.voters: the voter set comes from the log
 // (docs/operations.md, "Upgrade a static quorum to a dynamic one").
 //
-// Not yet: metrics.
+// # Operating it
+//
+// [Config.Metrics] receives the node's measurements under Kafka's metric
+// names (package github.com/krabka-go/krabka/metrics/prom exports them to
+// Prometheus); [Controller.LiveChecks] and [Controller.ReadyChecks] are the
+// health checks; [Controller.Err] says why a node stopped.
 package raft

@@ -41,6 +41,21 @@ var ErrReadTimeout = wire.ErrReadTimeout
 // [Controller.ChangeMembership] more than one voter away).
 var ErrInvalidChange = wire.ErrInvalidChange
 
+// The refusals of a conditional submission ([IfUnchangedSince],
+// [IfNoUncommittedTail]). A refused submission appends nothing.
+var (
+	// ErrImageChanged: a record after the offset the submission names
+	// changed the image (see [metadata.Image.ChangedAt]). Read the image
+	// again and decide anew; sending the same records again is refused
+	// again.
+	ErrImageChanged = wire.ErrImageChanged
+	// ErrUncommittedTail: the leader holds an uncommitted change ahead of
+	// the submission (or has not applied up to the offset it names), so
+	// it cannot tell whether the condition holds. It is retriable: the
+	// tail commits or is lost within a commit round.
+	ErrUncommittedTail = wire.ErrUncommittedTail
+)
+
 // The conditions of a voter change ([Controller.AddVoter],
 // [Controller.RemoveVoter], [Controller.ChangeMembership] and the KIP-853
 // voter RPCs a leader serves, which answer each with the Kafka error code

@@ -32,9 +32,9 @@ import (
 // removes it from the image). Downgrades follow FeatureControlManager: a
 // safe or unsafe downgrade type is needed, kraft.version is never
 // downgraded, and a metadata.version downgrade across a level that
-// changed the metadata is refused. Any other change of metadata.version
-// is refused with INVALID_UPDATE_VERSION, saying why: it is set when the
-// cluster is formatted; asking for the level in force changes nothing.
+// changed the metadata is refused; metadata.version's other changes,
+// upgrades and the downgrades that lose nothing, are FeatureLevelRecords
+// like any feature's.
 
 // Kafka's FeatureUpdate.UpgradeType codes (UpdateFeatures v1+; v0 has
 // AllowDowngrade instead).
@@ -113,8 +113,8 @@ type featureCheck struct {
 	unstable     bool
 	kraftVersion int16
 	finalized    map[string]int16
-	// img holds the registered brokers, whose ranges a level must be
-	// in; nil checks none.
+	// img holds the registered brokers and controllers, whose ranges a
+	// level must be in; nil checks none.
 	img *metadata.Image
 }
 
@@ -156,13 +156,13 @@ type featurePlan struct {
 // ([javaHashMapOrder]), as FeatureControlManager.updateFeature does: the upgrade type,
 // a level of at least 0 within this controller's supported range
 // (QuorumFeatures.reasonNotLocallySupported, which unstable feature
-// versions widen) and every registered broker's, the direction of the
+// versions widen) and every registered node's, the direction of the
 // change, and the levels the new level depends on, given every level
 // the request asks for (Feature.validateVersion). It returns the plan,
 // or a [*FeatureUpdateError] for the first update it refuses.
-// metadata.version passes only at the level in force: a downgrade Kafka
-// refuses gets Kafka's reason ([checkMetadataVersionUpdate]), any other
-// change the reason it is set when the cluster is formatted.
+// metadata.version is checked as updateMetadataVersion does instead
+// ([checkMetadataVersionUpdate]): an upgrade, and a downgrade past no
+// level that changed the metadata, write its FeatureLevelRecord.
 func checkFeatureUpdates(r *kmsg.UpdateFeaturesRequest, fc featureCheck) (plan featurePlan, err error) {
 	// Kafka's QuorumController.updateFeatures puts the updates in a
 	// HashMap by feature name: the last row for a name wins, and the
@@ -198,13 +198,8 @@ func checkFeatureUpdates(r *kmsg.UpdateFeaturesRequest, fc featureCheck) (plan f
 		if reason := notSupported(l, fmt.Sprintf("Local controller %d", fc.id), lo, hi); reason != "" {
 			return featurePlan{}, refuse(reason)
 		}
-		if u.Feature != metadata.FeatureKRaftVersion && fc.img != nil {
-			for b := range fc.img.Cluster().Brokers() {
-				lo, hi := brokerRange(b, u.Feature)
-				if reason := notSupported(l, fmt.Sprintf("Broker %d", b.ID), lo, hi); reason != "" {
-					return featurePlan{}, refuse(reason)
-				}
-			}
+		if reason := fc.notSupportedByRegistered(u.Feature, l); reason != "" {
+			return featurePlan{}, refuse(reason)
 		}
 		current := fc.finalized[u.Feature]
 		if u.Feature == metadata.FeatureKRaftVersion {
@@ -217,15 +212,21 @@ func checkFeatureUpdates(r *kmsg.UpdateFeaturesRequest, fc featureCheck) (plan f
 			return featurePlan{}, refuse("Can't downgrade to a newer version.")
 		}
 		switch u.Feature {
+		case metadata.FeatureKRaftVersion:
+			switch {
+			case typ == upgradeTypeUpgrade:
+				plan.kraftLevel, plan.upgrade = l, true
+			case l != current:
+				return featurePlan{}, refuse("Can't downgrade the version of this feature.")
+			}
+			continue
 		case metadata.FeatureMetadataVersion:
+			// As Kafka's updateMetadataVersion, which writes the level
+			// in force again too and checks no other feature's
+			// dependencies against the new level.
 			if err := checkMetadataVersionUpdate(current, l, typ == upgradeTypeUnsafeDowngrade); err != nil {
 				return featurePlan{}, err
 			}
-			if l != current {
-				return featurePlan{}, refuse("Krabka controllers do not change metadata.version; it is set when the cluster is formatted (krabka storage format --release-version).")
-			}
-			continue
-		case metadata.FeatureKRaftVersion:
 		default:
 			if _, ok := fc.features.Lookup(u.Feature); !ok {
 				// Only level 0 of a feature no node knows passes the
@@ -236,28 +237,22 @@ func checkFeatureUpdates(r *kmsg.UpdateFeaturesRequest, fc featureCheck) (plan f
 			if err := fc.features.CheckLevel(u.Feature, l, proposed, true); err != nil {
 				return featurePlan{}, refuse(err.Error())
 			}
-			rec := metadata.NewFeatureLevelRecord()
-			rec.Name, rec.FeatureLevel = u.Feature, l
-			plan.records = append(plan.records, rec)
-			continue
 		}
-		switch {
-		case typ == upgradeTypeUpgrade:
-			plan.kraftLevel, plan.upgrade = l, true
-		case l != current:
-			return featurePlan{}, refuse("Can't downgrade the version of this feature.")
-		}
+		rec := metadata.NewFeatureLevelRecord()
+		rec.Name, rec.FeatureLevel = u.Feature, l
+		plan.records = append(plan.records, rec)
 	}
 	return plan, nil
 }
 
 // checkMetadataVersionUpdate refuses a downgrade of metadata.version
 // from current to level that might lose metadata, as Kafka's
-// FeatureControlManager.updateMetadataVersion does: a level between
-// them changed the metadata (Kafka's MetadataVersion.didMetadataChange),
-// and an unsafe downgrade is not supported either. A downgrade Kafka
-// accepts, an upgrade or the level in force pass; both levels lie in the
-// supported range, checked before.
+// FeatureControlManager.updateMetadataVersion does: a level above level,
+// up to current, changed the metadata (Kafka's
+// MetadataVersion.checkIfMetadataChanged), and an unsafe downgrade of
+// that kind is not supported either. A downgrade past no such level, safe
+// or unsafe, an upgrade and the level in force pass; both levels lie in
+// the supported range, checked before.
 func checkMetadataVersionUpdate(current, level int16, unsafe bool) error {
 	if level >= current || !metadata.MetadataChangedBetween(current, level) {
 		return nil
@@ -283,10 +278,40 @@ func notSupported(level int16, who string, lo, hi int16) string {
 	return fmt.Sprintf("%s only supports versions %d-%d", who, lo, hi)
 }
 
-// brokerRange is the range of feature name broker b registered, 0-0 when
-// it lists none (Kafka's brokerSupportedFeatures default).
-func brokerRange(b *metadata.Broker, name string) (lo, hi int16) {
-	for _, f := range b.Features {
+// notSupportedByRegistered is why a registered node cannot take level of
+// feature name, or "", as Kafka's FeatureControlManager.reasonNotSupported
+// asks after this controller: every registered broker, then every other
+// registered controller (Kafka asks them from metadata.version 3.7-IV0,
+// the first that registers controllers, as the image does). kraft.version
+// is left to the raft upgrade, which checks the voters. Kafka also refuses
+// while a quorum voter has not registered; Krabka's controllers do not
+// register, so that rule is not applied.
+func (fc featureCheck) notSupportedByRegistered(name string, level int16) string {
+	if name == metadata.FeatureKRaftVersion || fc.img == nil {
+		return ""
+	}
+	for b := range fc.img.Cluster().Brokers() {
+		lo, hi := registeredRange(b.Features, name)
+		if reason := notSupported(level, fmt.Sprintf("Broker %d", b.ID), lo, hi); reason != "" {
+			return reason
+		}
+	}
+	for c := range fc.img.Cluster().Controllers() {
+		if kraft.NodeID(c.ID) == fc.id {
+			continue
+		}
+		lo, hi := registeredRange(c.Features, name)
+		if reason := notSupported(level, fmt.Sprintf("Controller %d", c.ID), lo, hi); reason != "" {
+			return reason
+		}
+	}
+	return ""
+}
+
+// registeredRange is the range of feature name a registration lists,
+// 0-0 when it lists none (Kafka's QuorumFeatures.DISABLED default).
+func registeredRange(features []metadata.SupportedFeature, name string) (lo, hi int16) {
+	for _, f := range features {
 		if f.Name == name {
 			return f.Min, f.Max
 		}

@@ -51,7 +51,7 @@ func TestCheckFeatureUpdates(t *testing.T) {
 			prefix + "0 for feature kraft.version. Can't downgrade the version of this feature."},
 		{"downgrade to a newer version", 2, 0, []update{{name: "kraft.version", level: 1, typ: 2}}, 0, false,
 			prefix + "1 for feature kraft.version. Can't downgrade to a newer version."},
-		{"metadata.version at the level in force changes nothing", 2, 0, []update{{name: "metadata.version", level: 30, typ: 1}}, 0, false, ""},
+		{"metadata.version at the level in force", 2, 0, []update{{name: "metadata.version", level: 30, typ: 1}}, 0, false, ""},
 		{"metadata.version out of range", 2, 0, []update{{name: "metadata.version", level: 99, typ: 1}}, 0, false,
 			prefix + "99 for feature metadata.version. Local controller 3 only supports versions 7-30"},
 		{"a feature this controller does not know", 2, 0, []update{{name: "test.feature.version", level: 1, typ: 1}}, 0, false,
@@ -183,6 +183,72 @@ func TestCheckFeatureUpdatesPlansRecords(t *testing.T) {
 	}
 }
 
+// Registered controllers bound a level as FeatureControlManager's
+// reasonNotSupported checks them, after the brokers: one whose range
+// stops below the level refuses it with Kafka's "Controller N" reason,
+// this controller's own registration is skipped (its range was checked
+// as "Local controller"), and a controller that lists no range for a
+// feature supports only its level 0.
+func TestCheckFeatureUpdatesRegisteredControllers(t *testing.T) {
+	d := metadata.NewDelta(metadata.EmptyImage())
+	for _, r := range []metadata.Record{featureLevelRecord(metadata.FeatureMetadataVersion, 29),
+		controllerRecord(2, 29), controllerRecord(3, 29)} {
+		if err := d.ReplayNext(r, 1, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fc := featureCheck{id: 3, features: metadata.KnownFeatures(), kraftVersion: 1, img: d.Apply(),
+		finalized: map[string]int16{metadata.FeatureMetadataVersion: 29}}
+	check := func(name string, level int16, typ int8) string {
+		req := kmsg.NewPtrUpdateFeaturesRequest()
+		req.Version = 2
+		fu := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
+		fu.Feature, fu.MaxVersionLevel, fu.UpgradeType = name, level, typ
+		req.FeatureUpdates = append(req.FeatureUpdates, fu)
+		if _, err := checkFeatureUpdates(req, fc); err != nil {
+			return err.Error()
+		}
+		return ""
+	}
+	for _, c := range []struct {
+		name  string
+		level int16
+		typ   int8
+		want  string
+	}{
+		{metadata.FeatureMetadataVersion, 30, 1, "Invalid update version 30 for feature metadata.version. Controller 2 only supports versions 7-29"},
+		{metadata.FeatureMetadataVersion, 24, 2, ""},
+		{metadata.FeatureGroupVersion, 1, 1, "Invalid update version 1 for feature group.version. Controller 2 does not support this feature."},
+		{metadata.FeatureGroupVersion, 0, 2, ""},
+	} {
+		if got := check(c.name, c.level, c.typ); got != c.want {
+			t.Errorf("%s=%d: %q, want %q", c.name, c.level, got, c.want)
+		}
+	}
+	// Without controller 2, this controller's own registration, which
+	// stops at 29 too, does not refuse 30.
+	d = metadata.NewDelta(metadata.EmptyImage())
+	for _, r := range []metadata.Record{featureLevelRecord(metadata.FeatureMetadataVersion, 29), controllerRecord(3, 29)} {
+		if err := d.ReplayNext(r, 1, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fc.img = d.Apply()
+	if got := check(metadata.FeatureMetadataVersion, 30, 1); got != "" {
+		t.Errorf("metadata.version=30 with only this controller registered: %q", got)
+	}
+}
+
+// controllerRecord registers controller id supporting metadata.version
+// 7-maxMV and nothing else.
+func controllerRecord(id int32, maxMV int16) *metadata.RegisterControllerRecord {
+	r := metadata.NewRegisterControllerRecord()
+	r.ControllerId = id
+	r.IncarnationId[15] = 1
+	r.Features = append(r.Features, metadata.RegisterControllerRecordControllerFeature{Name: metadata.FeatureMetadataVersion, MinSupportedVersion: 7, MaxSupportedVersion: maxMV})
+	return r
+}
+
 func featureLevelRecord(name string, level int16) *metadata.FeatureLevelRecord {
 	r := metadata.NewFeatureLevelRecord()
 	r.Name, r.FeatureLevel = name, level
@@ -252,13 +318,16 @@ func deref(s *string) string {
 // kafka-features downgrade and disable send): the direction must match
 // the upgrade type, kraft.version is never downgraded, a metadata.version
 // downgrade across a level that changed the metadata is refused, safe or
-// unsafe (updateMetadataVersion), and a level 0 disables a feature with a
-// record, which a feature no node knows cannot take.
+// unsafe, while one across none is a record, as an upgrade is
+// (updateMetadataVersion, MetadataVersion.checkIfMetadataChanged), and a
+// level 0 disables a feature with a record, which a feature no node knows
+// cannot take.
 func TestCheckFeatureUpdatesDowngrades(t *testing.T) {
 	const (
 		upgrade, safe, unsafe = 1, 2, 3
 		prefix                = "Invalid update version "
-		formatted             = "Krabka controllers do not change metadata.version; it is set when the cluster is formatted (krabka storage format --release-version)."
+		lossy                 = "Refusing to perform the requested downgrade because it might delete metadata information."
+		unsupported           = "Unsafe metadata downgrade is not supported in this version."
 	)
 	cases := []struct {
 		what    string
@@ -292,9 +361,20 @@ func TestCheckFeatureUpdatesDowngrades(t *testing.T) {
 			prefix + "29 for feature metadata.version. Can't downgrade the version of this feature without setting the upgrade type to either safe or unsafe downgrade."},
 		{"metadata.version below the supported range", 30, "metadata.version", 6, safe, "",
 			prefix + "6 for feature metadata.version. Local controller 3 only supports versions 7-30"},
-		{"metadata.version downgrade without a metadata change", 29, "metadata.version", 24, safe, "", prefix + "24 for feature metadata.version. " + formatted},
-		{"metadata.version upgrade", 29, "metadata.version", 30, upgrade, "", prefix + "30 for feature metadata.version. " + formatted},
-		{"metadata.version safe downgrade at the level in force", 29, "metadata.version", 29, safe, "", ""},
+		{"metadata.version downgrade without a metadata change", 29, "metadata.version", 24, safe, "metadata.version=24", ""},
+		{"metadata.version unsafe downgrade without a metadata change", 29, "metadata.version", 24, unsafe, "metadata.version=24", ""},
+		{"metadata.version downgrade to the level that last changed the metadata", 25, "metadata.version", 23, safe, "metadata.version=23", ""},
+		{"metadata.version downgrade past 4.0-IV1", 25, "metadata.version", 22, safe, "", "Unsupported metadata.version downgrade from 25 to 22. " + lossy},
+		{"metadata.version unsafe downgrade past 4.0-IV1", 25, "metadata.version", 22, unsafe, "", "Unsupported metadata.version downgrade from 25 to 22. " + unsupported},
+		{"metadata.version downgrade from 4.0-IV0 to 3.9-IV0", 22, "metadata.version", 21, safe, "metadata.version=21", ""},
+		{"metadata.version downgrade from 3.6-IV0 to 3.5-IV2", 12, "metadata.version", 11, safe, "metadata.version=11", ""},
+		{"metadata.version downgrade from 3.6-IV1 to 3.6-IV0", 13, "metadata.version", 12, safe, "", "Unsupported metadata.version downgrade from 13 to 12. " + lossy},
+		{"metadata.version downgrade from 3.4-IV0 to 3.3-IV3", 8, "metadata.version", 7, safe, "", "Unsupported metadata.version downgrade from 8 to 7. " + lossy},
+		{"metadata.version upgrade", 29, "metadata.version", 30, upgrade, "metadata.version=30", ""},
+		{"metadata.version upgrade past levels that changed the metadata", 7, "metadata.version", 30, upgrade, "metadata.version=30", ""},
+		{"metadata.version safe downgrade at the level in force", 29, "metadata.version", 29, safe, "metadata.version=29", ""},
+		{"metadata.version unsafe downgrade to a newer level", 29, "metadata.version", 30, unsafe, "",
+			prefix + "30 for feature metadata.version. Can't downgrade to a newer version."},
 	}
 	for _, c := range cases {
 		t.Run(c.what, func(t *testing.T) {
@@ -318,6 +398,37 @@ func TestCheckFeatureUpdatesDowngrades(t *testing.T) {
 				t.Errorf("checkFeatureUpdates = records %q, kraft upgrade %v, error %q; want records %q, error %q", rs, plan.upgrade, got, c.records, c.err)
 			}
 		})
+	}
+}
+
+// A metadata.version downgrade is checked as Kafka's
+// FeatureControlManager checks it: a finalized feature that depends on a
+// higher metadata.version does not stop it (updateMetadataVersion checks
+// no dependency), but a feature the same request raises is checked
+// against the lowered level (Feature.validateVersion on the proposed
+// levels).
+func TestCheckFeatureUpdatesMetadataVersionDependencies(t *testing.T) {
+	fc := featureCheck{id: 3, features: metadata.KnownFeatures(), kraftVersion: 1,
+		finalized: map[string]int16{metadata.FeatureMetadataVersion: 29, metadata.FeatureShareVersion: 1}}
+	request := func(updates ...kmsg.UpdateFeaturesRequestFeatureUpdate) *kmsg.UpdateFeaturesRequest {
+		req := kmsg.NewPtrUpdateFeaturesRequest()
+		req.Version, req.FeatureUpdates = 2, updates
+		return req
+	}
+	update := func(name string, level int16, typ int8) kmsg.UpdateFeaturesRequestFeatureUpdate {
+		fu := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
+		fu.Feature, fu.MaxVersionLevel, fu.UpgradeType = name, level, typ
+		return fu
+	}
+	plan, err := checkFeatureUpdates(request(update(metadata.FeatureMetadataVersion, 24, 2)), fc)
+	if err != nil || len(plan.records) != 1 || plan.records[0].Name != metadata.FeatureMetadataVersion || plan.records[0].FeatureLevel != 24 {
+		t.Errorf("downgrade to 24 with share.version 1 finalized: records %v, error %v; want metadata.version=24", plan.records, err)
+	}
+	fc.finalized[metadata.FeatureShareVersion] = 0
+	_, err = checkFeatureUpdates(request(update(metadata.FeatureMetadataVersion, 24, 2), update(metadata.FeatureShareVersion, 1, 1)), fc)
+	want := "Invalid update version 1 for feature share.version. share.version could not be set to 1 because it depends on metadata.version level 27"
+	if err == nil || err.Error() != want {
+		t.Errorf("share.version 1 with metadata.version lowered to 24: %v, want %q", err, want)
 	}
 }
 

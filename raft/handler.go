@@ -134,17 +134,33 @@ func saslOutOfPlace(req kmsg.Request) kmsg.Response {
 }
 
 // submit runs a forwarded SubmitChange through the engine like a local
-// one, but never forwards it again.
+// one, under the condition it carries (version 1), but never forwards it
+// again.
 func (h *handler) submit(ctx context.Context, req *wire.SubmitChangeRequest, reply *transport.Reply) {
-	s, err := decodeSubmission(req.Records)
-	if err != nil {
-		reply.Send(submitAnswer(req, SubmitResult{}, err))
+	s := receivedSubmission(req, reply.Send)
+	if s == nil {
 		return
 	}
-	s.complete = func(res SubmitResult, err error) { reply.Send(submitAnswer(req, res, err)) }
 	if err := h.c.enqueue(ctx, event{submit: s}); err != nil {
 		reply.Send(submitAnswer(req, SubmitResult{}, ErrShuttingDown))
 	}
+}
+
+// receivedSubmission is the submission of a SubmitChange request another
+// node or a client sent, under the condition the request carries, whose
+// outcome send answers. It is nil when the request is malformed (its
+// records do not decode, its condition is unknown): send has answered it.
+func receivedSubmission(req *wire.SubmitChangeRequest, send func(kmsg.Response) bool) *submission {
+	s, err := decodeSubmission(req.Records)
+	if err == nil {
+		s.cond, err = conditionFromWire(req)
+	}
+	if err != nil {
+		send(submitAnswer(req, SubmitResult{}, err))
+		return nil
+	}
+	s.complete = func(res SubmitResult, err error) { send(submitAnswer(req, res, err)) }
+	return s
 }
 
 // decodeSubmission decodes the records of a forwarded SubmitChange into

@@ -70,10 +70,11 @@ func (o *Observer) ReadImage(ctx context.Context) (*metadata.Image, error) { ret
 // SubmitChange forwards records to the leader and returns once they are
 // committed and applied on the leader; the observer's own image holds
 // them once it has fetched them (use [Observer.ReadImage] to wait for
-// that). Errors are those of [Controller.SubmitChange] for a follower,
+// that). opts are [Controller.SubmitChange]'s conditions, checked on the
+// leader. Errors are those of [Controller.SubmitChange] for a follower,
 // [ErrOutcomeUnknown] included.
-func (o *Observer) SubmitChange(ctx context.Context, records []metadata.Record) (SubmitResult, error) {
-	return o.c.SubmitChange(ctx, records)
+func (o *Observer) SubmitChange(ctx context.Context, records []metadata.Record, opts ...SubmitOption) (SubmitResult, error) {
+	return o.c.SubmitChange(ctx, records, opts...)
 }
 
 // SubscribeLeadership reports the leader the observer follows, starting

@@ -33,6 +33,9 @@ const inboxCapacity = 1024
 // core's configuration, the peers' addresses, the listeners, the log store
 // options and the few settings Config has no property for.
 type runtimeConfig struct {
+	// admission is Config.RegistrationAdmission.
+	admission RegistrationAdmission
+
 	id     kraft.NodeID
 	logDir string // metadata.log.dir
 	dir    string // the partition directory
@@ -149,6 +152,7 @@ func newRuntimeConfigAs(cfg Config, observer bool) (runtimeConfig, error) {
 		retentionTime:    cfg.MaxRetentionTime,
 		logger:           logger,
 		metrics:          cmp.Or[Metrics](cfg.Metrics, NopMetrics{}),
+		admission:        cfg.RegistrationAdmission,
 	}
 	nodeRate, err := creationRate(cfg, keyMaxConnectionCreationRate, cfg.MaxConnectionCreationRate)
 	if err != nil {

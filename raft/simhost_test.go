@@ -510,13 +510,9 @@ func (sc *simCluster) deliver(m *simMessage) {
 			e.handle(event{request: &inboundRequest{msg: msg, reply: reply, version: body.GetVersion()}})
 		}
 	case *wire.SubmitChangeRequest:
-		s, err := decodeSubmission(body.Records)
-		if err != nil {
-			reply.Send(submitAnswer(body, SubmitResult{}, err))
-			return
+		if s := receivedSubmission(body, reply.Send); s != nil {
+			e.handle(event{submit: s})
 		}
-		s.complete = func(res SubmitResult, err error) { reply.Send(submitAnswer(body, res, err)) }
-		e.handle(event{submit: s})
 	case *kmsg.ApiVersionsRequest:
 		reply.Send(wire.AnswerAPIVersions(body, e.rc.featureState(e.pub.image.Load(), e.pub.finalizedKRaftVersion())))
 	case *kmsg.AddRaftVoterRequest, *kmsg.RemoveRaftVoterRequest, *kmsg.UpdateRaftVoterRequest:

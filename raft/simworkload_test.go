@@ -2,6 +2,7 @@ package raft
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"maps"
@@ -22,6 +23,8 @@ import (
 type simAck struct {
 	res     SubmitResult
 	encoded [][]byte
+	// cond is the submission's condition.
+	cond condition
 }
 
 // simPending is a client's call on one incarnation of a node that has
@@ -48,6 +51,16 @@ type simWorkload struct {
 	// configs counts the config values submitted, each unique, so that
 	// the committed log can show one twice.
 	configs int
+	// conds counts the conditional submissions made; refused holds the
+	// config value of each one refused by its condition, which the
+	// committed log must never hold (K9).
+	conds   int
+	refused []string
+	// tokens counts the renewals of the delegation token simToken, each
+	// to an expiry of its own; refusedExpiries are those its binding
+	// refused (K9).
+	tokens          int
+	refusedExpiries []int64
 	// reads counts the linearizable reads answered with an image;
 	// voterChanges the voter changes acknowledged, selfRemovals those
 	// that removed the leader that made them.
@@ -77,10 +90,13 @@ func (w *simWorkload) outstanding() int {
 
 // submit sends one change through node n, which forwards it when it is
 // not the leader: a topic creation of a few names over and over (the
-// image must refuse every name that exists), or a config value of its
-// own (which the image always accepts).
+// image must refuse every name that exists), a config value of its own
+// (which the image always accepts), or such a value under a condition
+// made against the image n holds (IfUnchangedSince, or
+// IfNoUncommittedTail).
 func (w *simWorkload) submit(t *testing.T, n *simNode, i int) {
 	var recs []metadata.Record
+	var cond condition
 	switch {
 	case i%5 == 0:
 		w.configs++
@@ -88,10 +104,33 @@ func (w *simWorkload) submit(t *testing.T, n *simNode, i int) {
 		r := metadata.NewConfigRecord()
 		r.ResourceType, r.Name, r.Value = metadata.ConfigResourceBroker, "key", &v
 		recs = []metadata.Record{metadataVersionRecord(), r}
+	case i%5 == 2:
+		w.conds++
+		v := fmt.Sprint("cas", w.conds)
+		r := metadata.NewConfigRecord()
+		r.ResourceType, r.Name, r.Value = metadata.ConfigResourceBroker, "cas", &v
+		recs = []metadata.Record{r}
+		cond = mustCondition(t, IfUnchangedSince(n.e.pub.image.Load().Offset()))
+		if i%3 == 0 {
+			cond = mustCondition(t, IfNoUncommittedTail())
+		}
+	case i%10 == 9:
+		// A renewal of one delegation token, bound to the token n holds.
+		w.tokens++
+		read, _ := n.e.pub.image.Load().DelegationTokens().Get(simToken)
+		tok := tokenRecord(simToken, int64(1000+w.tokens))
+		tok.MaxTimestamp = 1 << 40
+		recs = []metadata.Record{tok}
+		cond = mustCondition(t, IfDelegationToken(simToken, read))
+	case i%10 == 4:
+		// A broker registers, anew or again: the leader sets its epoch.
+		reg := brokerRecord(int32(i/10%4 + 1))
+		reg.IncarnationId[0] = byte(i / 40 % 3)
+		recs = []metadata.Record{reg}
 	default:
 		recs = []metadata.Record{topicRecord(w.names[w.sc.rng.IntN(len(w.names))])}
 	}
-	s := &submission{records: recs}
+	s := &submission{records: recs, cond: cond}
 	for _, r := range recs {
 		b, err := metadata.Encode(r)
 		if err != nil {
@@ -102,12 +141,42 @@ func (w *simWorkload) submit(t *testing.T, n *simNode, i int) {
 	answered := w.call(n)
 	s.complete = func(res SubmitResult, err error) {
 		answered()
-		if err == nil {
-			w.acked = append(w.acked, simAck{res: res, encoded: s.encoded})
+		switch {
+		case err == nil:
+			w.acked = append(w.acked, simAck{res: res, encoded: withBrokerEpochs(t, recs, s.encoded, res.Offset), cond: cond})
 			w.ackedEnd = max(w.ackedEnd, res.LastOffset+1)
+		case !errors.Is(err, ErrImageChanged) && !errors.Is(err, ErrUncommittedTail):
+		case cond.token != nil:
+			w.refusedExpiries = append(w.refusedExpiries, recs[0].(*metadata.DelegationTokenRecord).ExpirationTimestamp)
+		default:
+			w.refused = append(w.refused, *recs[0].(*metadata.ConfigRecord).Value)
 		}
 	}
 	n.e.handle(event{submit: s})
+}
+
+// withBrokerEpochs is encoded, the records recs acknowledged at offset
+// base, as the leader appends them: each RegisterBrokerRecord with its
+// offset for broker epoch (KIP-903).
+func withBrokerEpochs(t *testing.T, recs []metadata.Record, encoded [][]byte, base int64) [][]byte {
+	out := encoded
+	for i, r := range recs {
+		reg, ok := r.(*metadata.RegisterBrokerRecord)
+		if !ok {
+			continue
+		}
+		cp := *reg
+		cp.BrokerEpoch = base + int64(i)
+		b, err := metadata.Encode(&cp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if &out[0] == &encoded[0] {
+			out = slices.Clone(encoded)
+		}
+		out[i] = b
+	}
+	return out
 }
 
 // read starts a linearizable read (Controller.ReadImage) on n and fails
@@ -375,16 +444,92 @@ func (w *simWorkload) checkAcknowledged(t *testing.T, seed uint64) {
 		}
 	}
 	seen := map[string]int64{}
+	changes := []int64{} // the offsets of committed records that change the image
+	var tokens []int64   // the offsets of committed records of simToken
+	expiries := map[int64]int64{}
 	for _, off := range slices.Sorted(maps.Keys(sc.committed)) {
 		rec, err := metadata.Decode(sc.committed[off])
 		if err != nil {
 			t.Fatalf("committed record at %d: %v", off, err)
+		}
+		if _, noop := rec.(*metadata.NoOpRecord); !noop {
+			changes = append(changes, off)
+		}
+		if reg, ok := rec.(*metadata.RegisterBrokerRecord); ok && reg.BrokerEpoch != off {
+			t.Fatalf("K10 broker epochs: the RegisterBrokerRecord of broker %d at offset %d has broker epoch %d (seed %d)", reg.BrokerId, off, reg.BrokerEpoch, seed)
+		}
+		if tr, ok := rec.(*metadata.DelegationTokenRecord); ok && tr.TokenId == simToken {
+			tokens = append(tokens, off)
+			expiries[tr.ExpirationTimestamp] = off
 		}
 		if c, ok := rec.(*metadata.ConfigRecord); ok && c.Value != nil {
 			if first, dup := seen[*c.Value]; dup {
 				t.Fatalf("K2 each submission is committed once: config value %s was committed at offsets %d and %d (seed %d)", *c.Value, first, off, seed)
 			}
 			seen[*c.Value] = off
+		}
+	}
+	w.checkConditions(t, seed, seen, changes)
+	w.checkTokenBindings(t, seed, tokens, expiries)
+}
+
+// simToken is the delegation token the simulated clients renew.
+const simToken = "sim-token"
+
+// checkTokenBindings fails unless every acknowledged renewal bound to
+// simToken was appended to the token its caller read (the last committed
+// record of the token before it is the one read, or there is none and the
+// caller read none), and no renewal its binding refused is committed
+// (invariant K9). tokens are the offsets of the committed records of the
+// token, in order; expiries maps each committed expiry to its offset.
+func (w *simWorkload) checkTokenBindings(t *testing.T, seed uint64, tokens []int64, expiries map[int64]int64) {
+	for _, e := range w.refusedExpiries {
+		if off, ok := expiries[e]; ok {
+			t.Fatalf("K9 conditional submissions: the renewal to %d, refused by its token binding, is committed at offset %d (seed %d)", e, off, seed)
+		}
+	}
+	for _, a := range w.acked {
+		b := a.cond.token
+		if b == nil {
+			continue
+		}
+		i, _ := slices.BinarySearch(tokens, a.res.Offset)
+		var before *metadata.DelegationToken
+		if i > 0 {
+			rec, err := metadata.Decode(w.sc.committed[tokens[i-1]])
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := rec.(*metadata.DelegationTokenRecord)
+			before = &metadata.DelegationToken{TokenID: r.TokenId, Owner: r.Owner, Requester: r.Requester, Renewers: r.Renewers,
+				IssueTimestamp: r.IssueTimestamp, MaxTimestamp: r.MaxTimestamp, ExpirationTimestamp: r.ExpirationTimestamp}
+		}
+		if !before.Equal(b.observed) {
+			t.Fatalf("K9 conditional submissions: the renewal acknowledged at offset %d was bound to %+v, but the token committed before it is %+v (seed %d)", a.res.Offset, b.observed, before, seed)
+		}
+	}
+}
+
+// checkConditions fails unless every acknowledged IfUnchangedSince
+// submission was appended to the image it named (no committed record
+// between that offset and its own changed the image) and the committed
+// log holds no submission its condition refused (invariant K9 in
+// docs/reliability.md). committed maps each config value of the
+// committed log to its offset; changes are the offsets of the committed
+// records that change the image, in order.
+func (w *simWorkload) checkConditions(t *testing.T, seed uint64, committed map[string]int64, changes []int64) {
+	for _, v := range w.refused {
+		if off, ok := committed[v]; ok {
+			t.Fatalf("K9 conditional submissions: the submission of %s, refused by its condition, is committed at offset %d (seed %d)", v, off, seed)
+		}
+	}
+	for _, a := range w.acked {
+		if a.cond.kind != condUnchangedSince {
+			continue
+		}
+		i, _ := slices.BinarySearch(changes, a.cond.since+1)
+		if i < len(changes) && changes[i] < a.res.Offset {
+			t.Fatalf("K9 conditional submissions: the submission acknowledged at offset %d was made against offset %d, but the record at %d changed the image in between (seed %d)", a.res.Offset, a.cond.since, changes[i], seed)
 		}
 	}
 }
@@ -409,14 +554,16 @@ var simSeeds = flag.Int("sim-seeds", 20, "seeds TestSimulatedEngines runs")
 // (K5); once healed, the cluster converges, every node as far as the
 // leader holds the leader's image (S3), every acknowledged submission is
 // in the committed log where it was acknowledged (K1) and none is
-// committed twice (K2). Invariants are named as in
+// committed twice (K2), every conditional submission was appended to
+// the image it named, or not at all (K9), and every broker registration
+// has its offset for broker epoch (K10). Invariants are named as in
 // docs/reliability.md.
 func TestSimulatedEngines(t *testing.T) {
 	seeds := *simSeeds
 	if testing.Short() {
 		seeds = min(seeds, 5)
 	}
-	var acked, crashes, diskFaults, reads, chunks, changes, selfRemovals, steps int
+	var acked, crashes, diskFaults, reads, chunks, changes, selfRemovals, steps, condAcked, condRefused int
 	began := time.Now()
 	for seed := range uint64(seeds) {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
@@ -430,18 +577,24 @@ func TestSimulatedEngines(t *testing.T) {
 			chunks += sc.snapshotChunks
 			changes += w.voterChanges
 			selfRemovals += w.selfRemovals
+			condRefused += len(w.refused) + len(w.refusedExpiries)
+			for _, a := range w.acked {
+				if a.cond.kind == condUnchangedSince || a.cond.token != nil {
+					condAcked++
+				}
+			}
 		})
 	}
 	// A campaign that never lost power or never read did not test what
 	// it claims to.
 	// (A seed of its own may be so hostile, with nodes cut off or down
 	// most of the time, that no call gets through.)
-	if !t.Failed() && (acked == 0 || crashes == 0 || diskFaults == 0 || reads == 0 || chunks == 0 || changes == 0) {
-		t.Fatalf("%d seeds acknowledged %d submissions, made %d power losses (%d on a failed write or fsync), answered %d reads, sent %d FetchSnapshot requests and made %d voter changes: the schedule misses one of them", seeds, acked, crashes, diskFaults, reads, chunks, changes)
+	if !t.Failed() && (acked == 0 || crashes == 0 || diskFaults == 0 || reads == 0 || chunks == 0 || changes == 0 || condAcked == 0 || condRefused == 0) {
+		t.Fatalf("%d seeds acknowledged %d submissions (%d made against an image or a token), refused %d by their condition, made %d power losses (%d on a failed write or fsync), answered %d reads, sent %d FetchSnapshot requests and made %d voter changes: the schedule misses one of them", seeds, acked, condAcked, condRefused, crashes, diskFaults, reads, chunks, changes)
 	}
 	el := time.Since(began)
-	t.Logf("%d seeds: %d steps in %v (%.0f steps/s), %d submissions acknowledged, %d power losses (%d on a failed write or fsync), %d reads answered, %d FetchSnapshot requests, %d voter changes (%d removed their leader)",
-		seeds, steps, el.Round(time.Millisecond), float64(steps)/el.Seconds(), acked, crashes, diskFaults, reads, chunks, changes, selfRemovals)
+	t.Logf("%d seeds: %d steps in %v (%.0f steps/s), %d submissions acknowledged (%d made against an image or a token), %d refused by their condition, %d power losses (%d on a failed write or fsync), %d reads answered, %d FetchSnapshot requests, %d voter changes (%d removed their leader)",
+		seeds, steps, el.Round(time.Millisecond), float64(steps)/el.Seconds(), acked, condAcked, condRefused, crashes, diskFaults, reads, chunks, changes, selfRemovals)
 }
 
 // TestSimulatedEnginesRemoveTheirLeader runs the seeds that found a
@@ -456,7 +609,7 @@ func TestSimulatedEngines(t *testing.T) {
 // reaches the case shows here.
 func TestSimulatedEnginesRemoveTheirLeader(t *testing.T) {
 	removals := 0
-	for _, seed := range []uint64{42, 130, 195, 234, 47, 110} {
+	for _, seed := range []uint64{14, 18, 22, 219, 42, 130, 195, 234} {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			_, w := runSimWorkload(t, seed, 3000)
 			w.checkAcknowledged(t, seed)

@@ -34,7 +34,9 @@ type submission struct {
 	// forwarded marks a submission that arrived over the private RPC: a
 	// node that is not the leader answers it instead of forwarding again.
 	forwarded bool
-	complete  func(SubmitResult, error)
+	// cond is the condition the leader appends the records under.
+	cond     condition
+	complete func(SubmitResult, error)
 
 	base, last kraft.Offset
 	epoch      kraft.Epoch
@@ -103,6 +105,8 @@ type submitter struct {
 	// to flush.
 	builder  recordbatch.Builder
 	batchBuf []*submission
+	// admission is Config.RegistrationAdmission (admission.go).
+	admission RegistrationAdmission
 }
 
 // queue adds s to the submissions of the next flush.
@@ -179,8 +183,16 @@ func (q *submitter) propose(subs []*submission, st kraft.Status, img *metadata.I
 		left += s.batchBytes()
 	}
 	for _, s := range subs {
+		left -= s.batchBytes()
+		if err := s.cond.check(img, q.spec); err != nil {
+			s.complete(SubmitResult{}, err)
+			continue
+		}
+		if err := q.admit(s, int64(offset)); err != nil {
+			s.complete(SubmitResult{}, err)
+			continue
+		}
 		ssize := s.batchBytes()
-		left -= ssize
 		if ssize+recordbatch.HeaderSize > maxBatchBytes {
 			s.complete(SubmitResult{}, fmt.Errorf("%w: %d records of %d bytes exceed the batch limit of %d bytes", ErrInvalidChange, len(s.records), ssize, maxBatchBytes))
 			continue
@@ -338,7 +350,10 @@ func (e *engine) flushSubmissions() {
 		return // a leader removing itself waits for its log to commit (appendOwnRemoval)
 	}
 	subs := e.sub.take()
-	e.sub.propose(subs, st, e.pub.image.Load(), e.clock.Now().UnixMilli(), e.rc.maxBatchBytes, e)
+	// The turn's checks may have appended control records (a Voters or
+	// KRaftVersion record) since lastStatus: the records' offsets, which
+	// validation and broker epochs use, start at the core's log end now.
+	e.sub.propose(subs, e.node.Brief(), e.pub.image.Load(), e.clock.Now().UnixMilli(), e.rc.maxBatchBytes, e)
 	latency.Count("leader: submissions per flush", len(subs))
 }
 
@@ -399,6 +414,15 @@ func (e *engine) forward(s *submission, st kraft.Status) {
 	p := l.forward
 	req := wire.NewSubmitChangeRequest()
 	req.Records = s.encoded
+	if !s.cond.none() {
+		// Version 1 carries the condition; a leader that serves only
+		// version 0 fails the send (UNSUPPORTED_VERSION) rather than
+		// appending the records unconditionally.
+		if err := s.cond.setWire(req); err != nil {
+			s.complete(SubmitResult{}, err)
+			return
+		}
+	}
 	sent := p.Send(req, func(resp kmsg.Response, err error) {
 		if bugzoo.Active(bugzoo.Z21) && err != nil {
 			// Z21: send the records again, through whichever node leads

@@ -174,23 +174,9 @@ func waitTopics(t *testing.T, c *raft.Controller, n int) {
 // levels, and the downgrades Kafka's controller refuses are refused with
 // its reasons and exit 1, changing nothing.
 func TestDowngradeAndDisableFeatures(t *testing.T) {
-	port := freePort(t)
-	via := fmt.Sprintf("127.0.0.1:%d", port)
-	// Advertised as it listens: after the kraft.version upgrade below the
-	// voter set holds the advertised endpoint.
-	n := newTestNode(t, 1, "listeners=CONTROLLER://"+via, "advertised.listeners=CONTROLLER://"+via,
-		"controller.quorum.voters=1@"+via)
-	mustSucceed(t, "storage", "format", "-t", testClusterID, "-c", n.props)
-	ctl := launchNode(t, n.props)
-	features := []string{"features", "--bootstrap-controller", via}
+	features, ctl := startFeaturesNode(t)
 	level := func(name string) int16 { return ctl.CurrentImage().Features().Level(name) }
-	finalized := func(name string, want int) {
-		t.Helper()
-		re := regexp.MustCompile(fmt.Sprintf(`(?m)^Feature: %s\t.*\tFinalizedVersionLevel: %d\t`, regexp.QuoteMeta(name), want))
-		if r := mustSucceed(t, append(features, "describe")...); !re.MatchString(r.stdout) {
-			t.Errorf("describe: want %s at %d:\n%s", name, want, r.stdout)
-		}
-	}
+	finalized := func(name string, want int) { t.Helper(); checkFinalized(t, features, name, fmt.Sprint(want)) }
 
 	// The first command waits for the leader's bootstrap records.
 	retryCLI(t, "transaction.version can be downgraded to 1.\n", append(features, "downgrade", "--feature", "transaction.version=1", "--dry-run")...)
@@ -214,31 +200,116 @@ func TestDowngradeAndDisableFeatures(t *testing.T) {
 	}
 	retryCLI(t, "kraft.version was upgraded to 1.\n", append(features, "upgrade", "--feature", "kraft.version=1")...)
 
-	const all = "The update failed for all features since the following feature had an error: "
-	refused := []struct {
-		args []string
-		out  string
-	}{
+	refused := []refusal{
 		{[]string{"downgrade", "--feature", "metadata.version=29"},
-			"Could not downgrade metadata.version to 29. " + all + "Unsupported metadata.version downgrade from 30 to 29. Refusing to perform the requested downgrade because it might delete metadata information.\n"},
+			"Could not downgrade metadata.version to 29. " + allFailed + "Unsupported metadata.version downgrade from 30 to 29. Refusing to perform the requested downgrade because it might delete metadata information.\n"},
 		{[]string{"downgrade", "--feature", "metadata.version=22", "--unsafe", "--dry-run"},
-			"Can not downgrade metadata.version to 22. " + all + "Unsupported metadata.version downgrade from 30 to 22. Unsafe metadata downgrade is not supported in this version.\n"},
+			"Can not downgrade metadata.version to 22. " + allFailed + "Unsupported metadata.version downgrade from 30 to 22. Unsafe metadata downgrade is not supported in this version.\n"},
 		{[]string{"disable", "--feature", "kraft.version"},
-			"Could not disable kraft.version. " + all + "Invalid update version 0 for feature kraft.version. Can't downgrade the version of this feature.\n"},
+			"Could not disable kraft.version. " + allFailed + "Invalid update version 0 for feature kraft.version. Can't downgrade the version of this feature.\n"},
 		{[]string{"downgrade", "--feature", "group.version=1"},
-			"Could not downgrade group.version to 1. " + all + "Invalid update version 1 for feature group.version. Can't downgrade to a newer version.\n"},
+			"Could not downgrade group.version to 1. " + allFailed + "Invalid update version 1 for feature group.version. Can't downgrade to a newer version.\n"},
 		{[]string{"upgrade", "--feature", "streams.version=0"},
-			"Could not upgrade streams.version to 0. " + all + "Invalid update version 0 for feature streams.version. Can't downgrade the version of this feature without setting the upgrade type to either safe or unsafe downgrade.\n"},
+			"Could not upgrade streams.version to 0. " + allFailed + "Invalid update version 0 for feature streams.version. Can't downgrade the version of this feature without setting the upgrade type to either safe or unsafe downgrade.\n"},
 		{[]string{"disable", "--feature", "no.such.version"},
-			"Could not disable no.such.version. " + all + "Invalid update version 0 for feature no.such.version. Feature no.such.version not found.\n"},
+			"Could not disable no.such.version. " + allFailed + "Invalid update version 0 for feature no.such.version. Feature no.such.version not found.\n"},
 	}
-	for _, c := range refused {
-		r := runKrabka(t, append(features, c.args...)...)
-		if r.code != 1 || r.stdout != c.out || r.stderr != "Error: 1 out of 1 operation(s) failed\n" {
-			t.Errorf("features %s: exit %d, stdout %q, stderr %q; want exit 1, stdout %q", strings.Join(c.args, " "), r.code, r.stdout, r.stderr, c.out)
-		}
-	}
+	checkRefused(t, features, refused)
 	if mv, tv, gv := ctl.CurrentImage().Features().MetadataVersion(), level("transaction.version"), level("group.version"); mv != 30 || tv != 1 || gv != 0 {
 		t.Errorf("after the refusals: metadata.version %d, transaction.version %d, group.version %d; want 30, 1, 0", mv, tv, gv)
 	}
+}
+
+// startFeaturesNode formats a single static controller on a free port,
+// with formatArgs added to storage format, starts it in process and
+// returns the features command's first arguments for it and the
+// controller.
+func startFeaturesNode(t *testing.T, formatArgs ...string) ([]string, *raft.Controller) {
+	t.Helper()
+	via := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	// Advertised as it listens: after a kraft.version upgrade the voter
+	// set holds the advertised endpoint.
+	n := newTestNode(t, 1, "listeners=CONTROLLER://"+via, "advertised.listeners=CONTROLLER://"+via,
+		"controller.quorum.voters=1@"+via)
+	mustSucceed(t, append([]string{"storage", "format", "-t", testClusterID, "-c", n.props}, formatArgs...)...)
+	return []string{"features", "--bootstrap-controller", via}, launchNode(t, n.props)
+}
+
+// checkFinalized fails the test unless features describe shows feature
+// name finalized at want (a metadata.version by its release name).
+func checkFinalized(t *testing.T, features []string, name, want string) {
+	t.Helper()
+	re := regexp.MustCompile(fmt.Sprintf(`(?m)^Feature: %s\t.*\tFinalizedVersionLevel: %s\t`, regexp.QuoteMeta(name), regexp.QuoteMeta(want)))
+	if r := mustSucceed(t, append(features, "describe")...); !re.MatchString(r.stdout) {
+		t.Errorf("describe: want %s at %s:\n%s", name, want, r.stdout)
+	}
+}
+
+// allFailed begins the reason of every refused UpdateFeatures request.
+const allFailed = "The update failed for all features since the following feature had an error: "
+
+// refusal is a features command the leader refuses and what it prints.
+type refusal struct {
+	args []string
+	out  string
+}
+
+// checkRefused runs each refused command with features' first arguments
+// and fails the test unless it prints its refusal and fails with Kafka's
+// tool's last line.
+func checkRefused(t *testing.T, features []string, refused []refusal) {
+	t.Helper()
+	for _, c := range refused {
+		if r := runKrabka(t, append(features, c.args...)...); r.code != 1 || r.stdout != c.out || r.stderr != "Error: 1 out of 1 operation(s) failed\n" {
+			t.Errorf("features %s: exit %d, stdout %q, stderr %q; want exit 1, stdout %q", strings.Join(c.args, " "), r.code, r.stdout, r.stderr, c.out)
+		}
+	}
+}
+
+// TestDowngradeMetadataVersion runs features downgrade and upgrade of
+// metadata.version against a controller formatted at 4.2 (4.2-IV1, 29),
+// as Kafka's FeatureControlManager takes them: dry runs, by level and
+// with --release-version 4.1, change nothing; a downgrade to 4.0-IV2
+// (24), past no level that changed the metadata, commits; one past
+// 4.0-IV1 (23), which changed it, is refused with Kafka's reason, safe
+// or unsafe, and changes nothing; an upgrade to 4.3-IV0 (30) commits,
+// after which even one level down is refused.
+func TestDowngradeMetadataVersion(t *testing.T) {
+	features, ctl := startFeaturesNode(t, "--release-version", "4.2")
+	mv := func() int16 { return ctl.CurrentImage().Features().MetadataVersion() }
+	// The first command waits for the leader's bootstrap records.
+	retryCLI(t, "metadata.version can be downgraded to 24.\n", append(features, "downgrade", "--feature", "metadata.version=24", "--dry-run")...)
+	checkFinalized(t, features, "metadata.version", "4.2-IV1")
+	// 4.1's levels: metadata.version 27 (4.1-IV1) and the other
+	// features' defaults, kraft.version left out.
+	release := "--release-version does not change kraft.version; to make a static quorum dynamic, upgrade it by name: --feature kraft.version=1\n" +
+		"eligible.leader.replicas.version can be downgraded to 1.\ngroup.version can be downgraded to 1.\nmetadata.version can be downgraded to 27.\n" +
+		"share.version can be downgraded to 0.\nstreams.version can be downgraded to 0.\ntransaction.version can be downgraded to 2.\n"
+	if r := mustSucceed(t, append(features, "downgrade", "--release-version", "4.1", "--dry-run")...); r.stdout != release || mv() != 29 {
+		t.Errorf("downgrade --release-version 4.1 --dry-run: stdout %q, metadata.version %d; want stdout %q and 29", r.stdout, mv(), release)
+	}
+	if r := mustSucceed(t, append(features, "downgrade", "--feature", "metadata.version=24")...); r.stdout != "metadata.version was downgraded to 24.\n" || mv() != 24 {
+		t.Errorf("downgrade to 24: stdout %q, metadata.version %d", r.stdout, mv())
+	}
+	checkFinalized(t, features, "metadata.version", "4.0-IV2")
+
+	refused := []refusal{
+		{[]string{"downgrade", "--feature", "metadata.version=22"},
+			"Could not downgrade metadata.version to 22. " + allFailed + "Unsupported metadata.version downgrade from 24 to 22. Refusing to perform the requested downgrade because it might delete metadata information.\n"},
+		{[]string{"downgrade", "--feature", "metadata.version=22", "--unsafe"},
+			"Could not downgrade metadata.version to 22. " + allFailed + "Unsupported metadata.version downgrade from 24 to 22. Unsafe metadata downgrade is not supported in this version.\n"},
+		{[]string{"downgrade", "--feature", "metadata.version=25"},
+			"Could not downgrade metadata.version to 25. " + allFailed + "Invalid update version 25 for feature metadata.version. Can't downgrade to a newer version.\n"},
+	}
+	checkRefused(t, features, refused)
+	if mv() != 24 {
+		t.Errorf("after the refusals metadata.version is %d, want 24", mv())
+	}
+
+	if r := mustSucceed(t, append(features, "upgrade", "--feature", "metadata.version=30")...); r.stdout != "metadata.version was upgraded to 30.\n" || mv() != 30 {
+		t.Errorf("upgrade to 30: stdout %q, metadata.version %d", r.stdout, mv())
+	}
+	checkFinalized(t, features, "metadata.version", "4.3-IV0")
+	checkRefused(t, features, []refusal{{[]string{"downgrade", "--feature", "metadata.version=29"},
+		"Could not downgrade metadata.version to 29. " + allFailed + "Unsupported metadata.version downgrade from 30 to 29. Refusing to perform the requested downgrade because it might delete metadata information.\n"}})
 }

@@ -593,9 +593,9 @@ func (s *sender) releaseWaiting() {
 // Kafka's NetworkClient does (code 35).
 func (s *sender) pickVersion(req kmsg.Request) error {
 	key := req.Key()
-	ourMin, ourMax := int16(0), req.MaxVersion()
+	ourMin, ourMax, name := int16(0), req.MaxVersion(), kmsg.NameForKey(key)
 	if a, ok := wire.LookupAPI(key); ok {
-		ourMin, ourMax = a.Min, a.MaxEnabled(s.p.cfg.UnstableAPIVersions)
+		ourMin, ourMax, name = a.Min, a.MaxEnabled(s.p.cfg.UnstableAPIVersions), a.Name
 	}
 	v := req.GetVersion()
 	if s.versions == nil {
@@ -609,14 +609,14 @@ func (s *sender) pickVersion(req kmsg.Request) error {
 		v = min(ourMax, theirs.max)
 		if !ok || v < max(ourMin, theirs.min) {
 			return fmt.Errorf("transport: %s: no version supported by both ends (ours %d-%d, peer's %d-%d, known %v): %w",
-				kmsg.NameForKey(key), ourMin, ourMax, theirs.min, theirs.max, ok, kerr.UnsupportedVersion)
+				name, ourMin, ourMax, theirs.min, theirs.max, ok, kerr.UnsupportedVersion)
 		}
 		req.SetVersion(v)
 		return nil
 	}
 	if !ok || v < theirs.min || v > theirs.max {
 		return fmt.Errorf("transport: %s v%d not supported by the peer (range %d-%d, known %v): %w",
-			kmsg.NameForKey(key), v, theirs.min, theirs.max, ok, kerr.UnsupportedVersion)
+			name, v, theirs.min, theirs.max, ok, kerr.UnsupportedVersion)
 	}
 	return nil
 }

@@ -122,6 +122,10 @@ var (
 	ErrShuttingDown  = errors.New("raft: shutting down")
 	ErrReadTimeout   = errors.New("raft: read timed out")
 	ErrInvalidChange = errors.New("raft: invalid metadata change")
+	// ErrImageChanged and ErrUncommittedTail refuse a conditional
+	// submission; neither appends anything.
+	ErrImageChanged    = errors.New("raft: the image changed after the offset the submission was made against")
+	ErrUncommittedTail = errors.New("raft: an uncommitted change is ahead of the submission")
 	// ErrOutcomeUnknown has no code of its own: a submission whose
 	// outcome is unknown is answered with the code of what it wraps.
 	ErrOutcomeUnknown = errors.New("raft: outcome unknown")
@@ -166,6 +170,8 @@ var conditionCodes = []struct {
 	{ErrLeaderUnknown, kerr.NotLeaderForPartition.Code},
 	{ErrShuttingDown, kerr.BrokerNotAvailable.Code},
 	{ErrInvalidChange, kerr.InvalidRequest.Code},
+	{ErrImageChanged, kerr.InvalidUpdateVersion.Code},
+	{ErrUncommittedTail, kerr.ConcurrentTransactions.Code},
 	{ErrReadTimeout, kerr.RequestTimedOut.Code},
 	{ErrFencedLeaderEpoch, kerr.FencedLeaderEpoch.Code},
 	{ErrUnknownLeaderEpoch, kerr.UnknownLeaderEpoch.Code},
@@ -181,7 +187,10 @@ var conditionCodes = []struct {
 // condition err matches (errors.Is), in this order: ErrNotLeader and
 // ErrLeaderUnknown NOT_LEADER_OR_FOLLOWER, ErrShuttingDown
 // BROKER_NOT_AVAILABLE, ErrInvalidChange (and ErrInvalidVoter)
-// INVALID_REQUEST, ErrReadTimeout REQUEST_TIMED_OUT, ErrFencedLeaderEpoch
+// INVALID_REQUEST, ErrImageChanged INVALID_UPDATE_VERSION (Kafka's code
+// for a compare-and-set that saw a stale version, as AlterPartition's
+// partition epoch), ErrUncommittedTail CONCURRENT_TRANSACTIONS (retriable:
+// another change is in progress), ErrReadTimeout REQUEST_TIMED_OUT, ErrFencedLeaderEpoch
 // FENCED_LEADER_EPOCH, ErrUnknownLeaderEpoch UNKNOWN_LEADER_EPOCH,
 // ErrInconsistentClusterID INCONSISTENT_CLUSTER_ID, ErrDuplicateVoter
 // DUPLICATE_VOTER, ErrVoterNotFound VOTER_NOT_FOUND, ErrStaticQuorum

@@ -9,8 +9,8 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 // JSON style; definitions/*.def restates them in krabkagen's format, and
 // the codecs (*_gen.go) are generated from those files. Their message types
 // implement kmsg.Request and kmsg.Response, so framing, decoding and the
-// transport treat them exactly like Kafka's. Version 0 is the only version
-// and it is flexible: compact strings, arrays and bytes, and a tagged-field
+// transport treat them exactly like Kafka's. Every version is flexible
+// (SubmitChange has versions 0 and 1, the others version 0): compact strings, arrays and bytes, and a tagged-field
 // section at the end of every structure. Decoding skips tagged fields,
 // ignores bytes after the body, takes any non-zero byte as a true bool and
 // refuses strings that are not UTF-8. Byte fields of decoded messages

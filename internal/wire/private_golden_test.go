@@ -19,14 +19,16 @@ import (
 // section, which decoding ignores.
 func TestPrivateGoldenDecode(t *testing.T) {
 	fresh := map[string]func() privateMsg{
-		"SubmitChangeRequest":     func() privateMsg { return NewSubmitChangeRequest() },
-		"SubmitChangeResponse":    func() privateMsg { return NewSubmitChangeResponse() },
-		"MetadataFetchRequest":    func() privateMsg { return NewMetadataFetchRequest() },
-		"MetadataFetchResponse":   func() privateMsg { return NewMetadataFetchResponse() },
-		"ReadImageRequest":        func() privateMsg { return NewReadImageRequest() },
-		"ReadImageRequest empty":  func() privateMsg { return NewReadImageRequest() },
-		"ReadImageResponse":       func() privateMsg { return NewReadImageResponse() },
-		"SubmitChangeRequest one": func() privateMsg { return NewSubmitChangeRequest() },
+		"SubmitChangeRequest":             func() privateMsg { return NewSubmitChangeRequest() },
+		"SubmitChangeResponse":            func() privateMsg { return NewSubmitChangeResponse() },
+		"MetadataFetchRequest":            func() privateMsg { return NewMetadataFetchRequest() },
+		"MetadataFetchResponse":           func() privateMsg { return NewMetadataFetchResponse() },
+		"ReadImageRequest":                func() privateMsg { return NewReadImageRequest() },
+		"ReadImageRequest empty":          func() privateMsg { return NewReadImageRequest() },
+		"ReadImageResponse":               func() privateMsg { return NewReadImageResponse() },
+		"SubmitChangeRequest one":         func() privateMsg { return NewSubmitChangeRequest() },
+		"SubmitChangeRequest v1":          submitChangeV1,
+		"SubmitChangeRequest v1 no token": submitChangeV1,
 	}
 	cases := append(privateGoldenCases(), readImageGolden()...)
 	cases = append(cases, goldenCase{
@@ -88,6 +90,13 @@ func TestPrivateDecodeAliasesFrame(t *testing.T) {
 	}
 }
 
+// submitChangeV1 is an empty SubmitChangeRequest at version 1.
+func submitChangeV1() privateMsg {
+	m := NewSubmitChangeRequest()
+	m.SetVersion(1)
+	return m
+}
+
 // TestPrivateEncodeAtUnknownVersionPanics: a private message set to a
 // version it does not have is a caller's bug that AppendTo reports by
 // panicking with an *UnsupportedVersionError, and ReadFrom by returning
@@ -97,19 +106,21 @@ func TestPrivateEncodeAtUnknownVersionPanics(t *testing.T) {
 		m := fresh().(interface {
 			privateMsg
 			SetVersion(int16)
+			MaxVersion() int16
 		})
-		m.SetVersion(1)
+		v := m.MaxVersion() + 1
+		m.SetVersion(v)
 		func() {
 			defer func() {
 				if _, ok := recover().(*UnsupportedVersionError); !ok {
-					t.Errorf("%T.AppendTo at version 1 did not panic with an *UnsupportedVersionError", m)
+					t.Errorf("%T.AppendTo at version %d did not panic with an *UnsupportedVersionError", m, v)
 				}
 			}()
 			m.AppendTo(nil)
 		}()
 		var uv *UnsupportedVersionError
-		if err := m.ReadFrom([]byte{0}); !errors.As(err, &uv) || uv.Version != 1 {
-			t.Errorf("%T.ReadFrom at version 1 = %v, want an *UnsupportedVersionError", m, err)
+		if err := m.ReadFrom([]byte{0}); !errors.As(err, &uv) || uv.Version != v {
+			t.Errorf("%T.ReadFrom at version %d = %v, want an *UnsupportedVersionError", m, v, err)
 		}
 	}
 }

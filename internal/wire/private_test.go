@@ -20,7 +20,7 @@ type goldenCase struct {
 	want []byte
 }
 
-// TestPrivateGoldenBytes pins the version-0 layouts documented in
+// TestPrivateGoldenBytes pins the layouts documented in
 // docs/wire.md, byte for byte.
 func TestPrivateGoldenBytes(t *testing.T) {
 	for _, tc := range append(privateGoldenCases(), readImageGolden()...) {
@@ -45,6 +45,32 @@ func privateGoldenCases() []goldenCase {
 				0x03,                   // Records: compact array, 2 elements
 				0x04, 0x01, 0x0c, 0x00, // record 0: compact bytes, 3 bytes
 				0x01, // record 1: empty
+				0x00, // tagged fields
+			},
+		},
+		{
+			name: "SubmitChangeRequest v1",
+			msg: &SubmitChangeRequest{Version: 1, Records: [][]byte{{0x01}}, Condition: 2, UnchangedSince: 258,
+				TokenID: strp("t1"), Token: []byte{0x07}},
+			want: []byte{
+				0x02,       // Records: compact array, 1 element
+				0x02, 0x01, // record 0: compact bytes, 1 byte
+				0x02,                   // Condition
+				0, 0, 0, 0, 0, 0, 1, 2, // UnchangedSince
+				0x03, 't', '1', // TokenId: compact nullable string
+				0x02, 0x07, // Token: compact nullable bytes, 1 byte
+				0x00, // tagged fields
+			},
+		},
+		{
+			name: "SubmitChangeRequest v1 no token",
+			msg:  &SubmitChangeRequest{Version: 1, Records: [][]byte{{0x01}}},
+			want: []byte{
+				0x02, 0x02, 0x01, // Records
+				0x00,                   // Condition
+				0, 0, 0, 0, 0, 0, 0, 0, // UnchangedSince
+				0x00, // TokenId: null
+				0x00, // Token: null
 				0x00, // tagged fields
 			},
 		},

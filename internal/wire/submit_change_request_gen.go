@@ -10,7 +10,8 @@ import (
 
 // SubmitChangeRequest (key 1003) carries metadata records to the leader,
 // which appends them, waits for their commit and answers with a
-// SubmitChangeResponse.
+// SubmitChangeResponse. Version 1 adds the condition the leader appends the
+// records under (compare-and-set).
 type SubmitChangeRequest struct {
 	// Version is the version of the message: the version ReadFrom reads
 	// and AppendTo writes.
@@ -22,6 +23,34 @@ type SubmitChangeRequest struct {
 	//
 	// Versions 0+.
 	Records [][]byte
+
+	// Condition holds the condition the leader appends the records under: 0
+	// none; 1 only if no uncommitted record ahead of them changes the image; 2
+	// as 1, and only if no record after UnchangedSince changed the image. A
+	// refused condition appends nothing.
+	//
+	// Versions 1+.
+	Condition int8
+
+	// UnchangedSince: With Condition 2, the offset of the image the records were
+	// made against (its Offset); -1 for the empty image.
+	//
+	// Versions 1+.
+	UnchangedSince int64
+
+	// TokenID holds the delegation token the records are bound to, or null for
+	// none: the leader appends them only if its committed image holds that token
+	// as Token describes it and no uncommitted change to it is ahead.
+	//
+	// Versions 1+; nullable 1+; default null.
+	TokenID *string
+
+	// Token: With TokenId, the token the records were made against: its
+	// DelegationTokenRecord in the metadata-record framing, or null if there was
+	// no such token.
+	//
+	// Versions 1+; nullable 1+; default null.
+	Token []byte
 
 	// recordsInline holds the elements of a decoded Records of at most 1, which
 	// then needs no array of its own; decoding into s again overwrites them.
@@ -44,7 +73,7 @@ func NewSubmitChangeRequest() *SubmitChangeRequest {
 func (*SubmitChangeRequest) MinVersion() int16 { return 0 }
 
 // MaxVersion returns the highest version of SubmitChangeRequest.
-func (*SubmitChangeRequest) MaxVersion() int16 { return 0 }
+func (*SubmitChangeRequest) MaxVersion() int16 { return 1 }
 
 // Key returns 1003, the API key of SubmitChangeRequest.
 func (*SubmitChangeRequest) Key() int16 { return 1003 }
@@ -70,8 +99,8 @@ func (s *SubmitChangeRequest) ResponseKind() kmsg.Response {
 // *UnsupportedVersionError or *EncodeError.
 func (s *SubmitChangeRequest) AppendTo(dst []byte) []byte {
 	version := s.Version
-	if version != 0 {
-		panic(&UnsupportedVersionError{Message: "SubmitChangeRequest", Version: version, Min: 0, Max: 0})
+	if version < 0 || version > 1 {
+		panic(&UnsupportedVersionError{Message: "SubmitChangeRequest", Version: version, Min: 0, Max: 1})
 	}
 	out, err := s.appendTo(dst, version)
 	if err != nil {
@@ -86,8 +115,8 @@ func (s *SubmitChangeRequest) AppendTo(dst []byte) []byte {
 // *DecodeError or *UnsupportedVersionError and s holds a partial value.
 func (s *SubmitChangeRequest) ReadFrom(src []byte) error {
 	version := s.Version
-	if version != 0 {
-		return &UnsupportedVersionError{Message: "SubmitChangeRequest", Version: version, Min: 0, Max: 0}
+	if version < 0 || version > 1 {
+		return &UnsupportedVersionError{Message: "SubmitChangeRequest", Version: version, Min: 0, Max: 1}
 	}
 	r := kbin.NewReader(src)
 	if err := s.readFrom(&r, version); err != nil {
@@ -103,6 +132,41 @@ func (s *SubmitChangeRequest) appendTo(dst []byte, version int16) ([]byte, error
 			return dst, &EncodeError{Field: "Records", Reason: "bytes longer than 2147483646"}
 		}
 		dst = kbin.AppendCompactBytes(dst, v)
+	}
+	if version >= 1 {
+		dst = kbin.AppendInt8(dst, s.Condition)
+	}
+	if !(version >= 1) && s.Condition != 0 {
+		return dst, &EncodeError{Field: "Condition", Reason: "the field does not exist at this version and holds a non-default value"}
+	}
+	if version >= 1 {
+		dst = kbin.AppendInt64(dst, s.UnchangedSince)
+	}
+	if !(version >= 1) && s.UnchangedSince != 0 {
+		return dst, &EncodeError{Field: "UnchangedSince", Reason: "the field does not exist at this version and holds a non-default value"}
+	}
+	if version >= 1 {
+		if s.TokenID == nil {
+			dst = append(dst, 0)
+		} else {
+			dst = kbin.AppendCompactString(dst, *s.TokenID)
+		}
+	}
+	if !(version >= 1) && s.TokenID != nil {
+		return dst, &EncodeError{Field: "TokenID", Reason: "the field does not exist at this version and holds a non-default value"}
+	}
+	if version >= 1 {
+		if s.Token == nil {
+			dst = append(dst, 0)
+		} else {
+			if int64(len(s.Token)) > 0x7fffffff-1 {
+				return dst, &EncodeError{Field: "Token", Reason: "bytes longer than 2147483646"}
+			}
+			dst = kbin.AppendCompactBytes(dst, s.Token)
+		}
+	}
+	if !(version >= 1) && s.Token != nil {
+		return dst, &EncodeError{Field: "Token", Reason: "the field does not exist at this version and holds a non-default value"}
 	}
 	dst = append(dst, 0) // an empty tagged-field section
 	return dst, nil
@@ -125,6 +189,38 @@ func (s *SubmitChangeRequest) readFrom(r *kbin.Reader, version int16) error {
 	}
 	if err := r.Err(); err != nil {
 		return genrt.FieldError("Records", err)
+	}
+	if version >= 1 {
+		s.Condition = r.Int8()
+		if err := r.Err(); err != nil {
+			return genrt.FieldError("Condition", err)
+		}
+	} else {
+		s.Condition = 0
+	}
+	if version >= 1 {
+		s.UnchangedSince = r.Int64()
+		if err := r.Err(); err != nil {
+			return genrt.FieldError("UnchangedSince", err)
+		}
+	} else {
+		s.UnchangedSince = 0
+	}
+	if version >= 1 {
+		s.TokenID = r.CompactNullableStringUTF8()
+		if err := r.Err(); err != nil {
+			return genrt.FieldError("TokenID", err)
+		}
+	} else {
+		s.TokenID = nil
+	}
+	if version >= 1 {
+		s.Token = r.CompactNullableBytesAlias()
+		if err := r.Err(); err != nil {
+			return genrt.FieldError("Token", err)
+		}
+	} else {
+		s.Token = nil
 	}
 	if r.SkipTags(); r.Err() != nil {
 		return genrt.FieldError("tagged fields", r.Err())

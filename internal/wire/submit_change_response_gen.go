@@ -8,7 +8,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// SubmitChangeResponse (key 1003) answers a SubmitChangeRequest.
+// SubmitChangeResponse (key 1003) answers a SubmitChangeRequest; version 1
+// is version 0.
 type SubmitChangeResponse struct {
 	// Version is the version of the message: the version ReadFrom reads
 	// and AppendTo writes.
@@ -69,7 +70,7 @@ func NewSubmitChangeResponse() *SubmitChangeResponse {
 func (*SubmitChangeResponse) MinVersion() int16 { return 0 }
 
 // MaxVersion returns the highest version of SubmitChangeResponse.
-func (*SubmitChangeResponse) MaxVersion() int16 { return 0 }
+func (*SubmitChangeResponse) MaxVersion() int16 { return 1 }
 
 // Key returns 1003, the API key of SubmitChangeResponse.
 func (*SubmitChangeResponse) Key() int16 { return 1003 }
@@ -95,8 +96,8 @@ func (s *SubmitChangeResponse) RequestKind() kmsg.Request {
 // *UnsupportedVersionError or *EncodeError.
 func (s *SubmitChangeResponse) AppendTo(dst []byte) []byte {
 	version := s.Version
-	if version != 0 {
-		panic(&UnsupportedVersionError{Message: "SubmitChangeResponse", Version: version, Min: 0, Max: 0})
+	if version < 0 || version > 1 {
+		panic(&UnsupportedVersionError{Message: "SubmitChangeResponse", Version: version, Min: 0, Max: 1})
 	}
 	out, err := s.appendTo(dst, version)
 	if err != nil {
@@ -111,8 +112,8 @@ func (s *SubmitChangeResponse) AppendTo(dst []byte) []byte {
 // *DecodeError or *UnsupportedVersionError and s holds a partial value.
 func (s *SubmitChangeResponse) ReadFrom(src []byte) error {
 	version := s.Version
-	if version != 0 {
-		return &UnsupportedVersionError{Message: "SubmitChangeResponse", Version: version, Min: 0, Max: 0}
+	if version < 0 || version > 1 {
+		return &UnsupportedVersionError{Message: "SubmitChangeResponse", Version: version, Min: 0, Max: 1}
 	}
 	r := kbin.NewReader(src)
 	if err := s.readFrom(&r, version); err != nil {

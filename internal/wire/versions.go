@@ -128,7 +128,7 @@ func versionTable() [18]APIVersion {
 		{Key: KeyAddRaftVoter, Name: "AddRaftVoter", Min: 0, Max: 1, FlexibleFrom: 0},
 		{Key: KeyRemoveRaftVoter, Name: "RemoveRaftVoter", Min: 0, Max: 0, FlexibleFrom: 0},
 		{Key: KeyUpdateRaftVoter, Name: "UpdateRaftVoter", Min: 0, Max: 0, FlexibleFrom: 0},
-		{Key: KeySubmitChange, Name: "SubmitChange", Min: 0, Max: 0, FlexibleFrom: 0},
+		{Key: KeySubmitChange, Name: "SubmitChange", Min: 0, Max: submitChangeMax, FlexibleFrom: 0},
 		{Key: KeyMetadataFetch, Name: "MetadataFetch", Min: 0, Max: 0, FlexibleFrom: 0},
 		{Key: KeyReadImage, Name: "ReadImage", Min: 0, Max: 0, FlexibleFrom: 0},
 	}

@@ -208,7 +208,7 @@ func TestVersionTableShape(t *testing.T) {
 		"Fetch": "13-18", "ApiVersions": "0-4", "Vote": "0-2", "BeginQuorumEpoch": "0-1",
 		"EndQuorumEpoch": "0-1", "DescribeQuorum": "0-2", "FetchSnapshot": "0-1",
 		"DescribeCluster": "0-2", "AddRaftVoter": "0-1", "RemoveRaftVoter": "0-0",
-		"UpdateRaftVoter": "0-0", "SubmitChange": "0-0", "MetadataFetch": "0-0", "UpdateFeatures": "0-2",
+		"UpdateRaftVoter": "0-0", "SubmitChange": "0-1", "MetadataFetch": "0-0", "UpdateFeatures": "0-2",
 		"ReadImage": "0-0", "SaslHandshake": "0-1", "SaslAuthenticate": "0-2", "ControllerRegistration": "0-0",
 	}
 	got := map[string]string{}

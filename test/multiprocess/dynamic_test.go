@@ -15,7 +15,7 @@ import (
 // is formatted --standalone, nodes 2 and 3 --no-initial-controllers, as
 // an operator grows a quorum from one controller.
 func newDynamicQuorum(t *testing.T) *quorum {
-	q := newNodes(t)
+	q := newNodes(t, 3)
 	clusterID := strings.TrimSpace(q.mustKrabka("storage", "random-uuid"))
 	for id, n := range q.nodes {
 		q.writeProps(id, "controller.quorum.bootstrap.servers="+q.bootstrap())
@@ -83,16 +83,7 @@ func TestGrowDynamicQuorum(t *testing.T) {
 		return strings.Join(votersOf(out), ",") == "1" && regexp.MustCompile(`(?m)^CurrentObservers: +\[\{"id": [23], .*\{"id": [23], `).MatchString(out)
 	})
 	for id := 2; id <= 3; id++ {
-		var out string
-		waitFor(t, 30*time.Second, fmt.Sprintf("add-controller %d", id), func() bool {
-			var err error
-			out, err = q.krabka("metadata-quorum", "--bootstrap-controller", q.bootstrap(), "--timeout", "10s", "add-controller", "--command-config", q.nodes[id].props)
-			if err != nil {
-				out = err.Error()
-				return false
-			}
-			return true
-		}, func() string { return out })
+		out := q.addController(id)
 		if want := fmt.Sprintf("Added controller %d with directory id ", id); !strings.HasPrefix(out, want) || !strings.HasSuffix(out, " and endpoints: CONTROLLER://"+q.nodes[id].addr+"\n") {
 			t.Fatalf("add-controller %d printed %q", id, out)
 		}

@@ -37,7 +37,9 @@ type node struct {
 	exit  chan error
 }
 
-// quorum is a three-process quorum run from a freshly built binary.
+// quorum is a quorum of processes (three unless newQuorumOf names
+// another size) run from a freshly built binary, its nodes numbered from
+// 1.
 type quorum struct {
 	t     *testing.T
 	bin   string
@@ -78,18 +80,22 @@ func (q *quorum) mustKrabka(args ...string) string {
 	return out
 }
 
-// newQuorum builds the binary, writes the server.properties of three
-// controllers on free loopback ports and formats their directories with
-// krabka storage random-uuid and krabka storage format.
-func newQuorum(t *testing.T) *quorum {
-	q := newNodes(t)
-	var voters []string
-	for id := 1; id <= 3; id++ {
-		voters = append(voters, fmt.Sprintf("%d@%s", id, q.nodes[id].addr))
+// newQuorum is newQuorumOf three controllers.
+func newQuorum(t *testing.T) *quorum { return newQuorumOf(t, 3) }
+
+// newQuorumOf builds the binary, writes the server.properties of size
+// controllers of a static quorum on free loopback ports and formats
+// their directories with krabka storage random-uuid and krabka storage
+// format.
+func newQuorumOf(t *testing.T, size int) *quorum {
+	q := newNodes(t, size)
+	var ids []int
+	for id := 1; id <= size; id++ {
+		ids = append(ids, id)
 	}
 	clusterID := strings.TrimSpace(q.mustKrabka("storage", "random-uuid"))
 	for id, n := range q.nodes {
-		q.writeProps(id, "controller.quorum.voters="+strings.Join(voters, ","))
+		q.writeProps(id, q.votersLine(ids...))
 		out := q.mustKrabka("storage", "format", "-t", clusterID, "-c", n.props)
 		if !strings.HasPrefix(out, "Formatting metadata directory ") {
 			t.Fatalf("format node %d printed %q", id, out)
@@ -98,16 +104,16 @@ func newQuorum(t *testing.T) *quorum {
 	return q
 }
 
-// newNodes builds the binary and names three controllers on free
+// newNodes builds the binary and names size controllers on free
 // loopback ports, with their properties and log files under one
 // directory; it writes nothing else. The processes still running when
 // the test ends are killed.
-func newNodes(t *testing.T) *quorum {
+func newNodes(t *testing.T, size int) *quorum {
 	dir := t.TempDir()
 	q := &quorum{t: t, dir: dir, nodes: map[int]*node{}}
 	q.bin = buildBinary(t, dir)
 	var lns []net.Listener
-	for id := 1; id <= 3; id++ {
+	for id := 1; id <= size; id++ {
 		ln := sharedtest.ListenFixed(t)
 		lns = append(lns, ln)
 		q.nodes[id] = &node{id: id, addr: ln.Addr().String(),
@@ -126,7 +132,7 @@ func newNodes(t *testing.T) *quorum {
 		}
 		if t.Failed() {
 			t.Logf("files under %s", dir)
-			for id := 1; id <= 3; id++ {
+			for id := 1; id <= len(q.nodes); id++ {
 				b, _ := os.ReadFile(q.nodes[id].log)
 				t.Logf("node %d log:\n%s", id, tail(string(b), 60))
 			}
@@ -205,10 +211,22 @@ func (q *quorum) stop(id int, sig os.Signal) error {
 // bootstrap returns every node's address, comma-separated.
 func (q *quorum) bootstrap() string {
 	var addrs []string
-	for id := 1; id <= 3; id++ {
+	for id := 1; id <= len(q.nodes); id++ {
 		addrs = append(addrs, q.nodes[id].addr)
 	}
 	return strings.Join(addrs, ",")
+}
+
+// next is the node after id, 1 after the last.
+func (q *quorum) next(id int) int { return id%len(q.nodes) + 1 }
+
+// votersLine is the controller.quorum.voters line listing nodes ids.
+func (q *quorum) votersLine(ids ...int) string {
+	var voters []string
+	for _, id := range ids {
+		voters = append(voters, fmt.Sprintf("%d@%s", id, q.nodes[id].addr))
+	}
+	return "controller.quorum.voters=" + strings.Join(voters, ",")
 }
 
 var statusLeader = regexp.MustCompile(`(?m)^LeaderId: +(\d+)\nLeaderEpoch: +(\d+)\nHighWatermark: +(-?\d+)$`)
@@ -302,7 +320,7 @@ func (q *quorum) submit(id int, topic string, rec []byte) int32 {
 		resp, err := call(n.addr, req)
 		if err != nil {
 			last = fmt.Sprintf("node %d: %v", id, err)
-			id = id%3 + 1 // a node that is down: try the next one
+			id = q.next(id) // a node that is down: try the next one
 			return false
 		}
 		r := resp.(*wire.SubmitChangeResponse)

@@ -98,9 +98,9 @@ func (l *loader) run() {
 	}
 }
 
-// submitOnce sends one SubmitChange of topic name; a failed or refused
-// one is sent again under the same name, so a topic may commit twice but
-// is counted once it is acknowledged.
+// submitOnce sends one SubmitChange of topic name; a failed one is sent
+// again under the same name, and one the image refuses (the topic exists:
+// an earlier try committed) counts as acknowledged.
 func (l *loader) submitOnce(name string) bool {
 	n := l.q.nodes[l.via]
 	rec := metadata.NewTopicRecord()
@@ -114,17 +114,22 @@ func (l *loader) submitOnce(name string) bool {
 	req.Records = [][]byte{value}
 	resp, err := call(n.addr, req)
 	if err != nil {
-		l.via = l.via%3 + 1
+		l.via = l.q.next(l.via)
 		return false
 	}
 	r := resp.(*wire.SubmitChangeResponse)
 	switch {
 	case r.ErrorCode == 0:
 		return true
+	case r.ErrorCode == kerr.InvalidRequest.Code:
+		// The topic exists: an earlier try committed and its answer
+		// was lost (its node stopped). Sending it again would be
+		// refused forever.
+		return true
 	case r.ErrorCode == kerr.NotLeaderForPartition.Code && r.LeaderID > 0:
 		l.via = int(r.LeaderID)
 	default:
-		l.via = l.via%3 + 1
+		l.via = l.q.next(l.via)
 	}
 	return false
 }
