@@ -32,8 +32,8 @@ type AdminRouter interface {
 	// AdminClaims lists the APIs the router serves and their versions.
 	// Start calls it once; the claims are fixed for the node's lifetime.
 	// A claim of an API the node serves itself (ApiVersions, the KRaft
-	// RPCs, DescribeCluster, UpdateFeatures, the private RPCs: the
-	// version table of docs/wire.md), of a key that is not a Kafka API,
+	// RPCs, DescribeCluster, UpdateFeatures, ControllerRegistration, the
+	// private RPCs: the version table of docs/wire.md), of a key that is not a Kafka API,
 	// of an empty range or of versions the decoder does not know, or a
 	// second claim of one key, fails Start. Every claimed range is
 	// listed in every ApiVersions answer, the one a SASL listener gives
@@ -47,10 +47,12 @@ type AdminRouter interface {
 	// (req.Request.ResponseKind()), sent at the request's version, or
 	// an error, answered as UNKNOWN_SERVER_ERROR (a panic is contained
 	// the same way, and logged). A failure is answered in the API's
-	// error response as Kafka's getErrorResponse builds it (every topic
-	// of a CreateTopics with the code); for an API whose error response
-	// the node does not build ([wire.AdminErrorAnswer]) the connection
-	// is closed instead.
+	// error response as Kafka's getErrorResponse builds it: every topic
+	// of a CreateTopics, DeleteTopics or CreatePartitions, every resource
+	// of an AlterConfigs or IncrementalAlterConfigs, with the code; for
+	// any other API the connection is closed instead. A ServeAdmin that
+	// ignores ctx keeps its goroutine until it returns, and what it
+	// submits after the timeout may still commit.
 	ServeAdmin(ctx context.Context, req AdminRequest) (kmsg.Response, error)
 }
 

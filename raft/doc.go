@@ -88,10 +88,28 @@
 //
 // Besides the quorum's own RPCs, the listener answers Kafka's admin
 // clients: ApiVersions, DescribeQuorum (on the leader) and DescribeCluster
-// with the controller endpoint type (KIP-919: the voters' endpoints and
-// the leader as controller id). A directory written by a Kafka controller
-// of a static quorum (kraft.version 0: its log, snapshots, quorum-state
-// and meta.properties) can be started as it is.
+// with the controller endpoint type (KIP-919: the registered controllers'
+// endpoints, or the voters' before any has registered, and the leader as
+// controller id). Every controller started with [Start] registers itself
+// (ControllerRegistration, RegisterControllerRecord) once it has caught up
+// and metadata.version is 3.7-IV0 or later, with a new incarnation id at
+// every start. A directory written by a Kafka controller of a static
+// quorum (kraft.version 0: its log, snapshots, quorum-state and
+// meta.properties) can be started as it is.
+//
+// # Admin APIs of the embedder
+//
+// A broker that embeds a controller serves the other admin APIs Kafka's
+// controllers serve with --bootstrap-controller (CreateTopics,
+// IncrementalAlterConfigs, ...) through [Config.AdminRouter]: an
+// [AdminRouter] claims API keys and versions, which every ApiVersions
+// answer lists, and gets each claimed request decoded, after the listener
+// has authenticated it, with the principal and an [AdminHandle] to
+// authorize it on Kafka's resources ([AdminHandle.Authorized]), submit
+// records and read the image. A router that fails, panics or does not
+// answer within controller.quorum.request.timeout.ms costs only its
+// request. [Config.ShardRouter] is the same kind of seam for KRaft RPCs
+// of other partitions.
 //
 // # Static and dynamic quorums
 //

@@ -40,6 +40,7 @@ func newQuorumNodes(t *testing.T, n int) testQuorum {
 	}
 	for i := range n {
 		q.nodes = append(q.nodes, newTestNode(t, i+1, fmt.Sprintf("listeners=CONTROLLER://127.0.0.1:%d", q.ports[i]),
+			fmt.Sprintf("advertised.listeners=CONTROLLER://127.0.0.1:%d", q.ports[i]),
 			"controller.quorum.voters="+strings.Join(voters, ","), "controller.quorum.election.timeout.ms=300"))
 	}
 	return q
