@@ -9,6 +9,7 @@ import (
 
 	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/logstore"
+	"github.com/krabka-go/krabka/internal/recordbatch"
 	"github.com/krabka-go/krabka/internal/snapshot"
 	"github.com/krabka-go/krabka/internal/vfs"
 	"github.com/krabka-go/krabka/metadata"
@@ -202,38 +203,49 @@ func readSnapshotImage(fsys vfs.FS, path string, id kraft.OffsetAndEpoch) (*meta
 	damaged := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %w", errDamagedSnapshot, fmt.Errorf(format, args...))
 	}
-	r, err := snapshot.Open(fsys, path, snapshot.ReadOptions{})
-	if err != nil {
-		if errors.Is(err, snapshot.ErrCorrupt) {
-			return nil, damaged("raft: open snapshot %s: %w", id, err)
-		}
-		return nil, fmt.Errorf("raft: open snapshot %s: %w", id, err)
-	}
-	defer func() { _ = r.Close() }()
-	// One run of changes from the new delta on, every record decoded
-	// into the decoder's record of its type: the load allocates for the
-	// image it builds, not for the records it reads.
+	// One pass over the file: its batches are read, verified and decoded
+	// on the stream's goroutine while this one replays the records
+	// decoded before, one run of changes from the new delta on. The
+	// delta is dropped unless the whole file proves sound.
 	delta := metadata.NewDelta(metadata.EmptyImage())
-	var dec metadata.Decoder
-	for r.Next() {
-		b := r.Batch()
-		for i := range b.Records {
-			rec, err := dec.Decode(b.Records[i].Value)
-			if err != nil {
-				return nil, damaged("raft: snapshot %s: record %d: %w", id, b.RecordOffset(&b.Records[i]), err)
+	_, err := snapshot.Stream(fsys, path, snapshot.ReadOptions{}, snapshot.Stage[snapshotRun]{
+		Decode: func(run *snapshotRun, b *recordbatch.Batch, recs []recordbatch.Record) error {
+			run.dec.Reset()
+			run.recs = run.recs[:0]
+			for i := range recs {
+				rec, err := run.dec.Decode(recs[i].Value)
+				if err != nil {
+					return damaged("raft: snapshot %s: record %d: %w", id, b.RecordOffset(&recs[i]), err)
+				}
+				run.recs = append(run.recs, rec)
 			}
-			if err := delta.ReplayNext(rec, int64(id.Offset)-1, int32(id.Epoch)); err != nil {
-				return nil, snapshotReplayError(id, err)
+			return nil
+		},
+		Apply: func(run *snapshotRun) error {
+			for _, rec := range run.recs {
+				if err := delta.ReplayNext(rec, int64(id.Offset)-1, int32(id.Epoch)); err != nil {
+					return snapshotReplayError(id, err)
+				}
 			}
-		}
+			return nil
+		},
+	})
+	switch {
+	case err == nil:
+		return delta, nil
+	case errors.Is(err, errDamagedSnapshot), errors.As(err, new(*UnsupportedMetadataVersionError)):
+		return nil, err
+	case errors.Is(err, snapshot.ErrCorrupt):
+		return nil, damaged("raft: open snapshot %s: %w", id, err)
 	}
-	if err := r.Err(); err != nil {
-		if errors.Is(err, snapshot.ErrCorrupt) {
-			return nil, damaged("raft: read snapshot %s: %w", id, err)
-		}
-		return nil, fmt.Errorf("raft: read snapshot %s: %w", id, err)
-	}
-	return delta, nil
+	return nil, fmt.Errorf("raft: open snapshot %s: %w", id, err)
+}
+
+// snapshotRun is a run of a snapshot's records, decoded ahead of their
+// replay.
+type snapshotRun struct {
+	dec  metadata.RunDecoder
+	recs []metadata.Record
 }
 
 // snapshotReplayError is the error of a snapshot record of snapshot id
