@@ -235,6 +235,13 @@ func (d *Delta) Skip(offset int64, epoch int32) error {
 
 // replayOne is Replay under the current edit token.
 func (d *Delta) replayOne(rec Record, offset int64, epoch int32) error {
+	return d.replayPacked(rec, nil, offset, epoch)
+}
+
+// replayPacked is replayOne with the partition of a PartitionRecord
+// packed and checked beforehand (see PreparedRun), nil for any other
+// record or when the record did not check on its own.
+func (d *Delta) replayPacked(rec Record, packed *Partition, offset int64, epoch int32) error {
 	if rec == nil {
 		return &ReplayError{APIKey: -1, Offset: offset, Kind: ErrInvalidRecord, Reason: "nil record"}
 	}
@@ -288,7 +295,14 @@ func (d *Delta) replayOne(rec Record, offset int64, epoch int32) error {
 		return nil
 	}
 	next := d.cur
-	if err := next.replay(rec); err != nil {
+	var err error
+	if packed != nil && next.features.metadataVersion != 0 {
+		// What replay checks before it replays a PartitionRecord.
+		err = next.replayPackedPartition(rec.(*PartitionRecord), packed)
+	} else {
+		err = next.replay(rec)
+	}
+	if err != nil {
 		return fail(err)
 	}
 	next.offset, next.epoch = offset, epoch

@@ -102,6 +102,15 @@ func (img *Image) replayRemoveTopic(r *RemoveTopicRecord) error {
 // registered are accepted: Kafka keeps replicas on unregistered brokers,
 // and a snapshot holds them.
 func (img *Image) replayPartition(r *PartitionRecord) error {
+	return img.replayPackedPartition(r, nil)
+}
+
+// replayPackedPartition is replayPartition with r's partition packed
+// beforehand when p is not nil: r then passed checkPartition (which
+// depends on nothing but r), and p is what packing it returns. The
+// checks that depend on the image run in the same order either way, so
+// that a record is refused with the same error.
+func (img *Image) replayPackedPartition(r *PartitionRecord, p *Partition) error {
 	topic, ok := img.topics.byID.Get(r.TopicId)
 	if !ok {
 		return reject(ErrNotFound, "partition %d of unknown topic id %s", r.PartitionId, formatUUID(r.TopicId))
@@ -112,23 +121,52 @@ func (img *Image) replayPartition(r *PartitionRecord) error {
 	if _, ok := topic.partitions.Get(r.PartitionId); ok {
 		return reject(ErrAlreadyExists, "partition %s-%d already exists", topic.Name, r.PartitionId)
 	}
+	if err := checkPartitionRecord(topic.Name, r); err != nil {
+		return err
+	}
+	if p == nil {
+		spec := partitionRecordSpec(r)
+		if err := checkPartition(topic.Name, r.PartitionId, &spec); err != nil {
+			return err
+		}
+		p = spec.pack()
+	}
+	img.setPartition(topic, r.PartitionId, p)
+	return nil
+}
+
+// checkPartitionRecord checks what replayPartition checks of r before
+// checkPartition, beyond the topic and the partition's absence.
+func checkPartitionRecord(topic string, r *PartitionRecord) error {
 	if len(r.Directories) > 0 && len(r.Directories) != len(r.Replicas) {
-		return reject(ErrInvalidRecord, "partition %s-%d has %d directories for %d replicas", topic.Name, r.PartitionId, len(r.Directories), len(r.Replicas))
+		return reject(ErrInvalidRecord, "partition %s-%d has %d directories for %d replicas", topic, r.PartitionId, len(r.Directories), len(r.Replicas))
 	}
 	if r.LeaderEpoch < 0 || r.PartitionEpoch < 0 {
-		return reject(ErrInvalidRecord, "partition %s-%d has leader epoch %d and partition epoch %d", topic.Name, r.PartitionId, r.LeaderEpoch, r.PartitionEpoch)
+		return reject(ErrInvalidRecord, "partition %s-%d has leader epoch %d and partition epoch %d", topic, r.PartitionId, r.LeaderEpoch, r.PartitionEpoch)
 	}
-	spec := partitionSpec{
+	return nil
+}
+
+// partitionRecordSpec returns the partition r creates, unpacked.
+func partitionRecordSpec(r *PartitionRecord) partitionSpec {
+	return partitionSpec{
 		replicas: r.Replicas, isr: r.Isr, removing: r.RemovingReplicas, adding: r.AddingReplicas,
 		elr: r.EligibleLeaderReplicas, lastKnownELR: r.LastKnownElr, dirs: r.Directories,
 		leader: r.Leader, leaderRecoveryState: r.LeaderRecoveryState, leaderEpoch: r.LeaderEpoch, partitionEpoch: r.PartitionEpoch,
 	}
-	if err := checkPartition(topic.Name, r.PartitionId, &spec); err != nil {
-		return err
+}
+
+// packPartitionRecord returns r's partition packed, or nil when r does
+// not pass the checks of replayPartition that depend on r alone.
+func packPartitionRecord(r *PartitionRecord) *Partition {
+	if r.PartitionId < 0 || checkPartitionRecord("", r) != nil {
+		return nil
 	}
-	p := spec.pack()
-	img.setPartition(topic, r.PartitionId, p)
-	return nil
+	spec := partitionRecordSpec(r)
+	if checkPartition("", r.PartitionId, &spec) != nil {
+		return nil
+	}
+	return spec.pack()
 }
 
 // setPartition stores p as partition id of topic. A topic that this

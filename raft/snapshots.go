@@ -208,24 +208,19 @@ func readSnapshotImage(fsys vfs.FS, path string, id kraft.OffsetAndEpoch) (*meta
 	// decoded before, one run of changes from the new delta on. The
 	// delta is dropped unless the whole file proves sound.
 	delta := metadata.NewDelta(metadata.EmptyImage())
-	_, err := snapshot.Stream(fsys, path, snapshot.ReadOptions{}, snapshot.Stage[snapshotRun]{
-		Decode: func(run *snapshotRun, b *recordbatch.Batch, recs []recordbatch.Record) error {
-			run.dec.Reset()
-			run.recs = run.recs[:0]
+	_, err := snapshot.Stream(fsys, path, snapshot.ReadOptions{}, snapshot.Stage[metadata.PreparedRun]{
+		Decode: func(run *metadata.PreparedRun, b *recordbatch.Batch, recs []recordbatch.Record) error {
+			run.Reset()
 			for i := range recs {
-				rec, err := run.dec.Decode(recs[i].Value)
-				if err != nil {
+				if err := run.Add(recs[i].Value); err != nil {
 					return damaged("raft: snapshot %s: record %d: %w", id, b.RecordOffset(&recs[i]), err)
 				}
-				run.recs = append(run.recs, rec)
 			}
 			return nil
 		},
-		Apply: func(run *snapshotRun) error {
-			for _, rec := range run.recs {
-				if err := delta.ReplayNext(rec, int64(id.Offset)-1, int32(id.Epoch)); err != nil {
-					return snapshotReplayError(id, err)
-				}
+		Apply: func(run *metadata.PreparedRun) error {
+			if err := delta.ReplayRun(run, int64(id.Offset)-1, int32(id.Epoch)); err != nil {
+				return snapshotReplayError(id, err)
 			}
 			return nil
 		},
@@ -239,13 +234,6 @@ func readSnapshotImage(fsys vfs.FS, path string, id kraft.OffsetAndEpoch) (*meta
 		return nil, damaged("raft: open snapshot %s: %w", id, err)
 	}
 	return nil, fmt.Errorf("raft: open snapshot %s: %w", id, err)
-}
-
-// snapshotRun is a run of a snapshot's records, decoded ahead of their
-// replay.
-type snapshotRun struct {
-	dec  metadata.RunDecoder
-	recs []metadata.Record
 }
 
 // snapshotReplayError is the error of a snapshot record of snapshot id
