@@ -165,8 +165,13 @@ func (s *partitionSpec) allMigrating() bool {
 
 // pack copies s into a new Partition. The directories must number the
 // replicas, or be all DirectoryMigrating (none included).
-func (s *partitionSpec) pack() *Partition {
-	p := &Partition{
+func (s *partitionSpec) pack() *Partition { return s.packIn(nil) }
+
+// packIn is pack with the partition and its slab taken from a, or
+// allocated on their own when a is nil.
+func (s *partitionSpec) packIn(a *partitionArena) *Partition {
+	p := a.partition()
+	*p = Partition{
 		Leader: s.leader, LeaderEpoch: s.leaderEpoch, PartitionEpoch: s.partitionEpoch,
 		LeaderRecoveryState: s.leaderRecoveryState,
 		isrIsReplicas:       len(s.isr) > 0 && slices.Equal(s.isr, s.replicas),
@@ -183,7 +188,7 @@ func (s *partitionSpec) pack() *Partition {
 	if !p.dirsMigrating {
 		n += dirWords * len(s.replicas)
 	}
-	p.slab = make([]int32, 0, n)
+	p.slab = a.slab(n)
 	for i, l := range lists {
 		p.slab = append(p.slab, l...)
 		p.ends[i] = uint32(len(p.slab))
@@ -201,4 +206,48 @@ func (s *partitionSpec) pack() *Partition {
 		}
 	}
 	return p
+}
+
+// partitionArena hands out the partitions a snapshot load creates, and
+// their slabs, from blocks, so that a million partitions cost a few
+// thousand allocations instead of two million. A block stays in memory
+// while an image holds any partition of it: a partition changed later is
+// packed on its own, so at most the blocks of the partitions loaded stay
+// behind them. The zero partitionArena is ready to use; a nil one
+// allocates every partition and slab on its own.
+type partitionArena struct {
+	parts []Partition
+	words []int32
+}
+
+// Block sizes of partitionArena: 16 KiB each.
+const (
+	arenaParts = 256
+	arenaWords = 4096
+)
+
+// partition returns a zero Partition.
+func (a *partitionArena) partition() *Partition {
+	if a == nil {
+		return new(Partition)
+	}
+	if len(a.parts) == 0 {
+		a.parts = make([]Partition, arenaParts)
+	}
+	p := &a.parts[0]
+	a.parts = a.parts[1:]
+	return p
+}
+
+// slab returns an empty slab of capacity n, which no other slab shares.
+func (a *partitionArena) slab(n int) []int32 {
+	if a == nil || n > arenaWords/8 {
+		return make([]int32, 0, n)
+	}
+	if n > len(a.words) {
+		a.words = make([]int32, arenaWords)
+	}
+	s := a.words[:0:n]
+	a.words = a.words[n:]
+	return s
 }

@@ -16,6 +16,9 @@ type PreparedRun struct {
 	dec    RunDecoder
 	recs   []Record
 	packed []*Partition // by record: its packed partition, or nil
+	// arena holds the packed partitions. It never hands out memory
+	// twice, so they outlive the run in the image.
+	arena partitionArena
 }
 
 // Reset empties the run, keeping its records for reuse.
@@ -38,7 +41,7 @@ func (r *PreparedRun) Add(value []byte) error {
 	}
 	var p *Partition
 	if pr, ok := rec.(*PartitionRecord); ok {
-		p = packPartitionRecord(pr)
+		p = packPartitionRecord(pr, &r.arena)
 	}
 	r.recs = append(r.recs, rec)
 	r.packed = append(r.packed, p)

@@ -126,3 +126,35 @@ func TestReplayRunMatchesReplayNext(t *testing.T) {
 		})
 	})
 }
+
+// TestPreparedRunAllocations bounds the objects a snapshot load
+// allocates per record through prepared runs: a partition and its slab
+// come from blocks, so what is left per record is mostly its node in the
+// topic's partition map (a topic allocates more: itself, its name and
+// its two map nodes).
+func TestPreparedRunAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates differently")
+	}
+	values := snapshotValues(t, buildImage(t, 1000, 10))
+	var r metadata.PreparedRun
+	got := testing.AllocsPerRun(3, func() {
+		d := metadata.NewDelta(metadata.EmptyImage())
+		for i := 0; i < len(values); i += 1024 {
+			r.Reset()
+			for _, v := range values[i:min(i+1024, len(values))] {
+				if err := r.Add(v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := d.ReplayRun(&r, 99, 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_ = d.Apply()
+	}) / float64(len(values))
+	if got > 1.5 {
+		t.Errorf("%.2f objects allocated per record, want at most 1.5", got)
+	}
+	t.Logf("%.2f objects per record", got)
+}

@@ -156,9 +156,9 @@ func partitionRecordSpec(r *PartitionRecord) partitionSpec {
 	}
 }
 
-// packPartitionRecord returns r's partition packed, or nil when r does
-// not pass the checks of replayPartition that depend on r alone.
-func packPartitionRecord(r *PartitionRecord) *Partition {
+// packPartitionRecord returns r's partition packed in a, or nil when r
+// does not pass the checks of replayPartition that depend on r alone.
+func packPartitionRecord(r *PartitionRecord, a *partitionArena) *Partition {
 	if r.PartitionId < 0 || checkPartitionRecord("", r) != nil {
 		return nil
 	}
@@ -166,7 +166,7 @@ func packPartitionRecord(r *PartitionRecord) *Partition {
 	if checkPartition("", r.PartitionId, &spec) != nil {
 		return nil
 	}
-	return spec.pack()
+	return spec.packIn(a)
 }
 
 // setPartition stores p as partition id of topic. A topic that this
