@@ -3,11 +3,11 @@ package metadata
 // PreparedRun is a run of records decoded, and partly checked, ahead of
 // their replay, possibly on another goroutine than the replay's: a
 // snapshot load decodes the next records while the image is built from
-// the ones before. Of a PartitionRecord it keeps the partition already
-// packed, when the record passes the checks that depend on nothing but
-// itself, so that the replay only looks up and changes the image.
-// [Delta.ReplayRun] replays the run with exactly the outcome of
-// replaying each record with [Delta.ReplayNext].
+// the ones before. [PreparedRun.Pack] packs the partitions of its
+// PartitionRecords that pass the checks that depend on nothing but
+// themselves, so that the replay only looks up and changes the image.
+// [Delta.ReplayRun] replays the run, packed or not, with exactly the
+// outcome of replaying each record with [Delta.ReplayNext].
 //
 // A PreparedRun is reused run after run (see [PreparedRun.Reset]); the
 // zero PreparedRun is ready to use. It is not safe for concurrent use:
@@ -39,13 +39,20 @@ func (r *PreparedRun) Add(value []byte) error {
 	if err != nil {
 		return err
 	}
-	var p *Partition
-	if pr, ok := rec.(*PartitionRecord); ok {
-		p = packPartitionRecord(pr, &r.arena)
-	}
 	r.recs = append(r.recs, rec)
-	r.packed = append(r.packed, p)
+	r.packed = append(r.packed, nil)
 	return nil
+}
+
+// Pack packs the partitions of the PartitionRecords added, ahead of the
+// replay. Without it, ReplayRun packs them: a reader that has the time
+// calls Pack to take that work off the replay.
+func (r *PreparedRun) Pack() {
+	for i, rec := range r.recs {
+		if pr, ok := rec.(*PartitionRecord); ok && r.packed[i] == nil {
+			r.packed[i] = packPartitionRecord(pr, &r.arena)
+		}
+	}
 }
 
 // ReplayRun replays the records of r in order, all at offset and epoch
@@ -53,8 +60,11 @@ func (r *PreparedRun) Add(value []byte) error {
 // [Delta.ReplayNext] does. It stops at the first rejection and returns
 // it; the records before it stay applied.
 func (d *Delta) ReplayRun(r *PreparedRun, offset int64, epoch int32) error {
+	// A partition of the topic of the record before (snapshots hold a
+	// topic's partitions after it) needs no lookup.
+	rs := runState{arena: &r.arena}
 	for i, rec := range r.recs {
-		if err := d.replayPacked(rec, r.packed[i], offset, epoch); err != nil {
+		if err := d.replayPacked(rec, r.packed[i], &rs, offset, epoch); err != nil {
 			return err
 		}
 	}

@@ -16,7 +16,7 @@ import (
 // runs of at most run records, each replayed with ReplayRun, all at
 // offset and epoch. It returns the delta and the first error (of a
 // decode or a replay).
-func replayPrepared(values [][]byte, run int, offset int64, epoch int32) (*metadata.Delta, error) {
+func replayPrepared(values [][]byte, run int, pack func(int) bool, offset int64, epoch int32) (*metadata.Delta, error) {
 	d := metadata.NewDelta(metadata.EmptyImage())
 	var r metadata.PreparedRun
 	for i := 0; i < len(values); i += run {
@@ -26,6 +26,9 @@ func replayPrepared(values [][]byte, run int, offset int64, epoch int32) (*metad
 			if decodeErr = r.Add(v); decodeErr != nil {
 				break
 			}
+		}
+		if pack(i / run) {
+			r.Pack()
 		}
 		if err := d.ReplayRun(&r, offset, epoch); err != nil {
 			return d, err
@@ -55,17 +58,24 @@ func replayEach(values [][]byte, offset int64, epoch int32) (*metadata.Delta, er
 }
 
 // checkPreparedMatches fails unless replaying values in prepared runs of
-// each size ends as replaying them one at a time: the same error, the
-// same image.
+// each size, packed, unpacked or every other one packed, ends as
+// replaying them one at a time: the same error, the same image.
 func checkPreparedMatches(t fatalT, values [][]byte, offset int64, epoch int32) {
 	want, wantErr := replayEach(values, offset, epoch)
+	packs := map[string]func(int) bool{
+		"packed":    func(int) bool { return true },
+		"unpacked":  func(int) bool { return false },
+		"alternate": func(i int) bool { return i%2 == 0 },
+	}
 	for _, run := range []int{1, 7, 1024} {
-		got, err := replayPrepared(values, run, offset, epoch)
-		if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
-			t.Fatalf("runs of %d: ReplayRun: %v, ReplayNext: %v", run, err, wantErr)
-		}
-		if err := imagesEqual(t, got.Apply(), want.Apply()); err != nil {
-			t.Fatalf("runs of %d: %v", run, err)
+		for name, pack := range packs {
+			got, err := replayPrepared(values, run, pack, offset, epoch)
+			if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
+				t.Fatalf("runs of %d, %s: ReplayRun: %v, ReplayNext: %v", run, name, err, wantErr)
+			}
+			if err := imagesEqual(t, got.Apply(), want.Apply()); err != nil {
+				t.Fatalf("runs of %d, %s: %v", run, name, err)
+			}
 		}
 	}
 }
@@ -147,6 +157,7 @@ func TestPreparedRunAllocations(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			r.Pack()
 			if err := d.ReplayRun(&r, 99, 1); err != nil {
 				t.Fatal(err)
 			}

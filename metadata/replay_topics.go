@@ -102,18 +102,38 @@ func (img *Image) replayRemoveTopic(r *RemoveTopicRecord) error {
 // registered are accepted: Kafka keeps replicas on unregistered brokers,
 // and a snapshot holds them.
 func (img *Image) replayPartition(r *PartitionRecord) error {
-	return img.replayPackedPartition(r, nil)
+	return img.replayPackedPartition(r, nil, nil)
+}
+
+// runState is what the replay of a PreparedRun keeps from record to
+// record.
+type runState struct {
+	// last is the topic of the record before, what topics.byID holds
+	// under its id, or nil.
+	last *Topic
+	// arena holds the partitions the replay packs.
+	arena *partitionArena
 }
 
 // replayPackedPartition is replayPartition with r's partition packed
 // beforehand when p is not nil: r then passed checkPartition (which
 // depends on nothing but r), and p is what packing it returns. The
 // checks that depend on the image run in the same order either way, so
-// that a record is refused with the same error.
-func (img *Image) replayPackedPartition(r *PartitionRecord, p *Partition) error {
-	topic, ok := img.topics.byID.Get(r.TopicId)
-	if !ok {
-		return reject(ErrNotFound, "partition %d of unknown topic id %s", r.PartitionId, formatUUID(r.TopicId))
+// that a record is refused with the same error. rs, when not nil, is the
+// state of a PreparedRun's replay: its last topic is used instead of a
+// lookup when it is r's, and set to r's topic once r is replayed; a
+// partition packed here goes to its arena.
+func (img *Image) replayPackedPartition(r *PartitionRecord, p *Partition, rs *runState) error {
+	var topic *Topic
+	var arena *partitionArena
+	if rs != nil {
+		topic, arena = rs.last, rs.arena
+	}
+	if topic == nil || topic.ID != r.TopicId {
+		var ok bool
+		if topic, ok = img.topics.byID.Get(r.TopicId); !ok {
+			return reject(ErrNotFound, "partition %d of unknown topic id %s", r.PartitionId, formatUUID(r.TopicId))
+		}
 	}
 	if r.PartitionId < 0 {
 		return reject(ErrInvalidRecord, "topic %s partition id %d is negative", topic.Name, r.PartitionId)
@@ -129,9 +149,12 @@ func (img *Image) replayPackedPartition(r *PartitionRecord, p *Partition) error 
 		if err := checkPartition(topic.Name, r.PartitionId, &spec); err != nil {
 			return err
 		}
-		p = spec.pack()
+		p = spec.packIn(arena)
 	}
-	img.setPartition(topic, r.PartitionId, p)
+	topic = img.setPartition(topic, r.PartitionId, p)
+	if rs != nil {
+		rs.last = topic
+	}
 	return nil
 }
 
@@ -169,18 +192,19 @@ func packPartitionRecord(r *PartitionRecord, a *partitionArena) *Partition {
 	return spec.packIn(a)
 }
 
-// setPartition stores p as partition id of topic. A topic that this
-// delta already copied (stamped with its edit token) is changed in
-// place.
-func (img *Image) setPartition(topic *Topic, id int32, p *Partition) {
+// setPartition stores p as partition id of topic and returns the topic
+// the image then holds. A topic that this delta already copied (stamped
+// with its edit token) is changed in place.
+func (img *Image) setPartition(topic *Topic, id int32, p *Partition) *Topic {
 	if img.edit != nil && topic.edit == img.edit {
 		topic.partitions = topic.partitions.with(id, p, img.edit)
-		return
+		return topic
 	}
 	nt := *topic
 	nt.edit = img.edit
 	nt.partitions = topic.partitions.with(id, p, img.edit)
 	img.topics.byID = img.topics.byID.with(topic.ID, &nt, img.edit)
+	return &nt
 }
 
 // checkPartition checks the invariants Kafka's controller keeps for a
@@ -195,6 +219,15 @@ func (img *Image) setPartition(topic *Topic, id int32, p *Partition) {
 //   - the leader recovery state is 0 or 1 (Kafka keeps 1 when the
 //     recovering leader goes away).
 func checkPartition(topic string, id int32, p *partitionSpec) error {
+	if p.plainValid() {
+		return nil
+	}
+	return checkPartitionFully(topic, id, p)
+}
+
+// checkPartitionFully is checkPartition without the shortcut of
+// plainValid.
+func checkPartitionFully(topic string, id int32, p *partitionSpec) error {
 	bad := func(format string, args ...any) error {
 		return reject(ErrInvalidRecord, "partition %s-%d: %s", topic, id, fmt.Sprintf(format, args...))
 	}
@@ -245,6 +278,30 @@ func checkPartition(topic string, id int32, p *partitionSpec) error {
 		return bad("unknown leader recovery state %d", p.leaderRecoveryState)
 	}
 	return nil
+}
+
+// plainValid reports whether p is a valid partition of the common kind,
+// without the lists of a reassignment or of KIP-966, which checkPartition
+// then accepts without its general checks. false says nothing: the
+// general checks decide.
+func (p *partitionSpec) plainValid() bool {
+	if len(p.replicas) == 0 || len(p.replicas) > smallSet || len(p.removing)+len(p.adding)+len(p.elr)+len(p.lastKnownELR) > 0 {
+		return false
+	}
+	for i, b := range p.replicas {
+		if b < 0 || slices.Contains(p.replicas[:i], b) {
+			return false
+		}
+	}
+	if !slices.Equal(p.isr, p.replicas) {
+		for i, b := range p.isr {
+			if b < 0 || slices.Contains(p.isr[:i], b) || !slices.Contains(p.replicas, b) {
+				return false
+			}
+		}
+	}
+	return (p.leader == NoLeader || slices.Contains(p.isr, p.leader)) &&
+		(p.leaderRecoveryState == LeaderRecovered || p.leaderRecoveryState == LeaderRecovering)
 }
 
 // smallSet is the list length up to which membership is a linear scan;

@@ -209,12 +209,17 @@ func readSnapshotImage(fsys vfs.FS, path string, id kraft.OffsetAndEpoch) (*meta
 	// delta is dropped unless the whole file proves sound.
 	delta := metadata.NewDelta(metadata.EmptyImage())
 	_, err := snapshot.Stream(fsys, path, snapshot.ReadOptions{}, snapshot.Stage[metadata.PreparedRun]{
-		Decode: func(run *metadata.PreparedRun, b *recordbatch.Batch, recs []recordbatch.Record) error {
+		Decode: func(run *metadata.PreparedRun, b *recordbatch.Batch, recs []recordbatch.Record, queued int) error {
 			run.Reset()
 			for i := range recs {
 				if err := run.Add(recs[i].Value); err != nil {
 					return damaged("raft: snapshot %s: record %d: %w", id, b.RecordOffset(&recs[i]), err)
 				}
+			}
+			// Packing the partitions goes to whichever side is ahead:
+			// here while the replay has runs waiting, else the replay.
+			if queued > 0 {
+				run.Pack()
 			}
 			return nil
 		},

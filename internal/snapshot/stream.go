@@ -21,7 +21,11 @@ type Stage[T any] struct {
 	// copies. dst is a value an earlier Apply has finished with, or a
 	// new one. An error is handed to Apply's caller in order: dst is
 	// still applied, then the stream stops with the error.
-	Decode func(dst *T, b *recordbatch.Batch, recs []recordbatch.Record) error
+	//
+	// queued is the number of values decoded that Apply has not taken
+	// yet: with some queued, Apply is the slower side, and Decode may
+	// take work off it; with none, Apply waits for Decode.
+	Decode func(dst *T, b *recordbatch.Batch, recs []recordbatch.Record, queued int) error
 	// Apply consumes what Decode filled. After an error nothing more is
 	// applied.
 	Apply func(*T) error
@@ -103,7 +107,7 @@ func Stream[T any](fsys vfs.FS, path string, o ReadOptions, s Stage[T]) (Header,
 			}
 			for i := 0; i < len(b.Records) && !stop.Load(); i += StreamChunk {
 				sl := <-free
-				sl.err = s.Decode(&sl.v, b, b.Records[i:min(i+StreamChunk, len(b.Records))])
+				sl.err = s.Decode(&sl.v, b, b.Records[i:min(i+StreamChunk, len(b.Records))], len(full))
 				if sl.err != nil {
 					stop.Store(true)
 				}

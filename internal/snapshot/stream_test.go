@@ -44,7 +44,7 @@ func checkStreamAgrees(t *testing.T, fsys vfs.FS, path string, o ReadOptions, r 
 func streamAll(fsys vfs.FS, path string, o ReadOptions) (Header, [][]byte, error) {
 	var vals [][]byte
 	h, err := Stream(fsys, path, o, Stage[[][]byte]{
-		Decode: func(dst *[][]byte, _ *recordbatch.Batch, recs []recordbatch.Record) error {
+		Decode: func(dst *[][]byte, _ *recordbatch.Batch, recs []recordbatch.Record, _ int) error {
 			*dst = (*dst)[:0]
 			for _, r := range recs {
 				*dst = append(*dst, slices.Clone(r.Value))
@@ -102,7 +102,10 @@ func TestStreamErrors(t *testing.T) {
 	run := func(fsys vfs.FS, decodeAt, applyAt int) (int, error) {
 		decoded, applied := 0, 0
 		_, err := Stream(fsys, path, ReadOptions{}, Stage[int]{
-			Decode: func(dst *int, _ *recordbatch.Batch, _ []recordbatch.Record) error {
+			Decode: func(dst *int, _ *recordbatch.Batch, _ []recordbatch.Record, queued int) error {
+				if queued < 0 || queued > StreamDepth {
+					t.Errorf("queued %d", queued)
+				}
 				*dst = decoded
 				decoded++
 				if *dst == decodeAt {
