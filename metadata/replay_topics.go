@@ -151,7 +151,7 @@ func (img *Image) replayPackedPartition(r *PartitionRecord, p *Partition, rs *ru
 		}
 		p = spec.packIn(arena)
 	}
-	topic = img.setPartition(topic, r.PartitionId, p)
+	topic = img.setPartitionIn(topic, r.PartitionId, p, arena)
 	if rs != nil {
 		rs.last = topic
 	}
@@ -196,13 +196,19 @@ func packPartitionRecord(r *PartitionRecord, a *partitionArena) *Partition {
 // the image then holds. A topic that this delta already copied (stamped
 // with its edit token) is changed in place.
 func (img *Image) setPartition(topic *Topic, id int32, p *Partition) *Topic {
+	return img.setPartitionIn(topic, id, p, nil)
+}
+
+// setPartitionIn is setPartition with the node of a new partition taken
+// from a (allocated on its own when a is nil).
+func (img *Image) setPartitionIn(topic *Topic, id int32, p *Partition, a *partitionArena) *Topic {
 	if img.edit != nil && topic.edit == img.edit {
-		topic.partitions = topic.partitions.with(id, p, img.edit)
+		topic.partitions = topic.partitions.withLeaf(id, p, img.edit, a.node())
 		return topic
 	}
 	nt := *topic
 	nt.edit = img.edit
-	nt.partitions = topic.partitions.with(id, p, img.edit)
+	nt.partitions = topic.partitions.withLeaf(id, p, img.edit, a.node())
 	img.topics.byID = img.topics.byID.with(topic.ID, &nt, img.edit)
 	return &nt
 }
