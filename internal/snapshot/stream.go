@@ -115,6 +115,14 @@ func Stream[T any](fsys vfs.FS, path string, o ReadOptions, s Stage[T]) (Header,
 			}
 		}
 	})
+	// Should Apply panic, the reader is still stopped and waited for.
+	defer func() {
+		stop.Store(true)
+		for sl := range full {
+			free <- sl
+		}
+		wg.Wait()
+	}()
 	var first error
 	for sl := range full {
 		if first == nil {

@@ -163,3 +163,19 @@ func TestStreamErrors(t *testing.T) {
 		t.Fatalf("Stream of an absent snapshot = %v, want ErrNotFound", err)
 	}
 }
+
+// TestStreamApplyPanics: a panic of Apply reaches the caller, and the
+// reading goroutine has ended by then (goleak checks it at the end).
+func TestStreamApplyPanics(t *testing.T) {
+	m, path, _ := streamFile(t, StreamChunk*StreamDepth*2, 500)
+	defer func() {
+		if p := recover(); p != "apply" {
+			t.Fatalf("recovered %v, want Apply's panic", p)
+		}
+	}()
+	_, _ = Stream(m, path, ReadOptions{}, Stage[int]{
+		Decode: func(*int, *recordbatch.Batch, []recordbatch.Record, int) error { return nil },
+		Apply:  func(*int) error { panic("apply") },
+	})
+	t.Fatal("Stream returned")
+}
