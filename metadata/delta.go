@@ -243,6 +243,17 @@ func (d *Delta) Skip(offset int64, epoch int32) error {
 
 // replayOne is Replay under the current edit token.
 func (d *Delta) replayOne(rec Record, offset int64, epoch int32) error {
+	return d.replayPacked(rec, nil, nil, offset, epoch)
+}
+
+// replayPacked is replayOne for a record of a PreparedRun (rs not nil):
+// packed is the partition of a PartitionRecord packed and checked
+// beforehand, or nil when it was not (or is not a PartitionRecord).
+func (d *Delta) replayPacked(rec Record, packed *Partition, rs *runState, offset int64, epoch int32) error {
+	pr, isPartition := rec.(*PartitionRecord)
+	if rs != nil && !isPartition {
+		rs.last = nil
+	}
 	if rec == nil {
 		return &ReplayError{APIKey: -1, Offset: offset, Kind: ErrInvalidRecord, Reason: "nil record"}
 	}
@@ -296,7 +307,16 @@ func (d *Delta) replayOne(rec Record, offset int64, epoch int32) error {
 		return nil
 	}
 	next := d.cur
-	if err := next.replay(rec); err != nil {
+	var err error
+	if rs != nil && isPartition && next.features.metadataVersion != 0 {
+		// What replay checks before it replays a PartitionRecord.
+		err = next.replayPackedPartition(pr, packed, rs)
+	} else if err = next.replay(rec); err == nil && rs != nil {
+		if t, ok := rec.(*TopicRecord); ok {
+			rs.last, _ = next.topics.byID.Get(t.TopicId)
+		}
+	}
+	if err != nil {
 		return fail(err)
 	}
 	next.offset, next.epoch = offset, epoch

@@ -1,8 +1,8 @@
 package metadata
 
 import (
-	"bytes"
 	"cmp"
+	"encoding/binary"
 	"iter"
 	"strings"
 )
@@ -197,5 +197,12 @@ func (f FeaturesImage) Levels() iter.Seq2[string, int16] {
 // PRE_MIGRATION, 2 MIGRATION, 3 POST_MIGRATION.
 func (f FeaturesImage) ZkMigrationState() int8 { return f.zkMigration }
 
-// compareUUID orders UUIDs by their bytes.
-func compareUUID(a, b [16]byte) int { return bytes.Compare(a[:], b[:]) }
+// compareUUID orders UUIDs by their bytes, as bytes.Compare does, in two
+// 64-bit comparisons: a snapshot load compares topic ids some 20 times
+// per partition.
+func compareUUID(a, b [16]byte) int {
+	if c := cmp.Compare(binary.BigEndian.Uint64(a[:8]), binary.BigEndian.Uint64(b[:8])); c != 0 {
+		return c
+	}
+	return cmp.Compare(binary.BigEndian.Uint64(a[8:]), binary.BigEndian.Uint64(b[8:]))
+}

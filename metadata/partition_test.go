@@ -3,6 +3,8 @@ package metadata
 import (
 	"slices"
 	"testing"
+
+	"pgregory.net/rapid"
 )
 
 // A packed partition answers each list and directory as it was given,
@@ -77,4 +79,32 @@ func TestPartitionPackAllocations(t *testing.T) {
 	if got > 2 {
 		t.Errorf("a partition change allocates %.0f times, want at most 2", got)
 	}
+}
+
+// TestPlainValidImpliesValid: a partition plainValid accepts passes
+// every check of checkPartition, and checkPartition decides as its full
+// checks do.
+func TestPlainValidImpliesValid(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		ids := func(label string, maxLen int) []int32 {
+			return rapid.SliceOfN(rapid.Int32Range(-1, 4), 0, maxLen).Draw(t, label)
+		}
+		p := partitionSpec{
+			replicas: ids("replicas", 5), isr: ids("isr", 5),
+			leader: rapid.Int32Range(-2, 4).Draw(t, "leader"), leaderRecoveryState: rapid.Int8Range(-1, 2).Draw(t, "lrs"),
+		}
+		if rapid.Bool().Draw(t, "isrIsReplicas") {
+			p.isr = p.replicas
+		}
+		if rapid.IntRange(0, 5).Draw(t, "extra") == 0 {
+			p.removing, p.adding, p.elr, p.lastKnownELR = ids("removing", 2), ids("adding", 2), ids("elr", 2), ids("lastKnownELR", 2)
+		}
+		full := checkPartitionFully("t", 0, &p)
+		if p.plainValid() && full != nil {
+			t.Fatalf("plainValid accepts %+v, the full checks refuse it: %v", p, full)
+		}
+		if got := checkPartition("t", 0, &p); (got == nil) != (full == nil) || got != nil && got.Error() != full.Error() {
+			t.Fatalf("checkPartition = %v, the full checks %v", got, full)
+		}
+	})
 }

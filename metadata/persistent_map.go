@@ -78,7 +78,14 @@ func (m pmap[K, V]) Delete(k K) pmap[K, V] { return m.without(k, nil) }
 // with returns a map with k bound to v. Nodes of m stamped with tok may
 // be changed in place; every other node of m is left unchanged.
 func (m pmap[K, V]) with(k K, v V, tok *editToken) pmap[K, V] {
-	root, added := m.insert(m.root, k, v, tok)
+	return m.withLeaf(k, v, tok, nil)
+}
+
+// withLeaf is with that, when k is new, makes leaf the node of k instead
+// of allocating one. leaf, when not nil, must be a zero node no map
+// holds.
+func (m pmap[K, V]) withLeaf(k K, v V, tok *editToken, leaf *pnode[K, V]) pmap[K, V] {
+	root, added := m.insert(m.root, k, v, tok, leaf)
 	m.root = root
 	if added {
 		m.size++
@@ -185,17 +192,21 @@ func node[K, V any](n *pnode[K, V], k K, v V, l, r *pnode[K, V], tok *editToken)
 	return mk(k, v, l, r, tok)
 }
 
-func (m pmap[K, V]) insert(n *pnode[K, V], k K, v V, tok *editToken) (*pnode[K, V], bool) {
+func (m pmap[K, V]) insert(n *pnode[K, V], k K, v V, tok *editToken, leaf *pnode[K, V]) (*pnode[K, V], bool) {
 	if n == nil {
-		return &pnode[K, V]{key: k, val: v, height: 1, edit: tok}, true
+		if leaf == nil {
+			leaf = new(pnode[K, V])
+		}
+		*leaf = pnode[K, V]{key: k, val: v, height: 1, edit: tok}
+		return leaf, true
 	}
 	c := m.cmp(k, n.key)
 	switch {
 	case c < 0:
-		l, added := m.insert(n.left, k, v, tok)
+		l, added := m.insert(n.left, k, v, tok, leaf)
 		return rebuild(n, l, n.right, tok), added
 	case c > 0:
-		r, added := m.insert(n.right, k, v, tok)
+		r, added := m.insert(n.right, k, v, tok, leaf)
 		return rebuild(n, n.left, r, tok), added
 	}
 	if tok != nil && n.edit == tok {

@@ -1,8 +1,10 @@
 package metadata
 
 import (
+	"bytes"
 	"cmp"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -171,5 +173,27 @@ func TestPMapPathCopy(t *testing.T) {
 	}
 	if allocs := testing.AllocsPerRun(100, func() { _ = m.Set(777, 1) }); allocs > float64(m.root.height)+1 {
 		t.Errorf("Set allocates %v times, want at most %d", allocs, m.root.height+1)
+	}
+}
+
+// TestCompareUUIDOrdersBytes checks that compareUUID orders ids exactly
+// as bytes.Compare orders their bytes, the order snapshots are written in.
+func TestCompareUUIDOrdersBytes(t *testing.T) {
+	r := rand.New(rand.NewPCG(20, 1))
+	edge := [][16]byte{{}, {15: 1}, {7: 1}, {8: 1}, {0: 0x80}, {8: 0xff}}
+	for range 2000 {
+		var u [16]byte
+		for i := range u {
+			// Few distinct bytes, so that ids often share a prefix.
+			u[i] = byte(r.IntN(3)) * 0x7f
+		}
+		edge = append(edge, u)
+	}
+	for _, a := range edge[:200] {
+		for _, b := range edge {
+			if got, want := compareUUID(a, b), bytes.Compare(a[:], b[:]); got != want {
+				t.Fatalf("compareUUID(%x, %x) = %d, want %d", a, b, got, want)
+			}
+		}
 	}
 }

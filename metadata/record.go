@@ -140,6 +140,46 @@ func (d *Decoder) record(key APIKey) Record {
 	return rec
 }
 
+// RunDecoder decodes a run of metadata records, each into a value of its
+// own, and reuses those values and their arrays for the next run after
+// [RunDecoder.Reset]: a stream decoded run by run, such as a snapshot
+// whose runs are decoded ahead of their replay, allocates only where a
+// run holds more records of a type than the runs before, or a record
+// outgrows the arrays of the record it reuses. A record it returns stays
+// valid until the next Reset. The zero RunDecoder is ready to use; it is
+// not safe for concurrent use.
+type RunDecoder struct {
+	pools [][]Record // by API key
+	used  []int      // by API key: records of pools handed out since Reset
+}
+
+// Decode decodes one framed metadata record value, as [Decode] does,
+// into a record no other Decode of the run returned.
+func (d *RunDecoder) Decode(b []byte) (Record, error) { return decode(b, d.record) }
+
+// Reset starts a new run: the records decoded so far may be reused.
+func (d *RunDecoder) Reset() { clear(d.used) }
+
+// record returns the next unused record of type key, nil for a key no
+// record has.
+func (d *RunDecoder) record(key APIKey) Record {
+	if int(key) < len(d.pools) && d.used[key] < len(d.pools[key]) {
+		d.used[key]++
+		return d.pools[key][d.used[key]-1]
+	}
+	rec := newForDecode(key)
+	if rec == nil {
+		return nil
+	}
+	if int(key) >= len(d.pools) {
+		d.pools = append(d.pools, make([][]Record, int(key)+1-len(d.pools))...)
+		d.used = append(d.used, make([]int, int(key)+1-len(d.used))...)
+	}
+	d.pools[key] = append(d.pools[key], rec)
+	d.used[key]++
+	return rec
+}
+
 // decode decodes b into the record get returns for its API key.
 func decode(b []byte, get func(APIKey) Record) (Record, error) {
 	r := kbin.NewReader(b)

@@ -102,9 +102,38 @@ func (img *Image) replayRemoveTopic(r *RemoveTopicRecord) error {
 // registered are accepted: Kafka keeps replicas on unregistered brokers,
 // and a snapshot holds them.
 func (img *Image) replayPartition(r *PartitionRecord) error {
-	topic, ok := img.topics.byID.Get(r.TopicId)
-	if !ok {
-		return reject(ErrNotFound, "partition %d of unknown topic id %s", r.PartitionId, formatUUID(r.TopicId))
+	return img.replayPackedPartition(r, nil, nil)
+}
+
+// runState is what the replay of a PreparedRun keeps from record to
+// record.
+type runState struct {
+	// last is the topic of the record before, what topics.byID holds
+	// under its id, or nil.
+	last *Topic
+	// arena holds the partitions the replay packs.
+	arena *partitionArena
+}
+
+// replayPackedPartition is replayPartition with r's partition packed
+// beforehand when p is not nil: r then passed checkPartition (which
+// depends on nothing but r), and p is what packing it returns. The
+// checks that depend on the image run in the same order either way, so
+// that a record is refused with the same error. rs, when not nil, is the
+// state of a PreparedRun's replay: its last topic is used instead of a
+// lookup when it is r's, and set to r's topic once r is replayed; a
+// partition packed here goes to its arena.
+func (img *Image) replayPackedPartition(r *PartitionRecord, p *Partition, rs *runState) error {
+	var topic *Topic
+	var arena *partitionArena
+	if rs != nil {
+		topic, arena = rs.last, rs.arena
+	}
+	if topic == nil || topic.ID != r.TopicId {
+		var ok bool
+		if topic, ok = img.topics.byID.Get(r.TopicId); !ok {
+			return reject(ErrNotFound, "partition %d of unknown topic id %s", r.PartitionId, formatUUID(r.TopicId))
+		}
 	}
 	if r.PartitionId < 0 {
 		return reject(ErrInvalidRecord, "topic %s partition id %d is negative", topic.Name, r.PartitionId)
@@ -112,37 +141,76 @@ func (img *Image) replayPartition(r *PartitionRecord) error {
 	if _, ok := topic.partitions.Get(r.PartitionId); ok {
 		return reject(ErrAlreadyExists, "partition %s-%d already exists", topic.Name, r.PartitionId)
 	}
+	if err := checkPartitionRecord(topic.Name, r); err != nil {
+		return err
+	}
+	if p == nil {
+		spec := partitionRecordSpec(r)
+		if err := checkPartition(topic.Name, r.PartitionId, &spec); err != nil {
+			return err
+		}
+		p = spec.packIn(arena)
+	}
+	topic = img.setPartitionIn(topic, r.PartitionId, p, arena)
+	if rs != nil {
+		rs.last = topic
+	}
+	return nil
+}
+
+// checkPartitionRecord checks what replayPartition checks of r before
+// checkPartition, beyond the topic and the partition's absence.
+func checkPartitionRecord(topic string, r *PartitionRecord) error {
 	if len(r.Directories) > 0 && len(r.Directories) != len(r.Replicas) {
-		return reject(ErrInvalidRecord, "partition %s-%d has %d directories for %d replicas", topic.Name, r.PartitionId, len(r.Directories), len(r.Replicas))
+		return reject(ErrInvalidRecord, "partition %s-%d has %d directories for %d replicas", topic, r.PartitionId, len(r.Directories), len(r.Replicas))
 	}
 	if r.LeaderEpoch < 0 || r.PartitionEpoch < 0 {
-		return reject(ErrInvalidRecord, "partition %s-%d has leader epoch %d and partition epoch %d", topic.Name, r.PartitionId, r.LeaderEpoch, r.PartitionEpoch)
+		return reject(ErrInvalidRecord, "partition %s-%d has leader epoch %d and partition epoch %d", topic, r.PartitionId, r.LeaderEpoch, r.PartitionEpoch)
 	}
-	spec := partitionSpec{
+	return nil
+}
+
+// partitionRecordSpec returns the partition r creates, unpacked.
+func partitionRecordSpec(r *PartitionRecord) partitionSpec {
+	return partitionSpec{
 		replicas: r.Replicas, isr: r.Isr, removing: r.RemovingReplicas, adding: r.AddingReplicas,
 		elr: r.EligibleLeaderReplicas, lastKnownELR: r.LastKnownElr, dirs: r.Directories,
 		leader: r.Leader, leaderRecoveryState: r.LeaderRecoveryState, leaderEpoch: r.LeaderEpoch, partitionEpoch: r.PartitionEpoch,
 	}
-	if err := checkPartition(topic.Name, r.PartitionId, &spec); err != nil {
-		return err
-	}
-	p := spec.pack()
-	img.setPartition(topic, r.PartitionId, p)
-	return nil
 }
 
-// setPartition stores p as partition id of topic. A topic that this
-// delta already copied (stamped with its edit token) is changed in
-// place.
-func (img *Image) setPartition(topic *Topic, id int32, p *Partition) {
+// packPartitionRecord returns r's partition packed in a, or nil when r
+// does not pass the checks of replayPartition that depend on r alone.
+func packPartitionRecord(r *PartitionRecord, a *partitionArena) *Partition {
+	if r.PartitionId < 0 || checkPartitionRecord("", r) != nil {
+		return nil
+	}
+	spec := partitionRecordSpec(r)
+	if checkPartition("", r.PartitionId, &spec) != nil {
+		return nil
+	}
+	return spec.packIn(a)
+}
+
+// setPartition stores p as partition id of topic and returns the topic
+// the image then holds. A topic that this delta already copied (stamped
+// with its edit token) is changed in place.
+func (img *Image) setPartition(topic *Topic, id int32, p *Partition) *Topic {
+	return img.setPartitionIn(topic, id, p, nil)
+}
+
+// setPartitionIn is setPartition with the node of a new partition taken
+// from a (allocated on its own when a is nil).
+func (img *Image) setPartitionIn(topic *Topic, id int32, p *Partition, a *partitionArena) *Topic {
 	if img.edit != nil && topic.edit == img.edit {
-		topic.partitions = topic.partitions.with(id, p, img.edit)
-		return
+		topic.partitions = topic.partitions.withLeaf(id, p, img.edit, a.node())
+		return topic
 	}
 	nt := *topic
 	nt.edit = img.edit
-	nt.partitions = topic.partitions.with(id, p, img.edit)
+	nt.partitions = topic.partitions.withLeaf(id, p, img.edit, a.node())
 	img.topics.byID = img.topics.byID.with(topic.ID, &nt, img.edit)
+	return &nt
 }
 
 // checkPartition checks the invariants Kafka's controller keeps for a
@@ -157,6 +225,15 @@ func (img *Image) setPartition(topic *Topic, id int32, p *Partition) {
 //   - the leader recovery state is 0 or 1 (Kafka keeps 1 when the
 //     recovering leader goes away).
 func checkPartition(topic string, id int32, p *partitionSpec) error {
+	if p.plainValid() {
+		return nil
+	}
+	return checkPartitionFully(topic, id, p)
+}
+
+// checkPartitionFully is checkPartition without the shortcut of
+// plainValid.
+func checkPartitionFully(topic string, id int32, p *partitionSpec) error {
 	bad := func(format string, args ...any) error {
 		return reject(ErrInvalidRecord, "partition %s-%d: %s", topic, id, fmt.Sprintf(format, args...))
 	}
@@ -207,6 +284,30 @@ func checkPartition(topic string, id int32, p *partitionSpec) error {
 		return bad("unknown leader recovery state %d", p.leaderRecoveryState)
 	}
 	return nil
+}
+
+// plainValid reports whether p is a valid partition of the common kind,
+// without the lists of a reassignment or of KIP-966, which checkPartition
+// then accepts without its general checks. false says nothing: the
+// general checks decide.
+func (p *partitionSpec) plainValid() bool {
+	if len(p.replicas) == 0 || len(p.replicas) > smallSet || len(p.removing)+len(p.adding)+len(p.elr)+len(p.lastKnownELR) > 0 {
+		return false
+	}
+	for i, b := range p.replicas {
+		if b < 0 || slices.Contains(p.replicas[:i], b) {
+			return false
+		}
+	}
+	if !slices.Equal(p.isr, p.replicas) {
+		for i, b := range p.isr {
+			if b < 0 || slices.Contains(p.isr[:i], b) || !slices.Contains(p.replicas, b) {
+				return false
+			}
+		}
+	}
+	return (p.leader == NoLeader || slices.Contains(p.isr, p.leader)) &&
+		(p.leaderRecoveryState == LeaderRecovered || p.leaderRecoveryState == LeaderRecovering)
 }
 
 // smallSet is the list length up to which membership is a linear scan;

@@ -147,12 +147,11 @@ func (e *engine) loadVoterHistory() []kraft.VoterSetAt {
 	if !ok {
 		id = snapshot.Bootstrap
 	}
-	switch r, err := snapshot.Open(e.fsys, e.snap.store.Path(id), snapshot.ReadOptions{}); {
+	switch h, err := e.snapshotHeader(id); {
 	case err == nil:
-		if v := r.Header().Voters; v != nil {
+		if v := h.Voters; v != nil {
 			hist = append(hist, votersEntry{offset: id.Offset - 1, rec: v, bootstrap: id == snapshot.Bootstrap})
 		}
-		_ = r.Close()
 	case !errors.Is(err, snapshot.ErrNotFound):
 		e.logger.LogAttrs(context.Background(), slog.LevelError, "cannot read the voter set of a snapshot",
 			slog.String(logKeySnapshotID, id.String()), slog.String(logKeyError, err.Error()))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/krabka-go/krabka/internal/kraft"
 	"github.com/krabka-go/krabka/internal/logstore"
+	"github.com/krabka-go/krabka/internal/recordbatch"
 	"github.com/krabka-go/krabka/internal/snapshot"
 	"github.com/krabka-go/krabka/internal/vfs"
 	"github.com/krabka-go/krabka/metadata"
@@ -46,6 +47,11 @@ type snapshotState struct {
 	// for the one being written.
 	triggers []chan<- triggerResult
 	flight   []chan<- triggerResult
+	// loaded is the snapshot the image was last loaded from, and
+	// loadedHeader its header.
+	loaded       kraft.OffsetAndEpoch
+	loadedHeader snapshot.Header
+	hasLoaded    bool
 	// timestamps caches each snapshot's LastContainedLogTimestamp, for
 	// the time rule of retention. timerRetention is when retention next
 	// runs.
@@ -164,7 +170,7 @@ func (e *engine) loadNewestValid(snaps []snapshot.Info) ([]snapshot.Info, error)
 			break
 		}
 		id := snaps[k].ID
-		delta, err := readSnapshotImage(e.fsys, e.snap.store.Path(id), id)
+		delta, h, err := readSnapshot(e.fsys, e.snap.store.Path(id), id)
 		if err != nil {
 			if !errors.Is(err, errDamagedSnapshot) {
 				return nil, err
@@ -174,7 +180,7 @@ func (e *engine) loadNewestValid(snaps []snapshot.Info) ([]snapshot.Info, error)
 			damage = append(damage, err)
 			continue
 		}
-		e.installImage(id, delta)
+		e.installImage(id, delta, h)
 		break
 	}
 	kept := snaps[:max(0, len(snaps)-len(damage))]
@@ -199,41 +205,52 @@ var errDamagedSnapshot = errors.New("damaged snapshot")
 // kraft.version upgrade of a static quorum (loadVoterHistory). A damaged
 // file or record matches errDamagedSnapshot.
 func readSnapshotImage(fsys vfs.FS, path string, id kraft.OffsetAndEpoch) (*metadata.Delta, error) {
+	delta, _, err := readSnapshot(fsys, path, id)
+	return delta, err
+}
+
+// readSnapshot is readSnapshotImage that also returns the snapshot's
+// header, read in the same pass.
+func readSnapshot(fsys vfs.FS, path string, id kraft.OffsetAndEpoch) (*metadata.Delta, snapshot.Header, error) {
 	damaged := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %w", errDamagedSnapshot, fmt.Errorf(format, args...))
 	}
-	r, err := snapshot.Open(fsys, path, snapshot.ReadOptions{})
-	if err != nil {
-		if errors.Is(err, snapshot.ErrCorrupt) {
-			return nil, damaged("raft: open snapshot %s: %w", id, err)
-		}
-		return nil, fmt.Errorf("raft: open snapshot %s: %w", id, err)
-	}
-	defer func() { _ = r.Close() }()
-	// One run of changes from the new delta on, every record decoded
-	// into the decoder's record of its type: the load allocates for the
-	// image it builds, not for the records it reads.
+	// One pass over the file: its batches are read, verified and decoded
+	// on the stream's goroutine while this one replays the records
+	// decoded before, one run of changes from the new delta on. The
+	// delta is dropped unless the whole file proves sound.
 	delta := metadata.NewDelta(metadata.EmptyImage())
-	var dec metadata.Decoder
-	for r.Next() {
-		b := r.Batch()
-		for i := range b.Records {
-			rec, err := dec.Decode(b.Records[i].Value)
-			if err != nil {
-				return nil, damaged("raft: snapshot %s: record %d: %w", id, b.RecordOffset(&b.Records[i]), err)
+	h, err := snapshot.Stream(fsys, path, snapshot.ReadOptions{}, snapshot.Stage[metadata.PreparedRun]{
+		Decode: func(run *metadata.PreparedRun, b *recordbatch.Batch, recs []recordbatch.Record, queued int) error {
+			run.Reset()
+			for i := range recs {
+				if err := run.Add(recs[i].Value); err != nil {
+					return damaged("raft: snapshot %s: record %d: %w", id, b.RecordOffset(&recs[i]), err)
+				}
 			}
-			if err := delta.ReplayNext(rec, int64(id.Offset)-1, int32(id.Epoch)); err != nil {
-				return nil, snapshotReplayError(id, err)
+			// Packing the partitions goes to whichever side is ahead:
+			// here while the replay has runs waiting, else the replay.
+			if queued > 0 {
+				run.Pack()
 			}
-		}
+			return nil
+		},
+		Apply: func(run *metadata.PreparedRun) error {
+			if err := delta.ReplayRun(run, int64(id.Offset)-1, int32(id.Epoch)); err != nil {
+				return snapshotReplayError(id, err)
+			}
+			return nil
+		},
+	})
+	switch {
+	case err == nil:
+		return delta, h, nil
+	case errors.Is(err, errDamagedSnapshot), errors.As(err, new(*UnsupportedMetadataVersionError)):
+		return nil, h, err
+	case errors.Is(err, snapshot.ErrCorrupt):
+		return nil, h, damaged("raft: open snapshot %s: %w", id, err)
 	}
-	if err := r.Err(); err != nil {
-		if errors.Is(err, snapshot.ErrCorrupt) {
-			return nil, damaged("raft: read snapshot %s: %w", id, err)
-		}
-		return nil, fmt.Errorf("raft: read snapshot %s: %w", id, err)
-	}
-	return delta, nil
+	return nil, h, fmt.Errorf("raft: open snapshot %s: %w", id, err)
 }
 
 // snapshotReplayError is the error of a snapshot record of snapshot id
@@ -251,22 +268,42 @@ func snapshotReplayError(id kraft.OffsetAndEpoch, err error) error {
 // loadImage replaces the image with the content of snapshot id and makes
 // id's end offset the next offset to apply.
 func (e *engine) loadImage(id kraft.OffsetAndEpoch) error {
-	delta, err := readSnapshotImage(e.fsys, e.snap.store.Path(id), id)
+	delta, h, err := readSnapshot(e.fsys, e.snap.store.Path(id), id)
 	if err != nil {
 		return err
 	}
-	e.installImage(id, delta)
+	e.installImage(id, delta, h)
 	return nil
 }
 
-// installImage makes delta (snapshot id's content) the image.
-func (e *engine) installImage(id kraft.OffsetAndEpoch, delta *metadata.Delta) {
+// installImage makes delta (snapshot id's content, with header h) the
+// image. The header is kept for the voter history and retention, which
+// need not read the file again.
+func (e *engine) installImage(id kraft.OffsetAndEpoch, delta *metadata.Delta, h snapshot.Header) {
+	e.snap.loaded, e.snap.loadedHeader, e.snap.hasLoaded = id, h, true
+	e.snap.timestamps[id] = h.LastContainedLogTimestamp
 	e.applier.delta = delta
 	e.applier.applied = id.Offset
 	e.snap.appliedBytes = 0
 	e.snap.atBoundary = false
 	e.pub.publishImage(delta.Apply())
 	e.logger.LogAttrs(context.Background(), slog.LevelInfo, "loaded snapshot", slog.String(logKeySnapshotID, id.String()))
+}
+
+// snapshotHeader returns the header of snapshot id: the one kept when
+// the image was loaded from it, else read from the file, which Open
+// verifies whole.
+func (e *engine) snapshotHeader(id kraft.OffsetAndEpoch) (snapshot.Header, error) {
+	if e.snap.hasLoaded && e.snap.loaded == id {
+		return e.snap.loadedHeader, nil
+	}
+	r, err := snapshot.Open(e.fsys, e.snap.store.Path(id), snapshot.ReadOptions{})
+	if err != nil {
+		return snapshot.Header{}, err
+	}
+	h := r.Header()
+	_ = r.Close() // read-only: a close error changes nothing read
+	return h, nil
 }
 
 // snapshotSize reports the size of snapshot id, for the core's LogView.
@@ -553,14 +590,12 @@ func (e *engine) snapshotTimestamp(id kraft.OffsetAndEpoch) (ts int64, ok bool) 
 	if ts, ok := e.snap.timestamps[id]; ok {
 		return ts, true
 	}
-	r, err := snapshot.Open(e.fsys, e.snap.store.Path(id), snapshot.ReadOptions{})
+	h, err := e.snapshotHeader(id)
 	if err != nil {
 		return 0, false
 	}
-	ts = r.Header().LastContainedLogTimestamp
-	_ = r.Close()
-	e.snap.timestamps[id] = ts
-	return ts, true
+	e.snap.timestamps[id] = h.LastContainedLogTimestamp
+	return h.LastContainedLogTimestamp, true
 }
 
 // runRetentionIfDue runs retention when cleanInterval has passed since it

@@ -27,6 +27,7 @@ func openBytes(t *testing.T, name string, data []byte, o ReadOptions) (*Reader, 
 	m := vfs.NewMem()
 	writeFile(t, m, "/d/"+name, data)
 	r, err := Open(m, "/d/"+name, o)
+	checkStreamAgrees(t, m, "/d/"+name, o, r, err)
 	if err == nil {
 		// Iterating a verified file must not fail.
 		for r.Next() {

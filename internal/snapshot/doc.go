@@ -69,6 +69,13 @@
 // *[CorruptError] naming the file, the byte position and the reason (D16 in
 // docs/reliability.md).
 //
+// [Stream] reads the file once instead, with the same checks, for a
+// caller that builds something it can drop (a snapshot load builds a new
+// image): the batches are read, verified and decoded on a goroutine of
+// their own while the caller applies the records decoded before, and
+// damage anywhere in the file is the error, whatever was applied before
+// it was found, so that the caller discards what it built.
+//
 // # FetchSnapshot
 //
 // The leader serves chunks with [Store.ReadRange] (the bytes from a

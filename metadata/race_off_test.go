@@ -1,0 +1,5 @@
+//go:build !race
+
+package metadata_test
+
+const raceEnabled = false
