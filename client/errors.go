@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 
 	"github.com/krabka-go/krabka/internal/transport"
 	"github.com/krabka-go/krabka/internal/wire"
@@ -102,7 +103,8 @@ func answerError(code int16, msg *string, leaderID, epoch int32) error {
 	case errors.Is(err, ErrNotLeader):
 		err = ErrLeaderUnknown
 	}
-	if text == "" {
+	// The controller's message starts with the condition's own text.
+	if text = strings.TrimPrefix(text, err.Error()+": "); text == "" || text == err.Error() {
 		return err
 	}
 	return fmt.Errorf("%w: %s", err, text)

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -670,7 +671,8 @@ func forwardOutcome(resp kmsg.Response, err error, records int) (SubmitResult, e
 	case errors.Is(err, ErrShuttingDown):
 		return SubmitResult{}, fmt.Errorf("%w: the leader is shutting down", ErrLeaderUnknown)
 	case errors.Is(err, ErrInvalidChange), errors.Is(err, ErrImageChanged), errors.Is(err, ErrUncommittedTail):
-		return SubmitResult{}, fmt.Errorf("%w: %s", err, msg)
+		// The leader's message starts with the condition's own text.
+		return SubmitResult{}, fmt.Errorf("%w: %s", err, strings.TrimPrefix(msg, err.Error()+": "))
 	default:
 		return SubmitResult{}, fmt.Errorf("raft: forwarded submission failed on the leader: %w: %s", err, msg)
 	}

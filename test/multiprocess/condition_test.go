@@ -82,15 +82,24 @@ func TestConditionalSubmissionsAcrossLeaderKill(t *testing.T) {
 	if _, err := submit([]metadata.Record{mv}); err != nil {
 		t.Fatal(err)
 	}
-	seen := imageOffset()
 	token := func(expires int64) metadata.Record {
 		r := metadata.NewDelegationTokenRecord()
 		r.TokenId, r.Owner, r.Requester = "t1", "User:alice", "User:alice"
 		r.IssueTimestamp, r.MaxTimestamp, r.ExpirationTimestamp = 1, 1<<40, expires
 		return r
 	}
-	if _, err := submit([]metadata.Record{token(10)}, client.IfUnchangedSince(seen), client.IfDelegationToken("t1", nil)); err != nil {
-		t.Fatalf("first submission against offset %d: %v", seen, err)
+	// The controllers register themselves meanwhile (KIP-919), which
+	// changes the image: read it again until nothing else does.
+	var seen int64
+	for {
+		seen = imageOffset()
+		_, err := submit([]metadata.Record{token(10)}, client.IfUnchangedSince(seen), client.IfDelegationToken("t1", nil))
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, client.ErrImageChanged) {
+			t.Fatalf("first submission against offset %d: %v", seen, err)
+		}
 	}
 
 	if err := q.stop(first, syscall.SIGKILL); err == nil {
