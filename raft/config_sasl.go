@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/krabka-go/krabka/internal/recordbatch"
 	"github.com/krabka-go/krabka/internal/transport"
 	"github.com/krabka-go/krabka/metadata"
 )
@@ -323,25 +324,26 @@ func (c Config) listenerSASL(name string) (transport.SASL, *transport.SASLClient
 // each exchange reads the current image, so a credential committed
 // after the listener started is accepted and a removed one is not.
 //
-// bootstrap, when not nil, holds the credentials of the bootstrap records
-// (what krabka storage format --add-scram wrote, KIP-900), used while the
-// image holds no committed metadata (no metadata.version): on a node
-// whose log was empty at start, before the first leader has committed
-// the bootstrap records. Without them, controllers that authenticate to
-// each other with SCRAM could never elect that first leader, since the
-// credentials reach the image only through the leader's commit. This is
-// the uncommitted bootstrap state Kafka's KRaft listeners are given
-// before anything is committed (KAFKA-20164). Once the image has a
-// metadata.version, which it never loses, only the image is read.
-func scramLookup(image func() *metadata.Image, bootstrap map[scramKey]transport.ScramCredential) transport.ScramLookup {
+// start, when not nil, holds the credentials the node starts with
+// ([startCredentials]), used while the image has no metadata.version or
+// the node has not applied its log as far as it reached at start:
+// controllers that authenticate to each other with SCRAM must elect a
+// leader before anything they hold is known to be committed, and until a
+// leader is elected a node's image holds only its snapshot, or nothing.
+// On an empty log they are the bootstrap records' credentials (what
+// krabka storage format --add-scram wrote, KIP-900), the uncommitted
+// bootstrap state Kafka's KRaft listeners are given before anything is
+// committed (KAFKA-20164). Once the image covers the log the node started
+// with, only the image is read.
+func scramLookup(image func() *metadata.Image, applied func() int64, start *startCredentials) transport.ScramLookup {
 	return func(mechanism, user string) (transport.ScramCredential, bool) {
 		id := metadata.ScramSHA256
 		if mechanism == transport.MechanismScramSHA512 {
 			id = metadata.ScramSHA512
 		}
 		img := image()
-		if bootstrap != nil && img.Features().MetadataVersion() == 0 {
-			cred, ok := bootstrap[scramKey{id, user}]
+		if start != nil && (img.Features().MetadataVersion() == 0 || applied() < start.until) {
+			cred, ok := start.creds[scramKey{id, user}]
 			return cred, ok
 		}
 		cred, ok := img.Scram().Get(id, user)
@@ -350,6 +352,18 @@ func scramLookup(image func() *metadata.Image, bootstrap map[scramKey]transport.
 		}
 		return transport.ScramCredential{Salt: cred.Salt, StoredKey: cred.StoredKey, ServerKey: cred.ServerKey, Iterations: int(cred.Iterations)}, true
 	}
+}
+
+// startCredentials are the SCRAM credentials of a node's own state at
+// start: on an empty log the bootstrap records'; else those of the image
+// it loaded (its newest snapshot) changed by every credential record of
+// its log after it, committed or not, in log order. A record that is not
+// committed may yet be truncated; until the node has applied its log the
+// credentials it accepts are those of its own log, as a lagging follower
+// accepts those of its image. until is the log end offset at start.
+type startCredentials struct {
+	creds map[scramKey]transport.ScramCredential
+	until int64
 }
 
 // scramKey names a SCRAM credential: the mechanism code of
@@ -365,12 +379,66 @@ type scramKey struct {
 func bootstrapScram(recs []metadata.Record) map[scramKey]transport.ScramCredential {
 	out := map[scramKey]transport.ScramCredential{}
 	for _, r := range recs {
-		switch r := r.(type) {
-		case *metadata.UserScramCredentialRecord:
-			out[scramKey{r.Mechanism, r.Name}] = transport.ScramCredential{Salt: r.Salt, StoredKey: r.StoredKey, ServerKey: r.ServerKey, Iterations: int(r.Iterations)}
-		case *metadata.RemoveUserScramCredentialRecord:
-			delete(out, scramKey{r.Mechanism, r.Name})
-		}
+		applyScramRecord(out, r)
 	}
 	return out
+}
+
+// applyScramRecord applies r to creds when it is a credential record.
+func applyScramRecord(creds map[scramKey]transport.ScramCredential, r metadata.Record) {
+	switch r := r.(type) {
+	case *metadata.UserScramCredentialRecord:
+		creds[scramKey{r.Mechanism, r.Name}] = transport.ScramCredential{Salt: r.Salt, StoredKey: r.StoredKey, ServerKey: r.ServerKey, Iterations: int(r.Iterations)}
+	case *metadata.RemoveUserScramCredentialRecord:
+		delete(creds, scramKey{r.Mechanism, r.Name})
+	}
+}
+
+// startScram returns the node's [startCredentials]: the bootstrap
+// records' on an empty log, else the loaded image's changed by the
+// credential records of the log from the applied offset (the loaded
+// snapshot's end, or the log start) to its end.
+func (e *engine) startScram() (*startCredentials, error) {
+	end := e.log.LogEndOffset()
+	if end == 0 {
+		return &startCredentials{creds: bootstrapScram(e.bootstrap)}, nil
+	}
+	creds := map[scramKey]transport.ScramCredential{}
+	for c := range e.pub.image.Load().Scram().All() {
+		creds[scramKey{c.Mechanism, c.Name}] = transport.ScramCredential{Salt: c.Salt, StoredKey: c.StoredKey, ServerKey: c.ServerKey, Iterations: int(c.Iterations)}
+	}
+	var dec recordbatch.Decoder
+	for off := max(int64(e.applier.applied), e.log.LogStartOffset()); off < end; {
+		rr, err := e.log.Read(off, 1<<20)
+		if err != nil {
+			return nil, fmt.Errorf("raft: read the log's SCRAM credentials at %d: %w", off, err)
+		}
+		next := off
+		it := recordbatch.NewIterator(&dec, rr.Batches)
+		for it.Next() {
+			b := it.Batch()
+			next = b.NextOffset()
+			if b.IsControl() {
+				continue
+			}
+			for i := range b.Records {
+				if b.RecordOffset(&b.Records[i]) < off {
+					continue
+				}
+				// A record that does not decode stops the node when it is
+				// applied; here it only holds no credential.
+				if r, err := metadata.Decode(b.Records[i].Value); err == nil {
+					applyScramRecord(creds, r)
+				}
+			}
+		}
+		if err := it.Err(); err != nil {
+			return nil, fmt.Errorf("raft: read the log's SCRAM credentials at %d: %w", off, err)
+		}
+		if next <= off {
+			break
+		}
+		off = next
+	}
+	return &startCredentials{creds: creds, until: end}, nil
 }

@@ -231,20 +231,22 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 	srvCfg.Handler = &handler{c: c, authz: newRequestAuthz(cfg, e.pub.image.Load, rc.logger), shards: cfg.ShardRouter, admin: cfg.AdminRouter}
 	warnUnprotectedListeners(ctx, cfg, rc.logger)
 	// A SASL listener answers ApiVersions before authentication as the
-	// handler does after it. On a node whose log is empty it takes SCRAM
-	// credentials from the bootstrap records until the first leader has
-	// committed them.
-	var bootstrap map[scramKey]transport.ScramCredential
-	if log.LogEndOffset() == 0 {
-		bootstrap = bootstrapScram(e.bootstrap)
-	}
+	// handler does after it. Until the node has applied its whole log it
+	// takes SCRAM credentials from its own state (scramLookup).
+	var start *startCredentials
 	for _, h := range rc.listenerSASL {
-		if h != nil {
-			h.APIVersions = func(req *kmsg.ApiVersionsRequest) *kmsg.ApiVersionsResponse {
-				return wire.AnswerAPIVersions(req, e.rc.featureState(e.pub.image.Load(), e.pub.finalizedKRaftVersion()))
-			}
-			h.ScramCredentials = scramLookup(e.pub.image.Load, bootstrap)
+		if h == nil {
+			continue
 		}
+		if start == nil {
+			if start, err = e.startScram(); err != nil {
+				return nil, err
+			}
+		}
+		h.APIVersions = func(req *kmsg.ApiVersionsRequest) *kmsg.ApiVersionsResponse {
+			return wire.AnswerAPIVersions(req, e.rc.featureState(e.pub.image.Load(), e.pub.finalizedKRaftVersion()))
+		}
+		h.ScramCredentials = scramLookup(e.pub.image.Load, func() int64 { return e.pub.quorum.Load().AppliedOffset }, start)
 	}
 	// Per-address creation rates come from the image's ip quotas
 	// (KIP-612), shared by every listener.

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/krabka-go/krabka/internal/snapshot"
 	"github.com/krabka-go/krabka/internal/tlstest"
 	"github.com/krabka-go/krabka/metadata"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -305,5 +308,72 @@ func TestSCRAMCredentialFromImage(t *testing.T) {
 	submit(t, node, rm)
 	if err := kgoDescribeQuorumSASL(t, addr, mech); !errors.Is(err, kerr.SaslAuthenticationFailed) {
 		t.Fatalf("after the credential was removed: %v, want SASL_AUTHENTICATION_FAILED", err)
+	}
+}
+
+// scramQuorumNode maps cfg's controller listener to SASL_PLAINTEXT with
+// SCRAM-SHA-512 between the controllers, as admin, whose credential the
+// bootstrap records written into cfg's directory hold (krabka storage
+// format --add-scram).
+func scramQuorumNode(t *testing.T, cfg *Config) {
+	t.Helper()
+	cfg.ListenerSecurityProtocolMap = map[string]SecurityProtocol{"CONTROLLER": SecuritySASLPlaintext}
+	cfg.SASL = map[string]string{
+		"listener.name.controller.sasl.enabled.mechanisms":        "SCRAM-SHA-512",
+		keySASLControllerMechanism:                                "SCRAM-SHA-512",
+		"listener.name.controller.scram-sha-512.sasl.jaas.config": `org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="admin-secret";`,
+		keyFailedAuthenticationDelay:                              "50",
+	}
+	cl, err := xscram.SHA512.NewClient("admin", "admin-secret", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := cl.GetStoredCredentialsWithError(xscram.KeyFactors{Salt: "admin-salt", Iters: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cred := metadata.NewUserScramCredentialRecord()
+	cred.Name, cred.Mechanism, cred.Salt, cred.StoredKey, cred.ServerKey, cred.Iterations = "admin", metadata.ScramSHA512, []byte("admin-salt"), sc.StoredKey, sc.ServerKey, 4096
+	var values [][]byte
+	for _, r := range []metadata.Record{metadataVersionRecord(), cred} {
+		b, err := metadata.Encode(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		values = append(values, b)
+	}
+	file, err := snapshot.EncodeBootstrap(snapshot.BatchTimes{}, values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cfg.MetadataLogDir, snapshot.BootstrapFile), file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSCRAMQuorumRestartsTogether: controllers that authenticate to each
+// other with SCRAM elect their first leader on the bootstrap records'
+// credential, and elect again after all of them stop at once: until a
+// node has applied its log it authenticates with the credentials its own
+// log and snapshot hold, since its image then holds only its snapshot, or
+// nothing, and no leader can commit anything without an election.
+func TestSCRAMQuorumRestartsTogether(t *testing.T) {
+	c := newTestClusterWith(t, 3, "", func(cfg *Config) { scramQuorumNode(t, cfg) })
+	leader := c.leader()
+	res := submit(t, c.node(c.follower(leader)), topicRecord("orders"))
+	c.waitApplied(res.LastOffset + 1)
+	for id := NodeID(1); id <= 3; id++ {
+		c.stop(id)
+	}
+	for id := NodeID(1); id <= 3; id++ {
+		c.restart(id)
+	}
+	leader = c.leader()
+	res = submit(t, c.node(c.follower(leader)), topicRecord("payments"))
+	c.waitApplied(res.LastOffset + 1)
+	for i, n := range c.nodes {
+		if _, ok := n.CurrentImage().Topics().ByName("orders"); !ok {
+			t.Errorf("node %d lost the topic committed before the restart", i+1)
+		}
 	}
 }
