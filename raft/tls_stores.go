@@ -3,6 +3,7 @@ package raft
 import (
 	"bytes"
 	"crypto"
+	"crypto/sha1"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/binary"
@@ -68,9 +69,11 @@ func (k keystoreFile) decode(data []byte) (*tls.Certificate, error) {
 }
 
 // truststoreFile is one ssl.truststore.location file: its type and
-// ssl.truststore.password (empty when unset).
+// ssl.truststore.password, and whether that is set (an empty password
+// is a password).
 type truststoreFile struct {
 	typ, password string
+	passwordSet   bool
 }
 
 // decode reads the trusted certificates of a trust store.
@@ -79,6 +82,9 @@ func (t truststoreFile) decode(data []byte) (*x509.CertPool, error) {
 	case storePKCS12:
 		return decodePKCS12Truststore(data, t.password)
 	case storeJKS:
+		if !t.passwordSet {
+			return decodeJKSTruststoreUnchecked(data)
+		}
 		return decodeJKSTruststore(data, t.password)
 	}
 	return certPool(data)
@@ -224,12 +230,31 @@ func decodeJKSKeystore(data []byte, storePassword, keyPassword string) (*tls.Cer
 	return certificateFor(key, certs)
 }
 
+// decodeJKSTruststoreUnchecked reads a JKS trust store without a
+// password, as Kafka's FileBasedStore loads one when
+// ssl.truststore.password is not set: Java's KeyStore.load with a null
+// password reads the entries and checks no digest. The digest of the
+// file is replaced with the one of the empty password, which the
+// decoder then finds, so that the entries are read as they are.
+func decodeJKSTruststoreUnchecked(data []byte) (*x509.CertPool, error) {
+	if len(data) < jksDigestSize {
+		return decodeJKSTruststore(data, "")
+	}
+	body := data[:len(data)-jksDigestSize]
+	h := sha1.New()
+	h.Write([]byte(jksWhitener)) // the empty password adds no bytes before it
+	h.Write(body)
+	return decodeJKSTruststore(h.Sum(bytes.Clone(body)), "")
+}
+
+// jksWhitener is the text Sun's JavaKeyStore hashes after the password
+// and before the store's contents to make its digest.
+const jksWhitener = "Mighty Aphrodite"
+
 // decodeJKSTruststore reads a JKS trust store: its trusted certificate
 // entries and the certificate of each private key entry, the
-// certificates Java's trust manager takes from a store. Krabka checks the
-// store's integrity, so it needs the password; Kafka without
-// ssl.truststore.password reads a JKS store unchecked, which Validate
-// refuses.
+// certificates Java's trust manager takes from a store, after checking
+// the store's integrity with password.
 func decodeJKSTruststore(data []byte, password string) (*x509.CertPool, error) {
 	ks, err := loadJKS(data, "trust store", keySSLTruststorePassword, password)
 	if err != nil {

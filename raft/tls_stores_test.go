@@ -300,6 +300,59 @@ func TestPKCS12TruststoreWithoutPassword(t *testing.T) {
 	}
 }
 
+// TestJKSTruststoreWithoutPassword: a JKS trust store file without
+// ssl.truststore.password is read as Kafka's FileBasedStore reads it
+// (Java's KeyStore.load with a null password): its certificates are
+// trusted and its digest is not checked, so a store written with a
+// password, and one whose digest is damaged, both verify clients; with a
+// password set, the damaged digest is refused. The stores are written by
+// keystore-go and, when it is installed, by keytool.
+func TestJKSTruststoreWithoutPassword(t *testing.T) {
+	ca, other := tlstest.NewCA(t, "test CA"), tlstest.NewCA(t, "other CA")
+	stores := map[string][]byte{"keystore-go": tlstest.JKSTruststore(t, "store-secret", ca)}
+	if keytool, err := exec.LookPath("keytool"); err == nil {
+		dir := t.TempDir()
+		jks := filepath.Join(dir, "t.jks")
+		out, err := exec.Command(keytool, "-importcert", "-noprompt", "-alias", "ca", "-file", writeFile(t, dir, "ca.pem", ca.PEM),
+			"-keystore", jks, "-storetype", "JKS", "-storepass", "store-secret").CombinedOutput()
+		if err != nil {
+			t.Fatalf("keytool -importcert: %v\n%s", err, out)
+		}
+		if stores["keytool"], err = os.ReadFile(jks); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, store := range stores {
+		t.Run(name, func(t *testing.T) {
+			damaged := append([]byte{}, store...)
+			damaged[len(damaged)-1] ^= 0xff // the last byte of the digest
+			for _, data := range [][]byte{store, damaged} {
+				cfg := ForTests(1, t.TempDir())
+				dir := t.TempDir()
+				storeNode(t, &cfg, dir, storeJKS, "store-secret", ca.Issue(t, "server", tlstest.Options{Names: []string{"127.0.0.1"}}), ca)
+				cfg.SSL[keySSLTruststoreLocation] = writeFile(t, dir, "truststore.jks", data)
+				delete(cfg.SSL, keySSLTruststorePassword)
+				if err := cfg.Validate(); err != nil {
+					t.Fatalf("Validate = %v, want a JKS trust store without a password accepted", err)
+				}
+				addr := startNode(t, cfg).Addr()
+				if _, err := dialTLS(t, addr, clientTLS(t, ca, ca.Issue(t, "admin", tlstest.Options{}))); err != nil {
+					t.Errorf("a client of the trusted CA: %v", err)
+				}
+				stranger := clientTLS(t, ca, nil)
+				cert := other.Issue(t, "stranger", tlstest.Options{}).TLSCertificate(t)
+				stranger.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &cert, nil }
+				if _, err := dialTLS(t, addr, stranger); err == nil || !strings.Contains(err.Error(), "unknown certificate authority") {
+					t.Errorf("a client of another CA: %v, want it refused by the trust store", err)
+				}
+			}
+			if _, err := decodeJKSTruststore(damaged, "store-secret"); err == nil || !strings.Contains(err.Error(), "does not open with ssl.truststore.password") {
+				t.Errorf("the damaged digest with the password = %v, want it refused", err)
+			}
+		})
+	}
+}
+
 // FuzzJKSStore: no JKS key store or trust store file, however damaged,
 // makes the decoder panic or allocate more than the file holds.
 func FuzzJKSStore(f *testing.F) {
