@@ -55,8 +55,9 @@ var errNoMappingRule = errors.New("no rule of ssl.principal.mapping.rules applie
 // repetition), one whose meaning would differ (Java's class intersection
 // &&), and one that can match an empty string other than at the start of
 // the name (where Java's replaceAll repeats the replacement and Go's
-// does not) are refused. A list without any rule would refuse every
-// certificate, and is refused too.
+// does not) are refused. A list without any rule is Kafka's too: the
+// node starts, and every client certificate is refused as one no rule
+// matches.
 func parsePrincipalMappingRules(value string) (*principalMapper, error) {
 	m := &principalMapper{}
 	for _, text := range splitMappingRules(strings.TrimSpace(value)) {
@@ -65,9 +66,6 @@ func parsePrincipalMappingRules(value string) (*principalMapper, error) {
 			return nil, err
 		}
 		m.rules = append(m.rules, r)
-	}
-	if len(m.rules) == 0 {
-		return nil, errors.New("no rule is given, so every client certificate would be refused: write DEFAULT for the certificate's subject unchanged")
 	}
 	return m, nil
 }

@@ -1,6 +1,7 @@
 package raft
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -33,7 +34,6 @@ func TestPrincipalMappingRulesInvalid(t *testing.T) {
 			"RULE:^CN=(.*?),OU=ServiceUsers.*$/U", "RULE:^CN=(.*?),OU=ServiceUsers.*$/LU", `RULE:^CN=(.*)$/a\/`}},
 		{`ends with "L/U"`, []string{"RULE:^CN=(.*?),OU=ServiceUsers.*$/$1/L/U"}},
 		{`ends with "LU"`, []string{"RULE:^CN=(.*?),OU=ServiceUsers.*$/$1/LU"}},
-		{"no rule is given", []string{"", " , ,"}},
 		{"not a regular expression Krabka reads", []string{"RULE:^CN=(?=admin).*$/$1/", `RULE:^CN=(\w+)\1$/$1/`}},
 		{"Java's class intersection", []string{"RULE:^CN=[a-z&&[^x]]+$/x/"}},
 		{"can match an empty string after a match", []string{"RULE:.*/x/", "RULE:(.*)$/$1/", "RULE://"}},
@@ -89,9 +89,17 @@ func TestPrincipalMapper(t *testing.T) {
 			t.Errorf("rules %q: name(%q) = %q, %v; want %q", tt.rules, tt.dn, got, err, tt.want)
 		}
 	}
-	m, _ := parsePrincipalMappingRules("RULE:^CN=admin,.*$/admin/")
-	if got, err := m.name("CN=other,O=krabka"); err == nil {
-		t.Errorf("name of a subject no rule matches = %q, want Kafka's NoMatchingRule refusal", got)
+	// A subject no rule matches, and any subject when the list has no
+	// rule (Kafka's SslPrincipalMapper then has none to try).
+	for _, rules := range []string{"RULE:^CN=admin,.*$/admin/", "", " , ,"} {
+		m, err := parsePrincipalMappingRules(rules)
+		if err != nil {
+			t.Errorf("parsePrincipalMappingRules(%q) = %v, want it accepted", rules, err)
+			continue
+		}
+		if got, err := m.name("CN=other,O=krabka"); !errors.Is(err, errNoMappingRule) {
+			t.Errorf("rules %q: name of a subject no rule matches = %q, %v; want Kafka's NoMatchingRule refusal", rules, got, err)
+		}
 	}
 }
 
