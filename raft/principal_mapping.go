@@ -197,8 +197,8 @@ var boundedRepeatEnd = regexp.MustCompile(`\{[0-9]+(,[0-9]*)?\}$`)
 // javaOnlyConstruct returns the first construct of pattern that Java's
 // regular expressions apply and Go's cannot, named and quoted
 // (look-around, atomic groups, back-references, possessive repetition),
-// or "". Escaped characters and the insides of character classes are
-// not constructs.
+// or "". Escaped and quoted (\Q…\E) characters and the insides of
+// character classes are not constructs.
 func javaOnlyConstruct(pattern string) string {
 	class := 0 // the depth of nested character classes, as Java nests them
 	for i := 0; i < len(pattern); i++ {
@@ -207,6 +207,13 @@ func javaOnlyConstruct(pattern string) string {
 		case c == '\\' && i+1 < len(pattern):
 			next := pattern[i+1]
 			switch {
+			case next == 'Q': // quoted up to \E: literal text
+				end := strings.Index(pattern[i+2:], `\E`)
+				if end < 0 {
+					return ""
+				}
+				i += 2 + end + 1
+				continue
 			case class == 0 && next >= '1' && next <= '9':
 				return fmt.Sprintf("the back-reference %q", pattern[i:i+2])
 			case class == 0 && next == 'k' && strings.HasPrefix(pattern[i+2:], "<"):

@@ -80,7 +80,7 @@ func TestPrincipalMappingRulesJavaOnlyConstructs(t *testing.T) {
 			}
 		}
 	}
-	for _, pattern := range []string{`^CN=\(?=x\)$`, `^CN=[(?=]+$`, `^CN=a\*+$`, `^CN=a\}+$`, `^CN=(?<name>\w+)$`, `^CN=(?:a)+$`, `^CN=a+?$`, `^CN=[a-z[0-9]]++$`} {
+	for _, pattern := range []string{`^CN=\(?=x\)$`, `^CN=[(?=]+$`, `^CN=a\*+$`, `^CN=a\}+$`, `^CN=(?<name>\w+)$`, `^CN=(?:a)+$`, `^CN=a+?$`, `^CN=\Qa++(?=\1\E$`, `^CN=[a-z[0-9]]++$`} {
 		_, err := parsePrincipalMappingRules("RULE:" + pattern + "/x/")
 		if pattern == `^CN=[a-z[0-9]]++$` {
 			if err == nil || !strings.Contains(err.Error(), `possessive repetition "++"`) {
