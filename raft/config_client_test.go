@@ -35,6 +35,15 @@ func TestParseClientProperties(t *testing.T) {
 	if !tc.InsecureSkipVerify || tc.VerifyConnection == nil {
 		t.Error("ssl.endpoint.identification.algorithm= leaves the host name unchecked, but the chain must still be checked")
 	}
+	// A JKS trust store without ssl.truststore.password is read, its
+	// integrity unchecked, as Kafka's client reads it.
+	sec, err = ParseClientProperties([]byte("security.protocol=SSL\nssl.truststore.location=" + writeFile(t, dir, "t.jks", tlstest.JKSTruststore(t, "ts", ca)) + "\n"))
+	if err != nil {
+		t.Fatalf("a JKS trust store without a password: %v", err)
+	}
+	if roots := sec.TLS("controller-1.example").RootCAs; roots == nil || !roots.Equal(tlstest.Pool(ca)) {
+		t.Errorf("the JKS trust store without a password trusts %v, want the CA", roots)
+	}
 
 	for _, tt := range []struct {
 		key, want string
@@ -47,7 +56,6 @@ func TestParseClientProperties(t *testing.T) {
 			`sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="a" password="hunter2";`}},
 		{"sasl.jaas.config", "security.protocol is PLAINTEXT, so this SASL setting would be ignored", []string{"sasl.jaas.config=x"}},
 		{"ssl.principal.mapping.rules", "not a client setting", []string{"security.protocol=SSL", "ssl.principal.mapping.rules=DEFAULT"}},
-		{"ssl.truststore.password", "required: the client has a JKS trust store file", []string{"security.protocol=SSL", "ssl.truststore.location=/t.jks"}},
 		{"security.protocol", "must be PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL", []string{"security.protocol=TLS"}},
 	} {
 		props := strings.Join(tt.lines, "\n") + "\n"

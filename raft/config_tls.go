@@ -300,9 +300,9 @@ func validateKeystore(v *validator, who string, s map[string]sslSetting, require
 
 // validateTruststore applies Kafka's rules for the trust store of who:
 // a file (ssl.truststore.location) of ssl.truststore.type, or PEM inline.
-// A PEM trust store has no password. Kafka reads a JKS trust store
-// without ssl.truststore.password unchecked; Krabka checks every store it
-// reads, so a JKS trust store needs the password.
+// A PEM trust store has no password. A JKS or PKCS12 trust store file
+// without ssl.truststore.password is read as Kafka's FileBasedStore
+// reads it: a JKS store's integrity is then not checked.
 func validateTruststore(v *validator, who string, s map[string]sslSetting) {
 	typ, loc, pass, certs := s[keySSLTruststoreType], s[keySSLTruststoreLocation], s[keySSLTruststorePassword], s[keySSLTruststoreCertificates]
 	t := storeType(typ.value)
@@ -320,9 +320,6 @@ func validateTruststore(v *validator, who string, s map[string]sslSetting) {
 		v.add(pass.key, "", "%s: a PEM trust store has no password: remove the property", who)
 	case pass.set && !loc.set:
 		v.add(pass.key, "", "%s: the trust store password is set, but no trust store file (%s) is", who, loc.key)
-	case loc.set && t == storeJKS && !pass.set:
-		v.add(pass.key, "", "required: %s has a JKS trust store file (%s=JKS%s); Kafka would read it without checking its integrity, Krabka checks it with the password%s",
-			who, typ.key, defaultNote(typ), pemHint(typ, keySSLTruststoreType))
 	}
 }
 

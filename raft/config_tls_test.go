@@ -77,8 +77,6 @@ func TestValidateSSLStoreRules(t *testing.T) {
 			[]string{"ssl.keystore.type=PEM", "ssl.keystore.location=/k.pem", "ssl.truststore.type=PKCS12", "ssl.truststore.certificates=c"}},
 		{"a trust store password without a file", keySSLTruststorePassword, "no trust store file (ssl.truststore.location) is",
 			[]string{"ssl.keystore.type=PEM", "ssl.keystore.location=/k.pem", "ssl.truststore.password=hunter2"}},
-		{"JKS trust store without password", keySSLTruststorePassword, "Krabka checks it with the password",
-			[]string{"ssl.keystore.type=PEM", "ssl.keystore.location=/k.pem", "ssl.truststore.location=/t.jks"}},
 		{"PEM trust store with a password", keySSLTruststorePassword, "a PEM trust store has no password",
 			[]string{"ssl.keystore.type=PEM", "ssl.keystore.location=/k.pem", "ssl.truststore.type=PEM", "ssl.truststore.location=/t.pem", "ssl.truststore.password=hunter2"}},
 		{"JCEKS", keySSLTruststoreType, "Krabka reads JKS, PKCS12, PEM stores",

@@ -55,8 +55,9 @@ var errNoMappingRule = errors.New("no rule of ssl.principal.mapping.rules applie
 // repetition), one whose meaning would differ (Java's class intersection
 // &&), and one that can match an empty string other than at the start of
 // the name (where Java's replaceAll repeats the replacement and Go's
-// does not) are refused. A list without any rule would refuse every
-// certificate, and is refused too.
+// does not) are refused. A list without any rule is Kafka's too: the
+// node starts, and every client certificate is refused as one no rule
+// matches.
 func parsePrincipalMappingRules(value string) (*principalMapper, error) {
 	m := &principalMapper{}
 	for _, text := range splitMappingRules(strings.TrimSpace(value)) {
@@ -65,9 +66,6 @@ func parsePrincipalMappingRules(value string) (*principalMapper, error) {
 			return nil, err
 		}
 		m.rules = append(m.rules, r)
-	}
-	if len(m.rules) == 0 {
-		return nil, errors.New("no rule is given, so every client certificate would be refused: write DEFAULT for the certificate's subject unchanged")
 	}
 	return m, nil
 }
@@ -164,6 +162,9 @@ func parseMappingRule(text string) (mappingRule, error) {
 	if strings.Contains(pattern, "&&") {
 		return mappingRule{}, fmt.Errorf("rule %q: the pattern uses &&, Java's class intersection, which Go's regular expressions read as literal characters: write the class out", text)
 	}
+	if construct := javaOnlyConstruct(pattern); construct != "" {
+		return mappingRule{}, fmt.Errorf("rule %q: the pattern uses %s, which Java's regular expressions have and Go's (RE2) do not, so Krabka cannot apply the rule as Kafka does: write the pattern without it", text, construct)
+	}
 	re, err := regexp.Compile(pattern)
 	if err != nil {
 		return mappingRule{}, fmt.Errorf("rule %q: the pattern is not a regular expression Krabka reads (RE2: no look-around, back-references or possessive repetition): %v", text, err)
@@ -177,6 +178,75 @@ func parseMappingRule(text string) (mappingRule, error) {
 	r.pattern = re
 	r.whole = regexp.MustCompile(`^(?:` + pattern + `)$`) // compiles, as pattern does
 	return r, nil
+}
+
+// javaOnlyConstructs are the group openings of Java's regular
+// expressions that Go's lack, by what they are called.
+var javaOnlyConstructs = []struct{ opening, name string }{
+	{"(?<=", "look-behind"},
+	{"(?<!", "negative look-behind"},
+	{"(?=", "look-ahead"},
+	{"(?!", "negative look-ahead"},
+	{"(?>", "an atomic group"},
+}
+
+// boundedRepeatEnd matches a pattern that ends with a bounded repetition
+// {n}, {n,} or {n,m}.
+var boundedRepeatEnd = regexp.MustCompile(`\{[0-9]+(,[0-9]*)?\}$`)
+
+// javaOnlyConstruct returns the first construct of pattern that Java's
+// regular expressions apply and Go's cannot, named and quoted
+// (look-around, atomic groups, back-references, possessive repetition),
+// or "". Escaped and quoted (\Q…\E) characters and the insides of
+// character classes are not constructs.
+func javaOnlyConstruct(pattern string) string {
+	class := 0 // the depth of nested character classes, as Java nests them
+	for i := 0; i < len(pattern); i++ {
+		c := pattern[i]
+		switch {
+		case c == '\\' && i+1 < len(pattern):
+			next := pattern[i+1]
+			switch {
+			case next == 'Q': // quoted up to \E: literal text
+				end := strings.Index(pattern[i+2:], `\E`)
+				if end < 0 {
+					return ""
+				}
+				i += 2 + end + 1
+				continue
+			case class == 0 && next >= '1' && next <= '9':
+				return fmt.Sprintf("the back-reference %q", pattern[i:i+2])
+			case class == 0 && next == 'k' && strings.HasPrefix(pattern[i+2:], "<"):
+				ref := pattern[i:]
+				if end := strings.IndexByte(ref, '>'); end >= 0 {
+					ref = ref[:end+1]
+				}
+				return fmt.Sprintf("the named back-reference %q", ref)
+			}
+			i++
+		case c == '[':
+			class++
+		case c == ']' && class > 0:
+			class--
+		case class > 0:
+		case c == '(':
+			for _, j := range javaOnlyConstructs {
+				if strings.HasPrefix(pattern[i:], j.opening) {
+					return fmt.Sprintf("%s %q", j.name, j.opening)
+				}
+			}
+			if strings.HasPrefix(pattern[i:], "(?") {
+				i++ // the ? opens a group's flags or name, it repeats nothing
+			}
+		case (c == '*' || c == '+' || c == '?' || (c == '}' && boundedRepeatEnd.MatchString(pattern[:i+1]))) && strings.HasPrefix(pattern[i+1:], "+"):
+			q := string(c)
+			if c == '}' {
+				q = boundedRepeatEnd.FindString(pattern[:i+1])
+			}
+			return fmt.Sprintf("the possessive repetition %q", q+"+")
+		}
+	}
+	return ""
 }
 
 // emptyAfterMatch reports whether pattern may match an empty string at a

@@ -1,6 +1,7 @@
 package raft
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -33,8 +34,7 @@ func TestPrincipalMappingRulesInvalid(t *testing.T) {
 			"RULE:^CN=(.*?),OU=ServiceUsers.*$/U", "RULE:^CN=(.*?),OU=ServiceUsers.*$/LU", `RULE:^CN=(.*)$/a\/`}},
 		{`ends with "L/U"`, []string{"RULE:^CN=(.*?),OU=ServiceUsers.*$/$1/L/U"}},
 		{`ends with "LU"`, []string{"RULE:^CN=(.*?),OU=ServiceUsers.*$/$1/LU"}},
-		{"no rule is given", []string{"", " , ,"}},
-		{"not a regular expression Krabka reads", []string{"RULE:^CN=(?=admin).*$/$1/", `RULE:^CN=(\w+)\1$/$1/`}},
+		{"not a regular expression Krabka reads", []string{"RULE:^CN=(a$/x/", `RULE:^CN=\h+$/x/`}},
 		{"Java's class intersection", []string{"RULE:^CN=[a-z&&[^x]]+$/x/"}},
 		{"can match an empty string after a match", []string{"RULE:.*/x/", "RULE:(.*)$/$1/", "RULE://"}},
 		{`$ is followed by 'x'`, []string{"RULE:^CN=(.*)$/$x/"}},
@@ -46,6 +46,50 @@ func TestPrincipalMappingRulesInvalid(t *testing.T) {
 			if _, err := parsePrincipalMappingRules(rules); err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("parsePrincipalMappingRules(%q) = %v, want an error saying %q", rules, err, tt.want)
 			}
+		}
+	}
+}
+
+// TestPrincipalMappingRulesJavaOnlyConstructs: a pattern using a
+// construct of Java's regular expressions that Go's cannot apply is
+// refused at start, the problem naming ssl.principal.mapping.rules (or
+// the listener's override) and the construct; the same characters
+// escaped or inside a character class are accepted.
+func TestPrincipalMappingRulesJavaOnlyConstructs(t *testing.T) {
+	for _, tt := range []struct{ pattern, want string }{
+		{`^CN=(?=admin)[^,]+$`, `look-ahead "(?="`},
+		{`^CN=(?!guest)[^,]+$`, `negative look-ahead "(?!"`},
+		{`^CN=[^,]+(?<=n),O=x$`, `look-behind "(?<="`},
+		{`^CN=[^,]+(?<!x),O=x$`, `negative look-behind "(?<!"`},
+		{`^CN=(?>a|ab)c$`, `an atomic group "(?>"`},
+		{`^CN=(\w)\1$`, `the back-reference "\\1"`},
+		{`^CN=(?<n>\w)\k<n>$`, `the named back-reference "\\k<n>"`},
+		{`^CN=a*+$`, `the possessive repetition "*+"`},
+		{`^CN=[a-z]++$`, `the possessive repetition "++"`},
+		{`^CN=a?+b$`, `the possessive repetition "?+"`},
+		{`^CN=a{2,3}+$`, `the possessive repetition "{2,3}+"`},
+		{`^CN=a{2}+$`, `the possessive repetition "{2}+"`},
+	} {
+		rules := "RULE:" + tt.pattern + "/x/"
+		for _, key := range []string{keySSLPrincipalMappingRules, "listener.name.controller." + keySSLPrincipalMappingRules} {
+			// A properties file escapes a backslash with a backslash.
+			_, _, err := ParseProperties([]byte(sslBase + key + "=" + strings.ReplaceAll(rules, `\`, `\\`) + "\n"))
+			got := configErrors(t, err)
+			if len(got) != 1 || got[0].Key != key || !strings.Contains(got[0].Reason, "uses "+tt.want+", which Java's regular expressions have and Go's (RE2) do not") {
+				t.Errorf("%s=%s: %v, want a problem with %s naming %s", key, rules, err, key, tt.want)
+			}
+		}
+	}
+	for _, pattern := range []string{`^CN=\(?=x\)$`, `^CN=[(?=]+$`, `^CN=a\*+$`, `^CN=a\}+$`, `^CN=(?<name>\w+)$`, `^CN=(?:a)+$`, `^CN=a+?$`, `^CN=\Qa++(?=\1\E$`, `^CN=[a-z[0-9]]++$`} {
+		_, err := parsePrincipalMappingRules("RULE:" + pattern + "/x/")
+		if pattern == `^CN=[a-z[0-9]]++$` {
+			if err == nil || !strings.Contains(err.Error(), `possessive repetition "++"`) {
+				t.Errorf("%s: %v, want the possessive repetition after a nested class refused", pattern, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v, want it accepted", pattern, err)
 		}
 	}
 }
@@ -89,9 +133,17 @@ func TestPrincipalMapper(t *testing.T) {
 			t.Errorf("rules %q: name(%q) = %q, %v; want %q", tt.rules, tt.dn, got, err, tt.want)
 		}
 	}
-	m, _ := parsePrincipalMappingRules("RULE:^CN=admin,.*$/admin/")
-	if got, err := m.name("CN=other,O=krabka"); err == nil {
-		t.Errorf("name of a subject no rule matches = %q, want Kafka's NoMatchingRule refusal", got)
+	// A subject no rule matches, and any subject when the list has no
+	// rule (Kafka's SslPrincipalMapper then has none to try).
+	for _, rules := range []string{"RULE:^CN=admin,.*$/admin/", "", " , ,"} {
+		m, err := parsePrincipalMappingRules(rules)
+		if err != nil {
+			t.Errorf("parsePrincipalMappingRules(%q) = %v, want it accepted", rules, err)
+			continue
+		}
+		if got, err := m.name("CN=other,O=krabka"); !errors.Is(err, errNoMappingRule) {
+			t.Errorf("rules %q: name of a subject no rule matches = %q, %v; want Kafka's NoMatchingRule refusal", rules, got, err)
+		}
 	}
 }
 

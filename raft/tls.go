@@ -80,7 +80,8 @@ func newTLSStores(name string, s map[string]sslSetting, log *slog.Logger) (*tlsS
 	}
 	if loc := s[keySSLTruststoreLocation]; loc.set {
 		st.trustFile = loc.value
-		st.trustStore = truststoreFile{typ: storeType(s[keySSLTruststoreType].value), password: s[keySSLTruststorePassword].value}
+		pass := s[keySSLTruststorePassword]
+		st.trustStore = truststoreFile{typ: storeType(s[keySSLTruststoreType].value), password: pass.value, passwordSet: pass.set}
 		stamp, roots, err := readStore(loc.value, st.trustStore.decode)
 		if err != nil {
 			return nil, &ConfigError{Key: loc.key, Value: loc.value, Reason: err.Error()}

@@ -3,6 +3,7 @@ package raft
 import (
 	"bytes"
 	"crypto"
+	"crypto/sha1"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/binary"
@@ -68,9 +69,11 @@ func (k keystoreFile) decode(data []byte) (*tls.Certificate, error) {
 }
 
 // truststoreFile is one ssl.truststore.location file: its type and
-// ssl.truststore.password (empty when unset).
+// ssl.truststore.password, and whether that is set (an empty password
+// is a password).
 type truststoreFile struct {
 	typ, password string
+	passwordSet   bool
 }
 
 // decode reads the trusted certificates of a trust store.
@@ -79,25 +82,57 @@ func (t truststoreFile) decode(data []byte) (*x509.CertPool, error) {
 	case storePKCS12:
 		return decodePKCS12Truststore(data, t.password)
 	case storeJKS:
+		if !t.passwordSet {
+			return decodeJKSTruststoreUnchecked(data)
+		}
 		return decodeJKSTruststore(data, t.password)
 	}
 	return certPool(data)
 }
 
 // decodePKCS12Keystore reads a PKCS12 key store: one private key and its
-// certificate chain. The key's own password must be the store's, which
-// is what keytool writes ("different store and key passwords not
-// supported for PKCS12 KeyStores") and what the PKCS12 library reads.
+// certificate chain. The store opens with storePassword and the key
+// decrypts with keyPassword, as Kafka's KeyManagerFactory takes it; a key
+// whose password is not the store's is read through
+// pkcs12WithKeyPassword.
 func decodePKCS12Keystore(data []byte, storePassword, keyPassword string) (*tls.Certificate, error) {
 	if keyPassword != storePassword {
-		return nil, fmt.Errorf("%s differs from %s, and a PKCS12 store's key is protected by the store password: remove %s, or convert the store to JKS",
-			keySSLKeyPassword, keySSLKeystorePassword, keySSLKeyPassword)
+		var err error
+		if data, err = pkcs12WithKeyPassword(data, storePassword, keyPassword); err != nil {
+			return nil, err
+		}
 	}
 	key, leaf, chain, err := pkcs12.DecodeChain(data, storePassword)
 	if err != nil {
+		if keyPassword == storePassword {
+			// Which password failed, if one did: the store's MAC's, or
+			// the key's.
+			var pe passwordError
+			if _, perr := pkcs12WithKeyPassword(data, storePassword, keyPassword); errors.As(perr, &pe) {
+				return nil, perr
+			}
+		}
+		if strings.Contains(err.Error(), "expected exactly one key bag") {
+			return nil, severalKeys("the PKCS12 key store holds more than one private key entry")
+		}
 		return nil, pkcs12Error("key store", keySSLKeystorePassword, err)
 	}
 	return certificateFor(key, append([]*x509.Certificate{leaf}, chain...))
+}
+
+// severalKeys refuses a key store with more than one private key entry
+// (what says which store and entries). Kafka hands the whole store to
+// Java's default key manager (SunX509), which picks an entry at each
+// handshake: by the key type the handshake asks for (from the client's
+// signature algorithms in TLS 1.3, the server's cipher suite order in
+// TLS 1.2, each as the JDK's version decides), and among entries of one
+// type by the iteration order of a Java HashMap of the aliases. Go's
+// crypto/tls picks the first certificate a client hello supports, in
+// the order given; neither rule reproduces the other for every client,
+// so a node would present another certificate than Kafka to some
+// clients. The store must hold one entry.
+func severalKeys(what string) error {
+	return fmt.Errorf("%s; Kafka's key manager (SunX509) chooses among several at each handshake by key type and, within a type, by the order of a Java hash map of the aliases, which Go's TLS certificate selection cannot reproduce, so Krabka reads a key store of one private key entry: keep one (keytool -delete -alias NAME), or give each listener its own store (listener.name.<listener>.ssl.keystore.location)", what)
 }
 
 // decodePKCS12Truststore reads a PKCS12 trust store: certificates that
@@ -182,8 +217,8 @@ func loadJKS(data []byte, what, passwordKey, password string) (keystore.KeyStore
 }
 
 // decodeJKSKeystore reads a JKS key store: exactly one private key entry
-// (Kafka has no setting that picks one of several), decrypted with
-// keyPassword, and its certificate chain.
+// (see severalKeys), decrypted with keyPassword, and its certificate
+// chain.
 func decodeJKSKeystore(data []byte, storePassword, keyPassword string) (*tls.Certificate, error) {
 	ks, err := loadJKS(data, "key store", keySSLKeystorePassword, storePassword)
 	if err != nil {
@@ -200,7 +235,7 @@ func decodeJKSKeystore(data []byte, storePassword, keyPassword string) (*tls.Cer
 		return nil, errors.New("the JKS key store holds no private key entry")
 	case 1:
 	default:
-		return nil, fmt.Errorf("the JKS key store holds %d private key entries (%s), and Kafka has no setting that picks one: keep one", len(aliases), strings.Join(aliases, ", "))
+		return nil, severalKeys(fmt.Sprintf("the JKS key store holds %d private key entries (%s)", len(aliases), strings.Join(aliases, ", ")))
 	}
 	entry, err := ks.GetPrivateKeyEntry(aliases[0], []byte(keyPassword))
 	if err != nil {
@@ -224,12 +259,31 @@ func decodeJKSKeystore(data []byte, storePassword, keyPassword string) (*tls.Cer
 	return certificateFor(key, certs)
 }
 
+// decodeJKSTruststoreUnchecked reads a JKS trust store without a
+// password, as Kafka's FileBasedStore loads one when
+// ssl.truststore.password is not set: Java's KeyStore.load with a null
+// password reads the entries and checks no digest. The digest of the
+// file is replaced with the one of the empty password, which the
+// decoder then finds, so that the entries are read as they are.
+func decodeJKSTruststoreUnchecked(data []byte) (*x509.CertPool, error) {
+	if len(data) < jksDigestSize {
+		return decodeJKSTruststore(data, "")
+	}
+	body := data[:len(data)-jksDigestSize]
+	h := sha1.New()
+	h.Write([]byte(jksWhitener)) // the empty password adds no bytes before it
+	h.Write(body)
+	return decodeJKSTruststore(h.Sum(bytes.Clone(body)), "")
+}
+
+// jksWhitener is the text Sun's JavaKeyStore hashes after the password
+// and before the store's contents to make its digest.
+const jksWhitener = "Mighty Aphrodite"
+
 // decodeJKSTruststore reads a JKS trust store: its trusted certificate
 // entries and the certificate of each private key entry, the
-// certificates Java's trust manager takes from a store. Krabka checks the
-// store's integrity, so it needs the password; Kafka without
-// ssl.truststore.password reads a JKS store unchecked, which Validate
-// refuses.
+// certificates Java's trust manager takes from a store, after checking
+// the store's integrity with password.
 func decodeJKSTruststore(data []byte, password string) (*x509.CertPool, error) {
 	ks, err := loadJKS(data, "trust store", keySSLTruststorePassword, password)
 	if err != nil {

@@ -1,6 +1,7 @@
 package raft
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/binary"
@@ -128,7 +129,7 @@ func TestSSLStoreRefusals(t *testing.T) {
 		{"PKCS12 wrong password", storePKCS12, p12, map[string]string{keySSLKeystorePassword: "hunter2", keySSLKeyPassword: "hunter2"}, keySSLKeystoreLocation, "does not open with ssl.keystore.password: wrong password"},
 		{"PKCS12 truncated", storePKCS12, truncated(p12), nil, keySSLKeystoreLocation, "not a PKCS12 key store, or a damaged one"},
 		{"PKCS12 altered", storePKCS12, flipped(p12), nil, keySSLKeystoreLocation, "PKCS12 key store"},
-		{"PKCS12 key password", storePKCS12, p12, map[string]string{keySSLKeyPassword: "other"}, keySSLKeystoreLocation, "ssl.key.password differs from ssl.keystore.password"},
+		{"PKCS12 wrong key password", storePKCS12, p12, map[string]string{keySSLKeyPassword: "hunter2"}, keySSLKeystoreLocation, "private key of the PKCS12 key store does not decrypt with ssl.key.password"},
 		{"PKCS12 given a JKS file", storePKCS12, jks, nil, keySSLKeystoreLocation, "not a PKCS12 key store"},
 		{"JKS wrong password", storeJKS, jks, map[string]string{keySSLKeystorePassword: "hunter2"}, keySSLKeystoreLocation, "does not open with ssl.keystore.password: wrong password"},
 		{"JKS wrong key password", storeJKS, jks, map[string]string{keySSLKeyPassword: "hunter2"}, keySSLKeystoreLocation, "does not decrypt with ssl.key.password"},
@@ -243,23 +244,31 @@ func TestSSLStoreReload(t *testing.T) {
 	}
 }
 
+// keytoolRunner returns a function that runs keytool with its
+// arguments and fails the test if it fails, or skips the test when
+// keytool is not installed, saying what is then left unchecked.
+func keytoolRunner(t *testing.T, unchecked string) func(args ...string) {
+	t.Helper()
+	keytool, err := exec.LookPath("keytool")
+	if err != nil {
+		t.Skip("keytool is not installed; " + unchecked)
+	}
+	return func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command(keytool, args...).CombinedOutput(); err != nil {
+			t.Fatalf("keytool %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+}
+
 // TestSSLStoresFromKeytool checks the stores against Java's own tool:
 // a listener serves TLS from a JKS key store that keytool generated
 // (its key under its own password) and a PKCS12 key store keytool
 // converted from it, each checked by a client that trusts the
 // certificate keytool exported.
 func TestSSLStoresFromKeytool(t *testing.T) {
-	keytool, err := exec.LookPath("keytool")
-	if err != nil {
-		t.Skip("keytool is not installed; the stores are checked against go-pkcs12 and keystore-go only")
-	}
+	run := keytoolRunner(t, "the stores are checked against go-pkcs12 and keystore-go only")
 	dir := t.TempDir()
-	run := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command(keytool, args...).CombinedOutput(); err != nil {
-			t.Fatalf("keytool %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
 	jks, p12, cert := filepath.Join(dir, "ks.jks"), filepath.Join(dir, "ks.p12"), filepath.Join(dir, "cert.pem")
 	run("-genkeypair", "-alias", "server", "-keyalg", "EC", "-groupname", "secp256r1", "-dname", "CN=server",
 		"-ext", "SAN=ip:127.0.0.1", "-validity", "1", "-keystore", jks, "-storetype", "JKS", "-storepass", "store-secret", "-keypass", "key-secret")
@@ -300,6 +309,188 @@ func TestPKCS12TruststoreWithoutPassword(t *testing.T) {
 	}
 }
 
+// TestKeyStoreWithSeveralKeys: a JKS or PKCS12 key store holding two
+// private key entries (an RSA and an EC key, as keytool writes them)
+// refuses to start, naming ssl.keystore.location, its file and the
+// entries, and saying why one is not picked as Kafka's key manager would.
+func TestKeyStoreWithSeveralKeys(t *testing.T) {
+	run := keytoolRunner(t, "a store of several keys is not written")
+	dir := t.TempDir()
+	jks, p12 := filepath.Join(dir, "ks.jks"), filepath.Join(dir, "ks.p12")
+	for _, key := range [][]string{{"rsa", "-keyalg", "RSA", "-keysize", "2048"}, {"ec", "-keyalg", "EC", "-groupname", "secp256r1"}} {
+		run(append([]string{"-genkeypair", "-alias", key[0], "-dname", "CN=" + key[0], "-validity", "1", "-keystore", jks, "-storetype", "JKS",
+			"-storepass", "store-secret", "-keypass", "store-secret"}, key[1:]...)...)
+	}
+	run("-importkeystore", "-srckeystore", jks, "-srcstoretype", "JKS", "-srcstorepass", "store-secret",
+		"-destkeystore", p12, "-deststoretype", "PKCS12", "-deststorepass", "store-secret")
+	for _, tt := range []struct{ typ, path, want string }{
+		{storeJKS, jks, "the JKS key store holds 2 private key entries (ec, rsa)"},
+		{storePKCS12, p12, "the PKCS12 key store holds more than one private key entry"},
+	} {
+		cfg := ForTests(1, t.TempDir())
+		cfg.ListenerSecurityProtocolMap = map[string]SecurityProtocol{"CONTROLLER": SecuritySSL}
+		cfg.SSL = map[string]string{keySSLKeystoreType: tt.typ, keySSLKeystoreLocation: tt.path, keySSLKeystorePassword: "store-secret"}
+		c, err := Start(t.Context(), cfg)
+		if err == nil {
+			_ = c.Shutdown(t.Context())
+		}
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Key != keySSLKeystoreLocation || ce.Value != tt.path ||
+			!strings.Contains(ce.Reason, tt.want) || !strings.Contains(ce.Reason, "cannot reproduce") {
+			t.Errorf("Start with a %s key store of two keys = %v, want a problem with %s=%s saying %q and why", tt.typ, err, keySSLKeystoreLocation, tt.path, tt.want)
+		}
+	}
+}
+
+// rekeyJava is a Java program that copies the key entries of a PKCS12
+// store (args: in, store password, out, key password) into a new PKCS12
+// store written by Java's own KeyStore, each key under the key password
+// and the store under the store password.
+const rekeyJava = `import java.io.*;
+import java.security.*;
+
+public class Rekey {
+    public static void main(String[] a) throws Exception {
+        KeyStore in = KeyStore.getInstance("PKCS12");
+        try (InputStream s = new FileInputStream(a[0])) { in.load(s, a[1].toCharArray()); }
+        KeyStore out = KeyStore.getInstance("PKCS12");
+        out.load(null, null);
+        for (String alias : java.util.Collections.list(in.aliases())) {
+            if (in.isKeyEntry(alias)) {
+                out.setKeyEntry(alias, in.getKey(alias, a[1].toCharArray()), a[3].toCharArray(), in.getCertificateChain(alias));
+            }
+        }
+        try (OutputStream s = new FileOutputStream(a[2])) { out.store(s, a[1].toCharArray()); }
+    }
+}
+`
+
+// TestPKCS12KeyPassword: a PKCS12 key store whose key has its own
+// password, written by Java's PKCS12 KeyStore (in its default PBES2 and
+// AES, and in its legacy 3DES and RC2), serves TLS with ssl.key.password,
+// as Kafka's key manager opens the key; without ssl.key.password or with
+// a wrong one it refuses to start naming the key password, and with a
+// wrong store password naming the store password.
+func TestPKCS12KeyPassword(t *testing.T) {
+	java, err := exec.LookPath("java")
+	if err != nil {
+		t.Skip("java is not installed; Java's PKCS12 stores cannot be written")
+	}
+	dir := t.TempDir()
+	src := writeFile(t, dir, "Rekey.java", []byte(rekeyJava))
+	ca := tlstest.NewCA(t, "test CA")
+	in := writeFile(t, dir, "in.p12", ca.Issue(t, "server", tlstest.Options{Names: []string{"127.0.0.1"}}).PKCS12(t, "store-secret"))
+	for name, flags := range map[string][]string{"default": nil, "legacy": {"-Dkeystore.pkcs12.legacy"}} {
+		t.Run(name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "keystore.p12")
+			cmd := exec.Command(java, append(flags, src, in, "store-secret", out, "key-secret")...)
+			if b, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("java Rekey.java: %v\n%s", err, b)
+			}
+			start := func(set map[string]string) (*Controller, error) {
+				cfg := ForTests(1, t.TempDir())
+				storeNode(t, &cfg, t.TempDir(), storePKCS12, "store-secret", ca.Issue(t, "unused", tlstest.Options{}), ca)
+				cfg.SSL[keySSLKeystoreLocation] = out
+				for k, v := range set {
+					if v == "" {
+						delete(cfg.SSL, k)
+					} else {
+						cfg.SSL[k] = v
+					}
+				}
+				c, err := Start(t.Context(), cfg)
+				if err == nil {
+					t.Cleanup(func() { _ = c.Shutdown(context.Background()) })
+				}
+				return c, err
+			}
+			c, err := start(map[string]string{keySSLKeyPassword: "key-secret"})
+			if err != nil {
+				t.Fatalf("Start with ssl.key.password = %v", err)
+			}
+			conn, err := dialTLS(t, c.Addr(), clientTLS(t, ca, ca.Issue(t, "admin", tlstest.Options{})))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cn := conn.ConnectionState().PeerCertificates[0].Subject.CommonName; cn != "server" {
+				t.Errorf("the listener served CN=%s, want CN=server", cn)
+			}
+			for _, tt := range []struct {
+				set  map[string]string
+				want string
+			}{
+				{map[string]string{keySSLKeyPassword: ""}, "does not decrypt with ssl.key.password (or ssl.keystore.password when that is not set)"},
+				{map[string]string{keySSLKeyPassword: "hunter2"}, "does not decrypt with ssl.key.password"},
+				{map[string]string{keySSLKeyPassword: "key-secret", keySSLKeystorePassword: "hunter2"}, "does not open with ssl.keystore.password"},
+			} {
+				_, err := start(tt.set)
+				var ce *ConfigError
+				if !errors.As(err, &ce) || ce.Key != keySSLKeystoreLocation || ce.Value != out || !strings.Contains(ce.Reason, tt.want) {
+					t.Errorf("Start with %v = %v, want a problem with %s=%s saying %q", tt.set, err, keySSLKeystoreLocation, out, tt.want)
+				}
+				for _, secret := range []string{"store-secret", "key-secret", "hunter2"} {
+					if err != nil && strings.Contains(err.Error(), secret) {
+						t.Errorf("the error shows a password: %v", err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestJKSTruststoreWithoutPassword: a JKS trust store file without
+// ssl.truststore.password is read as Kafka's FileBasedStore reads it
+// (Java's KeyStore.load with a null password): its certificates are
+// trusted and its digest is not checked, so a store written with a
+// password, and one whose digest is damaged, both verify clients; with a
+// password set, the damaged digest is refused. The stores are written by
+// keystore-go and, when it is installed, by keytool.
+func TestJKSTruststoreWithoutPassword(t *testing.T) {
+	ca, other := tlstest.NewCA(t, "test CA"), tlstest.NewCA(t, "other CA")
+	stores := map[string][]byte{"keystore-go": tlstest.JKSTruststore(t, "store-secret", ca)}
+	if keytool, err := exec.LookPath("keytool"); err == nil {
+		dir := t.TempDir()
+		jks := filepath.Join(dir, "t.jks")
+		out, err := exec.Command(keytool, "-importcert", "-noprompt", "-alias", "ca", "-file", writeFile(t, dir, "ca.pem", ca.PEM),
+			"-keystore", jks, "-storetype", "JKS", "-storepass", "store-secret").CombinedOutput()
+		if err != nil {
+			t.Fatalf("keytool -importcert: %v\n%s", err, out)
+		}
+		if stores["keytool"], err = os.ReadFile(jks); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, store := range stores {
+		t.Run(name, func(t *testing.T) {
+			damaged := append([]byte{}, store...)
+			damaged[len(damaged)-1] ^= 0xff // the last byte of the digest
+			for _, data := range [][]byte{store, damaged} {
+				cfg := ForTests(1, t.TempDir())
+				dir := t.TempDir()
+				storeNode(t, &cfg, dir, storeJKS, "store-secret", ca.Issue(t, "server", tlstest.Options{Names: []string{"127.0.0.1"}}), ca)
+				cfg.SSL[keySSLTruststoreLocation] = writeFile(t, dir, "truststore.jks", data)
+				delete(cfg.SSL, keySSLTruststorePassword)
+				if err := cfg.Validate(); err != nil {
+					t.Fatalf("Validate = %v, want a JKS trust store without a password accepted", err)
+				}
+				addr := startNode(t, cfg).Addr()
+				if _, err := dialTLS(t, addr, clientTLS(t, ca, ca.Issue(t, "admin", tlstest.Options{}))); err != nil {
+					t.Errorf("a client of the trusted CA: %v", err)
+				}
+				stranger := clientTLS(t, ca, nil)
+				cert := other.Issue(t, "stranger", tlstest.Options{}).TLSCertificate(t)
+				stranger.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &cert, nil }
+				if _, err := dialTLS(t, addr, stranger); err == nil || !strings.Contains(err.Error(), "unknown certificate authority") {
+					t.Errorf("a client of another CA: %v, want it refused by the trust store", err)
+				}
+			}
+			if _, err := decodeJKSTruststore(damaged, "store-secret"); err == nil || !strings.Contains(err.Error(), "does not open with ssl.truststore.password") {
+				t.Errorf("the damaged digest with the password = %v, want it refused", err)
+			}
+		})
+	}
+}
+
 // FuzzJKSStore: no JKS key store or trust store file, however damaged,
 // makes the decoder panic or allocate more than the file holds.
 func FuzzJKSStore(f *testing.F) {
@@ -309,5 +500,17 @@ func FuzzJKSStore(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_, _ = decodeJKSKeystore(data, "p", "p")
 		_, _ = decodeJKSTruststore(data, "p")
+	})
+}
+
+// FuzzPKCS12KeyPassword: no PKCS12 file, however damaged, makes the
+// rewrite of a key under its own password panic.
+func FuzzPKCS12KeyPassword(f *testing.F) {
+	ca := tlstest.NewCA(f, "test CA")
+	f.Add(ca.Issue(f, "server", tlstest.Options{}).PKCS12(f, "p"))
+	f.Add(tlstest.PKCS12Truststore(f, "p", ca))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, _ = pkcs12WithKeyPassword(data, "p", "k")
+		_, _ = decodePKCS12Keystore(data, "p", "k")
 	})
 }

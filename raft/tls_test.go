@@ -5,6 +5,8 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -470,6 +472,47 @@ func TestSSLOnASecondListener(t *testing.T) {
 	}
 	if _, err := dialTLS(t, second, clientTLS(t, ca, nil)); err != nil {
 		t.Errorf("TLS on CONTROLLER2: %v", err)
+	}
+}
+
+// TestSSLPrincipalMappingRulesEmpty: an empty ssl.principal.mapping.rules
+// starts the node, as Kafka's SslPrincipalMapper accepts a list without
+// rules, and then refuses every client certificate at the handshake with
+// the refusal of a subject no rule matches; a client without a
+// certificate (ssl.client.auth=requested) is User:ANONYMOUS, which
+// Kafka's principal builder does not map.
+func TestSSLPrincipalMappingRulesEmpty(t *testing.T) {
+	cfg, _, err := ParseProperties([]byte(sslBase + "ssl.principal.mapping.rules=\n"))
+	if err != nil {
+		t.Fatalf("an empty ssl.principal.mapping.rules: %v", err)
+	}
+	if s := cfg.listenerSSL("CONTROLLER")[keySSLPrincipalMappingRules]; !s.set || s.value != "" {
+		t.Fatalf("an empty ssl.principal.mapping.rules reads as %+v, want it set and empty", s)
+	}
+	ca := tlstest.NewCA(t, "test CA")
+	for _, rules := range []string{"", " , ,", "RULE:^CN=other,O=krabka$/other/"} {
+		t.Run(fmt.Sprintf("%q", rules), func(t *testing.T) {
+			var logs logBuffer
+			cfg := ForTests(1, t.TempDir())
+			sslNode(t, &cfg, t.TempDir(), ca.Issue(t, "server", tlstest.Options{Names: []string{"127.0.0.1"}}), ca, "requested")
+			cfg.SSL[keySSLPrincipalMappingRules] = rules
+			cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			addr := startNode(t, cfg).Addr()
+			if _, err := dialTLS(t, addr, clientTLS(t, ca, ca.Issue(t, "admin", tlstest.Options{}))); err == nil {
+				t.Error("a client certificate was admitted")
+			}
+			want := errNoMappingRule.Error() + " to CN=admin,O=krabka"
+			deadline := time.Now().Add(5 * time.Second)
+			for logs.count(want) == 0 && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if logs.count(want) == 0 {
+				t.Errorf("the listener's log does not say %q", want)
+			}
+			if _, err := dialTLS(t, addr, clientTLS(t, ca, nil)); err != nil {
+				t.Errorf("a client without a certificate: %v, want it admitted as User:ANONYMOUS", err)
+			}
+		})
 	}
 }
 
