@@ -171,7 +171,7 @@ func (w *workload) read(ctx context.Context, id int, key kvKey) (string, error) 
 	req := wire.NewReadImageRequest()
 	req.Linearizable = true
 	req.ConfigResources = []wire.ReadImageResource{{ResourceType: 2, ResourceName: key.topic}}
-	resp, err := call(ctx, w.c.addr(id), req)
+	resp, err := w.c.call(ctx, w.c.addr(id), req)
 	if err != nil {
 		return "", err
 	}
