@@ -1,7 +1,6 @@
 package faults
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -66,27 +65,9 @@ func killRestart(t *testing.T, proto string, powerLoss bool) {
 	c := newCluster(t, 3, 0, tags, s, proto)
 	c.startAll()
 	w := newWorkload(t, c, 2, 2)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		w.run(ctx, 3, 0, s)
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
-	ackedAfter := func(since time.Time, n int) func() bool {
-		return func() bool {
-			k := 0
-			for _, o := range w.hist.all() {
-				if o.write && o.status == opOK && o.call.After(since) {
-					k++
-				}
-			}
-			return k >= n
-		}
-	}
+	stop := w.start(3, 0, s)
+	defer stop()
+	ackedAfter := func(since time.Time, n int) func() bool { return ackedAfter(w, since, n) }
 	none := func() string { return "no acknowledged write" }
 	waitFor(t, time.Minute, "writes before the crash", ackedAfter(time.Time{}, 20), none)
 	leader := c.leader()
@@ -105,8 +86,7 @@ func killRestart(t *testing.T, proto string, powerLoss bool) {
 		c.eachNode(func(id int) error { return c.h.start(id, c.cmds[id]) })
 		waitFor(t, 2*time.Minute, "writes after the power failure", ackedAfter(time.Now(), 20), none)
 	}
-	cancel()
-	<-done
+	stop()
 	entries := c.finalLog(t)
 	f := checkLog(t, w.hist.all(), entries)
 	t.Logf("acknowledged %d, indeterminate %d (%d applied), lost %d, duplicated %d, reads %d", f.acked, f.unknown, f.unknownApplied, f.lost, f.duplicated, f.reads)
@@ -133,20 +113,7 @@ func TestCampaign(t *testing.T) {
 	c.startAll()
 	w := newWorkload(t, c, 4, 2)
 	nem := newNemesis(t, c, s)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		w.run(ctx, *flagClients, *flagEmbedCl, s)
-	}()
-	stopClients := func() {
-		if cancel != nil {
-			cancel()
-			<-done
-			cancel = nil
-		}
-	}
+	stopClients := w.start(*flagClients, *flagEmbedCl, s)
 	defer stopClients()
 	begin := time.Now()
 	nem.run(begin.Add(*flagDuration), *flagInterval, kinds)
@@ -182,13 +149,19 @@ func TestCampaign(t *testing.T) {
 }
 
 // ackedSince reports whether a write begun after since was acknowledged.
-func ackedSince(w *workload, since time.Time) bool {
-	for _, o := range w.hist.all() {
-		if o.write && o.status == opOK && o.call.After(since) {
-			return true
+func ackedSince(w *workload, since time.Time) bool { return ackedAfter(w, since, 1)() }
+
+// ackedAfter reports whether n writes begun after since were acknowledged.
+func ackedAfter(w *workload, since time.Time, n int) func() bool {
+	return func() bool {
+		k := 0
+		for _, o := range w.hist.all() {
+			if o.write && o.status == opOK && o.call.After(since) {
+				k++
+			}
 		}
+		return k >= n
 	}
-	return false
 }
 
 // campaignReport formats the figures: operation counts, and per fault
@@ -200,7 +173,11 @@ func campaignReport(c *cluster, nem *nemesis, ops []op, lf logFigures, lin strin
 	if err != nil {
 		rev = "unknown revision"
 	}
-	fmt.Fprintf(&b, "revision %s, seed %d, %d nodes and %d embedded hosts, %s, %v, %d faults, binary tags %q, bug-zoo entry %q\n\n", rev, seed, c.n, c.embedded, c.h.name(), took.Round(time.Second), len(nem.windows), *flagTags, *flagBugzoo)
+	proto := plaintext
+	if c.sec != nil {
+		proto = saslSSL
+	}
+	fmt.Fprintf(&b, "revision %s, seed %d, %d nodes and %d embedded hosts, %s, %s listeners, %v, %d faults, binary tags %q, bug-zoo entry %q\n\n", rev, seed, c.n, c.embedded, c.h.name(), proto, took.Round(time.Second), len(nem.windows), *flagTags, *flagBugzoo)
 	fmt.Fprintf(&b, "| acknowledged | indeterminate: timed out + error answer (applied) | lost | duplicated | misplaced | phantom | linearizable reads | porcupine |\n|---|---|---|---|---|---|---|---|\n")
 	fmt.Fprintf(&b, "| %d | %d + %d (%d) | %d | %d | %d | %d | %d | %s |\n\n", lf.acked, lf.unknown-lf.unknownAnswered, lf.unknownAnswered, lf.unknownApplied, lf.lost, lf.duplicated, lf.misplaced, lf.phantom, lf.reads, lin)
 	type agg struct {
