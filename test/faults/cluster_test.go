@@ -17,13 +17,11 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/goleak"
 
 	"github.com/krabka-go/krabka/internal/bugzoo"
 	"github.com/krabka-go/krabka/internal/recordbatch"
 	"github.com/krabka-go/krabka/internal/wire"
-	"github.com/krabka-go/krabka/internal/wire/wiretest"
 	"github.com/krabka-go/krabka/metadata"
 )
 
@@ -133,14 +131,20 @@ type cluster struct {
 	props    map[int]string
 	// cmds is each host's command line: its program's name and arguments.
 	cmds map[int][]string
+	// sec is nil for PLAINTEXT listeners, else the SASL_SSL settings.
+	sec *security
 }
 
 // newCluster builds the binary with tags (and, for embedded hosts, the
 // embedding program with the same tags), creates the hosts, the proxies
-// of every directed link, the nodes' properties, and formats them. It
+// of every directed link, the nodes' properties with listeners of the
+// security protocol proto (PLAINTEXT or SASL_SSL), and formats them. It
 // does not start them.
-func newCluster(t *testing.T, n, embedded int, tags string, seed uint64) *cluster {
+func newCluster(t *testing.T, n, embedded int, tags string, seed uint64, proto string) *cluster {
 	t.Helper()
+	if proto != plaintext && proto != saslSSL {
+		t.Fatalf("security protocol %q: want %s or %s", proto, plaintext, saslSSL)
+	}
 	if n < 1 || n+embedded > 9 || embedded < 0 || embedded > 1 {
 		t.Fatalf("%d nodes and %d embedded hosts: want 1 to 9 hosts in all, at most one of them embedded", n, embedded)
 	}
@@ -161,6 +165,10 @@ func newCluster(t *testing.T, n, embedded int, tags string, seed uint64) *cluste
 	})
 	c.h = newHosts(t, kind, n+embedded, bins, dir)
 	c.net = newNetwork(seed)
+	if proto == saslSSL {
+		c.sec = newSecurity(t, dir, n+embedded, c.h)
+		c.net.tlsRecords = true
+	}
 	t.Cleanup(c.net.close)
 	t.Cleanup(c.saveArtifacts)
 
@@ -209,14 +217,21 @@ func newCluster(t *testing.T, n, embedded int, tags string, seed uint64) *cluste
 			c.cmds[i] = []string{"embedhost"}
 		}
 		c.props[i] = filepath.Join(dir, fmt.Sprintf("node-%d.properties", i))
-		props := strings.Join([]string{
+		lines := []string{
 			"process.roles=controller",
 			"node.id=" + strconv.Itoa(i),
 			"controller.listener.names=CONTROLLER",
 			"listeners=CONTROLLER://" + c.addr(i),
 			quorum + strings.Join(peers, ","),
 			"metadata.log.dir=" + filepath.Join(dir, fmt.Sprintf("node-%d", i)),
-		}, "\n") + "\n"
+		}
+		if c.sec != nil {
+			lines = append(lines, c.sec.serverProps(i)...)
+			if i <= n {
+				format = append(format, c.sec.formatArgs()...)
+			}
+		}
+		props := strings.Join(lines, "\n") + "\n"
 		if err := os.WriteFile(c.props[i], []byte(props), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -302,8 +317,9 @@ var statusLeader = regexp.MustCompile(`(?m)^LeaderId: +(\d+)\nLeaderEpoch: +(\d+
 
 // describeLeader asks the quorum, with krabka metadata-quorum describe
 // --status run from the test's host, for the leader and its epoch.
-func describeLeader(bin, bootstrap string) (id, epoch int, err error) {
-	out, err := run(bin, "metadata-quorum", "--bootstrap-controller", bootstrap, "--timeout", "3s", "describe", "--status")
+func (c *cluster) describeLeader() (id, epoch int, err error) {
+	args := append([]string{"metadata-quorum", "--bootstrap-controller", c.bootstrap(), "--timeout", "3s"}, c.toolArgs()...)
+	out, err := run(c.bin, append(args, "describe", "--status")...)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -322,7 +338,7 @@ func (c *cluster) leader() int {
 	var id int
 	var last error
 	waitFor(c.t, 90*time.Second, "leader", func() bool {
-		id, _, last = describeLeader(c.bin, c.bootstrap())
+		id, _, last = c.describeLeader()
 		return last == nil && id > 0
 	}, func() string { return fmt.Sprint(last) })
 	return id
@@ -338,12 +354,6 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool,
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-// call sends one request to addr on a new connection and returns the
-// answer, giving up at ctx's deadline.
-func call(ctx context.Context, addr string, req kmsg.Request) (kmsg.Response, error) {
-	return wiretest.Call(ctx, addr, req)
 }
 
 // errMessage is a response's error code and message as an error.
@@ -363,7 +373,7 @@ func errMessage(code int16, msg *string) error {
 func (c *cluster) submit(ctx context.Context, id int, records ...[]byte) (*wire.SubmitChangeResponse, error) {
 	req := wire.NewSubmitChangeRequest()
 	req.Records = records
-	resp, err := call(ctx, c.addr(id), req)
+	resp, err := c.call(ctx, c.addr(id), req)
 	if err != nil {
 		return nil, err
 	}
@@ -439,7 +449,7 @@ func (c *cluster) committedLog(ctx context.Context, id int) (batches []committed
 	for {
 		req := wire.NewMetadataFetchRequest()
 		req.FetchOffset, req.MaxBytes = offset, 1<<20
-		resp, err := call(ctx, c.addr(id), req)
+		resp, err := c.call(ctx, c.addr(id), req)
 		if err != nil {
 			return nil, 0, err
 		}

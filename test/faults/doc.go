@@ -39,6 +39,31 @@
 // partitioned node is still reachable by clients, as it would be in a
 // real network partition between data-centre racks.
 //
+// # SASL_SSL
+//
+// -faults.security=SASL_SSL (and TestKillRestartSecure and
+// TestSecureStrangersRefused, always) puts every controller listener, the
+// embedded host's among them, on SASL_SSL: TLS with certificates the test
+// issues from a CA of its own (each valid for its host's address and the
+// gateway's, where its peers reach it through the proxies), client
+// certificates required, and SCRAM-SHA-512 with a credential that krabka
+// storage format --add-scram bootstraps on every voter. The voters and the
+// embedded host authenticate to each other with it; the test's clients
+// make the TLS handshake and the SCRAM exchange on each of their
+// connections, and its krabka commands read the same client settings
+// (--command-config).
+//
+// The proxies then forward whole TLS records (the 5-byte record header
+// gives the length) instead of Kafka frames, so TLS stays end to end
+// between the nodes. A dropped record breaks the TLS stream it belonged
+// to: the receiver fails the next record it gets on that connection and
+// closes it, and the sender reconnects through a new handshake, which a
+// partition stalls until it heals. Delays and reordering across links are
+// the same as on PLAINTEXT. TestSecureStrangersRefused has clients with
+// a wrong password, with another CA's certificate and without SASL write
+// while the quorum serves, and the log checker finds none of their
+// values committed.
+//
 // # Checking
 //
 // Clients submit ConfigRecords through the private SubmitChange RPC (1003)

@@ -171,7 +171,7 @@ func (w *workload) read(ctx context.Context, id int, key kvKey) (string, error) 
 	req := wire.NewReadImageRequest()
 	req.Linearizable = true
 	req.ConfigResources = []wire.ReadImageResource{{ResourceType: 2, ResourceName: key.topic}}
-	resp, err := call(ctx, w.c.addr(id), req)
+	resp, err := w.c.call(ctx, w.c.addr(id), req)
 	if err != nil {
 		return "", err
 	}
@@ -188,6 +188,21 @@ func (w *workload) read(ctx context.Context, id int, key kvKey) (string, error) 
 		}
 	}
 	return "", nil
+}
+
+// start runs w.run in the background until the returned stop is called;
+// stop waits for the clients to return, and may be called again.
+func (w *workload) start(clients, embedded int, seed uint64) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.run(ctx, clients, embedded, seed)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 // run runs clients wire clients and embedded ones, spread over the

@@ -56,7 +56,7 @@ func newNemesis(t *testing.T, c *cluster, seed uint64) *nemesis {
 // leaderOr returns the quorum's leader, or a random node when none is
 // known at once (during an election).
 func (n *nemesis) leaderOr() int {
-	if id, _, err := describeLeader(n.c.bin, n.c.bootstrap()); err == nil && id > 0 {
+	if id, _, err := n.c.describeLeader(); err == nil && id > 0 {
 		return id
 	}
 	return 1 + n.rnd.IntN(n.c.n)

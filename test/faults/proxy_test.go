@@ -2,6 +2,7 @@ package faults
 
 import (
 	"encoding/binary"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -24,10 +25,13 @@ type linkFault struct {
 // connection goes through a proxy, and the proxy asks the matrix what to
 // do with each frame.
 type network struct {
-	mu      sync.Mutex
-	faults  map[[2]int]linkFault // [from, to]
-	rnd     *rand.Rand
-	proxies []*proxy
+	// tlsRecords makes the proxies forward TLS records instead of Kafka
+	// frames: the links of a quorum whose listeners speak TLS.
+	tlsRecords bool
+	mu         sync.Mutex
+	faults     map[[2]int]linkFault // [from, to]
+	rnd        *rand.Rand
+	proxies    []*proxy
 }
 
 func newNetwork(seed uint64) *network {
@@ -70,6 +74,39 @@ func (n *network) fate(from, to int) (drop bool, wait time.Duration) {
 
 // maxFrame bounds a frame the proxy buffers; KRaft frames are far smaller.
 const maxFrame = 64 << 20
+
+// A TLS record is a 5-byte header (content type, version, a 2-byte
+// length) and at most 2^14 + 2048 bytes of payload (RFC 8446, 5.2).
+const (
+	tlsRecordHeader = 5
+	maxTLSRecord    = 1<<14 + 2048
+)
+
+// readUnit reads the next unit a proxy forwards whole from src: a Kafka
+// frame (a 4-byte size and the frame), or a TLS record when tlsRecords.
+func readUnit(src io.Reader, tlsRecords bool) ([]byte, error) {
+	var head [tlsRecordHeader]byte
+	h := head[:4]
+	if tlsRecords {
+		h = head[:]
+	}
+	if _, err := io.ReadFull(src, h); err != nil {
+		return nil, err
+	}
+	n := int(binary.BigEndian.Uint32(h))
+	if tlsRecords {
+		n = int(binary.BigEndian.Uint16(h[3:]))
+	}
+	if (tlsRecords && n > maxTLSRecord) || n > maxFrame {
+		return nil, fmt.Errorf("a unit of %d bytes", n)
+	}
+	unit := make([]byte, len(h)+n)
+	copy(unit, h)
+	if _, err := io.ReadFull(src, unit[len(h):]); err != nil {
+		return nil, err
+	}
+	return unit, nil
+}
 
 // proxy forwards the connections node from opens to node to, frame by
 // frame, in both directions.
@@ -195,18 +232,9 @@ func (p *proxy) pipe(src, dst net.Conn, from, to int) {
 		<-done
 	}()
 	var last time.Time
-	var size [4]byte
 	for {
-		if _, err := io.ReadFull(src, size[:]); err != nil {
-			return
-		}
-		n := binary.BigEndian.Uint32(size[:])
-		if n > maxFrame {
-			return
-		}
-		frame := make([]byte, 4+n)
-		copy(frame, size[:])
-		if _, err := io.ReadFull(src, frame[4:]); err != nil {
+		frame, err := readUnit(src, p.net.tlsRecords)
+		if err != nil {
 			return
 		}
 		drop, wait := p.net.fate(from, to)

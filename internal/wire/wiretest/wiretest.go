@@ -23,6 +23,13 @@ func Call(ctx context.Context, addr string, req kmsg.Request) (kmsg.Response, er
 		return nil, err
 	}
 	defer conn.Close()
+	return Exchange(ctx, conn, req)
+}
+
+// Exchange sends req on conn, a connection ready for requests (after any
+// TLS or SASL handshake), and returns the answer, giving up at ctx's
+// deadline. It does not close conn.
+func Exchange(ctx context.Context, conn net.Conn, req kmsg.Request) (kmsg.Response, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		if err := conn.SetDeadline(dl); err != nil {
 			return nil, err
