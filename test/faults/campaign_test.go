@@ -44,11 +44,10 @@ func TestKillRestart(t *testing.T) { killRestart(t, plaintext, true) }
 // credentials bootstrapped by krabka storage format --add-scram): the
 // controllers' connections, the clients' and the tools' authenticate
 // through a handshake on every connection, and the quorum comes back
-// through it after the leader's kill and restart. The power loss of every
-// node runs only with -faults.securepowerloss: a quorum whose controllers
-// authenticate to each other with SCRAM does not elect a leader after it
-// (docs/reliability.md says why).
-func TestKillRestartSecure(t *testing.T) { killRestart(t, saslSSL, *flagSecurePowerLoss) }
+// through it after the leader's kill and restart and after the power loss
+// of every node, when each restarted voter authenticates the others with
+// the credentials of its own log until it has applied it.
+func TestKillRestartSecure(t *testing.T) { killRestart(t, saslSSL, true) }
 
 // killRestart is the scenario of TestKillRestart on listeners of the
 // security protocol proto, the power loss of every node included when

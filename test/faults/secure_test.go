@@ -29,8 +29,7 @@ const (
 )
 
 var (
-	flagSecurity        = flag.String("faults.security", plaintext, "security protocol of every controller listener, of the controllers' and embedded hosts' connections and of the campaign's clients: PLAINTEXT or SASL_SSL")
-	flagSecurePowerLoss = flag.Bool("faults.securepowerloss", false, "TestKillRestartSecure also kills every node at once and restarts them")
+	flagSecurity = flag.String("faults.security", plaintext, "security protocol of every controller listener, of the controllers' and embedded hosts' connections and of the campaign's clients: PLAINTEXT or SASL_SSL")
 )
 
 // The SCRAM-SHA-512 credential every controller, embedded host and client
