@@ -184,8 +184,10 @@ func warnUnprotectedListeners(ctx context.Context, cfg Config, logger *slog.Logg
 		if !ok || loopbackHost(ep.Host) {
 			continue
 		}
-		if p, _ := cfg.ListenerSecurityProtocol(ep.Name); p == SecuritySSL &&
-			strings.EqualFold(cfg.listenerSSL(ep.Name)[keySSLClientAuth].value, "required") {
+		switch p, _ := cfg.ListenerSecurityProtocol(ep.Name); {
+		case p == SecuritySASLPlaintext, p == SecuritySASLSSL:
+			continue // every client authenticates
+		case p == SecuritySSL && strings.EqualFold(cfg.listenerSSL(ep.Name)[keySSLClientAuth].value, "required"):
 			continue
 		}
 		open = append(open, ep.Name)

@@ -473,27 +473,33 @@ func TestAuthzPlaintextAllowEveryone(t *testing.T) {
 
 // TestStartWarnsWithoutAuthorizer: a node without an authorizer logs one
 // WARN when a listener beyond loopback authenticates no client, and none
-// on loopback or with an authorizer.
+// on loopback, with an authorizer, or on a SASL listener, where every
+// client authenticates.
 func TestStartWarnsWithoutAuthorizer(t *testing.T) {
 	const warning = "authenticates no client and no authorizer is set"
 	for _, tt := range []struct {
 		host       string
 		authorizer string
+		sasl       bool
 		want       int
 	}{
-		{"0.0.0.0", "", 1},
-		{"127.0.0.1", "", 0},
-		{"0.0.0.0", StandardAuthorizerClass, 0},
+		{"0.0.0.0", "", false, 1},
+		{"127.0.0.1", "", false, 0},
+		{"0.0.0.0", StandardAuthorizerClass, false, 0},
+		{"0.0.0.0", "", true, 0},
 	} {
 		var logs logBuffer
 		cfg := ForTests(1, t.TempDir())
+		if tt.sasl {
+			saslNode(&cfg, SecuritySASLPlaintext)
+		}
 		cfg.Listeners[0].Host = tt.host
 		cfg.AdvertisedListeners = []Endpoint{{Name: "CONTROLLER", Host: "127.0.0.1", Port: 0}}
 		cfg.AuthorizerClassName = tt.authorizer
 		cfg.Logger = logs.logger()
 		startNode(t, cfg)
 		if n := logs.count(warning); n != tt.want || (tt.want == 1 && logs.count("level=WARN") < 1) {
-			t.Errorf("listener on %s, authorizer %q: %d warnings, want %d", tt.host, tt.authorizer, n, tt.want)
+			t.Errorf("listener on %s, authorizer %q, SASL %v: %d warnings, want %d", tt.host, tt.authorizer, tt.sasl, n, tt.want)
 		}
 	}
 }
