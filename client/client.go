@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/tls"
@@ -359,36 +360,37 @@ func IfDelegationToken(id string, observed *metadata.DelegationToken) SubmitOpti
 // changed the leader's image: offset is the Offset of the image the
 // records were made against (a ReadImage answer's, or an observer's).
 // It implies [IfNoUncommittedTail]. See raft.IfUnchangedSince.
-func IfUnchangedSince(offset int64) SubmitOption { return SubmitOption{kind: 2, since: offset} }
+func IfUnchangedSince(offset int64) SubmitOption {
+	return SubmitOption{kind: wire.ConditionUnchangedSince, since: offset}
+}
 
 // IfNoUncommittedTail appends the records only if no uncommitted record
 // ahead of them changes the leader's image. See raft.IfNoUncommittedTail.
-func IfNoUncommittedTail() SubmitOption { return SubmitOption{kind: 1} }
+func IfNoUncommittedTail() SubmitOption { return SubmitOption{kind: wire.ConditionNoUncommittedTail} }
 
 // apply sets o on req, keeping the strictest condition (an
 // unchanged-since check with the lowest offset). A request binds one
 // delegation token.
 func (o SubmitOption) apply(req *SubmitChangeRequest) error {
-	switch {
-	case o.kind == 2 && (req.Condition != 2 || o.since < req.UnchangedSince):
-		req.Condition, req.UnchangedSince, req.Version = 2, o.since, 1
-	case o.kind > req.Condition:
-		req.Condition, req.Version = o.kind, 1
+	if o.kind != wire.ConditionNone {
+		req.Condition, req.UnchangedSince = wire.StricterCondition(req.Condition, req.UnchangedSince, o.kind, o.since)
+		req.Version = 1
 	}
 	if !o.bound {
 		return nil
 	}
-	if req.TokenID != nil && *req.TokenID != o.tokenID {
-		return fmt.Errorf("%w: a submission is bound to one delegation token, not to %s and %s", ErrInvalidChange, *req.TokenID, o.tokenID)
-	}
-	req.TokenID, req.Token, req.Version = &o.tokenID, nil, 1
+	var token []byte
 	if o.token != nil {
 		b, err := metadata.Encode(o.token.Record())
 		if err != nil {
 			return fmt.Errorf("%w: encode the delegation token %s: %w", ErrInvalidChange, o.tokenID, err)
 		}
-		req.Token = b
+		token = b
 	}
+	if req.TokenID != nil && (*req.TokenID != o.tokenID || !bytes.Equal(req.Token, token)) {
+		return fmt.Errorf("%w: a submission is bound to one delegation token, not to %s and %s", ErrInvalidChange, *req.TokenID, o.tokenID)
+	}
+	req.TokenID, req.Token, req.Version = &o.tokenID, token, 1
 	return nil
 }
 

@@ -109,3 +109,24 @@ func TestConditionNeedsVersionOne(t *testing.T) {
 		t.Fatal("the controller was sent the conditional submission")
 	}
 }
+
+// TestConditionBindsOneToken: two bindings to different tokens, or to one
+// token read twice differently, are refused before anything is sent.
+func TestConditionBindsOneToken(t *testing.T) {
+	f := newFakeController(t, func(req kmsg.Request) (kmsg.Response, []byte) { return req.ResponseKind(), nil })
+	cl := dialFake(t, f)
+	a := &metadata.DelegationToken{TokenID: "t1", Owner: "User:alice", Requester: "User:alice", MaxTimestamp: 9, ExpirationTimestamp: 5}
+	b := *a
+	b.ExpirationTimestamp = 6
+	for name, opts := range map[string][]client.SubmitOption{
+		"two tokens":           {client.IfDelegationToken("t1", a), client.IfDelegationToken("t2", nil)},
+		"one token, two reads": {client.IfDelegationToken("t1", a), client.IfDelegationToken("t1", &b)},
+	} {
+		if _, err := cl.SubmitChange(t.Context(), []metadata.Record{topic("orders")}, opts...); !errors.Is(err, client.ErrInvalidChange) {
+			t.Errorf("%s: err = %v, want ErrInvalidChange", name, err)
+		}
+	}
+	if slices.Contains(f.requests(), wire.KeySubmitChange) {
+		t.Fatal("a refused submission was sent")
+	}
+}

@@ -281,6 +281,15 @@ func (t *DelegationToken) Equal(u *DelegationToken) bool {
 		t.MaxTimestamp == u.MaxTimestamp && t.ExpirationTimestamp == u.ExpirationTimestamp
 }
 
+// DelegationTokenOf returns the token r describes, as the image holds it
+// once r is replayed. It does not validate r.
+func DelegationTokenOf(r *DelegationTokenRecord) *DelegationToken {
+	return &DelegationToken{
+		TokenID: r.TokenId, Owner: r.Owner, Requester: r.Requester, Renewers: cloneNonEmpty(r.Renewers),
+		IssueTimestamp: r.IssueTimestamp, MaxTimestamp: r.MaxTimestamp, ExpirationTimestamp: r.ExpirationTimestamp,
+	}
+}
+
 // Record returns the DelegationTokenRecord that describes t.
 func (t *DelegationToken) Record() *DelegationTokenRecord {
 	r := NewDelegationTokenRecord()

@@ -254,11 +254,7 @@ func (img *Image) replayDelegationToken(r *DelegationTokenRecord) error {
 	case r.IssueTimestamp > r.ExpirationTimestamp:
 		return reject(ErrInvalidRecord, "token %s is issued at %d, after it expires at %d", r.TokenId, r.IssueTimestamp, r.ExpirationTimestamp)
 	}
-	t := &DelegationToken{
-		TokenID: r.TokenId, Owner: r.Owner, Requester: r.Requester, Renewers: cloneNonEmpty(r.Renewers),
-		IssueTimestamp: r.IssueTimestamp, MaxTimestamp: r.MaxTimestamp, ExpirationTimestamp: r.ExpirationTimestamp,
-	}
-	img.tokens.byID = img.tokens.byID.with(r.TokenId, t, img.edit)
+	img.tokens.byID = img.tokens.byID.with(r.TokenId, DelegationTokenOf(r), img.edit)
 	return nil
 }
 

@@ -51,33 +51,43 @@ func registersAnew(img *metadata.Image, recs []metadata.Record) bool {
 	return false
 }
 
-// admit runs s through the registration admission (when s registers a
-// broker anew) and sets the broker epoch of its RegisterBrokerRecords to
-// their offsets from base, re-encoding the records it changes. The
-// caller's records are never modified: s gets copies.
+// admit runs s through the registration admission (when one is set and
+// s registers a broker anew) and then sets the broker epochs of its
+// registrations ([submission.setBrokerEpochs]).
 func (q *submitter) admit(s *submission, base int64) error {
 	if !slices.ContainsFunc(s.records, isBrokerRegistration) {
 		return nil
 	}
-	if img := q.spec.Apply(); q.admission != nil && registersAnew(img, s.records) {
-		recs, err := callAdmission(q.admission, img, base, s.records)
-		if err != nil {
-			return fmt.Errorf("%w: registration admission: %w", ErrInvalidChange, err)
-		}
-		if len(recs) == 0 {
-			return fmt.Errorf("%w: registration admission returned no records", ErrInvalidChange)
-		}
-		if !slices.Equal(recs, s.records) {
-			s.records, s.encoded = slices.Clone(recs), make([][]byte, len(recs))
-			for i, r := range recs {
-				b, err := metadata.Encode(r)
-				if err != nil {
-					return fmt.Errorf("%w: registration admission: encode %s: %w", ErrInvalidChange, r.APIKey(), err)
+	// Apply ends the speculative image's run of in-place changes: it is
+	// paid only when there is an admission to show the image to.
+	if q.admission != nil {
+		if img := q.spec.Apply(); registersAnew(img, s.records) {
+			recs, err := callAdmission(q.admission, img, base, s.records)
+			if err != nil {
+				return fmt.Errorf("%w: registration admission: %w", ErrInvalidChange, err)
+			}
+			if len(recs) == 0 {
+				return fmt.Errorf("%w: registration admission returned no records", ErrInvalidChange)
+			}
+			if !slices.Equal(recs, s.records) {
+				s.records, s.encoded = slices.Clone(recs), make([][]byte, len(recs))
+				for i, r := range recs {
+					b, err := metadata.Encode(r)
+					if err != nil {
+						return fmt.Errorf("%w: registration admission: encode %s: %w", ErrInvalidChange, r.APIKey(), err)
+					}
+					s.encoded[i] = b
 				}
-				s.encoded[i] = b
 			}
 		}
 	}
+	return s.setBrokerEpochs(base)
+}
+
+// setBrokerEpochs sets the broker epoch of s's RegisterBrokerRecords to
+// their offsets from base (KIP-903), re-encoding them. The caller's
+// records are never modified: s gets copies.
+func (s *submission) setBrokerEpochs(base int64) error {
 	cloned := false
 	for i, r := range s.records {
 		reg, ok := r.(*metadata.RegisterBrokerRecord)

@@ -71,9 +71,9 @@ type tokenBinding struct {
 type conditionKind int8
 
 const (
-	condNone              conditionKind = 0
-	condNoUncommittedTail conditionKind = 1
-	condUnchangedSince    conditionKind = 2
+	condNone              = conditionKind(wire.ConditionNone)
+	condNoUncommittedTail = conditionKind(wire.ConditionNoUncommittedTail)
+	condUnchangedSince    = conditionKind(wire.ConditionUnchangedSince)
 )
 
 // condition is the condition of one submission: the strictest of its
@@ -93,12 +93,8 @@ func (c condition) none() bool { return c.kind == condNone && c.token == nil }
 func conditionOf(opts []SubmitOption) (condition, error) {
 	var c condition
 	for _, o := range opts {
-		switch {
-		case o.cond.kind == condUnchangedSince && (c.kind != condUnchangedSince || o.cond.since < c.since):
-			c.kind, c.since = o.cond.kind, o.cond.since
-		case o.cond.kind > c.kind:
-			c.kind = o.cond.kind
-		}
+		kind, since := wire.StricterCondition(int8(c.kind), c.since, int8(o.cond.kind), o.cond.since)
+		c.kind, c.since = conditionKind(kind), since
 		if t := o.cond.token; t != nil {
 			if c.token != nil && (c.token.id != t.id || !c.token.observed.Equal(t.observed)) {
 				return condition{}, fmt.Errorf("%w: a submission is bound to one delegation token, not to %s and %s", ErrInvalidChange, c.token.id, t.id)
@@ -156,10 +152,7 @@ func conditionFromWire(req *wire.SubmitChangeRequest) (condition, error) {
 	if !ok || r.TokenId != *req.TokenID {
 		return condition{}, fmt.Errorf("%w: the condition's token is a %s, not the DelegationTokenRecord of %s", ErrInvalidChange, rec.APIKey(), *req.TokenID)
 	}
-	c.token.observed = &metadata.DelegationToken{
-		TokenID: r.TokenId, Owner: r.Owner, Requester: r.Requester, Renewers: r.Renewers,
-		IssueTimestamp: r.IssueTimestamp, MaxTimestamp: r.MaxTimestamp, ExpirationTimestamp: r.ExpirationTimestamp,
-	}
+	c.token.observed = metadata.DelegationTokenOf(r)
 	return c, nil
 }
 

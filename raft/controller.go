@@ -246,7 +246,7 @@ func start(ctx context.Context, cfg Config, opts startOptions) (_ *Controller, e
 		h.APIVersions = func(req *kmsg.ApiVersionsRequest) *kmsg.ApiVersionsResponse {
 			return wire.AnswerAPIVersions(req, e.rc.featureState(e.pub.image.Load(), e.pub.finalizedKRaftVersion()))
 		}
-		h.ScramCredentials = scramLookup(e.pub.image.Load, func() int64 { return e.pub.quorum.Load().AppliedOffset }, start)
+		h.ScramCredentials = scramLookup(e.pub.image.Load, e.pub.appliedOffset, start)
 	}
 	// Per-address creation rates come from the image's ip quotas
 	// (KIP-612), shared by every listener.
@@ -464,9 +464,10 @@ func (c *Controller) enqueue(ctx context.Context, ev event) error {
 // them committed, the call returns when this node has applied them too, so
 // [Controller.CurrentImage] on the same node shows the change.
 //
-// opts set the condition the leader appends the records under
-// ([IfUnchangedSince], [IfNoUncommittedTail]); without them the records
-// are validated against the image and every change accepted before them.
+// opts set the conditions the leader appends the records under
+// ([IfUnchangedSince], [IfNoUncommittedTail], [IfDelegationToken]);
+// without them the records are validated against the image and every
+// change accepted before them.
 //
 // Errors: a [*NotLeaderError] (errors.Is [ErrNotLeader]) when the node
 // that answered knows another leader; [ErrLeaderUnknown] during an

@@ -39,6 +39,15 @@ type publishedState struct {
 	health healthState
 }
 
+// appliedOffset is the applied offset of the quorum state published
+// last, 0 before the first publication (a listener may serve before it).
+func (p *publishedState) appliedOffset() int64 {
+	if q := p.quorum.Load(); q != nil {
+		return q.AppliedOffset
+	}
+	return 0
+}
+
 // publishImage makes img the current image and hands it to every
 // subscription, in publication order.
 func (p *publishedState) publishImage(img *metadata.Image) {

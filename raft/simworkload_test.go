@@ -159,7 +159,7 @@ func (w *simWorkload) submit(t *testing.T, n *simNode, i int) {
 // base, as the leader appends them: each RegisterBrokerRecord with its
 // offset for broker epoch (KIP-903).
 func withBrokerEpochs(t *testing.T, recs []metadata.Record, encoded [][]byte, base int64) [][]byte {
-	out := encoded
+	out, cloned := encoded, false
 	for i, r := range recs {
 		reg, ok := r.(*metadata.RegisterBrokerRecord)
 		if !ok {
@@ -171,8 +171,8 @@ func withBrokerEpochs(t *testing.T, recs []metadata.Record, encoded [][]byte, ba
 		if err != nil {
 			t.Fatal(err)
 		}
-		if &out[0] == &encoded[0] {
-			out = slices.Clone(encoded)
+		if !cloned {
+			out, cloned = slices.Clone(encoded), true
 		}
 		out[i] = b
 	}
@@ -500,9 +500,7 @@ func (w *simWorkload) checkTokenBindings(t *testing.T, seed uint64, tokens []int
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := rec.(*metadata.DelegationTokenRecord)
-			before = &metadata.DelegationToken{TokenID: r.TokenId, Owner: r.Owner, Requester: r.Requester, Renewers: r.Renewers,
-				IssueTimestamp: r.IssueTimestamp, MaxTimestamp: r.MaxTimestamp, ExpirationTimestamp: r.ExpirationTimestamp}
+			before = metadata.DelegationTokenOf(rec.(*metadata.DelegationTokenRecord))
 		}
 		if !before.Equal(b.observed) {
 			t.Fatalf("K9 conditional submissions: the renewal acknowledged at offset %d was bound to %+v, but the token committed before it is %+v (seed %d)", a.res.Offset, b.observed, before, seed)
